@@ -1,0 +1,5 @@
+//! The bitmap commands.
+
+use super::table::Command;
+
+pub static COMMANDS: &[Command] = &[];

@@ -1,0 +1,5 @@
+//! The debug commands.
+
+use super::table::Command;
+
+pub static COMMANDS: &[Command] = &[];

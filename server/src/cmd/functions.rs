@@ -1,0 +1,5 @@
+//! The functions commands.
+
+use super::table::Command;
+
+pub static COMMANDS: &[Command] = &[];

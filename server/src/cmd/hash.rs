@@ -1,0 +1,5 @@
+//! The hash commands.
+
+use super::table::Command;
+
+pub static COMMANDS: &[Command] = &[];

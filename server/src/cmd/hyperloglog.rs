@@ -1,0 +1,5 @@
+//! The hyperloglog commands.
+
+use super::table::Command;
+
+pub static COMMANDS: &[Command] = &[];

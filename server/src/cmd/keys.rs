@@ -1,0 +1,5 @@
+//! The keys commands.
+
+use super::table::Command;
+
+pub static COMMANDS: &[Command] = &[];

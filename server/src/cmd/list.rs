@@ -1,0 +1,5 @@
+//! The list commands.
+
+use super::table::Command;
+
+pub static COMMANDS: &[Command] = &[];

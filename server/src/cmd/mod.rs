@@ -1,0 +1,24 @@
+//! Commands by group, as Redis groups them. Each file holds its handlers, its `COMMANDS`
+//! table slice and its tests.
+
+pub mod args;
+pub mod table;
+
+pub mod bitmap;
+pub mod connection;
+pub mod debug;
+pub mod functions;
+pub mod hash;
+pub mod hyperloglog;
+pub mod keys;
+pub mod list;
+pub mod pubsub;
+pub mod redlab;
+pub mod scripting;
+pub mod server;
+pub mod set;
+pub mod string;
+pub mod transactions;
+pub mod zset;
+
+pub use table::{flags, Command};

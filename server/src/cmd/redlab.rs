@@ -1,0 +1,5 @@
+//! The redlab commands.
+
+use super::table::Command;
+
+pub static COMMANDS: &[Command] = &[];

@@ -1,0 +1,5 @@
+//! The scripting commands.
+
+use super::table::Command;
+
+pub static COMMANDS: &[Command] = &[];

@@ -1,0 +1,5 @@
+//! The set commands.
+
+use super::table::Command;
+
+pub static COMMANDS: &[Command] = &[];

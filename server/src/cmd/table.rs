@@ -1,0 +1,232 @@
+//! The one command table: name, arity, flags and key positions of every command.
+//!
+//! As in Redis, the dispatcher enforces everything the table says (arity, auth, "allowed in
+//! a script", "allowed in MULTI", deny-oom) centrally, so a handler never re-checks it.
+//! Each group file exports its own `COMMANDS` slice; `all()` chains them.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+
+use crate::engine::{Call, Engine};
+use crate::reply::Reply;
+
+pub type Handler = fn(&mut Engine, &mut Call) -> Reply;
+
+/// Finds the key argument positions of a command whose keys move (EVAL's numkeys, ZUNION's
+/// numkeys, ...). Gets the whole argument vector, the command name at 0.
+pub type KeysFn = fn(&[Bytes]) -> Vec<usize>;
+
+/// Command flags, as Redis names them in COMMAND INFO.
+pub mod flags {
+    pub const WRITE: u32 = 1 << 0;
+    pub const READONLY: u32 = 1 << 1;
+    pub const DENYOOM: u32 = 1 << 2;
+    pub const ADMIN: u32 = 1 << 3;
+    pub const PUBSUB: u32 = 1 << 4;
+    pub const NOSCRIPT: u32 = 1 << 5;
+    pub const BLOCKING: u32 = 1 << 6;
+    pub const LOADING: u32 = 1 << 7;
+    pub const STALE: u32 = 1 << 8;
+    pub const FAST: u32 = 1 << 9;
+    pub const NO_AUTH: u32 = 1 << 10;
+    pub const ALLOW_BUSY: u32 = 1 << 11;
+    pub const NO_MULTI: u32 = 1 << 12;
+    pub const MAY_REPLICATE: u32 = 1 << 13;
+    pub const SKIP_MONITOR: u32 = 1 << 14;
+    pub const SKIP_SLOWLOG: u32 = 1 << 15;
+    pub const NO_MANDATORY_KEYS: u32 = 1 << 16;
+    pub const SENTINEL: u32 = 1 << 17;
+
+    /// The names COMMAND INFO prints, in Redis's order.
+    pub const NAMES: &[(u32, &str)] = &[
+        (WRITE, "write"),
+        (READONLY, "readonly"),
+        (DENYOOM, "denyoom"),
+        (ADMIN, "admin"),
+        (PUBSUB, "pubsub"),
+        (NOSCRIPT, "noscript"),
+        (BLOCKING, "blocking"),
+        (LOADING, "loading"),
+        (STALE, "stale"),
+        (SKIP_MONITOR, "skip_monitor"),
+        (SKIP_SLOWLOG, "skip_slowlog"),
+        (FAST, "fast"),
+        (NO_AUTH, "no_auth"),
+        (MAY_REPLICATE, "may_replicate"),
+        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (NO_MULTI, "no_multi"),
+        (ALLOW_BUSY, "allow_busy"),
+    ];
+}
+
+/// One command (or one subcommand of a container command such as CLIENT or CONFIG).
+pub struct Command {
+    /// Lower case, as Redis prints it in errors.
+    pub name: &'static str,
+    /// Positive: exact argument count including the name; negative: at least -arity.
+    pub arity: i32,
+    pub flags: u32,
+    /// First key, last key (negative counts from the end) and step; 0 when no keys.
+    pub first_key: i32,
+    pub last_key: i32,
+    pub step: i32,
+    /// Redis's command group, for COMMAND DOCS.
+    pub group: &'static str,
+    pub handler: Handler,
+    pub subcommands: &'static [Command],
+    pub keys_fn: Option<KeysFn>,
+}
+
+impl Command {
+    /// A command with no keys.
+    pub const fn new(name: &'static str, arity: i32, flags: u32, group: &'static str, handler: Handler) -> Command {
+        Command {
+            name,
+            arity,
+            flags,
+            first_key: 0,
+            last_key: 0,
+            step: 0,
+            group,
+            handler,
+            subcommands: &[],
+            keys_fn: None,
+        }
+    }
+
+    /// Sets the key positions (first, last, step).
+    pub const fn keys(mut self, first: i32, last: i32, step: i32) -> Command {
+        self.first_key = first;
+        self.last_key = last;
+        self.step = step;
+        self
+    }
+
+    /// Keys found by a function of the arguments (numkeys-style commands).
+    pub const fn movable_keys(mut self, f: KeysFn) -> Command {
+        self.keys_fn = Some(f);
+        self
+    }
+
+    pub const fn subcommands(mut self, subs: &'static [Command]) -> Command {
+        self.subcommands = subs;
+        self
+    }
+
+    pub fn has(&self, flag: u32) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// Whether `argc` arguments (name included) satisfy the arity.
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let argc = argc as i64;
+        let arity = self.arity as i64;
+        if arity >= 0 {
+            argc == arity
+        } else {
+            argc >= -arity
+        }
+    }
+
+    /// Positions of the key arguments in `args`.
+    pub fn key_positions(&self, args: &[Bytes]) -> Vec<usize> {
+        if let Some(f) = self.keys_fn {
+            return f(args);
+        }
+        if self.first_key <= 0 {
+            return Vec::new();
+        }
+        let argc = args.len() as i32;
+        let last = if self.last_key < 0 { argc + self.last_key } else { self.last_key };
+        let step = self.step.max(1);
+        let mut out = Vec::new();
+        let mut i = self.first_key;
+        while i <= last && i < argc {
+            out.push(i as usize);
+            i += step;
+        }
+        out
+    }
+
+    /// The name Redis uses in messages: `get`, or `client|id` for a subcommand.
+    pub fn full_name(&self, parent: Option<&Command>) -> String {
+        match parent {
+            Some(p) => format!("{}|{}", p.name, self.name),
+            None => self.name.to_string(),
+        }
+    }
+}
+
+/// Every command of every group.
+pub fn all() -> impl Iterator<Item = &'static Command> {
+    use super::*;
+    let groups: [&'static [Command]; 16] = [
+        connection::COMMANDS,
+        server::COMMANDS,
+        keys::COMMANDS,
+        string::COMMANDS,
+        bitmap::COMMANDS,
+        hash::COMMANDS,
+        list::COMMANDS,
+        set::COMMANDS,
+        zset::COMMANDS,
+        pubsub::COMMANDS,
+        transactions::COMMANDS,
+        scripting::COMMANDS,
+        functions::COMMANDS,
+        debug::COMMANDS,
+        redlab::COMMANDS,
+        hyperloglog::COMMANDS,
+    ];
+    groups.into_iter().flat_map(|g| g.iter())
+}
+
+fn index() -> &'static HashMap<&'static str, &'static Command> {
+    static INDEX: OnceLock<HashMap<&'static str, &'static Command>> = OnceLock::new();
+    INDEX.get_or_init(|| all().map(|c| (c.name, c)).collect())
+}
+
+/// Finds a command by name, case-insensitively.
+pub fn lookup(name: &[u8]) -> Option<&'static Command> {
+    let mut buf = [0u8; 40];
+    if name.len() > buf.len() {
+        return None;
+    }
+    let lower = &mut buf[..name.len()];
+    lower.copy_from_slice(name);
+    lower.make_ascii_lowercase();
+    let s = std::str::from_utf8(lower).ok()?;
+    index().get(s).copied()
+}
+
+/// Finds a subcommand of a container command, case-insensitively.
+pub fn lookup_sub(parent: &'static Command, name: &[u8]) -> Option<&'static Command> {
+    parent
+        .subcommands
+        .iter()
+        .find(|c| c.name.as_bytes().eq_ignore_ascii_case(name))
+}
+
+/// Number of commands (COMMAND COUNT).
+pub fn count() -> usize {
+    index().len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_lower_case() {
+        let mut seen = std::collections::HashSet::new();
+        for c in all() {
+            assert_eq!(c.name, c.name.to_ascii_lowercase(), "{}", c.name);
+            assert!(seen.insert(c.name), "duplicate command {}", c.name);
+            for s in c.subcommands {
+                assert_eq!(s.name, s.name.to_ascii_lowercase());
+            }
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! The transactions commands.
+
+use super::table::Command;
+
+pub static COMMANDS: &[Command] = &[];

@@ -1,0 +1,5 @@
+//! The zset commands.
+
+use super::table::Command;
+
+pub static COMMANDS: &[Command] = &[];

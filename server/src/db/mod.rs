@@ -1,0 +1,195 @@
+//! The keyspace: one `Db` per logical database, holding values and their expiry.
+//!
+//! Expiry is lazy on every lookup, as in Redis, and also active: the engine calls
+//! `purge_expired` before each command, so a key whose deadline the clock has passed is gone
+//! for DBSIZE, SCAN and KEYS at once, and deterministically (in deadline order). Keys that
+//! expire are logged so the engine can send `expired` notifications and break WATCHes.
+
+pub mod value;
+pub mod zset;
+
+use std::collections::{BTreeSet, HashMap};
+
+use foldhash::fast::FixedState;
+
+pub use value::{HashValue, ListValue, SetValue, Value};
+pub use zset::ZSet;
+
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub value: Value,
+    /// Absolute deadline in Unix milliseconds.
+    pub expire_at: Option<i64>,
+    /// Last access in Unix milliseconds, for OBJECT IDLETIME.
+    pub last_access: i64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Db {
+    map: HashMap<Vec<u8>, Entry, FixedState>,
+    expires: BTreeSet<(i64, Vec<u8>)>,
+    /// "Now" for this command, set by the engine before every access (frozen during a script).
+    pub(crate) now: i64,
+    /// Keys removed by expiry since the engine last drained the log.
+    pub(crate) expired_log: Vec<Vec<u8>>,
+    /// Set while a CLIENT NO-TOUCH client runs a command: lookups leave access times alone.
+    pub(crate) no_touch: bool,
+}
+
+impl Db {
+    pub fn new() -> Db {
+        Db::default()
+    }
+
+    /// Number of keys, including ones whose deadline passed but were not yet removed.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Number of keys with a deadline.
+    pub fn expires_len(&self) -> usize {
+        self.expires.len()
+    }
+
+    fn expire_if_needed(&mut self, key: &[u8]) -> bool {
+        let expired = matches!(self.map.get(key), Some(e) if e.expire_at.is_some_and(|t| t <= self.now));
+        if expired {
+            self.remove(key);
+            self.expired_log.push(key.to_vec());
+        }
+        expired
+    }
+
+    /// Looks a key up, expiring it first if its deadline passed; updates its access time.
+    pub fn get(&mut self, key: &[u8]) -> Option<&Entry> {
+        self.get_mut(key).map(|e| &*e)
+    }
+
+    pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        self.expire_if_needed(key);
+        let now = self.now;
+        let touch = !self.no_touch;
+        self.map.get_mut(key).map(|e| {
+            if touch {
+                e.last_access = now;
+            }
+            e
+        })
+    }
+
+    /// Looks a key up without changing its access time (OBJECT IDLETIME, TYPE-free peeks).
+    pub fn peek(&mut self, key: &[u8]) -> Option<&Entry> {
+        self.expire_if_needed(key);
+        self.map.get(key)
+    }
+
+    pub fn contains(&mut self, key: &[u8]) -> bool {
+        self.peek(key).is_some()
+    }
+
+    /// Stores a value, dropping any deadline (what SET does).
+    pub fn set(&mut self, key: &[u8], value: Value) {
+        self.set_with_expire(key, value, None);
+    }
+
+    /// Stores a value, keeping the key's deadline if it had one (KEEPTTL, SETRANGE, ...).
+    pub fn set_keep_ttl(&mut self, key: &[u8], value: Value) {
+        self.expire_if_needed(key);
+        let ttl = self.map.get(key).and_then(|e| e.expire_at);
+        self.set_with_expire(key, value, ttl);
+    }
+
+    pub fn set_with_expire(&mut self, key: &[u8], value: Value, expire_at: Option<i64>) {
+        let entry = Entry { value, expire_at, last_access: self.now };
+        if let Some(old) = self.map.insert(key.to_vec(), entry) {
+            if let Some(t) = old.expire_at {
+                self.expires.remove(&(t, key.to_vec()));
+            }
+        }
+        if let Some(t) = expire_at {
+            self.expires.insert((t, key.to_vec()));
+        }
+    }
+
+    pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        let old = self.map.remove(key)?;
+        if let Some(t) = old.expire_at {
+            self.expires.remove(&(t, key.to_vec()));
+        }
+        Some(old)
+    }
+
+    /// Sets or clears a live key's deadline; false if the key does not exist.
+    pub fn set_expire(&mut self, key: &[u8], expire_at: Option<i64>) -> bool {
+        self.expire_if_needed(key);
+        let Some(entry) = self.map.get_mut(key) else {
+            return false;
+        };
+        if let Some(t) = entry.expire_at {
+            self.expires.remove(&(t, key.to_vec()));
+        }
+        entry.expire_at = expire_at;
+        if let Some(t) = expire_at {
+            self.expires.insert((t, key.to_vec()));
+        }
+        true
+    }
+
+    /// The earliest deadline of any key, for the engine's active expiry.
+    pub fn next_deadline(&self) -> Option<i64> {
+        self.expires.first().map(|(t, _)| *t)
+    }
+
+    /// Removes every key whose deadline is at or before `now`, in deadline order.
+    pub fn purge_expired(&mut self) {
+        while let Some((t, _)) = self.expires.first() {
+            if *t > self.now {
+                break;
+            }
+            let (_, key) = self.expires.pop_first().expect("checked non-empty");
+            self.map.remove(&key);
+            self.expired_log.push(key);
+        }
+    }
+
+    /// Removes a collection that became empty, as Redis does after every pop or remove.
+    /// Returns true if the key was deleted.
+    pub fn remove_if_empty(&mut self, key: &[u8]) -> bool {
+        if matches!(self.map.get(key), Some(e) if e.value.is_empty_collection()) {
+            self.remove(key);
+            true
+        } else {
+            false
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.map.clear();
+        self.expires.clear();
+    }
+
+    /// All keys, live or not, in the map's (fixed-seed, so repeatable) order.
+    pub fn keys(&self) -> impl Iterator<Item = &Vec<u8>> + '_ {
+        self.map.keys()
+    }
+
+    /// All entries, in the map's order. Callers that care about expiry purge first.
+    pub fn iter(&self) -> impl Iterator<Item = (&Vec<u8>, &Entry)> + '_ {
+        self.map.iter()
+    }
+
+    /// The hash the keyspace SCAN cursor is built on; the same every run.
+    pub fn key_hash(key: &[u8]) -> u64 {
+        use std::hash::BuildHasher;
+        FixedState::with_seed(0x5ca7).hash_one(key)
+    }
+
+    /// Approximate memory held by this database's keys and values.
+    pub fn approx_memory(&self) -> usize {
+        self.map.iter().map(|(k, e)| k.len() + 48 + e.value.approx_size()).sum()
+    }
+}

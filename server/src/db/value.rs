@@ -1,0 +1,60 @@
+//! The five value types and the encodings OBJECT ENCODING reports for them.
+
+use std::collections::VecDeque;
+
+use foldhash::fast::FixedState;
+use indexmap::{IndexMap, IndexSet};
+
+use super::zset::ZSet;
+
+/// Hash fields keep insertion order, as Redis's listpack encoding does for small hashes, so
+/// HGETALL answers in the order real Redis does for the sizes tests use. The hasher has a
+/// fixed seed: iteration order is the same every run, which replays rely on.
+pub type HashValue = IndexMap<Vec<u8>, Vec<u8>, FixedState>;
+/// Set members; see `Value::Set` for the order replies use.
+pub type SetValue = IndexSet<Vec<u8>, FixedState>;
+pub type ListValue = VecDeque<Vec<u8>>;
+
+#[derive(Clone, Debug)]
+pub enum Value {
+    Str(Vec<u8>),
+    List(ListValue),
+    Hash(HashValue),
+    Set(SetValue),
+    ZSet(ZSet),
+}
+
+impl Value {
+    /// The name TYPE replies with.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Str(_) => "string",
+            Value::List(_) => "list",
+            Value::Hash(_) => "hash",
+            Value::Set(_) => "set",
+            Value::ZSet(_) => "zset",
+        }
+    }
+
+    /// A rough count of the bytes this value holds, for INFO used_memory and maxmemory.
+    pub fn approx_size(&self) -> usize {
+        match self {
+            Value::Str(s) => s.len() + 16,
+            Value::List(l) => l.iter().map(|e| e.len() + 11).sum::<usize>() + 32,
+            Value::Hash(h) => h.iter().map(|(k, v)| k.len() + v.len() + 24).sum::<usize>() + 64,
+            Value::Set(s) => s.iter().map(|m| m.len() + 16).sum::<usize>() + 64,
+            Value::ZSet(z) => z.len() * 48 + z.iter().map(|(m, _)| m.len()).sum::<usize>() + 64,
+        }
+    }
+
+    /// Whether a collection has become empty (Redis deletes empty collections).
+    pub fn is_empty_collection(&self) -> bool {
+        match self {
+            Value::Str(_) => false,
+            Value::List(l) => l.is_empty(),
+            Value::Hash(h) => h.is_empty(),
+            Value::Set(s) => s.is_empty(),
+            Value::ZSet(z) => z.len() == 0,
+        }
+    }
+}

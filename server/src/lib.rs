@@ -1,0 +1,29 @@
+//! redlab-server: a single-threaded, Redis 7 compatible engine with Lua scripting, and the
+//! network shell that serves it over RESP2/RESP3.
+//!
+//! Two ways in:
+//! - [`Server`]: a real TCP port on a background thread, for any Redis client;
+//! - [`Engine`]: the same engine called directly, with no thread and no socket.
+
+pub mod clock;
+pub mod cmd;
+pub mod config;
+pub mod db;
+pub mod engine;
+pub mod errors;
+pub mod faults;
+pub mod lua;
+pub mod net;
+pub mod notify;
+pub mod numfmt;
+pub mod reply;
+pub mod session;
+pub mod stats;
+
+pub use clock::Clock;
+pub use config::Config;
+pub use engine::Engine;
+pub use faults::Faults;
+pub use net::server::{Server, ServerBuilder};
+pub use reply::Reply;
+pub use session::ConnId;

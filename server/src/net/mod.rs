@@ -1,0 +1,6 @@
+//! The network shell: a tokio current-thread runtime on one background thread that owns
+//! the engine; connection tasks parse requests and call the engine synchronously.
+
+pub mod conn;
+pub mod parser;
+pub mod server;

@@ -1,0 +1,272 @@
+//! `Server`: the engine on a background thread behind a real TCP port.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::{oneshot, Notify};
+
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::faults::Faults;
+use crate::session::ConnId;
+
+/// State shared by the tasks of one server thread. Single-threaded: `RefCell`, never a lock.
+pub(crate) struct Shared {
+    pub(crate) engine: RefCell<Engine>,
+    wakers: RefCell<HashMap<ConnId, Rc<Notify>>>,
+    /// Signalled when a client runs SHUTDOWN.
+    pub(crate) shutdown: Notify,
+}
+
+impl Shared {
+    pub(crate) fn register(&self, conn: ConnId) -> Rc<Notify> {
+        let n = Rc::new(Notify::new());
+        self.wakers.borrow_mut().insert(conn, n.clone());
+        n
+    }
+
+    pub(crate) fn unregister(&self, conn: ConnId) {
+        self.wakers.borrow_mut().remove(&conn);
+    }
+
+    pub(crate) fn wake(&self, conn: ConnId) {
+        if let Some(n) = self.wakers.borrow().get(&conn) {
+            n.notify_one();
+        }
+    }
+
+    fn wake_all(&self, conns: Vec<ConnId>) {
+        for c in conns {
+            self.wake(c);
+        }
+    }
+}
+
+/// Options for a server; `Server::builder()` starts here.
+#[derive(Clone, Debug, Default)]
+pub struct ServerBuilder {
+    config: Config,
+    clock: Option<Clock>,
+}
+
+impl ServerBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Replaces the whole configuration.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    pub fn port(mut self, port: u16) -> Self {
+        self.config.port = port;
+        self
+    }
+
+    pub fn bind(mut self, addr: &str) -> Self {
+        self.config.bind = addr.to_string();
+        self
+    }
+
+    pub fn requirepass(mut self, password: &str) -> Self {
+        self.config.requirepass = Some(password.to_string());
+        self
+    }
+
+    pub fn databases(mut self, n: usize) -> Self {
+        self.config.databases = n;
+        self
+    }
+
+    pub fn maxmemory(mut self, bytes: u64) -> Self {
+        self.config.maxmemory = bytes;
+        self
+    }
+
+    /// busy-reply-threshold: how long a script runs before others get -BUSY.
+    pub fn busy_reply_threshold(mut self, d: Duration) -> Self {
+        self.config.busy_reply_threshold_ms = d.as_millis() as u64;
+        self
+    }
+
+    /// Beyond Redis: fail scripts that touch undeclared keys or cross hash slots.
+    pub fn strict_keys(mut self, on: bool) -> Self {
+        self.config.strict_keys = on;
+        self
+    }
+
+    pub fn redis_version(mut self, v: &str) -> Self {
+        self.config.redis_version = v.to_string();
+        self
+    }
+
+    /// Uses this clock (keep a clone to control time).
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// Starts the server; panics if the address cannot be bound (see `try_start`).
+    pub fn start(self) -> Server {
+        self.try_start().expect("redlab: could not start the server")
+    }
+
+    /// Binds, starts the server thread and returns once the port accepts connections.
+    pub fn try_start(self) -> io::Result<Server> {
+        let listener = std::net::TcpListener::bind((self.config.bind.as_str(), self.config.port))?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let clock = self.clock.unwrap_or_default();
+        let mut config = self.config;
+        config.port = addr.port();
+        let faults = Faults::default();
+        let (stop_tx, stop_rx) = oneshot::channel();
+        let thread_clock = clock.clone();
+        let thread_faults = faults.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("redlab-server:{}", addr.port()))
+            .spawn(move || run(listener, config, thread_clock, thread_faults, stop_rx))?;
+        Ok(Server { addr, clock, faults, stop: Some(stop_tx), thread: Some(thread) })
+    }
+}
+
+/// A running server. Dropping it shuts the server down and joins its thread.
+pub struct Server {
+    addr: SocketAddr,
+    clock: Clock,
+    faults: Faults,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    /// Starts a server on 127.0.0.1 and a free port, with default options.
+    pub fn start() -> Server {
+        ServerBuilder::new().start()
+    }
+
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::new()
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// `redis://127.0.0.1:<port>/`, for any client library.
+    pub fn url(&self) -> String {
+        format!("redis://{}/", self.addr)
+    }
+
+    /// The server's clock: freeze, set and advance it from the test.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    pub fn faults(&self) -> &Faults {
+        &self.faults
+    }
+
+    /// Whether the server thread is still running (false after a client ran SHUTDOWN).
+    pub fn is_running(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+
+    /// Blocks until the server stops (a client sends SHUTDOWN). For the standalone binary.
+    pub fn wait(mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+
+    /// Stops the server and waits for its thread.
+    pub fn shutdown(mut self) {
+        self.stop_and_join();
+    }
+
+    fn stop_and_join(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop_and_join();
+    }
+}
+
+fn run(listener: std::net::TcpListener, config: Config, clock: Clock, faults: Faults, mut stop: oneshot::Receiver<()>) {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!("redlab: cannot build the runtime: {}", e);
+            return;
+        }
+    };
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async move {
+        let listener = match TcpListener::from_std(listener) {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::error!("redlab: cannot listen: {}", e);
+                return;
+            }
+        };
+        let mut engine = Engine::with_clock(config, clock);
+        engine.faults = faults;
+        let shared = Rc::new(Shared {
+            engine: RefCell::new(engine),
+            wakers: RefCell::new(HashMap::new()),
+            shutdown: Notify::new(),
+        });
+        tokio::task::spawn_local(ticker(shared.clone()));
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => {
+                        tokio::task::spawn_local(super::conn::serve(shared.clone(), stream));
+                    }
+                    Err(e) => {
+                        tracing::warn!("redlab: accept failed: {}", e);
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                },
+                _ = &mut stop => break,
+                _ = shared.shutdown.notified() => break,
+            }
+        }
+    });
+}
+
+/// Redis's serverCron, for what time drives: blocked-command timeouts and active expiry.
+async fn ticker(shared: Rc<Shared>) {
+    let mut interval = tokio::time::interval(Duration::from_millis(10));
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        interval.tick().await;
+        let woken = {
+            let mut e = shared.engine.borrow_mut();
+            e.tick();
+            e.take_wakeups()
+        };
+        shared.wake_all(woken);
+    }
+}

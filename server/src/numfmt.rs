@@ -1,0 +1,142 @@
+//! Number formatting and parsing the way Redis does it in C.
+//!
+//! Redis prints doubles with `printf("%.17g")` and parses integers with its own strict
+//! `string2ll` (no spaces, no `+`, no leading zeros). Rust's standard formatting differs in
+//! both, so the rules live here once and every command and the Lua bridge share them.
+
+/// C's `%.<prec>g` for a finite or non-finite double, as glibc prints it.
+pub fn format_g(d: f64, prec: usize) -> String {
+    if d.is_nan() {
+        return if d.is_sign_negative() { "-nan".into() } else { "nan".into() };
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let prec = prec.max(1);
+    if d == 0.0 {
+        return if d.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    let sci = format!("{:.*e}", prec - 1, d);
+    let (mantissa, exp) = sci.split_once('e').expect("exponent form");
+    let exp: i32 = exp.parse().expect("exponent digits");
+    if exp < -4 || exp >= prec as i32 {
+        let mantissa = strip_fraction_zeros(mantissa);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{}{:02}", mantissa, sign, exp.abs())
+    } else {
+        let decimals = (prec as i32 - 1 - exp).max(0) as usize;
+        strip_fraction_zeros(&format!("{:.*}", decimals, d)).to_string()
+    }
+}
+
+/// `%.17g`: how Redis 7.0 replies with a double (ZSCORE, RESP3 doubles, Lua number arguments).
+pub fn format_double(d: f64) -> String {
+    format_g(d, 17)
+}
+
+/// How INCRBYFLOAT and HINCRBYFLOAT print their result: plain decimal, no exponent, no
+/// trailing zeros. Redis computes in `long double`; the shortest round-trip form of the f64
+/// result is what that prints for every value a test is likely to use.
+pub fn format_human_float(d: f64) -> String {
+    if d == 0.0 {
+        return "0".into();
+    }
+    let s = format!("{}", d);
+    s
+}
+
+fn strip_fraction_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+/// Redis's `string2ll`: an optional `-`, then digits with no leading zero; nothing else.
+pub fn parse_i64(b: &[u8]) -> Option<i64> {
+    if b.is_empty() || b.len() > 20 {
+        return None;
+    }
+    if b == b"0" {
+        return Some(0);
+    }
+    let (neg, digits) = match b[0] {
+        b'-' => (true, &b[1..]),
+        _ => (false, b),
+    };
+    if digits.is_empty() || digits[0] == b'0' {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    if neg {
+        if v > i64::MAX as u64 + 1 {
+            None
+        } else {
+            Some((v as i128 * -1) as i64)
+        }
+    } else if v > i64::MAX as u64 {
+        None
+    } else {
+        Some(v as i64)
+    }
+}
+
+/// Redis's `string2ld`/`strtod` rules for float arguments: the whole string must parse, no
+/// leading space, NaN refused. `inf`/`-inf`/`+inf` are accepted as C's strtod does.
+pub fn parse_f64(b: &[u8]) -> Option<f64> {
+    let s = std::str::from_utf8(b).ok()?;
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_whitespace()) {
+        return None;
+    }
+    let lower = s.to_ascii_lowercase();
+    let v = match lower.as_str() {
+        "inf" | "+inf" | "infinity" | "+infinity" => f64::INFINITY,
+        "-inf" | "-infinity" => f64::NEG_INFINITY,
+        _ => {
+            if lower.contains("inf") || lower.contains("nan") || lower.starts_with("0x") || lower.starts_with("-0x") {
+                return None;
+            }
+            s.parse::<f64>().ok()?
+        }
+    };
+    if v.is_nan() {
+        None
+    } else {
+        Some(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn g17_matches_printf() {
+        assert_eq!(format_double(1.5), "1.5");
+        assert_eq!(format_double(0.1), "0.10000000000000001");
+        assert_eq!(format_double(1e20), "1e+20");
+        assert_eq!(format_double(123456789.0), "123456789");
+        assert_eq!(format_double(0.0001), "0.0001");
+        assert_eq!(format_double(0.00001), "1.0000000000000001e-05");
+        assert_eq!(format_double(f64::INFINITY), "inf");
+        assert_eq!(format_g(3.14159265358979, 14), "3.1415926535898");
+        assert_eq!(format_g(100.0, 14), "100");
+    }
+
+    #[test]
+    fn integers_follow_string2ll() {
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(parse_i64(b"9223372036854775808"), None);
+        assert_eq!(parse_i64(b"01"), None);
+        assert_eq!(parse_i64(b"+1"), None);
+        assert_eq!(parse_i64(b" 1"), None);
+        assert_eq!(parse_i64(b"-0"), None);
+    }
+}

@@ -1,0 +1,34 @@
+//! Counters INFO reports.
+
+use std::collections::BTreeMap;
+
+#[derive(Debug, Default)]
+pub struct CommandStats {
+    pub calls: u64,
+    pub failed_calls: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub total_commands_processed: u64,
+    pub total_connections_received: u64,
+    pub total_error_replies: u64,
+    pub expired_keys: u64,
+    pub keyspace_hits: u64,
+    pub keyspace_misses: u64,
+    pub blocked_clients: u64,
+    pub per_command: BTreeMap<String, CommandStats>,
+}
+
+impl Stats {
+    pub fn record(&mut self, name: &str, failed: bool) {
+        let entry = match self.per_command.get_mut(name) {
+            Some(e) => e,
+            None => self.per_command.entry(name.to_string()).or_default(),
+        };
+        entry.calls += 1;
+        if failed {
+            entry.failed_calls += 1;
+        }
+    }
+}
