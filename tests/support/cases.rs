@@ -1,0 +1,192 @@
+//! Conformance case files: the same command lines sent to redlab and to a real
+//! redis-server, replies compared byte for byte.
+//!
+//! Format (see tests/conformance/README.md): `=== name` starts a case; each following line
+//! is `[@conn] [?modifier ...] COMMAND arg ...`, split like redis-cli (quotes, `\xHH`).
+//! Modifiers: `?sort` (unordered aggregate), `?type` (compare only the reply's type byte),
+//! `?ignore` (run, do not compare), `?replies=N` (the command answers N frames),
+//! `?noreply` (read nothing), `?read` (send nothing, read one pending frame, e.g. a pub/sub
+//! message), `?sleep=MS` (wait before the line), `?raw` (send the one argument as raw
+//! bytes, for protocol cases), `?closed` (expect the server to close the connection).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use redlab_server::net::parser::split_args;
+
+use super::resp::{show, sorted, RawConn};
+
+#[derive(Debug, Clone)]
+pub struct Line {
+    pub lineno: usize,
+    pub conn: String,
+    pub mods: Vec<String>,
+    pub args: Vec<Vec<u8>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub name: String,
+    pub lines: Vec<Line>,
+}
+
+pub fn parse(text: &str) -> Vec<Case> {
+    let mut cases: Vec<Case> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix("===") {
+            cases.push(Case { name: name.trim().to_string(), lines: Vec::new() });
+            continue;
+        }
+        let words = split_args(line.as_bytes()).unwrap_or_else(|| panic!("line {}: unbalanced quotes", i + 1));
+        let mut conn = "main".to_string();
+        let mut mods = Vec::new();
+        let mut rest = words.as_slice();
+        while let Some(w) = rest.first() {
+            if w.starts_with(b"@") && w.len() > 1 {
+                conn = String::from_utf8_lossy(&w[1..]).into_owned();
+            } else if w.starts_with(b"?") && w.len() > 1 {
+                mods.push(String::from_utf8_lossy(&w[1..]).into_owned());
+            } else {
+                break;
+            }
+            rest = &rest[1..];
+        }
+        let case = cases.last_mut().unwrap_or_else(|| panic!("line {}: command before the first '=== name'", i + 1));
+        case.lines.push(Line { lineno: i + 1, conn, mods, args: rest.to_vec() });
+    }
+    cases
+}
+
+/// One difference between redlab and Redis.
+#[derive(Debug)]
+pub struct Mismatch {
+    pub case: String,
+    pub lineno: usize,
+    pub command: String,
+    pub redis: String,
+    pub redlab: String,
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "[{}] line {}: {}\n    redis : {}\n    redlab: {}",
+            self.case, self.lineno, self.command, self.redis, self.redlab
+        )
+    }
+}
+
+struct Target {
+    addr: SocketAddr,
+    conns: HashMap<String, RawConn>,
+}
+
+impl Target {
+    fn conn(&mut self, name: &str) -> &mut RawConn {
+        let addr = self.addr;
+        self.conns.entry(name.to_string()).or_insert_with(|| RawConn::connect(addr))
+    }
+
+    fn reset(&mut self) {
+        self.conns.clear();
+        let mut admin = RawConn::connect(self.addr);
+        for cmd in [&["FLUSHALL"][..], &["SCRIPT", "FLUSH"], &["FUNCTION", "FLUSH"]] {
+            admin.send(&cmd.iter().map(|s| s.as_bytes().to_vec()).collect::<Vec<_>>());
+            admin.read_frame(Duration::from_secs(10));
+        }
+    }
+
+    /// Runs one line; returns the frames it answered (an entry of None: closed / nothing).
+    fn run(&mut self, line: &Line) -> Vec<Option<Vec<u8>>> {
+        let has = |m: &str| line.mods.iter().any(|x| x == m);
+        let replies = line
+            .mods
+            .iter()
+            .find_map(|m| m.strip_prefix("replies=").map(|n| n.parse::<usize>().expect("replies=N")))
+            .unwrap_or(1);
+        if let Some(ms) = line.mods.iter().find_map(|m| m.strip_prefix("sleep=")) {
+            std::thread::sleep(Duration::from_millis(ms.parse().expect("sleep=MS")));
+        }
+        let conn = self.conn(&line.conn);
+        if has("read") {
+            return vec![conn.read_frame(Duration::from_millis(500))];
+        }
+        if has("raw") {
+            conn.send_raw(&line.args.concat());
+        } else {
+            conn.send(&line.args);
+        }
+        if has("noreply") {
+            return Vec::new();
+        }
+        let mut out: Vec<Option<Vec<u8>>> =
+            (0..replies).map(|_| conn.read_frame(Duration::from_secs(5))).collect();
+        if has("closed") {
+            out.push(conn.read_frame(Duration::from_secs(2)));
+        }
+        out
+    }
+}
+
+/// Runs every case against both servers and returns the differences.
+pub fn run_cases(cases: &[Case], redis: SocketAddr, redlab: SocketAddr) -> Vec<Mismatch> {
+    let mut a = Target { addr: redis, conns: HashMap::new() };
+    let mut b = Target { addr: redlab, conns: HashMap::new() };
+    let mut mismatches = Vec::new();
+    for case in cases {
+        a.reset();
+        b.reset();
+        for line in &case.lines {
+            let ra = a.run(line);
+            let rb = b.run(line);
+            let has = |m: &str| line.mods.iter().any(|x| x == m);
+            if has("ignore") {
+                continue;
+            }
+            let norm = |f: &Option<Vec<u8>>| -> Option<Vec<u8>> {
+                let f = f.as_ref()?;
+                Some(if has("type") {
+                    f[..1].to_vec()
+                } else if has("sort") {
+                    sorted(f)
+                } else {
+                    f.clone()
+                })
+            };
+            let na: Vec<_> = ra.iter().map(norm).collect();
+            let nb: Vec<_> = rb.iter().map(norm).collect();
+            if na != nb {
+                let render = |v: &[Option<Vec<u8>>]| {
+                    v.iter()
+                        .map(|f| f.as_ref().map_or("<none>".to_string(), |f| show(f)))
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                };
+                mismatches.push(Mismatch {
+                    case: case.name.clone(),
+                    lineno: line.lineno,
+                    command: line.args.iter().map(|a| show(a)).collect::<Vec<_>>().join(" "),
+                    redis: render(&ra),
+                    redlab: render(&rb),
+                });
+                // Later lines of a case that already differs only add noise.
+                break;
+            }
+        }
+    }
+    mismatches
+}
+
+/// Case names listed in tests/conformance/DIFFERENCES.md (lines `- \`case name\`: reason`).
+pub fn known_differences(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("- `"))
+        .filter_map(|l| l.split_once('`').map(|(name, _)| name.to_string()))
+        .collect()
+}

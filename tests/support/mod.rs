@@ -1,0 +1,5 @@
+//! Helpers shared by the facade's integration tests.
+#![allow(dead_code)]
+
+pub mod cases;
+pub mod resp;
