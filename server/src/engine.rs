@@ -71,6 +71,8 @@ pub struct Engine {
     pub(crate) wakeups: Vec<ConnId>,
     pub(crate) monitors: Vec<ConnId>,
     pub(crate) scripting: Scripting,
+    /// Installed by the network shell; see `busy`. None when the engine is used in-process.
+    pub(crate) busy_hook: Option<crate::busy::BusyHook>,
     pub(crate) faults: Faults,
     pub(crate) active_expire: bool,
     /// notify-keyspace-events, parsed.
@@ -109,6 +111,7 @@ impl Engine {
             wakeups: Vec::new(),
             monitors: Vec::new(),
             scripting: Scripting::default(),
+            busy_hook: None,
             faults: Faults::default(),
             active_expire: true,
             notify_flags,
@@ -133,6 +136,11 @@ impl Engine {
 
     pub fn faults(&self) -> &Faults {
         &self.faults
+    }
+
+    /// Lets the network shell serve other connections while a script runs long.
+    pub fn set_busy_hook(&mut self, hook: crate::busy::BusyHook) {
+        self.busy_hook = Some(hook);
     }
 
     /// Opens a connection and returns its id (also its CLIENT ID).
