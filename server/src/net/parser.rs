@@ -84,16 +84,15 @@ impl RequestParser {
             let len = match self.bulk_len {
                 Some(len) => len,
                 None => {
-                    if buf.is_empty() {
-                        return Ok(Parsed::Incomplete);
-                    }
-                    if buf[0] != b'$' {
-                        let got = buf[0] as char;
-                        return Err(ProtocolError(format!("ERR Protocol error: expected '$', got '{}'", got)));
-                    }
+                    // Like Redis, the whole header line must be there before its first byte
+                    // is judged.
                     let Some(line) = take_line(buf, INLINE_MAX, "too big bulk count string")? else {
                         return Ok(Parsed::Incomplete);
                     };
+                    if line.first() != Some(&b'$') {
+                        let got = line.first().map_or(' ', |&c| c as char);
+                        return Err(ProtocolError(format!("ERR Protocol error: expected '$', got '{}'", got)));
+                    }
                     let len = match crate::numfmt::parse_i64(&line[1..]) {
                         Some(l) if l >= 0 && (l as u64) <= max_bulk => l,
                         _ => return Err(ProtocolError::new("invalid bulk length")),
@@ -292,7 +291,8 @@ mod tests {
     fn redis_protocol_errors() {
         let err = |b: &[u8]| parse_all(b).unwrap_err().0;
         assert_eq!(err(b"*1\r\n$99999999999\r\n"), "ERR Protocol error: invalid bulk length");
-        assert_eq!(err(b"*3\r\nfoo"), "ERR Protocol error: expected '$', got 'f'");
+        assert_eq!(err(b"*3\r\nfoo\r\n"), "ERR Protocol error: expected '$', got 'f'");
+        assert!(parse_all(b"*3\r\nfoo").unwrap().is_empty(), "waits for the line end, as Redis");
         assert_eq!(err(b"*1\r\n*1\r\n"), "ERR Protocol error: expected '$', got '*'");
         assert_eq!(err(b"*abc\r\n"), "ERR Protocol error: invalid multibulk length");
         assert_eq!(err(b"SET \"a\r\n"), "ERR Protocol error: unbalanced quotes in request");
