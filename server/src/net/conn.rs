@@ -1,78 +1,64 @@
 //! One client connection: read, parse, execute on the engine, write.
 //!
-//! The task never holds the engine across an `.await`: it borrows it for one read batch,
-//! runs every complete request in the batch, and writes all the replies in one go (so a
-//! pipeline costs one write). Output produced for this connection by others (pub/sub
-//! messages, a blocked command's late reply, CLIENT KILL) arrives through its `Notify`.
+//! The task never holds the engine or its own state across an `.await`: it borrows them
+//! for one read batch, runs every complete request in the batch, and writes all the replies
+//! in one go (so a pipeline costs one write). Output produced for this connection by others
+//! (pub/sub messages, a blocked command's late reply, CLIENT KILL) arrives through its
+//! `Notify`.
 
 use std::rc::Rc;
 
-use bytes::BytesMut;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-
-use super::parser::{Parsed, RequestParser};
+use super::io::{ConnIo, ConnState};
+use super::parser::Parsed;
 use super::server::Shared;
 use crate::reply::Reply;
 use crate::session::ConnId;
 
-pub(crate) async fn serve(shared: Rc<Shared>, mut stream: TcpStream) {
-    let _ = stream.set_nodelay(true);
-    let addr = stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
-    let laddr = stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
+pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
+    let addr = io.stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+    let laddr = io.stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
     let conn = shared.engine.borrow_mut().connect_from(&addr, &laddr);
-    let notify = shared.register(conn);
-    let mut parser = RequestParser::new();
-    let mut rbuf = BytesMut::with_capacity(16 * 1024);
-    let mut wbuf = BytesMut::with_capacity(16 * 1024);
+    shared.attach(conn, io.clone());
     loop {
-        let mut eof = false;
-        tokio::select! {
-            r = stream.read_buf(&mut rbuf) => match r {
-                Ok(0) | Err(_) => eof = true,
-                Ok(_) => {}
-            },
-            _ = notify.notified() => {}
-        }
-        if rbuf.capacity() - rbuf.len() < 4096 {
-            rbuf.reserve(16 * 1024);
-        }
-        let close = handle_batch(&shared, conn, &mut parser, &mut rbuf, &mut wbuf);
-        if !wbuf.is_empty() {
-            if stream.write_all(&wbuf).await.is_err() {
-                break;
+        let close = {
+            let mut st = io.state.borrow_mut();
+            if !st.closing && !io.read_available(&mut st) {
+                st.closing = true;
             }
-            wbuf.clear();
-            if wbuf.capacity() > 1 << 20 {
-                wbuf = BytesMut::with_capacity(16 * 1024);
-            }
-        }
-        if close || eof {
+            handle_batch(&shared, conn, &mut st) || st.closing
+        };
+        if io.flush().await.is_err() || close {
             break;
+        }
+        tokio::select! {
+            r = io.stream.readable() => if r.is_err() { break },
+            _ = io.notify.notified() => {}
         }
     }
     shared.engine.borrow_mut().disconnect(conn);
-    shared.unregister(conn);
+    shared.detach(conn);
+    shared.registry.remove(io_id);
 }
 
-/// Runs every complete request in `rbuf`; returns true when the connection must close.
-fn handle_batch(shared: &Shared, conn: ConnId, parser: &mut RequestParser, rbuf: &mut BytesMut, wbuf: &mut BytesMut) -> bool {
+/// Runs every complete request in the read buffer; returns true when the connection must
+/// close once its output is written.
+fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> bool {
     let mut engine = shared.engine.borrow_mut();
     let mut close = false;
-    drain_output(&mut engine, conn, wbuf);
+    drain_output(&mut engine, conn, st);
     while !engine.is_blocked(conn) && !engine.should_close(conn) {
         let max_bulk = engine.config().proto_max_bulk_len;
         let authed = engine.is_authenticated(conn);
-        match parser.next(rbuf, max_bulk, authed) {
+        match st.parser.next(&mut st.rbuf, max_bulk, authed) {
             Ok(Parsed::Command(args)) => {
                 let reply = engine.execute_args(conn, args);
-                drain_output(&mut engine, conn, wbuf);
-                reply.encode(engine.resp(conn), wbuf);
+                drain_output(&mut engine, conn, st);
+                reply.encode(engine.resp(conn), &mut st.wbuf);
             }
             Ok(Parsed::Empty) => {}
             Ok(Parsed::Incomplete) => break,
             Err(e) => {
-                Reply::Error(e.0).encode(engine.resp(conn), wbuf);
+                Reply::Error(e.0).encode(engine.resp(conn), &mut st.wbuf);
                 close = true;
                 break;
             }
@@ -92,9 +78,9 @@ fn handle_batch(shared: &Shared, conn: ConnId, parser: &mut RequestParser, rbuf:
     close
 }
 
-fn drain_output(engine: &mut crate::Engine, conn: ConnId, wbuf: &mut BytesMut) {
+fn drain_output(engine: &mut crate::Engine, conn: ConnId, st: &mut ConnState) {
     let resp = engine.resp(conn);
     for r in engine.take_output(conn) {
-        r.encode(resp, wbuf);
+        r.encode(resp, &mut st.wbuf);
     }
 }

@@ -11,6 +11,8 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::{oneshot, Notify};
 
+use super::io::{ConnIo, Registry};
+
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::engine::Engine;
@@ -20,25 +22,25 @@ use crate::session::ConnId;
 /// State shared by the tasks of one server thread. Single-threaded: `RefCell`, never a lock.
 pub(crate) struct Shared {
     pub(crate) engine: RefCell<Engine>,
-    wakers: RefCell<HashMap<ConnId, Rc<Notify>>>,
+    pub(crate) registry: Rc<Registry>,
+    /// Engine connection id -> its I/O, to wake a connection that got output.
+    attached: RefCell<HashMap<ConnId, Rc<ConnIo>>>,
     /// Signalled when a client runs SHUTDOWN.
     pub(crate) shutdown: Notify,
 }
 
 impl Shared {
-    pub(crate) fn register(&self, conn: ConnId) -> Rc<Notify> {
-        let n = Rc::new(Notify::new());
-        self.wakers.borrow_mut().insert(conn, n.clone());
-        n
+    pub(crate) fn attach(&self, conn: ConnId, io: Rc<ConnIo>) {
+        self.attached.borrow_mut().insert(conn, io);
     }
 
-    pub(crate) fn unregister(&self, conn: ConnId) {
-        self.wakers.borrow_mut().remove(&conn);
+    pub(crate) fn detach(&self, conn: ConnId) {
+        self.attached.borrow_mut().remove(&conn);
     }
 
     pub(crate) fn wake(&self, conn: ConnId) {
-        if let Some(n) = self.wakers.borrow().get(&conn) {
-            n.notify_one();
+        if let Some(io) = self.attached.borrow().get(&conn) {
+            io.notify.notify_one();
         }
     }
 
@@ -230,19 +232,35 @@ fn run(listener: std::net::TcpListener, config: Config, clock: Clock, faults: Fa
                 return;
             }
         };
+        let max_bulk = config.proto_max_bulk_len;
         let mut engine = Engine::with_clock(config, clock);
         engine.faults = faults;
+        let listener = Rc::new(listener);
+        let registry = Rc::new(Registry::default());
+        *registry.listener.borrow_mut() = Some(listener.clone());
         let shared = Rc::new(Shared {
             engine: RefCell::new(engine),
-            wakers: RefCell::new(HashMap::new()),
+            registry: registry.clone(),
+            attached: RefCell::new(HashMap::new()),
             shutdown: Notify::new(),
         });
+        // The hook holds a weak reference: the engine owns the hook, and the shared state
+        // owns the engine.
+        let weak = Rc::downgrade(&shared);
+        let spawn: Rc<dyn Fn(u64, Rc<ConnIo>)> = Rc::new(move |id, io| {
+            if let Some(shared) = weak.upgrade() {
+                tokio::task::spawn_local(super::conn::serve(shared, id, io));
+            }
+        });
+        let hook = super::busy::hook(registry.clone(), spawn, max_bulk);
+        shared.engine.borrow_mut().set_busy_hook(hook);
         tokio::task::spawn_local(ticker(shared.clone()));
         loop {
             tokio::select! {
                 accepted = listener.accept() => match accepted {
                     Ok((stream, _)) => {
-                        tokio::task::spawn_local(super::conn::serve(shared.clone(), stream));
+                        let (id, io) = registry.add(stream);
+                        tokio::task::spawn_local(super::conn::serve(shared.clone(), id, io));
                     }
                     Err(e) => {
                         tracing::warn!("redlab: accept failed: {}", e);

@@ -1,0 +1,159 @@
+//! Per-connection I/O state, registered where the busy-script hook can reach it.
+//!
+//! Normally a connection's own task reads, parses and writes. While a script runs past
+//! busy-reply-threshold that task is not polled (the script holds the one thread), so the
+//! busy hook (`busy.rs`) reads and answers the other connections itself, through this same
+//! state, with plain non-blocking socket calls. Nothing here is held across an `.await`.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::rc::Rc;
+
+use bytes::{Buf, BytesMut};
+use socket2::SockRef;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+
+use super::parser::RequestParser;
+
+/// Bytes read from a socket in one go before the requests in them are run.
+pub const READ_CHUNK: usize = 64 * 1024;
+
+pub(crate) struct ConnState {
+    pub parser: RequestParser,
+    pub rbuf: BytesMut,
+    /// Replies not yet written.
+    pub wbuf: BytesMut,
+    /// The peer closed, or a protocol error means we must close after writing.
+    pub closing: bool,
+}
+
+pub(crate) struct ConnIo {
+    pub stream: TcpStream,
+    pub state: RefCell<ConnState>,
+    pub notify: Notify,
+}
+
+impl ConnIo {
+    fn new(stream: TcpStream) -> ConnIo {
+        ConnIo {
+            stream,
+            state: RefCell::new(ConnState {
+                parser: RequestParser::new(),
+                rbuf: BytesMut::with_capacity(16 * 1024),
+                wbuf: BytesMut::with_capacity(16 * 1024),
+                closing: false,
+            }),
+            notify: Notify::new(),
+        }
+    }
+
+    /// Reads what the socket has right now, bypassing tokio's readiness cache (which is
+    /// stale while a script blocks the runtime). Returns false at end of stream or error.
+    pub fn read_now(&self, st: &mut ConnState) -> bool {
+        let mut chunk = [0u8; 16 * 1024];
+        let mut total = 0;
+        while total < READ_CHUNK {
+            match (&*SockRef::from(&self.stream)).read(&mut chunk) {
+                Ok(0) => return false,
+                Ok(n) => {
+                    st.rbuf.extend_from_slice(&chunk[..n]);
+                    total += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    /// Reads what the socket has, through tokio (which clears its readiness on
+    /// WouldBlock, so the task's next `readable().await` really waits). Returns false at end
+    /// of stream or error.
+    pub fn read_available(&self, st: &mut ConnState) -> bool {
+        let mut total = 0;
+        while total < READ_CHUNK {
+            st.rbuf.reserve(16 * 1024);
+            match self.stream.try_read_buf(&mut st.rbuf) {
+                Ok(0) => return false,
+                Ok(n) => total += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    /// Writes as much of the pending output as the socket takes now.
+    pub fn write_now(&self, st: &mut ConnState) -> io::Result<()> {
+        while !st.wbuf.is_empty() {
+            match self.stream.try_write(&st.wbuf) {
+                Ok(n) => st.wbuf.advance(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// `write_now` without tokio's readiness cache, for the busy hook (a connection
+    /// accepted during a script has never been polled, so tokio believes it unwritable).
+    pub fn write_raw_now(&self, st: &mut ConnState) {
+        while !st.wbuf.is_empty() {
+            match (&*SockRef::from(&self.stream)).write(&st.wbuf) {
+                Ok(n) => st.wbuf.advance(n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// Writes all pending output, waiting for the socket as needed.
+    pub async fn flush(&self) -> io::Result<()> {
+        loop {
+            {
+                let mut st = self.state.borrow_mut();
+                self.write_now(&mut st)?;
+                if st.wbuf.is_empty() {
+                    if st.wbuf.capacity() > 1 << 20 {
+                        st.wbuf = BytesMut::with_capacity(16 * 1024);
+                    }
+                    return Ok(());
+                }
+            }
+            self.stream.writable().await?;
+        }
+    }
+}
+
+/// Every open connection of one server, by an I/O id (connections accepted during a busy
+/// script have no engine session yet).
+#[derive(Default)]
+pub(crate) struct Registry {
+    conns: RefCell<HashMap<u64, Rc<ConnIo>>>,
+    next_id: Cell<u64>,
+    pub listener: RefCell<Option<Rc<TcpListener>>>,
+}
+
+impl Registry {
+    pub fn add(&self, stream: TcpStream) -> (u64, Rc<ConnIo>) {
+        let _ = stream.set_nodelay(true);
+        let id = self.next_id.get() + 1;
+        self.next_id.set(id);
+        let io = Rc::new(ConnIo::new(stream));
+        self.conns.borrow_mut().insert(id, io.clone());
+        (id, io)
+    }
+
+    pub fn remove(&self, id: u64) {
+        self.conns.borrow_mut().remove(&id);
+    }
+
+    pub fn all(&self) -> Vec<Rc<ConnIo>> {
+        self.conns.borrow().values().cloned().collect()
+    }
+}
