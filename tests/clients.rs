@@ -1,0 +1,113 @@
+//! Real client libraries work against redlab unchanged: redis-rs (sync and async, on both
+//! tokio runtime flavours), and redis-cli.
+
+use std::process::Command;
+
+use redis::Commands;
+
+#[test]
+fn redis_rs_sync() {
+    let server = redlab::Server::start();
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let _: () = con.set("greeting", "hello").unwrap();
+    let got: String = con.get("greeting").unwrap();
+    assert_eq!(got, "hello");
+    let missing: Option<String> = con.get("nope").unwrap();
+    assert_eq!(missing, None);
+    let pong: String = redis::cmd("PING").query(&mut con).unwrap();
+    assert_eq!(pong, "PONG");
+}
+
+#[test]
+fn redis_rs_pipeline() {
+    let server = redlab::Server::start();
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let (a, b): (String, String) = redis::pipe()
+        .cmd("SET").arg("a").arg("1").ignore()
+        .cmd("SET").arg("b").arg("2").ignore()
+        .cmd("GET").arg("a")
+        .cmd("GET").arg("b")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!((a.as_str(), b.as_str()), ("1", "2"));
+}
+
+#[test]
+fn redis_rs_error_reply_keeps_its_text() {
+    let server = redlab::Server::start();
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let err = redis::cmd("NOSUCH").arg("x").query::<()>(&mut con).unwrap_err();
+    assert!(err.to_string().contains("unknown command 'NOSUCH'"), "{err}");
+}
+
+async fn async_roundtrip(url: String) {
+    let client = redis::Client::open(url).unwrap();
+    let mut con = client.get_multiplexed_async_connection().await.unwrap();
+    let _: () = redis::cmd("SET").arg("k").arg("v").query_async(&mut con).await.unwrap();
+    let v: String = redis::cmd("GET").arg("k").query_async(&mut con).await.unwrap();
+    assert_eq!(v, "v");
+}
+
+#[tokio::test]
+async fn redis_rs_async_current_thread() {
+    let server = redlab::Server::start();
+    async_roundtrip(server.url()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_rs_async_multi_thread() {
+    let server = redlab::Server::start();
+    async_roundtrip(server.url()).await;
+}
+
+#[test]
+fn many_servers_in_one_process() {
+    let servers: Vec<_> = (0..8).map(|_| redlab::Server::start()).collect();
+    for (i, s) in servers.iter().enumerate() {
+        let mut con = redis::Client::open(s.url()).unwrap().get_connection().unwrap();
+        let _: () = con.set("id", i).unwrap();
+    }
+    for (i, s) in servers.iter().enumerate() {
+        let mut con = redis::Client::open(s.url()).unwrap().get_connection().unwrap();
+        let got: usize = con.get("id").unwrap();
+        assert_eq!(got, i, "each server has its own keyspace");
+    }
+}
+
+#[test]
+fn dropping_the_server_closes_its_port() {
+    let server = redlab::Server::start();
+    let addr = server.addr();
+    drop(server);
+    assert!(std::net::TcpStream::connect(addr).is_err(), "port still open after drop");
+}
+
+fn redis_cli() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    let found = std::env::split_paths(&path).map(|d| d.join("redis-cli")).find(|p| p.is_file());
+    if found.is_none() {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("redis-cli is not installed and CI=true");
+        }
+        eprintln!("\n!!!! redis-cli not installed: redis-cli test SKIPPED !!!!\n");
+    }
+    found
+}
+
+#[test]
+fn redis_cli_works_unchanged() {
+    let Some(cli) = redis_cli() else { return };
+    let server = redlab::Server::start();
+    let port = server.port().to_string();
+    let run = |args: &[&str]| {
+        let out = Command::new(&cli).args(["-p", &port]).args(args).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(run(&["PING"]), "PONG");
+    assert_eq!(run(&["SET", "k", "from cli"]), "OK");
+    assert_eq!(run(&["GET", "k"]), "from cli");
+    assert_eq!(run(&["-3", "GET", "k"]), "\"from cli\"");
+}
