@@ -15,7 +15,7 @@ use crate::cmd::table::{self, flags, Command};
 use crate::config::Config;
 use crate::db::Db;
 use crate::errors;
-use crate::faults::Faults;
+use crate::faults::{Candidate, FaultAction, Faults};
 use crate::lua::Scripting;
 use crate::notify;
 use crate::reply::Reply;
@@ -74,7 +74,11 @@ pub struct Engine {
     /// Installed by the network shell; see `busy`. None when the engine is used in-process.
     pub(crate) busy_hook: Option<crate::busy::BusyHook>,
     pub(crate) faults: Faults,
+    /// The dataset at the last mark, for the Rollback fault.
+    pub(crate) snapshot: Option<Vec<Db>>,
     pub(crate) active_expire: bool,
+    /// DEBUG SET-DISABLE-DENY-SCRIPTS: let scripts run commands normally refused to them.
+    pub(crate) disable_deny_scripts: bool,
     /// notify-keyspace-events, parsed.
     pub(crate) notify_flags: u32,
     pub(crate) shutdown_requested: bool,
@@ -113,7 +117,9 @@ impl Engine {
             scripting: Scripting::default(),
             busy_hook: None,
             faults: Faults::default(),
+            snapshot: None,
             active_expire: true,
+            disable_deny_scripts: false,
             notify_flags,
             shutdown_requested: false,
             started_ms: now,
@@ -350,10 +356,109 @@ impl Engine {
             let s = &self.sessions[&conn];
             (s.db, s.resp)
         };
+        let fault = self.check_faults(conn, cmd, &name, &args);
+        if let Some(early) = self.fault_before(conn, fault.as_ref()) {
+            return early;
+        }
         let mut call = Call { conn, db, resp, args, in_script: false, in_multi: false, reprocessing: false };
         let reply = self.call(cmd, &mut call);
         self.stats.record(&name, reply.is_error());
-        reply
+        self.fault_after(conn, fault, reply)
+    }
+
+    /// The fault rule that fires for this command, if any (REDLAB.* control commands are
+    /// never faulted, so a test can always reach the server).
+    fn check_faults(&mut self, conn: ConnId, cmd: &Command, name: &str, args: &[Bytes]) -> Option<FaultAction> {
+        if self.faults.is_empty() || name.starts_with("redlab.") {
+            return None;
+        }
+        let key_slices: Vec<&[u8]> = cmd.key_positions(args).into_iter().map(|i| &args[i][..]).collect();
+        let script = match name {
+            "eval" | "eval_ro" => args.get(1).map(|body| sha1_smol::Sha1::from(&body[..]).digest().to_string()),
+            "evalsha" | "evalsha_ro" | "fcall" | "fcall_ro" => args.get(1).map(|a| String::from_utf8_lossy(a).to_ascii_lowercase()),
+            _ => None,
+        };
+        let client_name = self.sessions.get(&conn).and_then(|s| s.name.as_deref());
+        let candidate = Candidate { conn, client_name, command: name, keys: &key_slices, script: script.as_deref(), args };
+        self.faults.check(&candidate)
+    }
+
+    /// Applies the part of a fault that happens before the command runs; Some(reply) when
+    /// the command must not run at all.
+    fn fault_before(&mut self, conn: ConnId, fault: Option<&FaultAction>) -> Option<Reply> {
+        match fault? {
+            FaultAction::ReplyError(text) => Some(Reply::Error(text.clone())),
+            FaultAction::CloseBefore => {
+                self.request_close(conn);
+                Some(Reply::None)
+            }
+            FaultAction::Stall(d) => {
+                std::thread::sleep(*d);
+                if self.clock.is_frozen() {
+                    self.clock.advance(*d);
+                }
+                self.now_ms = self.clock.now_ms();
+                None
+            }
+            FaultAction::FlushScripts => {
+                self.scripting.flush_scripts();
+                None
+            }
+            FaultAction::Rollback => {
+                if let Some(snapshot) = &self.snapshot {
+                    self.dbs = snapshot.clone();
+                    self.touch_all_watched(None);
+                }
+                None
+            }
+            FaultAction::CloseAfter | FaultAction::Delay(_) | FaultAction::TruncateReply(_) => None,
+        }
+    }
+
+    /// Applies the part of a fault that happens to the reply of a command that ran.
+    fn fault_after(&mut self, conn: ConnId, fault: Option<FaultAction>, reply: Reply) -> Reply {
+        let Some(s) = self.sessions.get_mut(&conn) else {
+            return reply;
+        };
+        match fault {
+            Some(FaultAction::CloseAfter) => {
+                s.close_requested = true;
+                Reply::None
+            }
+            Some(FaultAction::Delay(d)) => {
+                s.fault_delay = Some(s.fault_delay.map_or(d, |x| x.max(d)));
+                reply
+            }
+            Some(FaultAction::TruncateReply(n)) => {
+                s.fault_truncate = Some(n);
+                s.close_requested = true;
+                reply
+            }
+            _ => reply,
+        }
+    }
+
+    /// Asks the shell to close a connection once its pending output is written.
+    pub(crate) fn request_close(&mut self, conn: ConnId) {
+        if let Some(s) = self.sessions.get_mut(&conn) {
+            s.close_requested = true;
+            self.wakeups.push(conn);
+        }
+    }
+
+    /// Takes a snapshot of the whole dataset for a later `Rollback` fault.
+    pub fn mark(&mut self) {
+        self.snapshot = Some(self.dbs.clone());
+    }
+
+    /// How long the shell must hold this connection's pending replies (a Delay fault).
+    pub fn take_fault_delay(&mut self, conn: ConnId) -> Option<std::time::Duration> {
+        self.sessions.get_mut(&conn).and_then(|s| s.fault_delay.take())
+    }
+
+    /// How many bytes of the last reply the shell may send before closing (a Truncate fault).
+    pub fn take_fault_truncate(&mut self, conn: ConnId) -> Option<usize> {
+        self.sessions.get_mut(&conn).and_then(|s| s.fault_truncate.take())
     }
 
     /// Runs a resolved command's handler with no checks: EXEC and scripts come here after

@@ -1,30 +1,422 @@
-//! Fault injection rules, shared between the server thread and the test thread.
+//! Fault injection: rules that make a command fail, a connection drop, a reply arrive late or
+//! torn, the server stall, the script cache vanish or recent writes be lost.
 //!
-//! The rule table lives behind an `Arc` so a test can add and remove rules while the server
-//! runs; the data plane only reads it between commands.
+//! The rule table is the control plane: a test thread adds and removes rules while the server
+//! runs, so it lives behind an `Arc` (`DashMap` for the rules, a mutex-guarded log that only
+//! the test reads). The engine consults it once per command, and only when a rule exists.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use dashmap::DashMap;
 
-/// A fault rule (filled out by the fault-injection work; see the issue on faults).
-#[derive(Clone, Debug)]
-pub struct FaultRule {
-    pub id: u64,
-    pub description: String,
+/// What a fault does when it fires.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultAction {
+    /// Reply with this error (text with its code, e.g. `BUSY ...`) instead of running.
+    ReplyError(String),
+    /// Close the connection before the command runs.
+    CloseBefore,
+    /// Run the command, then close the connection instead of replying.
+    CloseAfter,
+    /// Run the command and hold its reply back this long (network latency).
+    Delay(Duration),
+    /// Run the command, send only the first N bytes of its reply, then close.
+    TruncateReply(usize),
+    /// Stop serving everybody for this long, then run the command.
+    Stall(Duration),
+    /// Empty the script cache (a restart or failover), then run the command.
+    FlushScripts,
+    /// Roll the dataset back to the last mark (a failover to a replica that missed the
+    /// writes since), then run the command.
+    Rollback,
 }
 
+/// Which connection a rule applies to.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ClientMatch {
+    Name(String),
+    Id(u64),
+}
+
+/// A fault rule: what it matches, when it fires and what it does.
+#[derive(Clone, Debug)]
+pub struct Fault {
+    pub command: Option<String>,
+    pub key: Option<Vec<u8>>,
+    pub script: Option<String>,
+    pub client: Option<ClientMatch>,
+    /// Fire at most this many times.
+    pub times: Option<u64>,
+    /// Fire on every nth match (1 = every match).
+    pub every: u64,
+    /// Let the first n matches pass.
+    pub after: u64,
+    /// Fire with this probability, from a seeded generator (replayable).
+    pub probability: Option<(f64, u64)>,
+    pub action: FaultAction,
+}
+
+impl Fault {
+    fn base(action: FaultAction) -> Fault {
+        Fault {
+            command: None,
+            key: None,
+            script: None,
+            client: None,
+            times: None,
+            every: 1,
+            after: 0,
+            probability: None,
+            action,
+        }
+    }
+
+    /// A rule matching every command; choose the action next.
+    pub fn on_any() -> Fault {
+        Fault::base(FaultAction::Delay(Duration::ZERO))
+    }
+
+    /// A rule matching one command by name (case-insensitive, e.g. "EVALSHA").
+    pub fn on_command(name: &str) -> Fault {
+        let mut f = Fault::on_any();
+        f.command = Some(name.to_ascii_lowercase());
+        f
+    }
+
+    /// A rule matching commands that touch a key matching `glob`.
+    pub fn on_key(glob: &str) -> Fault {
+        let mut f = Fault::on_any();
+        f.key = Some(glob.as_bytes().to_vec());
+        f
+    }
+
+    /// A rule matching EVAL/EVALSHA of the script with this SHA1, or FCALL of this function.
+    pub fn on_script(sha_or_function: &str) -> Fault {
+        let mut f = Fault::on_any();
+        f.script = Some(sha_or_function.to_string());
+        f
+    }
+
+    pub fn command(mut self, name: &str) -> Fault {
+        self.command = Some(name.to_ascii_lowercase());
+        self
+    }
+
+    pub fn key(mut self, glob: &str) -> Fault {
+        self.key = Some(glob.as_bytes().to_vec());
+        self
+    }
+
+    /// Only for connections with this CLIENT SETNAME name.
+    pub fn client_name(mut self, name: &str) -> Fault {
+        self.client = Some(ClientMatch::Name(name.to_string()));
+        self
+    }
+
+    /// Only for the connection with this CLIENT ID.
+    pub fn client_id(mut self, id: u64) -> Fault {
+        self.client = Some(ClientMatch::Id(id));
+        self
+    }
+
+    pub fn times(mut self, n: u64) -> Fault {
+        self.times = Some(n);
+        self
+    }
+
+    pub fn every(mut self, n: u64) -> Fault {
+        self.every = n.max(1);
+        self
+    }
+
+    pub fn after(mut self, n: u64) -> Fault {
+        self.after = n;
+        self
+    }
+
+    pub fn probability(mut self, p: f64, seed: u64) -> Fault {
+        self.probability = Some((p.clamp(0.0, 1.0), seed));
+        self
+    }
+
+    pub fn reply_error(mut self, text: &str) -> Fault {
+        self.action = FaultAction::ReplyError(text.to_string());
+        self
+    }
+
+    pub fn close_before(mut self) -> Fault {
+        self.action = FaultAction::CloseBefore;
+        self
+    }
+
+    pub fn close_after(mut self) -> Fault {
+        self.action = FaultAction::CloseAfter;
+        self
+    }
+
+    pub fn delay(mut self, d: Duration) -> Fault {
+        self.action = FaultAction::Delay(d);
+        self
+    }
+
+    pub fn truncate_reply(mut self, bytes: usize) -> Fault {
+        self.action = FaultAction::TruncateReply(bytes);
+        self
+    }
+
+    pub fn stall(mut self, d: Duration) -> Fault {
+        self.action = FaultAction::Stall(d);
+        self
+    }
+
+    pub fn flush_scripts(mut self) -> Fault {
+        self.action = FaultAction::FlushScripts;
+        self
+    }
+
+    pub fn rollback(mut self) -> Fault {
+        self.action = FaultAction::Rollback;
+        self
+    }
+
+    /// One line describing the rule, as REDLAB.FAULT LIST prints it.
+    pub fn describe(&self) -> String {
+        let mut s = String::new();
+        if let Some(c) = &self.command {
+            s.push_str(&format!("command={} ", c));
+        }
+        if let Some(k) = &self.key {
+            s.push_str(&format!("key={} ", String::from_utf8_lossy(k)));
+        }
+        if let Some(sc) = &self.script {
+            s.push_str(&format!("script={} ", sc));
+        }
+        match &self.client {
+            Some(ClientMatch::Name(n)) => s.push_str(&format!("client-name={} ", n)),
+            Some(ClientMatch::Id(i)) => s.push_str(&format!("client-id={} ", i)),
+            None => {}
+        }
+        if let Some(t) = self.times {
+            s.push_str(&format!("times={} ", t));
+        }
+        if self.every > 1 {
+            s.push_str(&format!("every={} ", self.every));
+        }
+        if self.after > 0 {
+            s.push_str(&format!("after={} ", self.after));
+        }
+        if let Some((p, seed)) = self.probability {
+            s.push_str(&format!("probability={} seed={} ", p, seed));
+        }
+        s.push_str(&match &self.action {
+            FaultAction::ReplyError(e) => format!("action=error:{}", e),
+            FaultAction::CloseBefore => "action=close-before".into(),
+            FaultAction::CloseAfter => "action=close-after".into(),
+            FaultAction::Delay(d) => format!("action=delay:{}us", d.as_micros()),
+            FaultAction::TruncateReply(n) => format!("action=truncate:{}", n),
+            FaultAction::Stall(d) => format!("action=stall:{}us", d.as_micros()),
+            FaultAction::FlushScripts => "action=flush-scripts".into(),
+            FaultAction::Rollback => "action=rollback".into(),
+        });
+        s
+    }
+}
+
+/// A rule with its counters.
+#[derive(Clone, Debug)]
+struct Rule {
+    fault: Fault,
+    matched: u64,
+    fired: u64,
+    rng: u64,
+}
+
+/// A fault that fired, for the log.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fired {
+    pub rule: u64,
+    pub conn: u64,
+    /// The command it matched, arguments joined by spaces (lossy UTF-8).
+    pub command: String,
+    pub action: FaultAction,
+}
+
+/// What the engine needs to know about a command to match rules against it.
+pub struct Candidate<'a> {
+    pub conn: u64,
+    pub client_name: Option<&'a [u8]>,
+    pub command: &'a str,
+    pub keys: &'a [&'a [u8]],
+    /// SHA1 (lower case) of an EVAL/EVALSHA script, or the function name of FCALL.
+    pub script: Option<&'a str>,
+    pub args: &'a [bytes::Bytes],
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    rules: DashMap<u64, Rule>,
+    count: AtomicUsize,
+    next_id: AtomicU64,
+    log: Mutex<Vec<Fired>>,
+}
+
+/// The fault table of one server; clones share it.
 #[derive(Clone, Debug, Default)]
 pub struct Faults {
-    rules: Arc<DashMap<u64, FaultRule>>,
+    inner: Arc<Inner>,
 }
 
 impl Faults {
+    /// Adds a rule; returns its id.
+    pub fn add(&self, fault: Fault) -> u64 {
+        let id = self.inner.next_id.fetch_add(1, Ordering::AcqRel) + 1;
+        let seed = fault.probability.map_or(1, |(_, s)| s.max(1));
+        self.inner.rules.insert(id, Rule { fault, matched: 0, fired: 0, rng: seed });
+        self.inner.count.fetch_add(1, Ordering::AcqRel);
+        id
+    }
+
+    /// Removes a rule; false if there was none with this id.
+    pub fn remove(&self, id: u64) -> bool {
+        let removed = self.inner.rules.remove(&id).is_some();
+        if removed {
+            self.inner.count.fetch_sub(1, Ordering::AcqRel);
+        }
+        removed
+    }
+
+    pub fn clear(&self) {
+        self.inner.rules.clear();
+        self.inner.count.store(0, Ordering::Release);
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.rules.is_empty()
+        self.inner.count.load(Ordering::Acquire) == 0
     }
 
     pub fn len(&self) -> usize {
-        self.rules.len()
+        self.inner.count.load(Ordering::Acquire)
+    }
+
+    /// (id, description, times fired) of every rule, by id.
+    pub fn list(&self) -> Vec<(u64, String, u64)> {
+        let mut v: Vec<_> = self.inner.rules.iter().map(|r| (*r.key(), r.fault.describe(), r.fired)).collect();
+        v.sort_by_key(|r| r.0);
+        v
+    }
+
+    /// Every fault that fired, oldest first.
+    pub fn log(&self) -> Vec<Fired> {
+        self.inner.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// Finds the first rule (by id) that matches and fires for this command, updates its
+    /// counters and logs it.
+    pub(crate) fn check(&self, c: &Candidate) -> Option<FaultAction> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut ids: Vec<u64> = self.inner.rules.iter().map(|r| *r.key()).collect();
+        ids.sort_unstable();
+        for id in ids {
+            let Some(mut rule) = self.inner.rules.get_mut(&id) else {
+                continue;
+            };
+            if !matches(&rule.fault, c) {
+                continue;
+            }
+            rule.matched += 1;
+            if !fires(&mut rule) {
+                continue;
+            }
+            rule.fired += 1;
+            let action = rule.fault.action.clone();
+            drop(rule);
+            let command = c.args.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect::<Vec<_>>().join(" ");
+            if let Ok(mut log) = self.inner.log.lock() {
+                log.push(Fired { rule: id, conn: c.conn, command, action: action.clone() });
+            }
+            return Some(action);
+        }
+        None
+    }
+}
+
+fn matches(f: &Fault, c: &Candidate) -> bool {
+    if f.command.as_deref().is_some_and(|want| want != c.command) {
+        return false;
+    }
+    if let Some(glob) = &f.key {
+        if !c.keys.iter().any(|k| crate::cmd::args::glob_match(glob, k, false)) {
+            return false;
+        }
+    }
+    if let Some(s) = &f.script {
+        if !c.script.is_some_and(|x| x.eq_ignore_ascii_case(s)) {
+            return false;
+        }
+    }
+    match &f.client {
+        Some(ClientMatch::Id(id)) => *id == c.conn,
+        Some(ClientMatch::Name(n)) => c.client_name == Some(n.as_bytes()),
+        None => true,
+    }
+}
+
+fn fires(rule: &mut Rule) -> bool {
+    let f = &rule.fault;
+    if rule.matched <= f.after {
+        return false;
+    }
+    if f.times.is_some_and(|t| rule.fired >= t) {
+        return false;
+    }
+    if (rule.matched - f.after - 1) % f.every != 0 {
+        return false;
+    }
+    if let Some((p, _)) = f.probability {
+        // xorshift64: small, seeded, the same sequence every run.
+        let mut x = rule.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        rule.rng = x;
+        return ((x >> 11) as f64 / (1u64 << 53) as f64) < p;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand<'a>(cmd: &'a str, keys: &'a [&'a [u8]]) -> Candidate<'a> {
+        Candidate { conn: 1, client_name: None, command: cmd, keys, script: None, args: &[] }
+    }
+
+    #[test]
+    fn times_every_after() {
+        let f = Faults::default();
+        f.add(Fault::on_command("get").reply_error("ERR x").after(1).every(2).times(2));
+        let fired: Vec<bool> = (0..8).map(|_| f.check(&cand("get", &[])).is_some()).collect();
+        assert_eq!(fired, [false, true, false, true, false, false, false, false]);
+        assert_eq!(f.log().len(), 2);
+    }
+
+    #[test]
+    fn key_glob_and_seeded_probability_are_repeatable() {
+        let run = || {
+            let f = Faults::default();
+            f.add(Fault::on_key("lock:*").close_after().probability(0.5, 42));
+            (0..64).map(|_| f.check(&cand("set", &[b"lock:1"])).is_some()).collect::<Vec<_>>()
+        };
+        let a = run();
+        assert_eq!(a, run());
+        assert!(a.iter().any(|&x| x) && a.iter().any(|&x| !x));
+        let f = Faults::default();
+        f.add(Fault::on_key("lock:*").close_after());
+        assert!(f.check(&cand("set", &[b"other"])).is_none());
     }
 }

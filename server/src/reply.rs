@@ -39,6 +39,8 @@ pub enum Reply {
     Verbatim(&'static str, Bytes),
     /// `>n` in RESP3 (pub/sub messages, invalidations), an array in RESP2.
     Push(Vec<Reply>),
+    /// `|n` attributes then the reply they annotate in RESP3; only the reply in RESP2.
+    Attribute(Vec<(Reply, Reply)>, Box<Reply>),
     /// Several replies sent back to back for one command (SUBSCRIBE a b c).
     Multi(Vec<Reply>),
     /// Nothing is sent: CLIENT REPLY OFF/SKIP, or a blocked command whose reply comes later.
@@ -139,6 +141,16 @@ impl Reply {
                 } else {
                     bulk(out, text);
                 }
+            }
+            Reply::Attribute(attrs, reply) => {
+                if resp3 {
+                    int_line(out, b'|', attrs.len() as i64);
+                    for (k, v) in attrs {
+                        k.encode(resp, out);
+                        v.encode(resp, out);
+                    }
+                }
+                reply.encode(resp, out);
             }
             Reply::Multi(items) => {
                 for item in items {

@@ -73,6 +73,10 @@ pub struct Session {
     pub outbox: VecDeque<Reply>,
     /// The connection must be closed after its pending output is written (QUIT, CLIENT KILL).
     pub close_requested: bool,
+    /// Set by a fault: hold this connection's replies back this long (see faults.rs).
+    pub fault_delay: Option<std::time::Duration>,
+    /// Set by a fault: send only this many bytes of the last reply, then close.
+    pub fault_truncate: Option<usize>,
 }
 
 impl Session {
@@ -102,6 +106,8 @@ impl Session {
             blocked: None,
             outbox: VecDeque::new(),
             close_requested: false,
+            fault_delay: None,
+            fault_truncate: None,
         }
     }
 

@@ -1,5 +1,117 @@
-//! The debug commands.
+//! DEBUG: the subcommands test suites use to steer a server.
 
-use super::table::Command;
+use super::args;
+use super::table::{flags::*, Command};
+use crate::db::Value;
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::reply::Reply;
 
-pub static COMMANDS: &[Command] = &[];
+fn unknown(sub: &[u8]) -> Reply {
+    Reply::err(format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
+        errors::clip(sub, 128)
+    ))
+}
+
+fn debug(e: &mut Engine, call: &mut Call) -> Reply {
+    let sub = args::lower(call.arg(1));
+    let argc = call.argc();
+    match (sub.as_str(), argc) {
+        ("set-active-expire", 3) => {
+            e.active_expire = call.arg(2) != b"0";
+            Reply::ok()
+        }
+        ("sleep", 3) => {
+            // Like Redis, this blocks the whole server: nobody is served meanwhile.
+            let secs = crate::numfmt::parse_f64(call.arg(2)).unwrap_or(0.0).max(0.0);
+            std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0)));
+            Reply::ok()
+        }
+        ("object", 3) => object(e, call),
+        ("reload", _) | ("jmap", 2) | ("change-repl-id", 2) => Reply::ok(),
+        ("set-disable-deny-scripts", 3) => {
+            e.disable_deny_scripts = call.arg(2) != b"0";
+            Reply::ok()
+        }
+        ("protocol", 3) => protocol(call),
+        ("help", 2) => Reply::Array(
+            [
+                "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "CHANGE-REPL-ID",
+                "JMAP",
+                "OBJECT <key>",
+                "PROTOCOL <type>",
+                "RELOAD",
+                "SET-ACTIVE-EXPIRE <0|1>",
+                "SET-DISABLE-DENY-SCRIPTS <0|1>",
+                "SLEEP <seconds>",
+                "HELP",
+            ]
+            .iter()
+            .map(|l| Reply::status(l))
+            .collect(),
+        ),
+        _ => unknown(call.arg(1)),
+    }
+}
+
+fn object(e: &mut Engine, call: &mut Call) -> Reply {
+    let now = e.now_ms;
+    let Some(entry) = e.db(call.db).peek(call.arg(2)) else {
+        return Reply::err(errors::NO_SUCH_KEY);
+    };
+    let (encoding, len) = match &entry.value {
+        Value::Str(s) => (
+            if crate::numfmt::parse_i64(s).is_some() && s.len() <= 20 {
+                "int"
+            } else if s.len() <= 44 {
+                "embstr"
+            } else {
+                "raw"
+            },
+            s.len(),
+        ),
+        Value::List(l) => ("quicklist", l.len()),
+        Value::Hash(h) => ("listpack", h.len()),
+        Value::Set(s) => ("hashtable", s.len()),
+        Value::ZSet(z) => ("listpack", z.len()),
+    };
+    let idle = (now - entry.last_access).max(0) / 1000;
+    Reply::Status(format!(
+        "Value at:0x7f0000000000 refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
+        encoding,
+        len + 1,
+        (entry.last_access / 1000) & 0xFFFFFF,
+        idle
+    ))
+}
+
+/// DEBUG PROTOCOL <type>: Redis's sample of each reply type.
+fn protocol(call: &Call) -> Reply {
+    match args::lower(call.arg(2)).as_str() {
+        "string" => Reply::bulk("Hello World"),
+        "integer" => Reply::Int(12345),
+        "double" => Reply::Double(3.141),
+        "bignum" => Reply::BigNumber("1234567999999999999999999999999999999".into()),
+        "null" => Reply::Nil,
+        "array" => Reply::Array((0..3).map(Reply::Int).collect()),
+        "set" => Reply::Set((0..3).map(Reply::Int).collect()),
+        "map" => Reply::Map((0..3).map(|i| (Reply::Int(i), Reply::Bool(i == 1))).collect()),
+        "attrib" => Reply::Attribute(
+            vec![(
+                Reply::bulk("key-popularity"),
+                Reply::Array(vec![Reply::bulk("key:123"), Reply::Int(90)]),
+            )],
+            Box::new(Reply::bulk("Some real reply following the attribute")),
+        ),
+        "push" if call.resp < 3 => Reply::err("ERR RESP2 is not supported by this command"),
+        "push" => Reply::Push(vec![Reply::bulk("server-cpu-usage"), Reply::Int(42)]),
+        "verbatim" => Reply::Verbatim("txt", bytes::Bytes::from_static(b"This is a verbatim\nstring")),
+        "true" => Reply::Bool(true),
+        "false" => Reply::Bool(false),
+        _ => Reply::err("ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false"),
+    }
+}
+
+pub static COMMANDS: &[Command] = &[Command::new("debug", -2, ADMIN | NOSCRIPT | LOADING | STALE, "server", debug)];

@@ -1,5 +1,209 @@
-//! The redlab commands.
+//! redlab's own commands: the clock and fault injection over the wire, so the standalone
+//! binary and tests in any language can control time and failures.
+//!
+//! REDLAB.CLOCK GET | SET <unix-ms> | ADVANCE <ms> | FREEZE | RESUME
+//! REDLAB.FAULT ADD [match ...] [trigger ...] <action> | LIST | DEL <id> | CLEAR | MARK | LOG
+//! (the ADD grammar is in `parse_fault`; README documents it).
 
-use super::table::Command;
+use std::time::Duration;
 
-pub static COMMANDS: &[Command] = &[];
+use super::args;
+use super::table::{flags::*, Command};
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::faults::Fault;
+use crate::reply::Reply;
+
+fn clock_get(e: &mut Engine, _: &mut Call) -> Reply {
+    Reply::Int(e.clock.now_ms())
+}
+
+fn clock_set(e: &mut Engine, call: &mut Call) -> Reply {
+    match args::int(call.arg(2)) {
+        Ok(ms) => {
+            e.clock.set_unix_ms(ms);
+            Reply::ok()
+        }
+        Err(r) => r,
+    }
+}
+
+fn clock_advance(e: &mut Engine, call: &mut Call) -> Reply {
+    match args::int(call.arg(2)) {
+        Ok(ms) if ms >= 0 => {
+            e.clock.advance(Duration::from_millis(ms as u64));
+            Reply::ok()
+        }
+        Ok(_) => Reply::err("ERR the clock only moves forward with ADVANCE; use SET to jump back"),
+        Err(r) => r,
+    }
+}
+
+fn clock_freeze(e: &mut Engine, _: &mut Call) -> Reply {
+    e.clock.freeze();
+    Reply::ok()
+}
+
+fn clock_resume(e: &mut Engine, _: &mut Call) -> Reply {
+    e.clock.resume();
+    Reply::ok()
+}
+
+/// Parses `REDLAB.FAULT ADD` arguments (from index 2).
+///
+/// Match: `COMMAND name`, `KEY glob`, `SCRIPT sha|function`, `CLIENT-NAME n`, `CLIENT-ID id`.
+/// Trigger: `TIMES n`, `EVERY n`, `AFTER n`, `PROBABILITY p SEED s`.
+/// Action (exactly one): `ERROR "text"`, `CLOSE-BEFORE`, `CLOSE-AFTER`, `DELAY-US us`,
+/// `DELAY ms`, `TRUNCATE bytes`, `STALL ms`, `FLUSH-SCRIPTS`, `ROLLBACK`.
+pub fn parse_fault(a: &[bytes::Bytes]) -> Result<Fault, Reply> {
+    let mut f = Fault::on_any();
+    let mut action = false;
+    let mut i = 0;
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let num = |b: &[u8]| -> Result<u64, Reply> {
+        match crate::numfmt::parse_i64(b) {
+            Some(n) if n >= 0 => Ok(n as u64),
+            _ => Err(Reply::err(errors::NOT_INTEGER)),
+        }
+    };
+    while i < a.len() {
+        let word = args::lower(&a[i]);
+        let val = a.get(i + 1);
+        let needs_val = !matches!(word.as_str(), "close-before" | "close-after" | "flush-scripts" | "rollback");
+        if needs_val && val.is_none() {
+            return Err(Reply::err(errors::SYNTAX));
+        }
+        let v = val.map(|b| &b[..]).unwrap_or(b"");
+        match word.as_str() {
+            "command" => f = f.command(&text(v)),
+            "key" => f = f.key(&text(v)),
+            "script" => f.script = Some(text(v)),
+            "client-name" => f = f.client_name(&text(v)),
+            "client-id" => f = f.client_id(num(v)?),
+            "times" => f = f.times(num(v)?),
+            "every" => f = f.every(num(v)?),
+            "after" => f = f.after(num(v)?),
+            "probability" => {
+                let p = crate::numfmt::parse_f64(v).ok_or_else(|| Reply::err(errors::NOT_FLOAT))?;
+                let seed = match (a.get(i + 2), a.get(i + 3)) {
+                    (Some(w), Some(s)) if args::is(w, "seed") => {
+                        i += 2;
+                        num(s)?
+                    }
+                    _ => 1,
+                };
+                f = f.probability(p, seed);
+            }
+            "error" => {
+                f = f.reply_error(&text(v));
+                action = true;
+            }
+            "delay" => {
+                f = f.delay(Duration::from_millis(num(v)?));
+                action = true;
+            }
+            "delay-us" => {
+                f = f.delay(Duration::from_micros(num(v)?));
+                action = true;
+            }
+            "truncate" => {
+                f = f.truncate_reply(num(v)? as usize);
+                action = true;
+            }
+            "stall" => {
+                f = f.stall(Duration::from_millis(num(v)?));
+                action = true;
+            }
+            "close-before" => {
+                f = f.close_before();
+                action = true;
+            }
+            "close-after" => {
+                f = f.close_after();
+                action = true;
+            }
+            "flush-scripts" => {
+                f = f.flush_scripts();
+                action = true;
+            }
+            "rollback" => {
+                f = f.rollback();
+                action = true;
+            }
+            _ => return Err(Reply::err(errors::SYNTAX)),
+        }
+        i += if needs_val { 2 } else { 1 };
+    }
+    if !action {
+        return Err(Reply::err("ERR REDLAB.FAULT ADD needs an action: ERROR, CLOSE-BEFORE, CLOSE-AFTER, DELAY, DELAY-US, TRUNCATE, STALL, FLUSH-SCRIPTS or ROLLBACK"));
+    }
+    Ok(f)
+}
+
+fn fault_add(e: &mut Engine, call: &mut Call) -> Reply {
+    match parse_fault(&call.args[2..]) {
+        Ok(f) => Reply::Int(e.faults.add(f) as i64),
+        Err(r) => r,
+    }
+}
+
+fn fault_list(e: &mut Engine, _: &mut Call) -> Reply {
+    Reply::Array(
+        e.faults
+            .list()
+            .into_iter()
+            .map(|(id, desc, fired)| Reply::bulk(format!("id={} fired={} {}", id, fired, desc)))
+            .collect(),
+    )
+}
+
+fn fault_del(e: &mut Engine, call: &mut Call) -> Reply {
+    match args::int(call.arg(2)) {
+        Ok(id) => Reply::Int(e.faults.remove(id as u64) as i64),
+        Err(r) => r,
+    }
+}
+
+fn fault_clear(e: &mut Engine, _: &mut Call) -> Reply {
+    e.faults.clear();
+    Reply::ok()
+}
+
+fn fault_mark(e: &mut Engine, _: &mut Call) -> Reply {
+    e.mark();
+    Reply::ok()
+}
+
+fn fault_log(e: &mut Engine, _: &mut Call) -> Reply {
+    Reply::Array(
+        e.faults
+            .log()
+            .into_iter()
+            .map(|f| Reply::bulk(format!("rule={} conn={} action={:?} command={}", f.rule, f.conn, f.action, f.command)))
+            .collect(),
+    )
+}
+
+fn container(_: &mut Engine, _: &mut Call) -> Reply {
+    Reply::err(errors::SYNTAX)
+}
+
+const CTL: u32 = ADMIN | NOSCRIPT | LOADING | STALE | ALLOW_BUSY | SKIP_MONITOR;
+
+pub static COMMANDS: &[Command] = &[
+    Command::new("redlab.clock", -2, CTL, "redlab", container).subcommands(&[
+        Command::new("get", 2, CTL, "redlab", clock_get),
+        Command::new("set", 3, CTL, "redlab", clock_set),
+        Command::new("advance", 3, CTL, "redlab", clock_advance),
+        Command::new("freeze", 2, CTL, "redlab", clock_freeze),
+        Command::new("resume", 2, CTL, "redlab", clock_resume),
+    ]),
+    Command::new("redlab.fault", -2, CTL, "redlab", container).subcommands(&[
+        Command::new("add", -3, CTL, "redlab", fault_add),
+        Command::new("list", 2, CTL, "redlab", fault_list),
+        Command::new("del", 3, CTL, "redlab", fault_del),
+        Command::new("clear", 2, CTL, "redlab", fault_clear),
+        Command::new("mark", 2, CTL, "redlab", fault_mark),
+        Command::new("log", 2, CTL, "redlab", fault_log),
+    ]),
+];

@@ -7,6 +7,7 @@
 //! `Notify`.
 
 use std::rc::Rc;
+use std::time::Duration;
 
 use super::io::{ConnIo, ConnState};
 use super::parser::Parsed;
@@ -20,13 +21,19 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
     let conn = shared.engine.borrow_mut().connect_from(&addr, &laddr);
     shared.attach(conn, io.clone());
     loop {
-        let close = {
+        let (close, delay) = {
             let mut st = io.state.borrow_mut();
             if !st.closing && !io.read_available(&mut st) {
                 st.closing = true;
             }
-            handle_batch(&shared, conn, &mut st) || st.closing
+            let (close, delay) = handle_batch(&shared, conn, &mut st);
+            (close || st.closing, delay)
         };
+        if let Some(d) = delay {
+            // An injected network delay: the whole batch's replies travel together, so a
+            // pipeline pays it once, as on a real network.
+            tokio::time::sleep(d).await;
+        }
         if io.flush().await.is_err() || close {
             break;
         }
@@ -40,11 +47,12 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
     shared.registry.remove(io_id);
 }
 
-/// Runs every complete request in the read buffer; returns true when the connection must
-/// close once its output is written.
-fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> bool {
+/// Runs every complete request in the read buffer; returns whether the connection must
+/// close once its output is written, and how long an injected delay holds the replies.
+fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Option<Duration>) {
     let mut engine = shared.engine.borrow_mut();
     let mut close = false;
+    let mut delay: Option<Duration> = None;
     drain_output(&mut engine, conn, st);
     while !engine.is_blocked(conn) && !engine.should_close(conn) {
         let max_bulk = engine.config().proto_max_bulk_len;
@@ -53,7 +61,17 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> bool {
             Ok(Parsed::Command(args)) => {
                 let reply = engine.execute_args(conn, args);
                 drain_output(&mut engine, conn, st);
-                reply.encode(engine.resp(conn), &mut st.wbuf);
+                if let Some(d) = engine.take_fault_delay(conn) {
+                    delay = Some(delay.map_or(d, |x| x.max(d)));
+                }
+                match engine.take_fault_truncate(conn) {
+                    Some(n) => {
+                        let mut full = bytes::BytesMut::new();
+                        reply.encode(engine.resp(conn), &mut full);
+                        st.wbuf.extend_from_slice(&full[..n.min(full.len())]);
+                    }
+                    None => reply.encode(engine.resp(conn), &mut st.wbuf),
+                }
             }
             Ok(Parsed::Empty) => {}
             Ok(Parsed::Incomplete) => break,
@@ -75,7 +93,7 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> bool {
             shared.wake(c);
         }
     }
-    close
+    (close, delay)
 }
 
 fn drain_output(engine: &mut crate::Engine, conn: ConnId, st: &mut ConnState) {
