@@ -7,6 +7,7 @@
 //! # let _ = url;
 //! ```
 
+pub use redlab_server::faults::{Fault, FaultAction, Faults, Fired};
 pub use redlab_server::{clock, config, reply, Clock, Config, ConnId, Engine, Reply, Server, ServerBuilder};
 
 /// The client crate: connections, scripts and the tested patterns.

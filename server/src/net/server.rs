@@ -182,6 +182,23 @@ impl Server {
         &self.faults
     }
 
+    /// Marks the point a later `Fault::rollback()` returns the dataset to (a failover to a
+    /// replica that has every write up to here and none after). Runs REDLAB.FAULT MARK on a
+    /// private connection, so the mark falls exactly between two commands.
+    pub fn mark(&self) {
+        self.control(b"*2\r\n$12\r\nREDLAB.FAULT\r\n$4\r\nMARK\r\n");
+    }
+
+    /// Sends one request on a short-lived control connection and waits for its one-line reply.
+    fn control(&self, request: &[u8]) -> String {
+        use std::io::{BufRead, BufReader, Write};
+        let mut stream = std::net::TcpStream::connect(self.addr).expect("redlab: control connection");
+        stream.write_all(request).expect("redlab: control request");
+        let mut line = String::new();
+        BufReader::new(stream).read_line(&mut line).expect("redlab: control reply");
+        line.trim_end().to_string()
+    }
+
     /// Whether the server thread is still running (false after a client ran SHUTDOWN).
     pub fn is_running(&self) -> bool {
         self.thread.as_ref().is_some_and(|t| !t.is_finished())
