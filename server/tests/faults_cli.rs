@@ -1,0 +1,122 @@
+//! Every fault and the clock, driven from redis-cli against the standalone binary: what a
+//! test suite in any language does.
+
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Standalone {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Standalone {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start() -> Standalone {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = Command::new(env!("CARGO_BIN_EXE_redlab-server"))
+        .args(["--port", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn redlab-server");
+    let t = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(t.elapsed() < Duration::from_secs(10), "redlab-server did not start");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Standalone { child, port }
+}
+
+fn redis_cli() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    let found = std::env::split_paths(&path).map(|d| d.join("redis-cli")).find(|p| p.is_file());
+    if found.is_none() {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("redis-cli is not installed and CI=true");
+        }
+        eprintln!("\n!!!! redis-cli not installed: fault CLI tests SKIPPED !!!!\n");
+    }
+    found
+}
+
+/// Runs redis-cli with these arguments; returns (stdout, success).
+fn cli(port: u16, args: &[&str]) -> (String, bool) {
+    let out = Command::new(redis_cli().unwrap()).args(["-p", &port.to_string()]).args(args).output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (text.trim().to_string(), out.status.success())
+}
+
+#[test]
+fn every_fault_from_redis_cli() {
+    if redis_cli().is_none() {
+        return;
+    }
+    let s = start();
+    let p = s.port;
+
+    // The clock.
+    assert_eq!(cli(p, &["REDLAB.CLOCK", "FREEZE"]).0, "OK");
+    assert_eq!(cli(p, &["REDLAB.CLOCK", "SET", "1700000000000"]).0, "OK");
+    assert_eq!(cli(p, &["SET", "lease", "a", "PX", "1000"]).0, "OK");
+    assert_eq!(cli(p, &["REDLAB.CLOCK", "ADVANCE", "1000"]).0, "OK");
+    assert_eq!(cli(p, &["EXISTS", "lease"]).0, "0");
+    assert_eq!(cli(p, &["TIME"]).0, "1700000001\n0");
+
+    // An error instead of the command.
+    assert_eq!(cli(p, &["REDLAB.FAULT", "ADD", "COMMAND", "GET", "TIMES", "1", "ERROR", "LOADING Redis is loading the dataset in memory"]).0, "1");
+    assert_eq!(cli(p, &["GET", "k"]).0, "LOADING Redis is loading the dataset in memory");
+    assert_eq!(cli(p, &["GET", "k"]).0, "");
+
+    // Close before: the write is lost.
+    cli(p, &["REDLAB.FAULT", "ADD", "KEY", "before*", "TIMES", "1", "CLOSE-BEFORE"]);
+    assert!(cli(p, &["SET", "before", "1"]).0.contains("closed"));
+    assert_eq!(cli(p, &["EXISTS", "before"]).0, "0");
+
+    // Close after: the write happened, the client never heard.
+    cli(p, &["REDLAB.FAULT", "ADD", "KEY", "after*", "TIMES", "1", "CLOSE-AFTER"]);
+    assert!(cli(p, &["SET", "after", "1"]).0.contains("closed"));
+    assert_eq!(cli(p, &["GET", "after"]).0, "1");
+
+    // Delay: the reply still arrives.
+    cli(p, &["REDLAB.FAULT", "ADD", "COMMAND", "ECHO", "TIMES", "1", "DELAY", "50"]);
+    assert_eq!(cli(p, &["ECHO", "late"]).0, "late");
+
+    // Truncated reply.
+    cli(p, &["SET", "big", "0123456789"]);
+    cli(p, &["REDLAB.FAULT", "ADD", "KEY", "big", "COMMAND", "GET", "TIMES", "1", "TRUNCATE", "5"]);
+    let (out, _) = cli(p, &["GET", "big"]);
+    assert!(!out.contains("0123456789"), "{out}");
+
+    // Stall with a frozen clock: time moves by the stall, the lease runs out.
+    assert_eq!(cli(p, &["SET", "lock", "holder", "PX", "1000"]).0, "OK");
+    cli(p, &["REDLAB.FAULT", "ADD", "COMMAND", "PEXPIRE", "TIMES", "1", "STALL", "1200"]);
+    assert_eq!(cli(p, &["PEXPIRE", "lock", "1000"]).0, "0");
+
+    // Script cache flush: EVALSHA gets NOSCRIPT.
+    let (sha, _) = cli(p, &["SCRIPT", "LOAD", "return 1"]);
+    cli(p, &["REDLAB.FAULT", "ADD", "COMMAND", "EVALSHA", "TIMES", "1", "FLUSH-SCRIPTS"]);
+    assert!(cli(p, &["EVALSHA", &sha, "0"]).0.starts_with("NOSCRIPT"));
+
+    // Rollback to a mark: the writes after it are lost.
+    cli(p, &["SET", "a", "1"]);
+    assert_eq!(cli(p, &["REDLAB.FAULT", "MARK"]).0, "OK");
+    cli(p, &["SET", "a", "2"]);
+    cli(p, &["SET", "b", "2"]);
+    cli(p, &["REDLAB.FAULT", "ADD", "COMMAND", "MGET", "TIMES", "1", "ROLLBACK"]);
+    assert_eq!(cli(p, &["MGET", "a", "b"]).0, "1\n");
+
+    // Listing, logging, removing.
+    let (list, _) = cli(p, &["REDLAB.FAULT", "LIST"]);
+    assert!(list.contains("action=rollback"), "{list}");
+    let (log, _) = cli(p, &["REDLAB.FAULT", "LOG"]);
+    assert!(log.contains("command=MGET a b"), "{log}");
+    assert_eq!(cli(p, &["REDLAB.FAULT", "CLEAR"]).0, "OK");
+    assert_eq!(cli(p, &["REDLAB.FAULT", "LIST"]).0, "");
+}
