@@ -1,6 +1,26 @@
-//! redlab-client: connections to redlab or to real Redis, scripts with NOSCRIPT fallback,
-//! and the tested patterns.
+//! redlab-client: connections to redlab or to real Redis, scripts with the NOSCRIPT
+//! fallback, and the tested patterns (lock, limiters, monotonic max, versioned write).
+//!
+//! The same code runs against three targets: redlab in-process (`InProcess`), redlab over
+//! TCP, and a real redis-server (`Connection::tcp`, `RealRedis`).
 
+pub mod codec;
+pub mod connection;
+pub mod error;
+pub mod inprocess;
+pub mod patterns;
 pub mod real_redis;
+pub mod script;
+pub mod tcp;
+pub mod value;
 
+pub use connection::{Connection, Pipeline, Transport};
+pub use error::{Error, Result};
+pub use inprocess::InProcess;
+pub use patterns::limiter::{Decision, FixedWindow, SlidingLog, TokenBucket};
+pub use patterns::lock::{Acquire, Guard, Lock, Watchdog, WatchdogEnd};
+pub use patterns::max::MonotonicMax;
+pub use patterns::versioned::{VersionedHash, Write};
 pub use real_redis::{RealRedis, RealRedisError};
+pub use script::Script;
+pub use value::Value;

@@ -1,0 +1,82 @@
+//! `Connection`: one logical connection to a Redis-compatible server, over TCP (redlab or
+//! real Redis) or in-process (an engine with no socket), with the same API either way, so
+//! the same test code runs against all of them.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::value::Value;
+
+/// A boxed, sendable future; the transports are used from any tokio runtime flavour.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Moves commands to a server and replies back, in order, one batch at a time.
+pub trait Transport: Send + Sync {
+    /// Sends every command of the batch, then reads one reply per command. Error replies
+    /// come back as `Value::Error`; `Err` means the connection failed.
+    fn exchange<'a>(&'a self, commands: Vec<Vec<Vec<u8>>>) -> BoxFuture<'a, Result<Vec<Value>>>;
+}
+
+/// A connection; cheap to clone (clones share it, and their batches never interleave).
+#[derive(Clone)]
+pub struct Connection {
+    transport: Arc<dyn Transport>,
+}
+
+/// Turns anything byte-like into a command argument.
+pub fn arg(a: impl AsRef<[u8]>) -> Vec<u8> {
+    a.as_ref().to_vec()
+}
+
+impl Connection {
+    pub fn new(transport: Arc<dyn Transport>) -> Connection {
+        Connection { transport }
+    }
+
+    /// Connects over TCP to `host:port` (RESP2).
+    pub async fn tcp(addr: impl tokio::net::ToSocketAddrs) -> Result<Connection> {
+        Ok(Connection::new(Arc::new(crate::tcp::TcpTransport::connect(addr).await?)))
+    }
+
+    /// Runs one command; an error reply becomes `Err(Error::Redis)`.
+    pub async fn cmd<A: AsRef<[u8]>>(&self, args: &[A]) -> Result<Value> {
+        let command: Vec<Vec<u8>> = args.iter().map(arg).collect();
+        let mut replies = self.transport.exchange(vec![command]).await?;
+        replies.pop().ok_or_else(|| Error::Protocol("no reply".into()))?.into_result()
+    }
+
+    /// Runs a batch in one round trip; each reply is returned as is (errors included).
+    pub async fn pipeline(&self, pipeline: &Pipeline) -> Result<Vec<Value>> {
+        if pipeline.commands.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.transport.exchange(pipeline.commands.clone()).await
+    }
+}
+
+/// Commands sent together and answered together.
+#[derive(Clone, Debug, Default)]
+pub struct Pipeline {
+    commands: Vec<Vec<Vec<u8>>>,
+}
+
+impl Pipeline {
+    pub fn new() -> Pipeline {
+        Pipeline::default()
+    }
+
+    pub fn cmd<A: AsRef<[u8]>>(&mut self, args: &[A]) -> &mut Pipeline {
+        self.commands.push(args.iter().map(arg).collect());
+        self
+    }
+
+    pub fn len(&self) -> usize {
+        self.commands.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.commands.is_empty()
+    }
+}
