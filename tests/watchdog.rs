@@ -1,0 +1,47 @@
+//! The lock watchdog under redlab's manual clock: it keeps a lease alive across many TTLs
+//! while the holder works, and reports the loss when a stall outlasts the lease.
+
+use std::time::Duration;
+
+use redlab::{Clock, Fault, Server};
+use redlab_client::{Acquire, Connection, Lock, Script, WatchdogEnd};
+
+const TTL: Duration = Duration::from_millis(300);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watchdog_keeps_the_lease_for_ten_ttls() {
+    let clock = Clock::manual(1_700_000_000_000);
+    let server = Server::builder().clock(clock.clone()).start();
+    let conn = Connection::tcp(server.addr()).await.unwrap();
+    let lock = Lock::new(conn.clone(), "lock:work", TTL);
+    let Acquire::Acquired(guard) = lock.try_acquire().await.unwrap() else { panic!("acquire") };
+    let dog = lock.watchdog(&guard);
+    // The holder works for 10 TTLs of server time; the watchdog renews every TTL/3 of real
+    // time, and server time moves by TTL/3 per step, so no step outlives the lease.
+    for _ in 0..30 {
+        tokio::time::sleep(TTL / 3).await;
+        clock.advance(TTL / 3);
+        assert!(!dog.is_lost(), "the watchdog lost a lock it should have kept");
+    }
+    let owner = conn.cmd(&["GET", "lock:work"]).await.unwrap();
+    assert_eq!(owner.as_str(), Some(guard.token.as_str()), "still the owner after 10 TTLs");
+    assert!(lock.release(&guard).await.unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watchdog_reports_the_loss_when_a_stall_outlasts_the_lease() {
+    let clock = Clock::manual(1_700_000_000_000);
+    let server = Server::builder().clock(clock.clone()).start();
+    let conn = Connection::tcp(server.addr()).await.unwrap();
+    let lock = Lock::new(conn.clone(), "lock:work", TTL);
+    let Acquire::Acquired(guard) = lock.try_acquire().await.unwrap() else { panic!("acquire") };
+    // The next renewal finds the server stalled for 1.5 TTL: the lease runs out first.
+    let renew_sha = Script::new(include_str!("../scripts/lock_renew.lua")).sha().to_string();
+    server.faults().add(Fault::on_script(&renew_sha).stall(TTL * 3 / 2).times(1));
+    let mut dog = lock.watchdog(&guard);
+    let end = tokio::time::timeout(Duration::from_secs(10), dog.lost()).await.expect("the watchdog reports");
+    assert_eq!(end, WatchdogEnd::Lost);
+    assert_eq!(server.faults().log().len(), 1, "the stall fired once");
+    let owner = conn.cmd(&["EXISTS", "lock:work"]).await.unwrap();
+    assert_eq!(owner.as_int(), Some(0), "the lease ran out");
+}
