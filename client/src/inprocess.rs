@@ -55,7 +55,29 @@ impl InProcess {
         let (tx, rx) = oneshot::channel();
         let _ = self.tx.send(Request::Connect(tx));
         let conn = rx.await.expect("redlab: the in-process engine stopped");
-        Connection::new(std::sync::Arc::new(InProcessTransport { tx: std::sync::Mutex::new(self.tx.clone()), conn }))
+        Connection::new(std::sync::Arc::new(self.raw_connect(conn)))
+    }
+
+    /// Opens a connection that exchanges raw RESP bytes (for adapters that decode replies
+    /// themselves, such as the redis-rs one).
+    pub(crate) async fn connect_raw(&self) -> RawConnection {
+        let (tx, rx) = oneshot::channel();
+        let _ = self.tx.send(Request::Connect(tx));
+        let conn = rx.await.expect("redlab: the in-process engine stopped");
+        RawConnection(self.raw_connect(conn))
+    }
+
+    fn raw_connect(&self, conn: ConnId) -> InProcessTransport {
+        InProcessTransport { tx: std::sync::Mutex::new(self.tx.clone()), conn }
+    }
+}
+
+/// An in-process connection answering with raw RESP bytes.
+pub(crate) struct RawConnection(InProcessTransport);
+
+impl RawConnection {
+    pub(crate) async fn exchange(&self, commands: Vec<Vec<Vec<u8>>>) -> Result<Vec<u8>> {
+        self.0.exchange_raw(commands).await
     }
 }
 
@@ -72,17 +94,23 @@ impl Drop for InProcessTransport {
     }
 }
 
+impl InProcessTransport {
+    async fn exchange_raw(&self, commands: Vec<Vec<Vec<u8>>>) -> Result<Vec<u8>> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .lock()
+            .map_err(|_| Error::Connection("in-process engine poisoned".into()))?
+            .send(Request::Batch(self.conn, commands, tx))
+            .map_err(|_| Error::Connection("in-process engine stopped".into()))?;
+        rx.await.map_err(|_| Error::Connection("connection closed".into()))
+    }
+}
+
 impl Transport for InProcessTransport {
     fn exchange<'a>(&'a self, commands: Vec<Vec<Vec<u8>>>) -> BoxFuture<'a, Result<Vec<Value>>> {
         Box::pin(async move {
             let n = commands.len();
-            let (tx, rx) = oneshot::channel();
-            self.tx
-                .lock()
-                .map_err(|_| Error::Connection("in-process engine poisoned".into()))?
-                .send(Request::Batch(self.conn, commands, tx))
-                .map_err(|_| Error::Connection("in-process engine stopped".into()))?;
-            let bytes = rx.await.map_err(|_| Error::Connection("connection closed".into()))?;
+            let bytes = self.exchange_raw(commands).await?;
             let mut buf = BytesMut::from(&bytes[..]);
             let mut replies = Vec::with_capacity(n);
             while replies.len() < n {

@@ -10,6 +10,8 @@ pub mod error;
 pub mod inprocess;
 pub mod patterns;
 pub mod real_redis;
+#[cfg(feature = "redis-rs")]
+pub mod redis_rs;
 pub mod script;
 pub mod tcp;
 pub mod value;

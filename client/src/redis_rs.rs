@@ -1,0 +1,145 @@
+//! Feature `redis-rs`: run code written against redis-rs's `ConnectionLike` (sync) and
+//! `aio::ConnectionLike` (async) on an in-process redlab engine, with no socket.
+//!
+//! redis-rs hands a connection packed RESP commands; the adapter parses them with redlab's
+//! own request parser, runs them on the engine and parses the RESP reply bytes with
+//! redis-rs's parser, so the values are exactly what a TCP connection would produce.
+
+use std::io::Cursor;
+
+use bytes::{Bytes, BytesMut};
+use redis::{RedisResult, Value};
+use redlab_server::net::parser::{Parsed, RequestParser};
+use redlab_server::{Config, ConnId, Engine};
+
+use crate::inprocess::{InProcess, RawConnection};
+
+fn split_commands(packed: &[u8]) -> RedisResult<Vec<Vec<Bytes>>> {
+    let mut parser = RequestParser::new();
+    let mut buf = BytesMut::from(packed);
+    let mut out = Vec::new();
+    loop {
+        match parser.next(&mut buf, u64::MAX, true) {
+            Ok(Parsed::Command(args)) => out.push(args),
+            Ok(Parsed::Empty) => {}
+            Ok(Parsed::Incomplete) => return Ok(out),
+            Err(e) => return Err(redis::RedisError::from((redis::ErrorKind::Client, "bad packed command", e.0))),
+        }
+    }
+}
+
+fn parse_values(bytes: &[u8], count: usize) -> RedisResult<Vec<Value>> {
+    let mut parser = redis::Parser::new();
+    let mut cursor = Cursor::new(bytes);
+    (0..count).map(|_| parser.parse_value(&mut cursor)).collect()
+}
+
+/// Picks `count` replies after `offset`; an error among the skipped ones (a MULTI's queued
+/// replies) fails the whole call, as a real connection does.
+fn select(values: Vec<Value>, offset: usize, count: usize) -> RedisResult<Vec<Value>> {
+    let mut out = Vec::with_capacity(count);
+    for (i, v) in values.into_iter().enumerate() {
+        if i < offset {
+            v.extract_error()?;
+        } else if out.len() < count {
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
+/// A synchronous redis-rs connection that owns an engine: every call runs in the caller's
+/// thread.
+pub struct EngineConnection {
+    engine: Engine,
+    conn: ConnId,
+}
+
+impl EngineConnection {
+    pub fn new(config: Config) -> EngineConnection {
+        let mut engine = Engine::new(config);
+        let conn = engine.connect();
+        EngineConnection { engine, conn }
+    }
+
+    /// The engine, to inspect state or move its clock between calls.
+    pub fn engine(&mut self) -> &mut Engine {
+        &mut self.engine
+    }
+
+    fn run(&mut self, packed: &[u8]) -> RedisResult<(Vec<u8>, usize)> {
+        let commands = split_commands(packed)?;
+        let n = commands.len();
+        let mut out = BytesMut::new();
+        for args in commands {
+            let reply = self.engine.execute_args(self.conn, args);
+            reply.encode(self.engine.resp(self.conn), &mut out);
+        }
+        Ok((out.to_vec(), n))
+    }
+}
+
+impl redis::ConnectionLike for EngineConnection {
+    fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
+        let (bytes, _) = self.run(cmd)?;
+        let mut values = parse_values(&bytes, 1)?;
+        values.remove(0).extract_error()
+    }
+
+    fn req_packed_commands(&mut self, cmd: &[u8], offset: usize, count: usize) -> RedisResult<Vec<Value>> {
+        let (bytes, n) = self.run(cmd)?;
+        select(parse_values(&bytes, n)?, offset, count)
+    }
+
+    fn get_db(&self) -> i64 {
+        0
+    }
+
+    fn check_connection(&mut self) -> bool {
+        true
+    }
+
+    fn is_open(&self) -> bool {
+        true
+    }
+}
+
+/// An async redis-rs connection to an `InProcess` engine.
+pub struct AsyncEngineConnection {
+    raw: RawConnection,
+}
+
+impl AsyncEngineConnection {
+    pub async fn new(engine: &InProcess) -> AsyncEngineConnection {
+        AsyncEngineConnection { raw: engine.connect_raw().await }
+    }
+
+    async fn run(&self, packed: &[u8]) -> RedisResult<Vec<Value>> {
+        let commands: Vec<Vec<Vec<u8>>> =
+            split_commands(packed)?.into_iter().map(|c| c.into_iter().map(|a| a.to_vec()).collect()).collect();
+        let n = commands.len();
+        let bytes = self
+            .raw
+            .exchange(commands)
+            .await
+            .map_err(|e| redis::RedisError::from((redis::ErrorKind::Io, "in-process engine", e.to_string())))?;
+        parse_values(&bytes, n)
+    }
+}
+
+impl redis::aio::ConnectionLike for AsyncEngineConnection {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a redis::Cmd) -> redis::RedisFuture<'a, Value> {
+        Box::pin(async move {
+            let mut values = self.run(&cmd.get_packed_command()).await?;
+            values.remove(0).extract_error()
+        })
+    }
+
+    fn req_packed_commands<'a>(&'a mut self, pipeline: &'a redis::Pipeline, offset: usize, count: usize) -> redis::RedisFuture<'a, Vec<Value>> {
+        Box::pin(async move { select(self.run(&pipeline.get_packed_pipeline()).await?, offset, count) })
+    }
+
+    fn get_db(&self) -> i64 {
+        0
+    }
+}
