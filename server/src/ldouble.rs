@@ -84,7 +84,7 @@ impl LongDouble {
 
     /// The correctly rounded sum. Infinite operands give an infinite (or NaN) result, which
     /// callers refuse anyway, so they are reported as `None`.
-    pub fn add(self, other: LongDouble) -> Option<LongDouble> {
+    pub fn checked_add(self, other: LongDouble) -> Option<LongDouble> {
         let (LongDouble::Finite { neg: an, mant: am, exp: ae }, LongDouble::Finite { neg: bn, mant: bm, exp: be }) =
             (self, other)
         else {
@@ -165,7 +165,7 @@ impl LongDouble {
 pub fn incr_by_float(current: &[u8], incr: &[u8]) -> Result<String, IncrFloatError> {
     let value = LongDouble::parse(current).ok_or(IncrFloatError::NotAFloat)?;
     let incr = LongDouble::parse(incr).ok_or(IncrFloatError::NotAFloat)?;
-    let sum = value.add(incr).ok_or(IncrFloatError::NanOrInfinity)?;
+    let sum = value.checked_add(incr).ok_or(IncrFloatError::NanOrInfinity)?;
     Ok(sum.to_human())
 }
 

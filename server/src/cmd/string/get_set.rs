@@ -29,10 +29,10 @@ enum ExpireKind {
 /// Redis 8.4's compare-and-set conditions.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Cond {
-    IfEq,
-    IfNe,
-    IfDeq,
-    IfDne,
+    Eq,
+    Ne,
+    DigestEq,
+    DigestNe,
 }
 
 #[derive(Default)]
@@ -93,7 +93,7 @@ fn expire_option(opt: &[u8]) -> Option<ExpireKind> {
 }
 
 fn cond_option(opt: &[u8]) -> Option<Cond> {
-    [("ifeq", Cond::IfEq), ("ifne", Cond::IfNe), ("ifdeq", Cond::IfDeq), ("ifdne", Cond::IfDne)]
+    [("ifeq", Cond::Eq), ("ifne", Cond::Ne), ("ifdeq", Cond::DigestEq), ("ifdne", Cond::DigestNe)]
         .into_iter()
         .find(|(name, _)| args::is(opt, name))
         .map(|(_, c)| c)
@@ -142,10 +142,10 @@ fn set_generic(e: &mut Engine, db: usize, key: &[u8], val: &[u8], o: &Opts, cmd:
         Some((c, arg)) => {
             let cur = old.as_deref();
             match c {
-                Cond::IfEq => cur == Some(arg),
-                Cond::IfNe => cur != Some(arg),
-                Cond::IfDeq => cur.is_some_and(|v| digest_hex(v).as_bytes().eq_ignore_ascii_case(arg)),
-                Cond::IfDne => cur.is_none_or(|v| !digest_hex(v).as_bytes().eq_ignore_ascii_case(arg)),
+                Cond::Eq => cur == Some(arg),
+                Cond::Ne => cur != Some(arg),
+                Cond::DigestEq => cur.is_some_and(|v| digest_hex(v).as_bytes().eq_ignore_ascii_case(arg)),
+                Cond::DigestNe => cur.is_none_or(|v| !digest_hex(v).as_bytes().eq_ignore_ascii_case(arg)),
             }
         }
     };
@@ -290,7 +290,7 @@ fn mset_all(e: &mut Engine, call: &Call) {
 }
 
 pub(super) fn mset(e: &mut Engine, call: &mut Call) -> Reply {
-    if call.argc() % 2 == 0 {
+    if call.argc().is_multiple_of(2) {
         return Reply::err(errors::wrong_arity("mset"));
     }
     mset_all(e, call);
@@ -298,7 +298,7 @@ pub(super) fn mset(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 pub(super) fn msetnx(e: &mut Engine, call: &mut Call) -> Reply {
-    if call.argc() % 2 == 0 {
+    if call.argc().is_multiple_of(2) {
         return Reply::err(errors::wrong_arity("msetnx"));
     }
     let db = e.db(call.db);
@@ -327,10 +327,10 @@ pub(super) fn delex(e: &mut Engine, call: &mut Call) -> Reply {
             Err(r) => return r,
             Ok(None) => false,
             Ok(Some(v)) => match c {
-                Cond::IfEq => v[..] == *arg,
-                Cond::IfNe => v[..] != *arg,
-                Cond::IfDeq => digest_hex(v).as_bytes().eq_ignore_ascii_case(arg),
-                Cond::IfDne => !digest_hex(v).as_bytes().eq_ignore_ascii_case(arg),
+                Cond::Eq => v[..] == *arg,
+                Cond::Ne => v[..] != *arg,
+                Cond::DigestEq => digest_hex(v).as_bytes().eq_ignore_ascii_case(arg),
+                Cond::DigestNe => !digest_hex(v).as_bytes().eq_ignore_ascii_case(arg),
             },
         },
     };
