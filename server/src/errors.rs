@@ -72,3 +72,22 @@ pub fn clip(b: &[u8], max: usize) -> String {
         .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
         .collect()
 }
+
+// ---- strings ----
+pub const DECREMENT_OVERFLOW: &str = "ERR decrement would overflow";
+pub const LCS_NOT_STRINGS: &str = "ERR The specified keys must contain string values";
+pub const LCS_IDX_AND_LEN: &str = "ERR If you want both the length and indexes, please just use IDX.";
+pub const LCS_TOO_LONG: &str = "ERR String too long for LCS";
+pub const LCS_TOO_MUCH_MEMORY: &str = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
+
+/// `ERR invalid expire time in '<cmd>' command`, for SET, SETEX, PSETEX and GETEX.
+pub fn invalid_expire(cmd: &str) -> String {
+    format!("ERR invalid expire time in '{}' command", cmd)
+}
+
+// ---- bitmap ----
+pub const BITPOS_BIT: &str = "ERR The bit argument must be 1 or 0.";
+pub const BITOP_NOT_ONE_KEY: &str = "ERR BITOP NOT must be called with a single source key.";
+pub const BITFIELD_TYPE: &str = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
+pub const BITFIELD_OVERFLOW: &str = "ERR Invalid OVERFLOW type specified";
+pub const BITFIELD_RO_GET_ONLY: &str = "ERR BITFIELD_RO only supports the GET subcommand";

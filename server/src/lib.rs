@@ -13,6 +13,7 @@ pub mod db;
 pub mod engine;
 pub mod errors;
 pub mod faults;
+pub mod ldouble;
 pub mod lua;
 pub mod net;
 pub mod notify;

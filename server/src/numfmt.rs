@@ -34,15 +34,10 @@ pub fn format_double(d: f64) -> String {
     format_g(d, 17)
 }
 
-/// How INCRBYFLOAT and HINCRBYFLOAT print their result: plain decimal, no exponent, no
-/// trailing zeros. Redis computes in `long double`; the shortest round-trip form of the f64
-/// result is what that prints for every value a test is likely to use.
+/// How INCRBYFLOAT and HINCRBYFLOAT print their result: Redis's `%.17Lf` of a `long double`,
+/// trailing zeros removed (see `ldouble`, which also does the arithmetic as Redis does).
 pub fn format_human_float(d: f64) -> String {
-    if d == 0.0 {
-        return "0".into();
-    }
-    let s = format!("{}", d);
-    s
+    crate::ldouble::LongDouble::from_f64(d).to_human()
 }
 
 fn strip_fraction_zeros(s: &str) -> &str {

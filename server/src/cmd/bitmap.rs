@@ -1,5 +1,0 @@
-//! The bitmap commands.
-
-use super::table::Command;
-
-pub static COMMANDS: &[Command] = &[];

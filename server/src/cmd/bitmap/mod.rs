@@ -1,0 +1,334 @@
+//! Bitmap commands: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD and BITFIELD_RO.
+//!
+//! A bitmap is a string; bit 0 is the most significant bit of the first byte. Offsets are
+//! limited to proto-max-bulk-len bytes, and an offset past it is refused before anything is
+//! allocated.
+
+mod bitfield;
+
+#[cfg(test)]
+mod tests;
+
+use super::table::{flags::*, Command};
+use crate::cmd::args;
+use crate::cmd::string::{lookup_str, lookup_str_mut, wrongtype};
+use crate::db::Value;
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::notify;
+use crate::numfmt;
+use crate::reply::Reply;
+
+/// Redis's `getBitOffsetFromArgument`: a bit offset, or with `#n` (BITFIELD only) n times
+/// the field width.
+pub(crate) fn bit_offset(e: &Engine, arg: &[u8], hash_ok: bool, bits: u32) -> Result<u64, Reply> {
+    let err = || Reply::err(errors::BIT_OFFSET);
+    let use_hash = hash_ok && bits > 0 && arg.first() == Some(&b'#');
+    let digits = if use_hash { &arg[1..] } else { arg };
+    let mut n = numfmt::parse_i64(digits).ok_or_else(err)?;
+    if use_hash {
+        n = n.wrapping_mul(bits as i64);
+    }
+    if n < 0 || (n as u64 >> 3) >= e.config.proto_max_bulk_len {
+        return Err(err());
+    }
+    Ok(n as u64)
+}
+
+/// Redis's `lookupStringForBitCommand`: the string at `key`, created or zero-extended so
+/// that bit `max_bit` exists. Also says whether it had to create or grow it.
+pub(crate) fn string_for_bit_write<'a>(
+    e: &'a mut Engine,
+    db: usize,
+    key: &[u8],
+    max_bit: u64,
+) -> Result<(&'a mut Vec<u8>, bool), Reply> {
+    let need = (max_bit >> 3) as usize + 1;
+    let exists = lookup_str(e, db, key)?.is_some();
+    if !exists {
+        e.db(db).set(key, Value::Str(vec![0u8; need]));
+    }
+    let s = lookup_str_mut(e, db, key)?.ok_or_else(wrongtype)?;
+    let mut grown = !exists;
+    if s.len() < need {
+        s.resize(need, 0);
+        grown = true;
+    }
+    Ok((s, grown))
+}
+
+fn setbit(e: &mut Engine, call: &mut Call) -> Reply {
+    let key = call.arg(1);
+    let offset = match bit_offset(e, call.arg(2), false, 0) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let on = match numfmt::parse_i64(call.arg(3)) {
+        Some(v @ (0 | 1)) => v as u8,
+        _ => return Reply::err(errors::BIT_VALUE),
+    };
+    let (s, grown) = match string_for_bit_write(e, call.db, key, offset) {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let byte = (offset >> 3) as usize;
+    let shift = 7 - (offset & 7) as u8;
+    let old = (s[byte] >> shift) & 1;
+    let changed = grown || old != on;
+    if changed {
+        s[byte] = (s[byte] & !(1 << shift)) | (on << shift);
+        e.modified(call.db, key, notify::STRING, "setbit");
+    }
+    Reply::Int(old as i64)
+}
+
+fn getbit(e: &mut Engine, call: &mut Call) -> Reply {
+    let offset = match bit_offset(e, call.arg(2), false, 0) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    match lookup_str(e, call.db, call.arg(1)) {
+        Err(r) => r,
+        Ok(None) => Reply::Int(0),
+        Ok(Some(s)) => {
+            let byte = (offset >> 3) as usize;
+            let bit = s.get(byte).map_or(0, |b| (b >> (7 - (offset & 7))) & 1);
+            Reply::Int(bit as i64)
+        }
+    }
+}
+
+/// Parses BITCOUNT/BITPOS's trailing BYTE|BIT.
+fn unit_is_bit(arg: &[u8]) -> Result<bool, Reply> {
+    if args::is(arg, "bit") {
+        Ok(true)
+    } else if args::is(arg, "byte") {
+        Ok(false)
+    } else {
+        Err(Reply::err(errors::SYNTAX))
+    }
+}
+
+/// Clamps a start/end pair (negative from the end) to `[0, total)`, Redis's way; returns
+/// None when the range is empty.
+fn clamp_range(total: i64, mut start: i64, mut end: i64) -> Option<(u64, u64)> {
+    if start < 0 {
+        start = start.saturating_add(total);
+    }
+    if end < 0 {
+        end = end.saturating_add(total);
+    }
+    start = start.max(0);
+    end = end.max(0);
+    if end >= total {
+        end = total - 1;
+    }
+    if start > end {
+        None
+    } else {
+        Some((start as u64, end as u64))
+    }
+}
+
+/// Set bits of `s` between bit positions `first` and `last`, inclusive.
+fn count_bits(s: &[u8], first: u64, last: u64) -> i64 {
+    let (fb, lb) = ((first >> 3) as usize, (last >> 3) as usize);
+    let head_mask = 0xffu8 >> (first & 7);
+    let tail_mask = 0xffu8 << (7 - (last & 7));
+    if fb == lb {
+        return (s[fb] & head_mask & tail_mask).count_ones() as i64;
+    }
+    let middle: u64 = s[fb + 1..lb].iter().map(|b| b.count_ones() as u64).sum();
+    ((s[fb] & head_mask).count_ones() as u64 + middle + (s[lb] & tail_mask).count_ones() as u64) as i64
+}
+
+/// BITCOUNT. Redis looks the key up before parsing the range, so a missing key answers 0
+/// whatever the other arguments are.
+fn bitcount(e: &mut Engine, call: &mut Call) -> Reply {
+    let s = match lookup_str(e, call.db, call.arg(1)) {
+        Err(r) => return r,
+        Ok(None) => return Reply::Int(0),
+        Ok(Some(s)) => s,
+    };
+    let len = s.len() as i64;
+    let (first, last) = match call.argc() {
+        2 => match clamp_range(len * 8, 0, -1) {
+            Some(r) => r,
+            None => return Reply::Int(0),
+        },
+        4 | 5 => {
+            let start = match args::int(call.arg(2)) {
+                Ok(n) => n,
+                Err(r) => return r,
+            };
+            let end = match args::int(call.arg(3)) {
+                Ok(n) => n,
+                Err(r) => return r,
+            };
+            let is_bit = if call.argc() == 5 {
+                match unit_is_bit(call.arg(4)) {
+                    Ok(b) => b,
+                    Err(r) => return r,
+                }
+            } else {
+                false
+            };
+            if start < 0 && end < 0 && start > end {
+                return Reply::Int(0);
+            }
+            let total = if is_bit { len * 8 } else { len };
+            match clamp_range(total, start, end) {
+                None => return Reply::Int(0),
+                Some((a, b)) if is_bit => (a, b),
+                Some((a, b)) => (a * 8, b * 8 + 7),
+            }
+        }
+        _ => return Reply::err(errors::SYNTAX),
+    };
+    Reply::Int(count_bits(s, first, last))
+}
+
+/// The first bit equal to `bit` between positions `first` and `last` inclusive.
+fn find_bit(s: &[u8], first: u64, last: u64, bit: u8) -> Option<u64> {
+    let skip = if bit == 1 { 0x00 } else { 0xff };
+    let mut pos = first;
+    while pos <= last {
+        let byte = s[(pos >> 3) as usize];
+        if pos & 7 == 0 && last - pos >= 7 && byte == skip {
+            pos += 8;
+            continue;
+        }
+        if (byte >> (7 - (pos & 7))) & 1 == bit {
+            return Some(pos);
+        }
+        pos += 1;
+    }
+    None
+}
+
+/// BITPOS. Without an explicit end, a search for a clear bit in a string of set bits answers
+/// the first bit past the string (it is "padded with zeros"); with an end, -1.
+fn bitpos(e: &mut Engine, call: &mut Call) -> Reply {
+    let bit = match args::int(call.arg(2)) {
+        Ok(b @ (0 | 1)) => b as u8,
+        Ok(_) => return Reply::err(errors::BITPOS_BIT),
+        Err(r) => return r,
+    };
+    let s = match lookup_str(e, call.db, call.arg(1)) {
+        Err(r) => return r,
+        Ok(None) => return Reply::Int(if bit == 1 { -1 } else { 0 }),
+        Ok(Some(s)) => s,
+    };
+    let len = s.len() as i64;
+    let mut end_given = false;
+    let range = match call.argc() {
+        3 => clamp_range(len, 0, len - 1).map(|(a, b)| (a * 8, b * 8 + 7)),
+        4..=6 => {
+            let start = match args::int(call.arg(3)) {
+                Ok(n) => n,
+                Err(r) => return r,
+            };
+            let is_bit = if call.argc() == 6 {
+                match unit_is_bit(call.arg(5)) {
+                    Ok(b) => b,
+                    Err(r) => return r,
+                }
+            } else {
+                false
+            };
+            let end = if call.argc() >= 5 {
+                end_given = true;
+                match args::int(call.arg(4)) {
+                    Ok(n) => n,
+                    Err(r) => return r,
+                }
+            } else {
+                len - 1
+            };
+            if is_bit {
+                clamp_range(len * 8, start, end)
+            } else {
+                clamp_range(len, start, end).map(|(a, b)| (a * 8, b * 8 + 7))
+            }
+        }
+        _ => return Reply::err(errors::SYNTAX),
+    };
+    let Some((first, last)) = range else {
+        return Reply::Int(-1);
+    };
+    match find_bit(s, first, last, bit) {
+        Some(p) => Reply::Int(p as i64),
+        None if bit == 0 && !end_given => Reply::Int(((last >> 3) + 1) as i64 * 8),
+        None => Reply::Int(-1),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum BitOp {
+    And,
+    Or,
+    Xor,
+    Not,
+}
+
+/// BITOP: the result is as long as the longest source (missing keys are empty strings); an
+/// empty result deletes the destination.
+fn bitop(e: &mut Engine, call: &mut Call) -> Reply {
+    let op = match args::lower(call.arg(1)).as_str() {
+        "and" => BitOp::And,
+        "or" => BitOp::Or,
+        "xor" => BitOp::Xor,
+        "not" => BitOp::Not,
+        _ => return Reply::err(errors::SYNTAX),
+    };
+    if op == BitOp::Not && call.argc() != 4 {
+        return Reply::err(errors::BITOP_NOT_ONE_KEY);
+    }
+    let mut sources: Vec<Vec<u8>> = Vec::with_capacity(call.argc() - 3);
+    for k in &call.args[3..] {
+        match lookup_str(e, call.db, k) {
+            Err(r) => return r,
+            Ok(v) => sources.push(v.cloned().unwrap_or_default()),
+        }
+    }
+    let max_len = sources.iter().map(|s| s.len()).max().unwrap_or(0);
+    let dest = call.arg(2);
+    if max_len == 0 {
+        if e.db(call.db).contains(dest) {
+            e.db(call.db).remove(dest);
+            e.modified(call.db, dest, notify::GENERIC, "del");
+        }
+        return Reply::Int(0);
+    }
+    let byte_at = |s: &Vec<u8>, i: usize| s.get(i).copied().unwrap_or(0);
+    let mut out = vec![0u8; max_len];
+    for (i, o) in out.iter_mut().enumerate() {
+        let mut acc = byte_at(&sources[0], i);
+        if op == BitOp::Not {
+            acc = !acc;
+        }
+        for s in &sources[1..] {
+            let b = byte_at(s, i);
+            match op {
+                BitOp::And => acc &= b,
+                BitOp::Or => acc |= b,
+                BitOp::Xor => acc ^= b,
+                BitOp::Not => {}
+            }
+        }
+        *o = acc;
+    }
+    e.db(call.db).set(dest, Value::Str(out));
+    e.modified(call.db, dest, notify::STRING, "set");
+    Reply::Int(max_len as i64)
+}
+
+pub static COMMANDS: &[Command] = &[
+    Command::new("setbit", 4, WRITE | DENYOOM, "bitmap", setbit).keys(1, 1, 1),
+    Command::new("getbit", 3, READONLY | FAST, "bitmap", getbit).keys(1, 1, 1),
+    Command::new("bitcount", -2, READONLY, "bitmap", bitcount).keys(1, 1, 1),
+    Command::new("bitpos", -3, READONLY, "bitmap", bitpos).keys(1, 1, 1),
+    Command::new("bitop", -4, WRITE | DENYOOM, "bitmap", bitop).keys(2, -1, 1),
+    Command::new("bitfield", -2, WRITE | DENYOOM, "bitmap", bitfield::bitfield).keys(1, 1, 1),
+    Command::new("bitfield_ro", -2, READONLY | FAST, "bitmap", bitfield::bitfield_ro).keys(1, 1, 1),
+];

@@ -1,0 +1,352 @@
+//! GET, SET with all its options, SETNX/SETEX/PSETEX, GETSET, GETDEL, GETEX, MGET, MSET,
+//! MSETNX, and Redis 8.4's DELEX and DIGEST.
+
+use bytes::Bytes;
+
+use super::{digest_hex, lookup_str};
+use crate::cmd::args;
+use crate::db::Value;
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::notify;
+use crate::reply::Reply;
+
+pub(super) fn get(e: &mut Engine, call: &mut Call) -> Reply {
+    match lookup_str(e, call.db, call.arg(1)) {
+        Ok(v) => Reply::opt_bulk(v),
+        Err(r) => r,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ExpireKind {
+    Ex,
+    Px,
+    ExAt,
+    PxAt,
+}
+
+/// Redis 8.4's compare-and-set conditions.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Cond {
+    Eq,
+    Ne,
+    DigestEq,
+    DigestNe,
+}
+
+#[derive(Default)]
+struct Opts<'a> {
+    nx: bool,
+    xx: bool,
+    get: bool,
+    keepttl: bool,
+    persist: bool,
+    expire: Option<(ExpireKind, &'a [u8])>,
+    cond: Option<(Cond, &'a [u8])>,
+}
+
+/// Redis's `parseExtendedStringArgumentsOrReply`: which option may follow which, for SET
+/// (`for_set`) or GETEX. Repeating EX (or PX, ...) is allowed and the last one wins, as in Redis.
+fn parse_opts(args: &[Bytes], start: usize, for_set: bool) -> Result<Opts<'_>, Reply> {
+    let mut o = Opts::default();
+    let mut j = start;
+    while j < args.len() {
+        let opt = &args[j][..];
+        let next = args.get(j + 1).map(|b| &b[..]);
+        let expire_is = |k: ExpireKind| o.expire.is_none_or(|(x, _)| x == k);
+        if args::is(opt, "nx") && !o.xx && o.cond.is_none() && for_set {
+            o.nx = true;
+        } else if args::is(opt, "xx") && !o.nx && o.cond.is_none() && for_set {
+            o.xx = true;
+        } else if args::is(opt, "get") && for_set {
+            o.get = true;
+        } else if args::is(opt, "keepttl") && !o.persist && o.expire.is_none() && for_set {
+            o.keepttl = true;
+        } else if args::is(opt, "persist") && !for_set && o.expire.is_none() && !o.keepttl {
+            o.persist = true;
+        } else if let (Some(kind), Some(v)) = (expire_option(opt), next) {
+            if o.keepttl || o.persist || !expire_is(kind) {
+                return Err(Reply::err(errors::SYNTAX));
+            }
+            o.expire = Some((kind, v));
+            j += 1;
+        } else if let (Some(cond), Some(v), true) = (cond_option(opt), next, for_set) {
+            if o.nx || o.xx || o.cond.is_some() {
+                return Err(Reply::err(errors::SYNTAX));
+            }
+            o.cond = Some((cond, v));
+            j += 1;
+        } else {
+            return Err(Reply::err(errors::SYNTAX));
+        }
+        j += 1;
+    }
+    Ok(o)
+}
+
+fn expire_option(opt: &[u8]) -> Option<ExpireKind> {
+    [("ex", ExpireKind::Ex), ("px", ExpireKind::Px), ("exat", ExpireKind::ExAt), ("pxat", ExpireKind::PxAt)]
+        .into_iter()
+        .find(|(name, _)| args::is(opt, name))
+        .map(|(_, k)| k)
+}
+
+fn cond_option(opt: &[u8]) -> Option<Cond> {
+    [("ifeq", Cond::Eq), ("ifne", Cond::Ne), ("ifdeq", Cond::DigestEq), ("ifdne", Cond::DigestNe)]
+        .into_iter()
+        .find(|(name, _)| args::is(opt, name))
+        .map(|(_, c)| c)
+}
+
+/// Redis's `getExpireMillisecondsOrReply`: the absolute deadline in ms. Relative times are
+/// added to now with C's wrapping arithmetic, so a huge PX overflows into "invalid".
+fn deadline(arg: &[u8], kind: ExpireKind, now: i64, cmd: &str) -> Result<i64, Reply> {
+    let v = args::int(arg)?;
+    let secs = matches!(kind, ExpireKind::Ex | ExpireKind::ExAt);
+    if v <= 0 || (secs && v > i64::MAX / 1000) {
+        return Err(Reply::err(errors::invalid_expire(cmd)));
+    }
+    let mut ms = if secs { v * 1000 } else { v };
+    if matches!(kind, ExpireKind::Ex | ExpireKind::Px) {
+        ms = ms.wrapping_add(now);
+    }
+    if ms <= 0 {
+        return Err(Reply::err(errors::invalid_expire(cmd)));
+    }
+    Ok(ms)
+}
+
+/// What `set_generic` did: whether it stored the value, and the old value when GET asked.
+struct SetOutcome {
+    stored: bool,
+    old: Option<Vec<u8>>,
+}
+
+/// Redis's `setGenericCommand`, shared by SET, SETNX, SETEX and PSETEX.
+fn set_generic(e: &mut Engine, db: usize, key: &[u8], val: &[u8], o: &Opts, cmd: &str) -> Result<SetOutcome, Reply> {
+    let when = match o.expire {
+        Some((kind, arg)) => Some(deadline(arg, kind, e.now_ms, cmd)?),
+        None => None,
+    };
+    // GET and the IF* conditions need the current value, and refuse other types.
+    let mut old = None;
+    let found = if o.get || o.cond.is_some() {
+        old = lookup_str(e, db, key)?.cloned();
+        old.is_some()
+    } else {
+        e.db(db).contains(key)
+    };
+    let cond_ok = match o.cond {
+        None => true,
+        Some((c, arg)) => {
+            let cur = old.as_deref();
+            match c {
+                Cond::Eq => cur == Some(arg),
+                Cond::Ne => cur != Some(arg),
+                Cond::DigestEq => cur.is_some_and(|v| digest_hex(v).as_bytes().eq_ignore_ascii_case(arg)),
+                Cond::DigestNe => cur.is_none_or(|v| !digest_hex(v).as_bytes().eq_ignore_ascii_case(arg)),
+            }
+        }
+    };
+    if (o.nx && found) || (o.xx && !found) || !cond_ok {
+        return Ok(SetOutcome { stored: false, old: if o.get { old } else { None } });
+    }
+    let value = Value::Str(val.to_vec());
+    if o.keepttl {
+        e.db(db).set_keep_ttl(key, value);
+    } else {
+        e.db(db).set_with_expire(key, value, when);
+    }
+    e.modified(db, key, notify::STRING, "set");
+    if when.is_some() {
+        notify::keyspace_event(e, notify::GENERIC, "expire", db, key);
+    }
+    Ok(SetOutcome { stored: true, old: if o.get { old } else { None } })
+}
+
+pub(super) fn set(e: &mut Engine, call: &mut Call) -> Reply {
+    let o = match parse_opts(&call.args, 3, true) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    match set_generic(e, call.db, call.arg(1), call.arg(2), &o, "set") {
+        Err(r) => r,
+        Ok(out) if o.get => Reply::opt_bulk(out.old),
+        Ok(out) if out.stored => Reply::ok(),
+        Ok(_) => Reply::Nil,
+    }
+}
+
+pub(super) fn setnx(e: &mut Engine, call: &mut Call) -> Reply {
+    let o = Opts { nx: true, ..Default::default() };
+    match set_generic(e, call.db, call.arg(1), call.arg(2), &o, "setnx") {
+        Err(r) => r,
+        Ok(out) => Reply::Int(i64::from(out.stored)),
+    }
+}
+
+fn set_with_ttl(e: &mut Engine, call: &Call, kind: ExpireKind, cmd: &str) -> Reply {
+    let o = Opts { expire: Some((kind, call.arg(2))), ..Default::default() };
+    match set_generic(e, call.db, call.arg(1), call.arg(3), &o, cmd) {
+        Err(r) => r,
+        Ok(_) => Reply::ok(),
+    }
+}
+
+pub(super) fn setex(e: &mut Engine, call: &mut Call) -> Reply {
+    set_with_ttl(e, call, ExpireKind::Ex, "setex")
+}
+
+pub(super) fn psetex(e: &mut Engine, call: &mut Call) -> Reply {
+    set_with_ttl(e, call, ExpireKind::Px, "psetex")
+}
+
+pub(super) fn getset(e: &mut Engine, call: &mut Call) -> Reply {
+    let key = call.arg(1);
+    let old = match lookup_str(e, call.db, key) {
+        Ok(v) => v.cloned(),
+        Err(r) => return r,
+    };
+    e.db(call.db).set(key, Value::Str(call.arg(2).to_vec()));
+    e.modified(call.db, key, notify::STRING, "set");
+    Reply::opt_bulk(old)
+}
+
+pub(super) fn getdel(e: &mut Engine, call: &mut Call) -> Reply {
+    let key = call.arg(1);
+    match lookup_str(e, call.db, key) {
+        Err(r) => r,
+        Ok(None) => Reply::Nil,
+        Ok(Some(_)) => {
+            let old = e.db(call.db).remove(key);
+            e.modified(call.db, key, notify::GENERIC, "del");
+            match old.map(|entry| entry.value) {
+                Some(Value::Str(v)) => Reply::bulk(v),
+                _ => Reply::Nil,
+            }
+        }
+    }
+}
+
+/// GETEX: the value, and a new TTL (EX/PX/EXAT/PXAT), no TTL (PERSIST), or nothing changed.
+/// A deadline already in the past deletes the key, as Redis does.
+pub(super) fn getex(e: &mut Engine, call: &mut Call) -> Reply {
+    let o = match parse_opts(&call.args, 2, false) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let key = call.arg(1);
+    let value = match lookup_str(e, call.db, key) {
+        Err(r) => return r,
+        Ok(None) => return Reply::Nil,
+        Ok(Some(v)) => Reply::bulk(v),
+    };
+    let when = match o.expire {
+        Some((kind, arg)) => match deadline(arg, kind, e.now_ms, "getex") {
+            Ok(t) => Some((kind, t)),
+            Err(r) => return r,
+        },
+        None => None,
+    };
+    match when {
+        Some((ExpireKind::ExAt | ExpireKind::PxAt, t)) if t <= e.now_ms => {
+            e.db(call.db).remove(key);
+            e.modified(call.db, key, notify::GENERIC, "del");
+        }
+        Some((_, t)) => {
+            e.db(call.db).set_expire(key, Some(t));
+            e.modified(call.db, key, notify::GENERIC, "expire");
+        }
+        None if o.persist => {
+            let had_ttl = e.db(call.db).peek(key).is_some_and(|en| en.expire_at.is_some());
+            if had_ttl {
+                e.db(call.db).set_expire(key, None);
+                e.modified(call.db, key, notify::GENERIC, "persist");
+            }
+        }
+        None => {}
+    }
+    value
+}
+
+pub(super) fn mget(e: &mut Engine, call: &mut Call) -> Reply {
+    let db = e.db(call.db);
+    let items = call.args[1..]
+        .iter()
+        .map(|k| match db.get(k).map(|en| &en.value) {
+            Some(Value::Str(s)) => Reply::bulk(s),
+            _ => Reply::Nil,
+        })
+        .collect();
+    Reply::Array(items)
+}
+
+fn mset_all(e: &mut Engine, call: &Call) {
+    for pair in call.args[1..].chunks_exact(2) {
+        e.db(call.db).set(&pair[0], Value::Str(pair[1].to_vec()));
+        e.modified(call.db, &pair[0], notify::STRING, "set");
+    }
+}
+
+pub(super) fn mset(e: &mut Engine, call: &mut Call) -> Reply {
+    if call.argc().is_multiple_of(2) {
+        return Reply::err(errors::wrong_arity("mset"));
+    }
+    mset_all(e, call);
+    Reply::ok()
+}
+
+pub(super) fn msetnx(e: &mut Engine, call: &mut Call) -> Reply {
+    if call.argc().is_multiple_of(2) {
+        return Reply::err(errors::wrong_arity("msetnx"));
+    }
+    let db = e.db(call.db);
+    if call.args[1..].iter().step_by(2).any(|k| db.contains(k)) {
+        return Reply::Int(0);
+    }
+    mset_all(e, call);
+    Reply::Int(1)
+}
+
+/// DELEX (Redis 8.4): DEL for one key, or a compare-and-delete of a string with IFEQ, IFNE,
+/// IFDEQ or IFDNE. Replies 1 when the key was deleted, else 0.
+pub(super) fn delex(e: &mut Engine, call: &mut Call) -> Reply {
+    let key = call.arg(1);
+    let cond = match call.argc() {
+        2 => None,
+        4 => match cond_option(call.arg(2)) {
+            Some(c) => Some((c, call.arg(3))),
+            None => return Reply::err(errors::SYNTAX),
+        },
+        _ => return Reply::err(errors::SYNTAX),
+    };
+    let delete = match cond {
+        None => e.db(call.db).contains(key),
+        Some((c, arg)) => match lookup_str(e, call.db, key) {
+            Err(r) => return r,
+            Ok(None) => false,
+            Ok(Some(v)) => match c {
+                Cond::Eq => v[..] == *arg,
+                Cond::Ne => v[..] != *arg,
+                Cond::DigestEq => digest_hex(v).as_bytes().eq_ignore_ascii_case(arg),
+                Cond::DigestNe => !digest_hex(v).as_bytes().eq_ignore_ascii_case(arg),
+            },
+        },
+    };
+    if !delete {
+        return Reply::Int(0);
+    }
+    e.db(call.db).remove(key);
+    e.modified(call.db, key, notify::GENERIC, "del");
+    Reply::Int(1)
+}
+
+/// DIGEST (Redis 8.4): the XXH3 64-bit hash of a string value as 16 hex digits.
+pub(super) fn digest(e: &mut Engine, call: &mut Call) -> Reply {
+    match lookup_str(e, call.db, call.arg(1)) {
+        Err(r) => r,
+        Ok(None) => Reply::Nil,
+        Ok(Some(v)) => Reply::bulk(digest_hex(v)),
+    }
+}
