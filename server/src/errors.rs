@@ -72,3 +72,12 @@ pub fn clip(b: &[u8], max: usize) -> String {
         .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
         .collect()
 }
+
+// ---- list ----
+pub const MUST_BE_POSITIVE: &str = "ERR value is out of range, must be positive";
+pub const LPOS_RANK_ZERO: &str =
+    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
+pub const LPOS_COUNT_NEGATIVE: &str = "ERR COUNT can't be negative";
+pub const LPOS_MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
+pub const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
+pub const COUNT_NOT_POSITIVE: &str = "ERR count should be greater than 0";
