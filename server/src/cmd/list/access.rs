@@ -63,13 +63,12 @@ pub(super) fn lrange(e: &mut Engine, call: &mut Call) -> Reply {
 
 pub(super) fn lindex(e: &mut Engine, call: &mut Call) -> Reply {
     // Redis looks the key up (and checks its type) before parsing the index.
-    let index_arg = call.args[2].clone();
     let list = match list_ref(e, call.db, call.arg(1)) {
         Err(err) => return err,
         Ok(None) => return Reply::Nil,
         Ok(Some(list)) => list,
     };
-    let index = match args::int(&index_arg) {
+    let index = match args::int(call.arg(2)) {
         Ok(n) => n,
         Err(err) => return err,
     };

@@ -115,8 +115,8 @@ fn every_blocking_command_times_out_with_a_null_array() {
     }
     clock.advance(Duration::from_millis(11));
     e.tick();
-    for i in 0..cmds.len() {
-        assert_eq!(e.take_output(10 + i as ConnId), vec![Reply::NilArray], "{:?}", cmds[i]);
+    for (i, cmd) in cmds.iter().enumerate() {
+        assert_eq!(e.take_output(10 + i as ConnId), vec![Reply::NilArray], "{cmd:?}");
     }
 }
 
