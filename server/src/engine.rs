@@ -67,6 +67,9 @@ pub struct Engine {
     pub(crate) blocking_keys: HashMap<(usize, Vec<u8>), Vec<ConnId>, FixedState>,
     /// Keys that received data while clients wait on them; served after the command.
     pub(crate) ready_keys: Vec<(usize, Vec<u8>)>,
+    /// While a blocked command is re-run for a ready key: that key. Redis 7.0 serves a
+    /// client from the key that became ready, not from the first non-empty key it named.
+    pub(crate) serving_key: Option<Vec<u8>>,
     /// Connections with new output in their outbox, for the shell to wake.
     pub(crate) wakeups: Vec<ConnId>,
     pub(crate) monitors: Vec<ConnId>,
@@ -112,6 +115,7 @@ impl Engine {
             pubsub: Default::default(),
             blocking_keys: HashMap::default(),
             ready_keys: Vec::new(),
+            serving_key: None,
             wakeups: Vec::new(),
             monitors: Vec::new(),
             scripting: Scripting::default(),
@@ -362,7 +366,10 @@ impl Engine {
         }
         let mut call = Call { conn, db, resp, args, in_script: false, in_multi: false, reprocessing: false };
         let reply = self.call(cmd, &mut call);
-        self.stats.record(&name, reply.is_error());
+        // A command that blocked is counted when it is served or times out, as in Redis.
+        if !(reply == Reply::None && self.is_blocked(conn)) {
+            self.stats.record(&name, reply.is_error());
+        }
         self.fault_after(conn, fault, reply)
     }
 
@@ -580,17 +587,21 @@ impl Engine {
 
     // ---- blocking commands ----------------------------------------------------------------
 
-    /// Blocks the calling connection on `keys` until one gets data or `deadline` passes.
-    /// Handlers return this when they would otherwise wait. Inside MULTI or a script, or
-    /// when re-run for a ready key, a blocking command does not block: the handler's
-    /// `nonblocking_reply` (the timeout reply) is returned instead.
-    pub(crate) fn block(&mut self, call: &Call, keys: Vec<Vec<u8>>, deadline: Option<i64>, timeout_reply: Reply) -> Reply {
+    /// Blocks the calling connection on `keys` until one gets data or `deadline` passes
+    /// (`None`: forever); the client then gets its reply through its outbox. Handlers return
+    /// this when they would otherwise wait. Inside MULTI or a script a command cannot block:
+    /// `timeout_reply` is returned at once. When re-run for a ready key that turned out not
+    /// to serve it, the client stays blocked (`Reply::None`).
+    pub(crate) fn block(&mut self, call: &Call, mut keys: Vec<Vec<u8>>, deadline: Option<i64>, timeout_reply: Reply) -> Reply {
         if call.in_multi || call.in_script {
             return timeout_reply;
         }
         if call.reprocessing {
             return Reply::None;
         }
+        // A key named twice waits once, as Redis's per-client key dict does.
+        let mut seen = std::collections::HashSet::with_capacity(keys.len());
+        keys.retain(|k| seen.insert(k.clone()));
         for k in &keys {
             self.blocking_keys.entry((call.db, k.clone())).or_default().push(call.conn);
         }
@@ -602,10 +613,14 @@ impl Engine {
     }
 
     /// Signals that `key` got data; blocked clients waiting on it are served after the
-    /// current command. List and sorted-set pushes call it.
+    /// current command (or MULTI/EXEC, or script). List and sorted-set pushes call it.
     pub(crate) fn signal_ready(&mut self, db: usize, key: &[u8]) {
-        if self.blocking_keys.contains_key(&(db, key.to_vec())) {
-            self.ready_keys.push((db, key.to_vec()));
+        if self.blocking_keys.is_empty() {
+            return;
+        }
+        let slot = (db, key.to_vec());
+        if self.blocking_keys.contains_key(&slot) && !self.ready_keys.contains(&slot) {
+            self.ready_keys.push(slot);
         }
     }
 
@@ -625,29 +640,45 @@ impl Engine {
         Some(blocked)
     }
 
-    /// Serves clients blocked on keys that got data, in the order they blocked, by running
-    /// their command again (as Redis 7 does).
+    /// Serves clients blocked on keys that got data (Redis 7.0's handleClientsBlockedOnKeys):
+    /// keys in the order they became ready; for each, the clients waiting for that key's
+    /// type, in the order they blocked, until the key is gone. Each is served by re-running
+    /// its command with `reprocessing` set and `serving_key` naming the ready key. Keys made
+    /// ready while serving (BLMOVE's push) are handled in a further round.
     fn serve_ready_keys(&mut self) {
         while !self.ready_keys.is_empty() {
             let ready = std::mem::take(&mut self.ready_keys);
-            for slot in ready {
-                let waiters = match self.blocking_keys.get(&slot) {
+            for (db, key) in ready {
+                let waiters = match self.blocking_keys.get(&(db, key.clone())) {
                     Some(w) => w.clone(),
                     None => continue,
                 };
                 for conn in waiters {
-                    if !self.db(slot.0).contains(&slot.1) {
-                        break;
-                    }
+                    let type_name = match self.db(db).peek(&key) {
+                        Some(entry) => entry.value.type_name(),
+                        None => break,
+                    };
                     let Some(b) = self.sessions.get(&conn).and_then(|s| s.blocked.as_ref()) else {
                         continue;
                     };
-                    let (db, args) = (b.db, b.args.clone());
+                    if b.db != db || !b.keys.contains(&key) {
+                        continue;
+                    }
+                    let Ok((cmd, name)) = resolve(&b.args) else {
+                        continue;
+                    };
+                    if blocked_type(cmd.name).is_some_and(|t| t != type_name) {
+                        continue;
+                    }
+                    let args = b.args.clone();
                     let resp = self.sessions[&conn].resp;
                     let mut call = Call { conn, db, resp, args, in_script: false, in_multi: false, reprocessing: true };
-                    let reply = self.run_nested(&mut call);
+                    self.serving_key = Some(key.clone());
+                    let reply = self.call(cmd, &mut call);
+                    self.serving_key = None;
                     if reply != Reply::None {
                         self.unblock(conn);
+                        self.finish_blocked(&name, &reply);
                         self.push_to(conn, reply);
                     }
                 }
@@ -656,17 +687,32 @@ impl Engine {
         }
     }
 
-    /// Answers blocked commands whose timeout passed.
+    /// Counts a blocked command once it has its reply (Redis's updateStatsOnUnblock).
+    fn finish_blocked(&mut self, name: &str, reply: &Reply) {
+        self.stats.record(name, reply.is_error());
+        if reply.is_error() {
+            self.stats.total_error_replies += 1;
+        }
+    }
+
+    /// Answers blocked commands whose timeout passed, earliest deadline first. Like Redis, a
+    /// deadline is passed once "now" is strictly after it.
     fn expire_blocked(&mut self) {
         let now = self.now_ms;
-        let due: Vec<ConnId> = self
+        let mut due: Vec<(i64, ConnId)> = self
             .sessions
             .values()
-            .filter(|s| s.blocked.as_ref().is_some_and(|b| b.deadline.is_some_and(|d| d <= now)))
-            .map(|s| s.id)
+            .filter_map(|s| {
+                let d = s.blocked.as_ref()?.deadline?;
+                (d < now).then_some((d, s.id))
+            })
             .collect();
-        for conn in due {
+        due.sort_unstable();
+        for (_, conn) in due {
             if let Some(b) = self.unblock(conn) {
+                if let Ok((_, name)) = resolve(&b.args) {
+                    self.finish_blocked(&name, &b.timeout_reply);
+                }
                 self.push_to(conn, b.timeout_reply);
             }
         }
@@ -681,6 +727,9 @@ impl Engine {
                 } else {
                     b.timeout_reply
                 };
+                if let Ok((_, name)) = resolve(&b.args) {
+                    self.finish_blocked(&name, &reply);
+                }
                 self.push_to(conn, reply);
                 true
             }
@@ -728,6 +777,20 @@ pub(crate) fn resolve(args: &[Bytes]) -> Result<(&'static Command, String), Repl
         return Err(Reply::err(errors::wrong_arity(&full)));
     }
     Ok((sub, full))
+}
+
+/// The value type a blocked command waits for; a ready key of another type does not serve
+/// it (it stays blocked). None: any type (a command this table does not know as blocking).
+fn blocked_type(name: &str) -> Option<&'static str> {
+    if crate::cmd::list::is_list_blocking(name) {
+        Some("list")
+    } else if matches!(name, "bzpopmin" | "bzpopmax" | "bzmpop") {
+        Some("zset")
+    } else if matches!(name, "xread" | "xreadgroup") {
+        Some("stream")
+    } else {
+        None
+    }
 }
 
 fn allowed_in_pubsub_context(name: &str) -> bool {

@@ -91,3 +91,11 @@ pub const BITOP_NOT_ONE_KEY: &str = "ERR BITOP NOT must be called with a single 
 pub const BITFIELD_TYPE: &str = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
 pub const BITFIELD_OVERFLOW: &str = "ERR Invalid OVERFLOW type specified";
 pub const BITFIELD_RO_GET_ONLY: &str = "ERR BITFIELD_RO only supports the GET subcommand";
+// ---- list ----
+pub const MUST_BE_POSITIVE: &str = "ERR value is out of range, must be positive";
+pub const LPOS_RANK_ZERO: &str =
+    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
+pub const LPOS_COUNT_NEGATIVE: &str = "ERR COUNT can't be negative";
+pub const LPOS_MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
+pub const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
+pub const COUNT_NOT_POSITIVE: &str = "ERR count should be greater than 0";

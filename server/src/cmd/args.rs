@@ -37,20 +37,92 @@ pub fn lower(arg: &[u8]) -> String {
 
 /// A blocking command's timeout in seconds (float allowed, as Redis 6+), returned as an
 /// absolute deadline in milliseconds, or None for "forever" (0).
+///
+/// Redis 7.0 parses a long double, converts `secs * 1000` to a C `long long` (truncating:
+/// `0.0001` and `-0.0001` both mean 0, forever) and only then rejects negatives; a value
+/// beyond the `long long` range, `inf` included, converts to LLONG_MIN and so is "negative".
+/// A deadline past the end of time never fires, as Redis's wrapped deadline never does.
 pub fn timeout_deadline(arg: &[u8], now_ms: i64) -> Result<Option<i64>, Reply> {
-    let secs = numfmt::parse_f64(arg).ok_or_else(|| Reply::err(errors::TIMEOUT_NOT_FLOAT))?;
-    if secs < 0.0 {
+    let secs = parse_long_double(arg).ok_or_else(|| Reply::err(errors::TIMEOUT_NOT_FLOAT))?;
+    let ms = secs * 1000.0;
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    let ms = if ms > -LIMIT && ms < LIMIT { ms.trunc() as i64 } else { i64::MIN };
+    if ms < 0 {
         return Err(Reply::err(errors::TIMEOUT_NEGATIVE));
     }
-    if !secs.is_finite() || secs * 1000.0 > (i64::MAX / 2) as f64 {
-        return Err(Reply::err(errors::TIMEOUT_OUT_OF_RANGE));
-    }
-    let ms = (secs * 1000.0) as i64;
     if ms == 0 {
-        Ok(None)
-    } else {
-        Ok(Some(now_ms + ms))
+        return Ok(None);
     }
+    Ok(now_ms.checked_add(ms))
+}
+
+/// Redis's `string2ld` (strtold on the whole argument): decimal or hex floats, `inf` and
+/// `infinity`; no spaces, no NaN, nothing left over, nothing outside long double's range.
+fn parse_long_double(arg: &[u8]) -> Option<f64> {
+    let s = std::str::from_utf8(arg).ok()?;
+    if s.is_empty() || s.len() >= 5 * 1024 || s.starts_with(|c: char| c.is_ascii_whitespace()) {
+        return None;
+    }
+    let (neg, body) = match s.as_bytes()[0] {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let lower = body.to_ascii_lowercase();
+    let magnitude = if lower == "inf" || lower == "infinity" {
+        f64::INFINITY
+    } else if let Some(hex) = lower.strip_prefix("0x") {
+        parse_hex_float(hex)?
+    } else {
+        if !body.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-')) {
+            return None;
+        }
+        let v: f64 = body.parse().ok()?;
+        // f64 overflows or underflows long before long double (about 1e±4932) does.
+        if v.is_infinite() || (v == 0.0 && body.bytes().any(|c| (b'1'..=b'9').contains(&c))) {
+            let exp = decimal_exponent(body.as_bytes())?;
+            if !(-4950..=4932).contains(&exp) {
+                return None;
+            }
+        }
+        v
+    };
+    Some(if neg { -magnitude } else { magnitude })
+}
+
+/// The power of ten of a decimal number's leading digit (`123.4e5` is 7), or None when
+/// it has no non-zero digit.
+fn decimal_exponent(body: &[u8]) -> Option<i64> {
+    let (mantissa, exp) = match body.iter().position(|&c| c == b'e' || c == b'E') {
+        Some(i) => (&body[..i], std::str::from_utf8(&body[i + 1..]).ok()?.parse::<i64>().unwrap_or(i64::MAX)),
+        None => (body, 0),
+    };
+    let point = mantissa.iter().position(|&c| c == b'.').unwrap_or(mantissa.len());
+    let first = mantissa.iter().position(|&c| (b'1'..=b'9').contains(&c))?;
+    let lead = if first < point { (point - first - 1) as i64 } else { point as i64 - first as i64 };
+    Some(exp.saturating_add(lead))
+}
+
+/// The digits of a C hex float after `0x`: `h[.h][p[+-]d]`.
+fn parse_hex_float(s: &str) -> Option<f64> {
+    let (mantissa, exp) = match s.find('p') {
+        Some(i) => (&s[..i], s[i + 1..].parse::<i32>().ok()?),
+        None => (s, 0),
+    };
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int_part.is_empty() && frac_part.is_empty() {
+        return None;
+    }
+    let mut v = 0.0f64;
+    for c in int_part.chars() {
+        v = v * 16.0 + c.to_digit(16)? as f64;
+    }
+    let mut scale = 1.0 / 16.0;
+    for c in frac_part.chars() {
+        v += c.to_digit(16)? as f64 * scale;
+        scale /= 16.0;
+    }
+    Some(v * 2f64.powi(exp))
 }
 
 /// Redis's glob matching (`stringmatchlen`): `*`, `?`, `[...]` with ranges and `^`, `\` escapes.

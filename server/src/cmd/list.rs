@@ -1,5 +1,0 @@
-//! The list commands.
-
-use super::table::Command;
-
-pub static COMMANDS: &[Command] = &[];

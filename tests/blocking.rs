@@ -1,0 +1,88 @@
+//! BLPOP through the network shell: a client blocked on one TCP connection is woken by a
+//! push from another, and a blocked client with a timeout gets its null reply on time.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+fn connect(server: &redlab::Server) -> TcpStream {
+    let s = TcpStream::connect(server.addr()).expect("connect");
+    s.set_nodelay(true).expect("nodelay");
+    s
+}
+
+fn send(s: &mut TcpStream, args: &[&str]) {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n{}\r\n", a.len(), a).as_bytes());
+    }
+    s.write_all(&out).expect("write");
+}
+
+/// Reads until `len` bytes arrived (or `wait` passed) and returns what came.
+fn read_exactly(s: &mut TcpStream, len: usize, wait: Duration) -> Vec<u8> {
+    let deadline = Instant::now() + wait;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 512];
+    while got.len() < len {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        s.set_read_timeout(Some(left)).expect("timeout");
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => break,
+            Err(e) => panic!("read: {e}"),
+        }
+    }
+    got
+}
+
+#[test]
+fn blpop_waits_until_another_connection_pushes() {
+    let server = redlab::Server::start();
+    let mut waiter = connect(&server);
+    let mut pusher = connect(&server);
+
+    send(&mut waiter, &["BLPOP", "jobs", "0"]);
+    // Nothing arrives while the list is empty.
+    assert_eq!(read_exactly(&mut waiter, 1, Duration::from_millis(200)), b"");
+
+    send(&mut pusher, &["LPUSH", "jobs", "hello"]);
+    // The pusher's reply counts the element the waiter is about to take.
+    assert_eq!(read_exactly(&mut pusher, 4, Duration::from_secs(5)), b":1\r\n");
+    let expected = b"*2\r\n$4\r\njobs\r\n$5\r\nhello\r\n";
+    assert_eq!(read_exactly(&mut waiter, expected.len(), Duration::from_secs(5)), expected);
+
+    // The element went to the waiter, and the waiter's connection is usable again.
+    send(&mut waiter, &["LLEN", "jobs"]);
+    assert_eq!(read_exactly(&mut waiter, 4, Duration::from_secs(5)), b":0\r\n");
+}
+
+#[test]
+fn commands_pipelined_behind_a_blocked_one_run_after_it_is_served() {
+    let server = redlab::Server::start();
+    let mut waiter = connect(&server);
+    let mut pusher = connect(&server);
+
+    send(&mut waiter, &["BRPOP", "q", "0"]);
+    send(&mut waiter, &["RPUSH", "after", "x"]);
+    assert_eq!(read_exactly(&mut waiter, 1, Duration::from_millis(200)), b"");
+
+    send(&mut pusher, &["RPUSH", "q", "a", "b"]);
+    assert_eq!(read_exactly(&mut pusher, 4, Duration::from_secs(5)), b":2\r\n");
+    let expected = b"*2\r\n$1\r\nq\r\n$1\r\nb\r\n:1\r\n";
+    assert_eq!(read_exactly(&mut waiter, expected.len(), Duration::from_secs(5)), expected);
+}
+
+#[test]
+fn blpop_with_a_timeout_answers_null_when_nothing_comes() {
+    let server = redlab::Server::start();
+    let mut waiter = connect(&server);
+    let started = Instant::now();
+    send(&mut waiter, &["BLPOP", "nothing", "0.1"]);
+    assert_eq!(read_exactly(&mut waiter, 5, Duration::from_secs(5)), b"*-1\r\n");
+    assert!(started.elapsed() >= Duration::from_millis(100));
+}
