@@ -7,7 +7,7 @@
 pub(crate) mod random;
 pub(crate) mod scan;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod write;
 
 use super::table::{flags::*, Command};
