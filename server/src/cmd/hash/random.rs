@@ -56,7 +56,7 @@ pub(super) fn hrandfield(e: &mut Engine, call: &mut Call) -> Reply {
         4 if args::is(call.arg(3), "withvalues") => true,
         _ => return Reply::err(errors::SYNTAX),
     };
-    if withvalues && (count < -(i64::MAX / 2) || count > i64::MAX / 2) {
+    if withvalues && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&count) {
         return Reply::err(errors::VALUE_OUT_OF_RANGE);
     }
     if count < 0 && count.unsigned_abs() > MAX_REPEATED_PICKS {
