@@ -36,32 +36,4 @@ pub fn monitor_line(now_us: i64, db: usize, addr: &str, args: &[Bytes]) -> Strin
     line
 }
 
-// LOCAL STUB (hashset, never committed)
-fn flushall(e: &mut crate::engine::Engine, _c: &mut crate::engine::Call) -> crate::reply::Reply {
-    for d in e.dbs.iter_mut() { d.clear(); }
-    crate::reply::Reply::ok()
-}
-fn hello(e: &mut crate::engine::Engine, c: &mut crate::engine::Call) -> crate::reply::Reply {
-    let v: u8 = if c.argc() > 1 { c.arg(1)[0] - b'0' } else { 2 };
-    e.sessions.get_mut(&c.conn).unwrap().resp = v;
-    crate::reply::Reply::ok()
-}
-fn exists(e: &mut crate::engine::Engine, c: &mut crate::engine::Call) -> crate::reply::Reply {
-    let k = c.arg(1).to_vec();
-    crate::reply::Reply::Int(e.db(c.db).contains(&k) as i64)
-}
-fn ttl(e: &mut crate::engine::Engine, c: &mut crate::engine::Call) -> crate::reply::Reply {
-    let k = c.arg(1).to_vec();
-    crate::reply::Reply::Int(e.db(c.db).get(&k).map_or(-2, |x| if x.expire_at.is_some() { 1 } else { -1 }))
-}
-fn expire(e: &mut crate::engine::Engine, c: &mut crate::engine::Call) -> crate::reply::Reply {
-    let k = c.arg(1).to_vec(); let now = e.now_ms;
-    crate::reply::Reply::Int(e.db(c.db).set_expire(&k, Some(now + 100000)) as i64)
-}
-pub static COMMANDS: &[Command] = &[
-    Command::new("flushall", -1, 0, "server", flushall),
-    Command::new("hello", -1, 1<<10, "connection", hello),
-    Command::new("exists", 2, 0, "keyspace", exists).keys(1,1,1),
-    Command::new("ttl", 2, 0, "keyspace", ttl).keys(1,1,1),
-    Command::new("expire", 3, 0, "keyspace", expire).keys(1,1,1),
-];
+pub static COMMANDS: &[Command] = &[];
