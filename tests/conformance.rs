@@ -37,4 +37,4 @@ macro_rules! groups {
     };
 }
 
-groups!(basics, protocol, strings, bitmap, list);
+groups!(basics, protocol, strings, bitmap, list, hash, set);

@@ -99,3 +99,15 @@ pub const LPOS_COUNT_NEGATIVE: &str = "ERR COUNT can't be negative";
 pub const LPOS_MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
 pub const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
 pub const COUNT_NOT_POSITIVE: &str = "ERR count should be greater than 0";
+// ---- hashset ----
+pub const HASH_VALUE_NOT_INTEGER: &str = "ERR hash value is not an integer";
+pub const HASH_VALUE_NOT_FLOAT: &str = "ERR hash value is not a float";
+pub const INCR_IS_NAN_OR_INF: &str = "ERR value is NaN or Infinity";
+/// A count parsed with Redis's `getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX)`.
+pub const COUNT_NOT_IN_LONG_RANGE: &str =
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+pub const VALUE_OUT_OF_RANGE: &str = "ERR value is out of range";
+pub const SCAN_INVALID_CURSOR: &str = "ERR invalid cursor";
+pub const POP_COUNT_NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
+pub const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
+pub const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";

@@ -87,6 +87,13 @@ impl Db {
         self.map.get(key)
     }
 
+    /// Looks a key up through a shared borrow, for commands that read several keys at once
+    /// (SINTER, SUNION ...): an expired key counts as missing but is not removed, and the
+    /// access time is left alone, so call `get` on each key first for both.
+    pub fn get_shared(&self, key: &[u8]) -> Option<&Entry> {
+        self.map.get(key).filter(|e| e.expire_at.is_none_or(|t| t > self.now))
+    }
+
     pub fn contains(&mut self, key: &[u8]) -> bool {
         self.peek(key).is_some()
     }

@@ -1,5 +1,0 @@
-//! The hash commands.
-
-use super::table::Command;
-
-pub static COMMANDS: &[Command] = &[];

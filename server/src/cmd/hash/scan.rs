@@ -1,0 +1,187 @@
+//! The cursor logic HSCAN and SSCAN share.
+//!
+//! Redis answers a small (listpack or intset) collection in one call with cursor 0, whatever
+//! the cursor; the callers do that themselves. For big collections Redis walks its hash
+//! table with a reverse-binary cursor, so every element present for the whole scan is
+//! returned at least once even if the collection changes in between. Here the cursor is a
+//! position in a fixed hash order instead: a page is the `count` elements with the smallest
+//! hashes at or above the cursor, and the next cursor is the hash of the first element left
+//! out. Insertions and removals cannot move an element across the cursor, which gives the
+//! same guarantee.
+
+use std::hash::BuildHasher;
+
+use bytes::Bytes;
+use foldhash::fast::FixedState;
+
+use crate::cmd::args;
+use crate::errors;
+use crate::reply::Reply;
+
+/// The options of one HSCAN/SSCAN call.
+pub(crate) struct ScanOptions<'a> {
+    pub pattern: Option<&'a [u8]>,
+    pub count: usize,
+}
+
+impl ScanOptions<'_> {
+    /// Whether an element (a hash field, a set member) passes MATCH.
+    pub fn matches(&self, item: &[u8]) -> bool {
+        match self.pattern {
+            None => true,
+            Some(p) => args::glob_match(p, item, false),
+        }
+    }
+}
+
+/// Parses a cursor as Redis does (`strtoul` in base 10, no leading space): an empty string
+/// is 0 and a leading `-` wraps around, as in C.
+pub(crate) fn parse_cursor(arg: &[u8]) -> Result<u64, Reply> {
+    let invalid = || Reply::err(errors::SCAN_INVALID_CURSOR);
+    if arg.is_empty() {
+        return Ok(0);
+    }
+    let (neg, digits) = match arg[0] {
+        b'-' => (true, &arg[1..]),
+        b'+' => (false, &arg[1..]),
+        _ => (false, arg),
+    };
+    if digits.is_empty() {
+        return Err(invalid());
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return Err(invalid());
+        }
+        v = v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add((c - b'0') as u64))
+            .ok_or_else(invalid)?;
+    }
+    Ok(if neg { v.wrapping_neg() } else { v })
+}
+
+/// Parses `[MATCH pattern] [COUNT count]` (any order, repeats allowed, last one wins).
+pub(crate) fn parse_options(opts: &[Bytes]) -> Result<ScanOptions<'_>, Reply> {
+    let mut out = ScanOptions { pattern: None, count: 10 };
+    let mut i = 0;
+    while i < opts.len() {
+        let has_value = i + 1 < opts.len();
+        if has_value && args::is(&opts[i], "count") {
+            let n = args::int(&opts[i + 1])?;
+            if n < 1 {
+                return Err(Reply::err(errors::SYNTAX));
+            }
+            out.count = usize::try_from(n).unwrap_or(usize::MAX);
+        } else if has_value && args::is(&opts[i], "match") {
+            let p = &opts[i + 1][..];
+            // "*" matches everything: skip the matcher, as Redis does.
+            out.pattern = if p == b"*" { None } else { Some(p) };
+        } else {
+            return Err(Reply::err(errors::SYNTAX));
+        }
+        i += 2;
+    }
+    Ok(out)
+}
+
+fn scan_hash(item: &[u8]) -> u64 {
+    FixedState::with_seed(0x5ca7_5ca7).hash_one(item)
+}
+
+/// One page of a hash-ordered scan: the items whose element hashes at or above `cursor`,
+/// at most `count` of them (more only on a full hash collision), and the next cursor (0 when
+/// done). `items` yields (element, payload).
+pub(crate) fn page<'a, T>(items: impl Iterator<Item = (&'a [u8], T)>, cursor: u64, count: usize) -> (u64, Vec<T>) {
+    let mut cand: Vec<(u64, T)> = items
+        .filter_map(|(k, t)| {
+            let h = scan_hash(k);
+            (h >= cursor).then_some((h, t))
+        })
+        .collect();
+    let count = count.max(1);
+    if cand.len() <= count {
+        cand.sort_by_key(|c| c.0);
+        return (0, cand.into_iter().map(|c| c.1).collect());
+    }
+    cand.select_nth_unstable_by_key(count, |c| c.0);
+    let pivot = cand[count].0;
+    let below = cand[..count].iter().any(|c| c.0 < pivot);
+    let (next, mut taken): (u64, Vec<(u64, T)>) = if below {
+        (pivot, cand.into_iter().filter(|c| c.0 < pivot).collect())
+    } else {
+        // Every candidate of this page shares one hash: return all of them at once.
+        (pivot.wrapping_add(1), cand.into_iter().filter(|c| c.0 == pivot).collect())
+    };
+    taken.sort_by_key(|c| c.0);
+    (next, taken.into_iter().map(|c| c.1).collect())
+}
+
+/// The `[cursor, [items...]]` reply.
+pub(crate) fn reply(cursor: u64, items: Vec<Reply>) -> Reply {
+    let mut buf = itoa::Buffer::new();
+    Reply::Array(vec![Reply::bulk(buf.format(cursor)), Reply::Array(items)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_parse_like_strtoul() {
+        assert_eq!(parse_cursor(b"").unwrap(), 0);
+        assert_eq!(parse_cursor(b"007").unwrap(), 7);
+        assert_eq!(parse_cursor(b"+5").unwrap(), 5);
+        assert_eq!(parse_cursor(b"-1").unwrap(), u64::MAX);
+        assert_eq!(parse_cursor(b"18446744073709551615").unwrap(), u64::MAX);
+        for bad in [&b"18446744073709551616"[..], b" 1", b"1 ", b"-", b"0x1", b"abc"] {
+            assert!(parse_cursor(bad).is_err(), "{:?}", bad);
+        }
+    }
+
+    #[test]
+    fn paging_visits_every_element_once() {
+        let items: Vec<Vec<u8>> = (0..1000).map(|i| format!("m{i}").into_bytes()).collect();
+        let mut seen = std::collections::HashSet::new();
+        let mut cursor = 0;
+        let mut calls = 0;
+        loop {
+            let (next, got) = page(items.iter().map(|m| (&m[..], m.clone())), cursor, 7);
+            assert!(got.len() <= 7);
+            for g in got {
+                assert!(seen.insert(g), "returned twice");
+            }
+            calls += 1;
+            if next == 0 {
+                break;
+            }
+            assert!(next > cursor);
+            cursor = next;
+        }
+        assert_eq!(seen.len(), 1000);
+        assert!(calls >= 1000 / 7);
+    }
+
+    #[test]
+    fn elements_present_throughout_survive_removals() {
+        let mut items: Vec<Vec<u8>> = (0..200).map(|i| format!("{i}").into_bytes()).collect();
+        let keep: Vec<Vec<u8>> = items.iter().step_by(2).cloned().collect();
+        let mut seen = std::collections::HashSet::new();
+        let mut cursor = 0;
+        loop {
+            let (next, got) = page(items.iter().map(|m| (&m[..], m.clone())), cursor, 10);
+            seen.extend(got);
+            // Remove a few odd elements between calls.
+            let odd = items.iter().position(|m| !keep.contains(m));
+            if let Some(i) = odd {
+                items.remove(i);
+            }
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        assert!(keep.iter().all(|k| seen.contains(k)));
+    }
+}

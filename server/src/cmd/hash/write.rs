@@ -1,0 +1,138 @@
+//! The hash commands that write: HSET, HSETNX, HMSET, HDEL, HINCRBY, HINCRBYFLOAT.
+
+use super::{delete_if_empty, hash_mut, hash_or_create};
+use crate::cmd::args;
+use crate::db::HashValue;
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::notify;
+use crate::numfmt;
+use crate::reply::Reply;
+
+/// Sets a field, reusing the stored buffers when the field exists (its position stays, as in
+/// a listpack). Returns whether the field is new.
+fn set_field(h: &mut HashValue, field: &[u8], value: &[u8]) -> bool {
+    match h.get_mut(field) {
+        Some(v) => {
+            v.clear();
+            v.extend_from_slice(value);
+            false
+        }
+        None => {
+            h.insert(field.to_vec(), value.to_vec());
+            true
+        }
+    }
+}
+
+/// HSET and HMSET: the pairs are checked before the key, so an odd count is an arity error
+/// even on a key of another type. Every call sends "hset", even one that changed nothing.
+fn set_pairs(e: &mut Engine, call: &Call) -> Result<i64, Reply> {
+    if call.argc() % 2 == 1 {
+        return Err(Reply::err(errors::wrong_arity(&args::lower(call.arg(0)))));
+    }
+    let h = hash_or_create(e, call.db, call.arg(1))?;
+    let mut added = 0;
+    for pair in call.args[2..].chunks_exact(2) {
+        added += set_field(h, &pair[0], &pair[1]) as i64;
+    }
+    e.modified(call.db, call.arg(1), notify::HASH, "hset");
+    Ok(added)
+}
+
+pub(super) fn hset(e: &mut Engine, call: &mut Call) -> Reply {
+    set_pairs(e, call).map_or_else(|r| r, Reply::Int)
+}
+
+pub(super) fn hmset(e: &mut Engine, call: &mut Call) -> Reply {
+    set_pairs(e, call).map_or_else(|r| r, |_| Reply::ok())
+}
+
+pub(super) fn hsetnx(e: &mut Engine, call: &mut Call) -> Reply {
+    let h = match hash_or_create(e, call.db, call.arg(1)) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    if h.contains_key(call.arg(2)) {
+        return Reply::Int(0);
+    }
+    h.insert(call.arg(2).to_vec(), call.arg(3).to_vec());
+    e.modified(call.db, call.arg(1), notify::HASH, "hset");
+    Reply::Int(1)
+}
+
+pub(super) fn hdel(e: &mut Engine, call: &mut Call) -> Reply {
+    let h = match hash_mut(e, call.db, call.arg(1)) {
+        Err(r) => return r,
+        Ok(None) => return Reply::Int(0),
+        Ok(Some(h)) => h,
+    };
+    let mut deleted = 0;
+    for f in &call.args[2..] {
+        if h.shift_remove(&f[..]).is_some() {
+            deleted += 1;
+            if h.is_empty() {
+                break;
+            }
+        }
+    }
+    if deleted > 0 {
+        e.modified(call.db, call.arg(1), notify::HASH, "hdel");
+        delete_if_empty(e, call.db, call.arg(1));
+    }
+    Reply::Int(deleted)
+}
+
+pub(super) fn hincrby(e: &mut Engine, call: &mut Call) -> Reply {
+    let incr = match args::int(call.arg(3)) {
+        Ok(n) => n,
+        Err(r) => return r,
+    };
+    let h = match hash_or_create(e, call.db, call.arg(1)) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    let current = match h.get(call.arg(2)) {
+        None => 0,
+        Some(v) => match numfmt::parse_i64(v) {
+            Some(n) => n,
+            None => return Reply::err(errors::HASH_VALUE_NOT_INTEGER),
+        },
+    };
+    let Some(new) = current.checked_add(incr) else {
+        return Reply::err(errors::OVERFLOW);
+    };
+    let mut buf = itoa::Buffer::new();
+    set_field(h, call.arg(2), buf.format(new).as_bytes());
+    e.modified(call.db, call.arg(1), notify::HASH, "hincrby");
+    Reply::Int(new)
+}
+
+pub(super) fn hincrbyfloat(e: &mut Engine, call: &mut Call) -> Reply {
+    let incr = match args::float(call.arg(3)) {
+        Ok(n) => n,
+        Err(r) => return r,
+    };
+    if !incr.is_finite() {
+        return Reply::err(errors::INCR_IS_NAN_OR_INF);
+    }
+    let h = match hash_or_create(e, call.db, call.arg(1)) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    let current = match h.get(call.arg(2)) {
+        None => 0.0,
+        Some(v) => match numfmt::parse_f64(v) {
+            Some(n) => n,
+            None => return Reply::err(errors::HASH_VALUE_NOT_FLOAT),
+        },
+    };
+    let new = current + incr;
+    if !new.is_finite() {
+        return Reply::err(errors::NAN_OR_INF);
+    }
+    let text = numfmt::format_human_float(new);
+    set_field(h, call.arg(2), text.as_bytes());
+    e.modified(call.db, call.arg(1), notify::HASH, "hincrbyfloat");
+    Reply::bulk(text)
+}

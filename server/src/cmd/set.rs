@@ -1,5 +1,0 @@
-//! The set commands.
-
-use super::table::Command;
-
-pub static COMMANDS: &[Command] = &[];

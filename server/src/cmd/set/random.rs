@@ -1,0 +1,105 @@
+//! SPOP and SRANDMEMBER.
+
+use super::{delete_if_empty, max_intset, members_reply, set_mut, set_ref};
+use crate::cmd::hash::random::{distinct_indices, parse_count, random_indices, MAX_REPEATED_PICKS};
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::notify;
+use crate::numfmt;
+use crate::reply::Reply;
+
+/// SPOP key [count]. Without a count: a member or nil. With one: a RESP3 set, the whole set
+/// (in reply order) when count >= its size, which then deletes the key ("spop", "del").
+pub(super) fn spop(e: &mut Engine, call: &mut Call) -> Reply {
+    match call.argc() {
+        2 => spop_one(e, call),
+        3 => spop_count(e, call),
+        _ => Reply::err(errors::SYNTAX),
+    }
+}
+
+fn spop_one(e: &mut Engine, call: &mut Call) -> Reply {
+    let s = match set_mut(e, call.db, call.arg(1)) {
+        Err(r) => return r,
+        Ok(None) => return Reply::Nil,
+        Ok(Some(s)) => s,
+    };
+    let i = rand::random_range(0..s.len());
+    let Some(member) = s.swap_remove_index(i) else {
+        return Reply::Nil;
+    };
+    e.modified(call.db, call.arg(1), notify::SET, "spop");
+    delete_if_empty(e, call.db, call.arg(1));
+    Reply::bulk(member)
+}
+
+fn spop_count(e: &mut Engine, call: &mut Call) -> Reply {
+    let count = match numfmt::parse_i64(call.arg(2)) {
+        Some(n) if n >= 0 => n as u64,
+        _ => return Reply::err(errors::POP_COUNT_NOT_POSITIVE),
+    };
+    let max = max_intset(e);
+    let s = match set_mut(e, call.db, call.arg(1)) {
+        Err(r) => return r,
+        Ok(None) => return Reply::Set(Vec::new()),
+        Ok(Some(s)) => s,
+    };
+    if count == 0 {
+        return Reply::Set(Vec::new());
+    }
+    let reply = if count >= s.len() as u64 {
+        let reply = members_reply(s.iter().map(|m| &m[..]), max);
+        s.clear();
+        reply
+    } else {
+        // Remove from the highest index down so swap_remove never moves a chosen member.
+        let mut idx = distinct_indices(s.len(), count as usize);
+        idx.reverse();
+        let popped: Vec<Reply> = idx.into_iter().filter_map(|i| s.swap_remove_index(i)).map(Reply::bulk).collect();
+        Reply::Set(popped)
+    };
+    e.modified(call.db, call.arg(1), notify::SET, "spop");
+    delete_if_empty(e, call.db, call.arg(1));
+    reply
+}
+
+/// SRANDMEMBER key [count]. With a count the reply is an array (never a RESP3 set): the
+/// whole set in reply order when count >= its size, distinct members for a smaller positive
+/// count, |count| members with repeats for a negative one.
+pub(super) fn srandmember(e: &mut Engine, call: &mut Call) -> Reply {
+    if call.argc() > 3 {
+        return Reply::err(errors::SYNTAX);
+    }
+    if call.argc() == 2 {
+        return match set_ref(e, call.db, call.arg(1)) {
+            Err(r) => r,
+            Ok(None) => Reply::Nil,
+            Ok(Some(s)) => Reply::opt_bulk(s.get_index(rand::random_range(0..s.len()))),
+        };
+    }
+    let count = match parse_count(call.arg(2)) {
+        Ok(n) => n,
+        Err(r) => return r,
+    };
+    if count < 0 && count.unsigned_abs() > MAX_REPEATED_PICKS {
+        return Reply::err(errors::VALUE_OUT_OF_RANGE);
+    }
+    let max = max_intset(e);
+    let s = match set_ref(e, call.db, call.arg(1)) {
+        Err(r) => return r,
+        Ok(None) => return Reply::Array(Vec::new()),
+        Ok(Some(s)) => s,
+    };
+    if count >= 0 && count as u64 >= s.len() as u64 {
+        return match members_reply(s.iter().map(|m| &m[..]), max) {
+            Reply::Set(items) => Reply::Array(items),
+            other => other,
+        };
+    }
+    let picks = if count >= 0 {
+        distinct_indices(s.len(), count as usize)
+    } else {
+        random_indices(s.len(), count.unsigned_abs() as usize)
+    };
+    Reply::Array(picks.into_iter().filter_map(|i| s.get_index(i)).map(Reply::bulk).collect())
+}
