@@ -109,5 +109,4 @@ pub const COUNT_NOT_IN_LONG_RANGE: &str =
 pub const VALUE_OUT_OF_RANGE: &str = "ERR value is out of range";
 pub const SCAN_INVALID_CURSOR: &str = "ERR invalid cursor";
 pub const POP_COUNT_NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
-pub const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
 pub const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";

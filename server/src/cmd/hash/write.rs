@@ -109,29 +109,23 @@ pub(super) fn hincrby(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 pub(super) fn hincrbyfloat(e: &mut Engine, call: &mut Call) -> Reply {
-    let incr = match args::float(call.arg(3)) {
-        Ok(n) => n,
-        Err(r) => return r,
-    };
-    if !incr.is_finite() {
-        return Reply::err(errors::INCR_IS_NAN_OR_INF);
+    // Redis adds in long double: the same arithmetic as INCRBYFLOAT (see ldouble.rs).
+    if crate::ldouble::LongDouble::parse(call.arg(3)).is_none() {
+        return Reply::err(errors::NOT_FLOAT);
     }
     let h = match hash_or_create(e, call.db, call.arg(1)) {
         Ok(h) => h,
         Err(r) => return r,
     };
-    let current = match h.get(call.arg(2)) {
-        None => 0.0,
-        Some(v) => match numfmt::parse_f64(v) {
-            Some(n) => n,
-            None => return Reply::err(errors::HASH_VALUE_NOT_FLOAT),
-        },
-    };
-    let new = current + incr;
-    if !new.is_finite() {
-        return Reply::err(errors::NAN_OR_INF);
+    let current = h.get(call.arg(2)).map(|v| v.to_vec()).unwrap_or_else(|| b"0".to_vec());
+    if crate::ldouble::LongDouble::parse(&current).is_none() {
+        return Reply::err(errors::HASH_VALUE_NOT_FLOAT);
     }
-    let text = numfmt::format_human_float(new);
+    let text = match crate::ldouble::incr_by_float(&current, call.arg(3)) {
+        Ok(t) => t,
+        Err(crate::ldouble::IncrFloatError::NanOrInfinity) => return Reply::err(errors::NAN_OR_INF),
+        Err(crate::ldouble::IncrFloatError::NotAFloat) => return Reply::err(errors::NOT_FLOAT),
+    };
     set_field(h, call.arg(2), text.as_bytes());
     e.modified(call.db, call.arg(1), notify::HASH, "hincrbyfloat");
     Reply::bulk(text)
