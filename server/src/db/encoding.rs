@@ -59,7 +59,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            hash_max_listpack_entries: 128,
+            hash_max_listpack_entries: 512,
             hash_max_listpack_value: 64,
             set_max_intset_entries: 512,
             zset_max_listpack_entries: 128,
@@ -175,7 +175,7 @@ mod tests {
     fn collections_follow_the_limits() {
         let l = Limits::default();
         let mut h = HashValue::default();
-        for i in 0..128 {
+        for i in 0..512 {
             h.insert(format!("f{i}").into_bytes(), b"v".to_vec());
         }
         assert_eq!(of(&Value::Hash(h.clone()), &l), Encoding::Listpack);
