@@ -386,7 +386,7 @@ fn read_object(r: &mut reader::Reader, t: u8) -> Option<Value> {
 }
 
 fn hash_from_pairs(items: Vec<Vec<u8>>) -> Option<Value> {
-    if items.len() % 2 != 0 {
+    if !items.len().is_multiple_of(2) {
         return None;
     }
     let mut h = HashValue::default();
@@ -400,7 +400,7 @@ fn hash_from_pairs(items: Vec<Vec<u8>>) -> Option<Value> {
 }
 
 fn zset_from_pairs(items: Vec<Vec<u8>>) -> Option<Value> {
-    if items.len() % 2 != 0 {
+    if !items.len().is_multiple_of(2) {
         return None;
     }
     let mut z = ZSet::new();
