@@ -37,4 +37,4 @@ macro_rules! groups {
     };
 }
 
-groups!(basics, protocol, strings, bitmap, list, hash, set);
+groups!(basics, protocol, strings, bitmap, list, hash, set, keys);

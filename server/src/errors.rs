@@ -110,3 +110,25 @@ pub const VALUE_OUT_OF_RANGE: &str = "ERR value is out of range";
 pub const SCAN_INVALID_CURSOR: &str = "ERR invalid cursor";
 pub const POP_COUNT_NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
 pub const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";
+// ---- keys ----
+pub const INVALID_CURSOR: &str = "ERR invalid cursor";
+pub const EXPIRE_NX_CONFLICT: &str = "ERR NX and XX, GT or LT options at the same time are not compatible";
+pub const EXPIRE_GT_LT_CONFLICT: &str = "ERR GT and LT options at the same time are not compatible";
+pub const BAD_DUMP_PAYLOAD: &str = "ERR DUMP payload version or checksum are wrong";
+pub const BAD_DATA_FORMAT: &str = "ERR Bad data format";
+pub const INVALID_TTL: &str = "ERR Invalid TTL value, must be >= 0";
+pub const INVALID_IDLETIME: &str = "ERR Invalid IDLETIME value, must be >= 0";
+pub const INVALID_FREQ: &str = "ERR Invalid FREQ value, must be >= 0 and <= 255";
+pub const INT_OUT_OF_RANGE: &str = "ERR value is out of range, value must between -2147483648 and 2147483647";
+pub const LFU_NOT_SELECTED: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const LFU_SELECTED: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+
+/// `ERR invalid expire time in '<cmd>' command`
+pub fn invalid_expire_time(cmd: &str) -> String {
+    format!("ERR invalid expire time in '{}' command", cmd)
+}
+
+/// `ERR Unsupported option <opt>` (EXPIRE family).
+pub fn unsupported_option(opt: &[u8]) -> String {
+    format!("ERR Unsupported option {}", String::from_utf8_lossy(opt))
+}

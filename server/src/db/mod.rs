@@ -5,6 +5,9 @@
 //! for DBSIZE, SCAN and KEYS at once, and deterministically (in deadline order). Keys that
 //! expire are logged so the engine can send `expired` notifications and break WATCHes.
 
+pub mod encoding;
+pub mod rdb;
+pub mod scan;
 pub mod value;
 pub mod zset;
 
@@ -112,6 +115,20 @@ impl Db {
 
     pub fn set_with_expire(&mut self, key: &[u8], value: Value, expire_at: Option<i64>) {
         let entry = Entry { value, expire_at, last_access: self.now };
+        if let Some(old) = self.map.insert(key.to_vec(), entry) {
+            if let Some(t) = old.expire_at {
+                self.expires.remove(&(t, key.to_vec()));
+            }
+        }
+        if let Some(t) = expire_at {
+            self.expires.insert((t, key.to_vec()));
+        }
+    }
+
+    /// Stores a whole entry (value, deadline and access time), replacing any old one:
+    /// RENAME, MOVE and RESTORE keep what the entry carries.
+    pub fn insert_entry(&mut self, key: &[u8], entry: Entry) {
+        let expire_at = entry.expire_at;
         if let Some(old) = self.map.insert(key.to_vec(), entry) {
             if let Some(t) = old.expire_at {
                 self.expires.remove(&(t, key.to_vec()));

@@ -1,5 +1,0 @@
-//! The keys commands.
-
-use super::table::Command;
-
-pub static COMMANDS: &[Command] = &[];

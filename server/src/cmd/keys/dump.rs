@@ -1,0 +1,96 @@
+//! DUMP and RESTORE: a value as Redis's serialized payload (see `db::rdb`).
+
+use super::signal_if_blocking_type;
+use crate::cmd::args;
+use crate::db::encoding::Limits;
+use crate::db::rdb::{self, RestoreError};
+use crate::db::Entry;
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::notify;
+use crate::reply::Reply;
+
+pub fn dump(e: &mut Engine, call: &mut Call) -> Reply {
+    let limits = Limits::from_config(&e.config);
+    match e.db(call.db).get(call.arg(1)) {
+        Some(en) => Reply::bulk(rdb::dump(&en.value, &limits)),
+        None => Reply::Nil,
+    }
+}
+
+/// RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
+pub fn restore(e: &mut Engine, call: &mut Call) -> Reply {
+    let (mut replace, mut absttl) = (false, false);
+    let mut idle: Option<i64> = None;
+    let mut freq: Option<i64> = None;
+    let mut i = 4;
+    while i < call.argc() {
+        let a = call.arg(i);
+        let more = i + 1 < call.argc();
+        if args::is(a, "replace") {
+            replace = true;
+        } else if args::is(a, "absttl") {
+            absttl = true;
+        } else if args::is(a, "idletime") && more && freq.is_none() {
+            let n = match args::int(call.arg(i + 1)) {
+                Ok(n) => n,
+                Err(r) => return r,
+            };
+            if n < 0 {
+                return Reply::err(errors::INVALID_IDLETIME);
+            }
+            idle = Some(n);
+            i += 1;
+        } else if args::is(a, "freq") && more && idle.is_none() {
+            let n = match args::int(call.arg(i + 1)) {
+                Ok(n) => n,
+                Err(r) => return r,
+            };
+            if !(0..=255).contains(&n) {
+                return Reply::err(errors::INVALID_FREQ);
+            }
+            freq = Some(n);
+            i += 1;
+        } else {
+            return Reply::err(errors::SYNTAX);
+        }
+        i += 1;
+    }
+    let key = call.arg(1).to_vec();
+    if !replace && e.db(call.db).get(&key).is_some() {
+        return Reply::err(errors::BUSYKEY);
+    }
+    let ttl = match args::int(call.arg(2)) {
+        Ok(n) => n,
+        Err(r) => return r,
+    };
+    if ttl < 0 {
+        return Reply::err(errors::INVALID_TTL);
+    }
+    let value = match rdb::restore(call.arg(3)) {
+        Ok(v) => v,
+        Err(RestoreError::VersionOrChecksum) => return Reply::err(errors::BAD_DUMP_PAYLOAD),
+        Err(RestoreError::BadFormat) => return Reply::err(errors::BAD_DATA_FORMAT),
+    };
+    let now = e.now_ms;
+    let deleted = replace && e.db(call.db).remove(&key).is_some();
+    // Redis adds in C's wrapping arithmetic: an absurd TTL lands in the past.
+    let deadline = match ttl {
+        0 => None,
+        t if absttl => Some(t),
+        t => Some(t.wrapping_add(now)),
+    };
+    if deadline.is_some_and(|t| t <= now) {
+        if deleted {
+            e.modified(call.db, &key, notify::GENERIC, "del");
+        }
+        return Reply::ok();
+    }
+    signal_if_blocking_type(e, call.db, &key, &value);
+    // IDLETIME sets the access time in the past; FREQ has no counter to set here.
+    let _ = freq;
+    let last_access = now - idle.unwrap_or(0).min(now / 1000).saturating_mul(1000);
+    e.db(call.db).insert_entry(&key, Entry { value, expire_at: deadline, last_access });
+    e.modified(call.db, &key, notify::GENERIC, "restore");
+    Reply::ok()
+}

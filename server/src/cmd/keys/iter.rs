@@ -1,0 +1,60 @@
+//! KEYS, SCAN and RANDOMKEY: the commands that walk the keyspace.
+
+use crate::cmd::args;
+use crate::db::{scan, Db};
+use crate::engine::{Call, Engine};
+use crate::reply::Reply;
+
+pub fn keys(e: &mut Engine, call: &mut Call) -> Reply {
+    let pattern = call.arg(1);
+    let all = pattern == b"*";
+    let db = e.db(call.db);
+    let now = db.now;
+    let out = db
+        .iter()
+        .filter(|(_, en)| en.expire_at.is_none_or(|t| t > now))
+        .filter(|(k, _)| all || args::glob_match(pattern, k, false))
+        .map(|(k, _)| Reply::bulk(k))
+        .collect();
+    Reply::Array(out)
+}
+
+/// SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]: see `db::scan` for the cursor.
+pub fn scan(e: &mut Engine, call: &mut Call) -> Reply {
+    let cursor = match scan::parse_cursor(call.arg(1)) {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let opts = match scan::parse_options(&call.args[2..], true) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let db = e.db(call.db);
+    let now = db.now;
+    let live = db.iter().filter(|(_, en)| en.expire_at.is_none_or(|t| t > now));
+    let (batch, next) = scan::step(live.map(|(k, en)| (Db::key_hash(k), (k, en))), cursor, opts.count);
+    // As Redis, COUNT bounds the keys visited; MATCH and TYPE filter what was visited.
+    let items = batch
+        .into_iter()
+        .filter(|(k, _)| opts.matches(k))
+        .filter(|(_, en)| {
+            opts.type_name.as_deref().is_none_or(|t| t.eq_ignore_ascii_case(en.value.type_name().as_bytes()))
+        })
+        .map(|(k, _)| Reply::bulk(k))
+        .collect();
+    scan::reply(next, items)
+}
+
+pub fn randomkey(e: &mut Engine, call: &mut Call) -> Reply {
+    let db = e.db(call.db);
+    let now = db.now;
+    let live: Vec<&Vec<u8>> = db
+        .iter()
+        .filter(|(_, en)| en.expire_at.is_none_or(|t| t > now))
+        .map(|(k, _)| k)
+        .collect();
+    if live.is_empty() {
+        return Reply::Nil;
+    }
+    Reply::bulk(live[rand::random_range(0..live.len())])
+}
