@@ -355,3 +355,122 @@ pub static COMMANDS: &[Command] = &[
     Command::new("spublish", 3, PUBSUB | LOADING | STALE | FAST, "pubsub", spublish).keys(1, 1, 1),
     Command::new("pubsub", -2, 0, "pubsub", container).subcommands(PUBSUB_SUBCOMMANDS),
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+    use crate::engine::Engine;
+    use crate::notify;
+    use crate::reply::Reply;
+
+    fn run(e: &mut Engine, conn: u64, line: &str) -> Reply {
+        let args: Vec<&str> = line.split(' ').collect();
+        e.execute(conn, &args)
+    }
+
+    fn push(parts: &[&str]) -> Reply {
+        Reply::Push(parts.iter().map(Reply::bulk).collect())
+    }
+
+    #[test]
+    fn publish_reaches_channel_then_pattern_subscribers() {
+        let mut e = Engine::new(Config::default());
+        let (p, s) = (e.connect(), e.connect());
+        run(&mut e, s, "SUBSCRIBE news");
+        run(&mut e, s, "PSUBSCRIBE n*");
+        e.take_wakeups();
+        assert_eq!(run(&mut e, p, "PUBLISH news hi"), Reply::Int(2));
+        assert_eq!(e.take_wakeups(), vec![s, s]);
+        assert_eq!(e.take_output(s), vec![push(&["message", "news", "hi"]), push(&["pmessage", "n*", "news", "hi"])]);
+    }
+
+    #[test]
+    fn subscribe_confirms_each_channel_with_the_running_count() {
+        let mut e = Engine::new(Config::default());
+        let c = e.connect();
+        let r = run(&mut e, c, "SUBSCRIBE a b a");
+        let count = |n| Reply::Push(vec![Reply::bulk("subscribe"), Reply::bulk(n), Reply::Int(if n == "a" { 1 } else { 2 })]);
+        assert_eq!(r, Reply::Multi(vec![count("a"), count("b"), count("a")]));
+        let r = run(&mut e, c, "UNSUBSCRIBE");
+        assert_eq!(
+            r,
+            Reply::Multi(vec![
+                Reply::Push(vec![Reply::bulk("unsubscribe"), Reply::bulk("a"), Reply::Int(1)]),
+                Reply::Push(vec![Reply::bulk("unsubscribe"), Reply::bulk("b"), Reply::Int(0)]),
+            ])
+        );
+        assert!(e.pubsub.channels.is_empty());
+    }
+
+    #[test]
+    fn shard_channels_are_a_separate_namespace() {
+        let mut e = Engine::new(Config::default());
+        let (p, s) = (e.connect(), e.connect());
+        run(&mut e, s, "SSUBSCRIBE orders");
+        assert_eq!(run(&mut e, p, "PUBLISH orders x"), Reply::Int(0));
+        assert_eq!(run(&mut e, p, "SPUBLISH orders y"), Reply::Int(1));
+        assert_eq!(e.take_output(s), vec![push(&["smessage", "orders", "y"])]);
+        e.disconnect(s);
+        assert!(e.pubsub.shard_channels.is_empty());
+    }
+
+    #[test]
+    fn keyspace_notifications_use_redis_channel_names() {
+        let mut e = Engine::new(Config::default());
+        e.notify_flags = notify::parse_flags("KEA").expect("valid flags");
+        let (w, s) = (e.connect(), e.connect());
+        run(&mut e, s, "PSUBSCRIBE __key*__:*");
+        run(&mut e, w, "SELECT 2");
+        run(&mut e, w, "SET user:1 v");
+        assert_eq!(
+            e.take_output(s),
+            vec![
+                push(&["pmessage", "__key*__:*", "__keyspace@2__:user:1", "set"]),
+                push(&["pmessage", "__key*__:*", "__keyevent@2__:set", "user:1"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn keyspace_notifications_respect_the_classes() {
+        let mut e = Engine::new(Config::default());
+        let (w, s) = (e.connect(), e.connect());
+        run(&mut e, s, "PSUBSCRIBE *");
+        for (flags, expected) in [("", 0), ("K", 0), ("$", 0), ("Kl", 0), ("K$", 1), ("E$", 1), ("KEA", 2), ("AK", 1)] {
+            e.notify_flags = notify::parse_flags(flags).expect("valid flags");
+            run(&mut e, w, "SET k v");
+            assert_eq!(e.take_output(s).len(), expected, "flags {flags:?}");
+        }
+    }
+
+    #[test]
+    fn notify_flags_round_trip_like_redis() {
+        for (input, printed) in [
+            ("", ""),
+            ("KEA", "AKE"),
+            ("Kg$lshzxetd", "AK"),
+            ("KEAmn", "AKEm"),
+            ("Ktmn", "tnKm"),
+            ("K$lshzxe", "$lshzxeK"),
+            ("Klx", "lxK"),
+            ("E", "E"),
+        ] {
+            let f = notify::parse_flags(input).expect("valid flags");
+            assert_eq!(notify::flags_to_string(f), printed, "{input}");
+        }
+        assert_eq!(notify::parse_flags("Kq"), None);
+        assert_eq!(notify::parse_flags("kea"), None);
+    }
+
+    #[test]
+    fn resp2_subscriber_can_only_run_subscription_commands() {
+        let mut e = Engine::new(Config::default());
+        let c = e.connect();
+        run(&mut e, c, "SSUBSCRIBE s");
+        assert!(run(&mut e, c, "GET k").is_error());
+        assert_eq!(run(&mut e, c, "PING"), Reply::Array(vec![Reply::bulk("pong"), Reply::bulk("")]));
+        assert!(run(&mut e, c, "HELLO 3").is_error());
+        run(&mut e, c, "SUNSUBSCRIBE");
+        assert_eq!(run(&mut e, c, "GET k"), Reply::Nil);
+    }
+}

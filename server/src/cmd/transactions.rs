@@ -115,3 +115,124 @@ pub static COMMANDS: &[Command] = &[
     Command::new("unwatch", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, "transactions", unwatch),
 ];
 
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::clock::Clock;
+    use crate::config::Config;
+    use crate::db::Value;
+    use crate::engine::Engine;
+    use crate::errors;
+    use crate::reply::Reply;
+
+    fn run(e: &mut Engine, conn: u64, line: &str) -> Reply {
+        let args: Vec<&str> = line.split(' ').collect();
+        e.execute(conn, &args)
+    }
+
+    fn manual() -> (Engine, Clock) {
+        let clock = Clock::manual(1_700_000_000_000);
+        (Engine::with_clock(Config::default(), clock.clone()), clock)
+    }
+
+    #[test]
+    fn optimistic_lock_lets_exactly_one_writer_win() {
+        let mut e = Engine::new(Config::default());
+        let (a, b) = (e.connect(), e.connect());
+        run(&mut e, a, "SET counter 0");
+        for c in [a, b] {
+            run(&mut e, c, "WATCH counter");
+            run(&mut e, c, "MULTI");
+            assert_eq!(run(&mut e, c, "SET counter 1"), Reply::status("QUEUED"));
+        }
+        assert_eq!(run(&mut e, a, "EXEC"), Reply::Array(vec![Reply::ok()]));
+        assert_eq!(run(&mut e, b, "EXEC"), Reply::NilArray);
+        assert!(e.watched_keys.is_empty(), "EXEC forgets the watches");
+    }
+
+    #[test]
+    fn a_watched_key_that_expires_does_not_fail_exec() {
+        let (mut e, clock) = manual();
+        let c = e.connect();
+        let deadline = e.clock.now_ms() + 1000;
+        e.db(0).set_with_expire(b"lease", Value::Str(b"x".to_vec()), Some(deadline));
+        run(&mut e, c, "WATCH lease");
+        clock.advance(Duration::from_secs(2));
+        e.tick();
+        run(&mut e, c, "MULTI");
+        run(&mut e, c, "GET lease");
+        assert_eq!(run(&mut e, c, "EXEC"), Reply::Array(vec![Reply::Nil]));
+    }
+
+    #[test]
+    fn flush_breaks_watches_only_on_existing_keys() {
+        let mut e = Engine::new(Config::default());
+        let (a, b) = (e.connect(), e.connect());
+        run(&mut e, a, "SET present 1");
+        run(&mut e, a, "WATCH present");
+        run(&mut e, b, "WATCH absent");
+        e.touch_all_watched(None);
+        for c in [a, b] {
+            run(&mut e, c, "MULTI");
+        }
+        assert_eq!(run(&mut e, a, "EXEC"), Reply::NilArray);
+        assert_eq!(run(&mut e, b, "EXEC"), Reply::Array(vec![]));
+    }
+
+    #[test]
+    fn swapdb_breaks_watches_on_keys_present_on_either_side() {
+        let mut e = Engine::new(Config::default());
+        let (a, b) = (e.connect(), e.connect());
+        run(&mut e, b, "SELECT 1");
+        run(&mut e, b, "SET only-in-1 v");
+        run(&mut e, a, "WATCH only-in-1");
+        e.touch_watched_swapdb(0, 1);
+        run(&mut e, a, "MULTI");
+        assert_eq!(run(&mut e, a, "EXEC"), Reply::NilArray);
+    }
+
+    #[test]
+    fn exec_freezes_time_and_restores_it() {
+        let (mut e, _clock) = manual();
+        let c = e.connect();
+        run(&mut e, c, "MULTI");
+        run(&mut e, c, "PING");
+        assert!(matches!(run(&mut e, c, "EXEC"), Reply::Array(_)));
+        assert!(!e.time_frozen);
+    }
+
+    #[test]
+    fn queued_errors_abort_and_runtime_errors_do_not() {
+        let mut e = Engine::new(Config::default());
+        let c = e.connect();
+        run(&mut e, c, "MULTI");
+        run(&mut e, c, "SET k v");
+        assert!(run(&mut e, c, "NOSUCH").is_error());
+        assert_eq!(run(&mut e, c, "EXEC"), Reply::err(errors::EXECABORT));
+        assert_eq!(run(&mut e, c, "GET k"), Reply::Nil);
+        run(&mut e, c, "MULTI");
+        run(&mut e, c, "SET k v");
+        run(&mut e, c, "SELECT 999");
+        run(&mut e, c, "GET k");
+        assert_eq!(
+            run(&mut e, c, "EXEC"),
+            Reply::Array(vec![Reply::ok(), Reply::err(errors::DB_INDEX), Reply::bulk("v")])
+        );
+    }
+
+    #[test]
+    fn refused_exec_discards_the_transaction_and_watches() {
+        let mut e = Engine::new(Config::default());
+        let c = e.connect();
+        run(&mut e, c, "WATCH k");
+        run(&mut e, c, "MULTI");
+        assert_eq!(
+            run(&mut e, c, "EXEC x"),
+            Reply::err("EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command")
+        );
+        assert!(e.watched_keys.is_empty());
+        assert_eq!(run(&mut e, c, "EXEC"), Reply::err(errors::EXEC_WITHOUT_MULTI));
+    }
+}

@@ -208,3 +208,6 @@ pub static COMMANDS: &[Command] = &[
     Command::new("client", -2, 0, "connection", client::container).subcommands(client::SUBCOMMANDS),
 ];
 
+
+#[cfg(test)]
+mod tests;
