@@ -389,8 +389,8 @@ mod tests {
         let mut e = Engine::new(Config::default());
         let c = e.connect();
         let r = run(&mut e, c, "SUBSCRIBE a b a");
-        let count = |n| Reply::Push(vec![Reply::bulk("subscribe"), Reply::bulk(n), Reply::Int(if n == "a" { 1 } else { 2 })]);
-        assert_eq!(r, Reply::Multi(vec![count("a"), count("b"), count("a")]));
+        let confirm = |n, count| Reply::Push(vec![Reply::bulk("subscribe"), Reply::bulk(n), Reply::Int(count)]);
+        assert_eq!(r, Reply::Multi(vec![confirm("a", 1), confirm("b", 2), confirm("a", 2)]));
         let r = run(&mut e, c, "UNSUBSCRIBE");
         assert_eq!(
             r,

@@ -140,15 +140,16 @@ fn client_list_reports_the_connection_state() {
     let mut e = Engine::new(Config::default());
     let a = e.connect_from("10.1.1.1:4000", "127.0.0.1:6379");
     let b = e.connect_from("10.1.1.2:4000", "127.0.0.1:6379");
+    let c = e.connect_from("10.1.1.3:4000", "127.0.0.1:6379");
     run(&mut e, a, "CLIENT SETNAME worker");
     run(&mut e, a, "SELECT 3");
     run(&mut e, a, "MULTI");
     run(&mut e, a, "SET k v");
     run(&mut e, b, "SUBSCRIBE x y");
     run(&mut e, b, "PSUBSCRIBE p*");
-    let list = text(&run(&mut e, b, "CLIENT LIST"));
+    let list = text(&run(&mut e, c, "CLIENT LIST"));
     let lines: Vec<&str> = list.lines().collect();
-    assert_eq!(lines.len(), 2);
+    assert_eq!(lines.len(), 3);
     assert!(list.ends_with('\n'));
     let la = lines[0];
     assert!(la.starts_with(&format!("id={a} addr=10.1.1.1:4000 laddr=127.0.0.1:6379 fd=")), "{la}");
@@ -156,9 +157,10 @@ fn client_list_reports_the_connection_state() {
         assert!(la.contains(&format!(" {field} ")) || la.ends_with(&format!(" {field}")), "{field} in {la}");
     }
     let lb = lines[1];
-    for field in ["name=", "flags=P", "sub=2", "psub=1", "multi=-1", "cmd=client|list"] {
+    for field in ["name=", "flags=P", "sub=2", "psub=1", "multi=-1", "cmd=psubscribe"] {
         assert!(lb.contains(&format!(" {field} ")), "{field} in {lb}");
     }
+    assert!(lines[2].contains(" flags=N ") && lines[2].contains(" cmd=client|list "), "{}", lines[2]);
     let fields: Vec<&str> = lb.split(' ').map(|f| f.split('=').next().unwrap_or("")).collect();
     assert_eq!(
         fields,
@@ -168,10 +170,10 @@ fn client_list_reports_the_connection_state() {
             "redir", "resp"
         ]
     );
-    let pubsub_only = text(&run(&mut e, a, "CLIENT LIST TYPE pubsub"));
+    let pubsub_only = text(&run(&mut e, c, "CLIENT LIST TYPE pubsub"));
     assert_eq!(pubsub_only.lines().count(), 1);
     assert!(pubsub_only.starts_with(&format!("id={b} ")));
-    let by_id = text(&run(&mut e, b, &format!("CLIENT LIST ID {b} 999 {a}")));
+    let by_id = text(&run(&mut e, c, &format!("CLIENT LIST ID {b} 999 {a}")));
     let ids: Vec<&str> = by_id.lines().map(|l| l.split(' ').next().unwrap_or("")).collect();
     assert_eq!(ids, [format!("id={b}"), format!("id={a}")]);
 }
