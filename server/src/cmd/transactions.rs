@@ -40,7 +40,7 @@ pub(crate) fn exec_abort(e: &mut Engine, conn: ConnId, reason: &str) -> Reply {
 }
 
 fn discard(e: &mut Engine, call: &mut Call) -> Reply {
-    if !e.sessions.get(&call.conn).is_some_and(|s| s.multi.is_some()) {
+    if e.sessions.get(&call.conn).is_none_or(|s| s.multi.is_none()) {
         return Reply::err(errors::DISCARD_WITHOUT_MULTI);
     }
     discard_transaction(e, call.conn);
