@@ -163,7 +163,7 @@ impl Engine {
         let id = self.next_conn_id;
         self.next_conn_id += 1;
         let now = self.clock.now_ms();
-        let mut s = Session::new(id, now, self.config.requirepass.is_none());
+        let mut s = Session::new(id, now, crate::cmd::connection::starts_authenticated(self));
         s.addr = addr.to_string();
         s.laddr = laddr.to_string();
         self.sessions.insert(id, s);
@@ -231,7 +231,7 @@ impl Engine {
     /// `execute` for arguments already in `Bytes` (the network shell's path: no copy).
     pub fn execute_args(&mut self, conn: ConnId, args: Vec<Bytes>) -> Reply {
         if !self.sessions.contains_key(&conn) {
-            let mut s = Session::new(conn, self.clock.now_ms(), self.config.requirepass.is_none());
+            let mut s = Session::new(conn, self.clock.now_ms(), crate::cmd::connection::starts_authenticated(self));
             s.addr = "in-process".into();
             self.sessions.insert(conn, s);
             self.next_conn_id = self.next_conn_id.max(conn + 1);
@@ -281,7 +281,8 @@ impl Engine {
         db
     }
 
-    /// Sends `expired` notifications and breaks WATCHes for keys expiry removed.
+    /// Sends `expired` notifications for keys expiry removed. It does not break WATCHes:
+    /// in Redis 7.0 a watched key that expires leaves EXEC free to run.
     fn drain_expired(&mut self) {
         for idx in 0..self.dbs.len() {
             if self.dbs[idx].expired_log.is_empty() {
@@ -290,7 +291,6 @@ impl Engine {
             let keys = std::mem::take(&mut self.dbs[idx].expired_log);
             for key in keys {
                 self.stats.expired_keys += 1;
-                self.touch_watched(idx, &key);
                 notify::keyspace_event(self, notify::EXPIRED, "expired", idx, &key);
             }
         }
@@ -313,40 +313,26 @@ impl Engine {
 
         let (cmd, name) = match resolve(&args) {
             Ok(found) => found,
-            Err(e) => {
-                if let Some(m) = &mut session.multi {
-                    m.aborted = true;
-                }
-                return e;
-            }
+            Err(e) => return self.reject(conn, &args[0], e),
         };
         session.last_command = name.clone();
 
         if !session.authenticated && !cmd.has(flags::NO_AUTH) {
-            if let Some(m) = &mut session.multi {
-                m.aborted = true;
-            }
-            return Reply::err(errors::NOAUTH);
+            return self.reject(conn, &args[0], Reply::err(errors::NOAUTH));
         }
         if in_multi && cmd.has(flags::NO_MULTI) {
-            if let Some(m) = &mut session.multi {
-                m.aborted = true;
-            }
-            return Reply::err("ERR Command not allowed inside a transaction");
+            return self.reject(conn, &args[0], Reply::err(errors::NOT_ALLOWED_IN_MULTI));
         }
         if session.resp == 2 && session.in_pubsub() && !allowed_in_pubsub_context(&name) {
-            return Reply::err(format!(
+            let e = Reply::err(format!(
                 "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
                 name
             ));
+            return self.reject(conn, &args[0], e);
         }
         if in_multi && !matches!(cmd.name, "exec" | "discard" | "multi" | "watch" | "quit" | "reset") {
             if cmd.has(flags::DENYOOM) && self.over_maxmemory() {
-                let s = self.sessions.get_mut(&conn).expect("session exists");
-                if let Some(m) = &mut s.multi {
-                    m.aborted = true;
-                }
-                return Reply::err(errors::OOM);
+                return self.reject(conn, &args[0], Reply::err(errors::OOM));
             }
             let s = self.sessions.get_mut(&conn).expect("session exists");
             s.multi.as_mut().expect("in multi").queue.push(args);
@@ -468,6 +454,20 @@ impl Engine {
         self.sessions.get_mut(&conn).and_then(|s| s.fault_truncate.take())
     }
 
+    /// A command the dispatcher refuses (Redis's rejectCommand): an open transaction is
+    /// flagged so EXEC answers EXECABORT; a refused EXEC discards the transaction at once.
+    fn reject(&mut self, conn: ConnId, name: &[u8], err: Reply) -> Reply {
+        if name.eq_ignore_ascii_case(b"exec") {
+            if let Reply::Error(text) = &err {
+                return crate::cmd::transactions::exec_abort(self, conn, text);
+            }
+        }
+        if let Some(m) = self.sessions.get_mut(&conn).and_then(|s| s.multi.as_mut()) {
+            m.aborted = true;
+        }
+        err
+    }
+
     /// Runs a resolved command's handler with no checks: EXEC and scripts come here after
     /// doing their own.
     pub(crate) fn call(&mut self, cmd: &'static Command, call: &mut Call) -> Reply {
@@ -546,17 +546,34 @@ impl Engine {
         }
     }
 
-    /// Marks every watched key of a database dirty (FLUSHDB, SWAPDB).
+    /// FLUSHDB / FLUSHALL (`db` None: every database): call before emptying. Marks dirty
+    /// the clients watching a key that exists there; as in Redis, a watched key that did not
+    /// exist is not changed by a flush.
     pub(crate) fn touch_all_watched(&mut self, db: Option<usize>) {
-        let conns: Vec<ConnId> = self
+        let slots: Vec<(usize, Vec<u8>)> = self
             .watched_keys
-            .iter()
-            .filter(|((d, _), _)| db.is_none_or(|x| x == *d))
-            .flat_map(|(_, c)| c.iter().copied())
+            .keys()
+            .filter(|(d, _)| db.is_none_or(|x| x == *d))
+            .cloned()
             .collect();
-        for c in conns {
-            if let Some(s) = self.sessions.get_mut(&c) {
-                s.watch_dirty = true;
+        for (d, key) in slots {
+            if d < self.dbs.len() && self.db(d).contains(&key) {
+                self.touch_watched(d, &key);
+            }
+        }
+    }
+
+    /// SWAPDB a b: call before swapping. A watched key changes if it exists on either side.
+    pub(crate) fn touch_watched_swapdb(&mut self, a: usize, b: usize) {
+        let slots: Vec<(usize, Vec<u8>)> = self
+            .watched_keys
+            .keys()
+            .filter(|(d, _)| *d == a || *d == b)
+            .cloned()
+            .collect();
+        for (d, key) in slots {
+            if a < self.dbs.len() && b < self.dbs.len() && (self.db(a).contains(&key) || self.db(b).contains(&key)) {
+                self.touch_watched(d, &key);
             }
         }
     }

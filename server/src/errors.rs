@@ -132,3 +132,47 @@ pub fn invalid_expire_time(cmd: &str) -> String {
 pub fn unsupported_option(opt: &[u8]) -> String {
     format!("ERR Unsupported option {}", String::from_utf8_lossy(opt))
 }
+
+// ---- conn ----
+pub const NOPROTO: &str = "NOPROTO unsupported protocol version";
+pub const PROTOVER_NOT_INTEGER: &str = "ERR Protocol version is not an integer or out of range";
+pub const HELLO_NOAUTH: &str = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time";
+pub const CLIENT_NAME_CHARS: &str = "ERR Client names cannot contain spaces, newlines or special characters.";
+pub const NO_SUCH_CLIENT: &str = "ERR No such client";
+pub const CLIENT_ID_POSITIVE: &str = "ERR client-id should be greater than 0";
+pub const INVALID_CLIENT_ID: &str = "ERR Invalid client ID";
+pub const UNBLOCK_REASON: &str = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
+pub const RESET_NOT_NORMAL: &str = "ERR can only reset normal client connections";
+pub const NOT_ALLOWED_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
+pub const SSUBSCRIBE_DENY_BLOCKING: &str = "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client";
+
+/// `ERR Syntax error in HELLO option '<opt>'`
+pub fn hello_option(opt: &[u8]) -> String {
+    format!("ERR Syntax error in HELLO option '{}'", clip(opt, usize::MAX))
+}
+
+/// `ERR Unknown client type '<type>'`
+pub fn unknown_client_type(t: &[u8]) -> String {
+    format!("ERR Unknown client type '{}'", clip(t, usize::MAX))
+}
+
+/// `ERR No such user '<name>'`
+pub fn no_such_user(name: &[u8]) -> String {
+    format!("ERR No such user '{}'", clip(name, usize::MAX))
+}
+
+/// `ERR unknown subcommand or wrong number of arguments for '<sub>'. Try <CMD> HELP.`: the
+/// subcommand as the client typed it, the command upper-cased.
+pub fn subcommand_syntax(cmd: &[u8], sub: &[u8]) -> String {
+    format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
+        clip(sub, 128),
+        String::from_utf8_lossy(cmd).to_ascii_uppercase()
+    )
+}
+
+/// EXEC refused by the dispatcher (arity, NOAUTH, pub/sub context): Redis discards the
+/// transaction and names the reason, without the reason's `ERR ` prefix.
+pub fn execabort_because(reason: &str) -> String {
+    format!("EXECABORT Transaction discarded because of: {}", reason.strip_prefix("ERR ").unwrap_or(reason))
+}

@@ -63,6 +63,8 @@ pub struct Session {
     pub watch_dirty: bool,
     pub channels: IndexSet<Vec<u8>, FixedState>,
     pub patterns: IndexSet<Vec<u8>, FixedState>,
+    /// Shard channels (SSUBSCRIBE); counted apart from the others, as Redis does.
+    pub shard_channels: IndexSet<Vec<u8>, FixedState>,
     pub reply_mode: ReplyMode,
     pub no_evict: bool,
     pub no_touch: bool,
@@ -99,6 +101,7 @@ impl Session {
             watch_dirty: false,
             channels: IndexSet::default(),
             patterns: IndexSet::default(),
+            shard_channels: IndexSet::default(),
             reply_mode: ReplyMode::On,
             no_evict: false,
             no_touch: false,
@@ -111,9 +114,9 @@ impl Session {
         }
     }
 
-    /// Subscribed to any channel or pattern (RESP2 restricts the commands then).
+    /// Subscribed to any channel, pattern or shard channel (RESP2 restricts the commands then).
     pub fn in_pubsub(&self) -> bool {
-        !self.channels.is_empty() || !self.patterns.is_empty()
+        !self.channels.is_empty() || !self.patterns.is_empty() || !self.shard_channels.is_empty()
     }
 
     pub fn subscription_count(&self) -> usize {

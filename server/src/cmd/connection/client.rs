@@ -1,0 +1,439 @@
+//! CLIENT and its subcommands: ID, INFO, LIST, KILL, SETNAME, GETNAME, NO-EVICT, REPLY,
+//! UNBLOCK, GETREDIR, TRACKINGINFO, HELP.
+//!
+//! CLIENT LIST prints Redis 7.0's fields in Redis's order. What redlab cannot know (file
+//! descriptors, buffer sizes) gets plausible values of the same shape, so parsers written
+//! against Redis keep working.
+
+use std::fmt::Write as _;
+
+use super::super::args;
+use super::super::table::{flags::*, Command};
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::numfmt;
+use crate::reply::Reply;
+use crate::session::{ConnId, ReplyMode, Session};
+
+/// Client types as CLIENT LIST TYPE and CLIENT KILL TYPE name them.
+#[derive(Clone, Copy, PartialEq)]
+enum ClientType {
+    Normal,
+    Replica,
+    PubSub,
+    Master,
+}
+
+fn client_type_by_name(name: &[u8]) -> Option<ClientType> {
+    match args::lower(name).as_str() {
+        "normal" => Some(ClientType::Normal),
+        "slave" | "replica" => Some(ClientType::Replica),
+        "pubsub" => Some(ClientType::PubSub),
+        "master" => Some(ClientType::Master),
+        _ => None,
+    }
+}
+
+/// redlab has no replication: a client is a subscriber or a normal client (MONITOR included,
+/// as Redis counts it).
+fn client_type(s: &Session) -> ClientType {
+    if s.in_pubsub() {
+        ClientType::PubSub
+    } else {
+        ClientType::Normal
+    }
+}
+
+fn flags_of(s: &Session) -> String {
+    let mut f = String::new();
+    if s.monitor {
+        f.push('O');
+    }
+    if s.in_pubsub() {
+        f.push('P');
+    }
+    if s.multi.is_some() {
+        f.push('x');
+    }
+    if s.blocked.is_some() {
+        f.push('b');
+    }
+    if s.watch_dirty {
+        f.push('d');
+    }
+    if s.close_requested {
+        f.push('c');
+    }
+    if s.no_evict {
+        f.push('e');
+    }
+    if f.is_empty() {
+        f.push('N');
+    }
+    f
+}
+
+/// One CLIENT LIST line (without the trailing newline). `current` holds the arguments of
+/// the command being run when `s` is the caller, for its memory fields.
+fn info_line(s: &Session, now_ms: i64, current: Option<&Call>) -> String {
+    let mut line = String::with_capacity(300);
+    let name = s.name.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+    let multi = s.multi.as_ref().map_or(-1, |m| m.queue.len() as i64);
+    let multi_mem: usize = s
+        .multi
+        .as_ref()
+        .map_or(0, |m| m.queue.iter().flatten().map(|a| a.len()).sum());
+    let (qbuf, qbuf_free, argv_mem, rbs, tot_base) = match current {
+        // Redis's figures for a connection in the middle of a small command.
+        Some(call) => (26, 20448, call.args.iter().map(|a| a.len()).sum::<usize>(), 1024, 22288),
+        None => (0, 0, 0, 1024, 1928),
+    };
+    let _ = write!(
+        line,
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} \
+         qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp=0 obl=0 oll=0 omem=0 tot-mem={} events=r \
+         cmd={} user=default redir=-1 resp={}",
+        s.id,
+        s.addr,
+        s.laddr,
+        s.id + 7,
+        name,
+        (now_ms - s.created_ms).max(0) / 1000,
+        (now_ms - s.last_interaction_ms).max(0) / 1000,
+        flags_of(s),
+        s.db,
+        s.channels.len(),
+        s.patterns.len(),
+        s.shard_channels.len(),
+        multi,
+        qbuf,
+        qbuf_free,
+        argv_mem,
+        multi_mem,
+        rbs,
+        tot_base + argv_mem + multi_mem,
+        s.last_command,
+        s.resp,
+    );
+    line
+}
+
+/// CLIENT LIST / CLIENT INFO text: a bulk string in RESP2, a `txt` verbatim string in RESP3.
+fn text_reply(text: String) -> Reply {
+    Reply::Verbatim("txt", text.into())
+}
+
+fn id(_: &mut Engine, call: &mut Call) -> Reply {
+    Reply::Int(call.conn as i64)
+}
+
+fn info(e: &mut Engine, call: &mut Call) -> Reply {
+    let now = e.now_ms;
+    let Some(s) = e.sessions.get(&call.conn) else {
+        return Reply::Nil;
+    };
+    let mut text = info_line(s, now, Some(call));
+    text.push('\n');
+    text_reply(text)
+}
+
+fn list(e: &mut Engine, call: &mut Call) -> Reply {
+    let mut filter_type = None;
+    let mut ids: Option<Vec<ConnId>> = None;
+    if call.argc() == 4 && args::is(call.arg(2), "TYPE") {
+        match client_type_by_name(call.arg(3)) {
+            Some(t) => filter_type = Some(t),
+            None => return Reply::err(errors::unknown_client_type(call.arg(3))),
+        }
+    } else if call.argc() > 3 && args::is(call.arg(2), "ID") {
+        let mut wanted = Vec::with_capacity(call.argc() - 3);
+        for a in &call.args[3..] {
+            match numfmt::parse_i64(a) {
+                Some(n) => wanted.push(n),
+                None => return Reply::err(errors::INVALID_CLIENT_ID),
+            }
+        }
+        // Listed in the order asked, once per mention, as Redis does.
+        ids = Some(wanted.into_iter().filter(|&n| n > 0).map(|n| n as ConnId).collect());
+    } else if call.argc() != 2 {
+        return Reply::err(errors::SYNTAX);
+    }
+    let now = e.now_ms;
+    let order: Vec<ConnId> = match ids {
+        Some(ids) => ids,
+        None => {
+            let mut all: Vec<ConnId> = e.sessions.keys().copied().collect();
+            all.sort_unstable();
+            all
+        }
+    };
+    let mut text = String::new();
+    for id in order {
+        let Some(s) = e.sessions.get(&id) else {
+            continue;
+        };
+        if filter_type.is_some_and(|t| client_type(s) != t) {
+            continue;
+        }
+        let current = (id == call.conn).then_some(&*call);
+        text.push_str(&info_line(s, now, current));
+        text.push('\n');
+    }
+    text_reply(text)
+}
+
+/// CLIENT KILL, both forms: `KILL addr` (may kill the caller; +OK or an error) and
+/// `KILL <filter> <value> ...` (skips the caller unless SKIPME no; answers the count).
+fn kill(e: &mut Engine, call: &mut Call) -> Reply {
+    let mut addr: Option<&[u8]> = None;
+    let mut laddr: Option<&[u8]> = None;
+    let mut ctype = None;
+    let mut id: Option<ConnId> = None;
+    let mut skipme = true;
+    let old_form = call.argc() == 3;
+    if old_form {
+        addr = Some(call.arg(2));
+        skipme = false;
+    } else {
+        let mut i = 2;
+        while i < call.argc() {
+            let more = i + 1 < call.argc();
+            let opt = call.arg(i);
+            if !more {
+                return Reply::err(errors::SYNTAX);
+            }
+            let val = call.arg(i + 1);
+            if args::is(opt, "ID") {
+                match numfmt::parse_i64(val) {
+                    Some(n) if n >= 1 => id = Some(n as ConnId),
+                    _ => return Reply::err(errors::CLIENT_ID_POSITIVE),
+                }
+            } else if args::is(opt, "TYPE") {
+                match client_type_by_name(val) {
+                    Some(t) => ctype = Some(t),
+                    None => return Reply::err(errors::unknown_client_type(val)),
+                }
+            } else if args::is(opt, "ADDR") {
+                addr = Some(val);
+            } else if args::is(opt, "LADDR") {
+                laddr = Some(val);
+            } else if args::is(opt, "USER") {
+                // The only user is `default`, and every connection is logged in as it.
+                if val != b"default" {
+                    return Reply::err(errors::no_such_user(val));
+                }
+            } else if args::is(opt, "SKIPME") {
+                if args::is(val, "yes") {
+                    skipme = true;
+                } else if args::is(val, "no") {
+                    skipme = false;
+                } else {
+                    return Reply::err(errors::SYNTAX);
+                }
+            } else {
+                return Reply::err(errors::SYNTAX);
+            }
+            i += 2;
+        }
+    }
+    let mut victims: Vec<ConnId> = e
+        .sessions
+        .values()
+        .filter(|s| addr.is_none_or(|a| s.addr.as_bytes() == a))
+        .filter(|s| laddr.is_none_or(|a| s.laddr.as_bytes() == a))
+        .filter(|s| ctype.is_none_or(|t| client_type(s) == t))
+        .filter(|s| id.is_none_or(|i| s.id == i))
+        .filter(|s| !(skipme && s.id == call.conn))
+        .map(|s| s.id)
+        .collect();
+    victims.sort_unstable();
+    let killed = victims.len();
+    for v in victims {
+        kill_connection(e, call.conn, v);
+    }
+    if old_form {
+        if killed == 0 {
+            Reply::err(errors::NO_SUCH_CLIENT)
+        } else {
+            Reply::ok()
+        }
+    } else {
+        Reply::Int(killed as i64)
+    }
+}
+
+/// Closes `victim`. Another connection goes at once (its subscriptions, watches and blocked
+/// command with it) and the shell is woken to drop the socket; the caller itself is closed
+/// only after its reply is written.
+pub(crate) fn kill_connection(e: &mut Engine, caller: ConnId, victim: ConnId) {
+    if victim == caller {
+        if let Some(s) = e.sessions.get_mut(&caller) {
+            s.close_requested = true;
+        }
+        return;
+    }
+    e.disconnect(victim);
+    e.wakeups.push(victim);
+}
+
+fn setname(e: &mut Engine, call: &mut Call) -> Reply {
+    if !super::valid_client_name(call.arg(2)) {
+        return Reply::err(errors::CLIENT_NAME_CHARS);
+    }
+    let name = call.args[2].clone();
+    super::set_client_name(e, call.conn, &name);
+    Reply::ok()
+}
+
+fn getname(e: &mut Engine, call: &mut Call) -> Reply {
+    Reply::opt_bulk(e.sessions.get(&call.conn).and_then(|s| s.name.as_deref()))
+}
+
+fn no_evict(e: &mut Engine, call: &mut Call) -> Reply {
+    let on = if args::is(call.arg(2), "on") {
+        true
+    } else if args::is(call.arg(2), "off") {
+        false
+    } else {
+        return Reply::err(errors::SYNTAX);
+    };
+    if let Some(s) = e.sessions.get_mut(&call.conn) {
+        s.no_evict = on;
+    }
+    Reply::ok()
+}
+
+/// CLIENT REPLY: the engine applies the mode after the command, so OFF and SKIP swallow
+/// their own +OK, as in Redis.
+fn reply(e: &mut Engine, call: &mut Call) -> Reply {
+    let mode = if args::is(call.arg(2), "on") {
+        ReplyMode::On
+    } else if args::is(call.arg(2), "off") {
+        ReplyMode::Off
+    } else if args::is(call.arg(2), "skip") {
+        ReplyMode::Skip
+    } else {
+        return Reply::err(errors::SYNTAX);
+    };
+    if let Some(s) = e.sessions.get_mut(&call.conn) {
+        // SKIP while OFF stays OFF, as Redis ignores SKIP for a client with replies off.
+        if !(mode == ReplyMode::Skip && s.reply_mode == ReplyMode::Off) {
+            s.reply_mode = mode;
+        }
+    }
+    Reply::ok()
+}
+
+fn unblock(e: &mut Engine, call: &mut Call) -> Reply {
+    if call.argc() > 4 {
+        return Reply::err(errors::subcommand_syntax(&call.args[0], &call.args[1]));
+    }
+    let mut error = false;
+    if call.argc() == 4 {
+        if args::is(call.arg(3), "timeout") {
+            error = false;
+        } else if args::is(call.arg(3), "error") {
+            error = true;
+        } else {
+            return Reply::err(errors::UNBLOCK_REASON);
+        }
+    }
+    let Some(target) = numfmt::parse_i64(call.arg(2)) else {
+        return Reply::err(errors::NOT_INTEGER);
+    };
+    if target <= 0 {
+        return Reply::Int(0);
+    }
+    Reply::Int(e.unblock_with(target as ConnId, error) as i64)
+}
+
+/// Client-side caching is not implemented; these answer as for a client without tracking.
+fn getredir(_: &mut Engine, _: &mut Call) -> Reply {
+    Reply::Int(-1)
+}
+
+fn trackinginfo(_: &mut Engine, _: &mut Call) -> Reply {
+    Reply::Map(vec![
+        (Reply::bulk("flags"), Reply::Set(vec![Reply::bulk("off")])),
+        (Reply::bulk("redirect"), Reply::Int(-1)),
+        (Reply::bulk("prefixes"), Reply::Array(Vec::new())),
+    ])
+}
+
+const HELP: &[&str] = &[
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+    "HELP",
+    "    Prints this help.",
+];
+
+fn help(_: &mut Engine, _: &mut Call) -> Reply {
+    Reply::Array(HELP.iter().map(|l| Reply::status(l)).collect())
+}
+
+/// Never called: the dispatcher resolves CLIENT to one of its subcommands.
+pub(super) fn container(_: &mut Engine, call: &mut Call) -> Reply {
+    Reply::err(errors::unknown_subcommand("client", call.args.get(1).map_or(&b""[..], |a| &a[..])))
+}
+
+const CONN: u32 = NOSCRIPT | LOADING | STALE;
+const ADMIN_CONN: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
+
+pub(super) static SUBCOMMANDS: &[Command] = &[
+    Command::new("id", 2, CONN, "connection", id),
+    Command::new("info", 2, CONN, "connection", info),
+    Command::new("list", -2, ADMIN_CONN, "connection", list),
+    Command::new("kill", -3, ADMIN_CONN, "connection", kill),
+    Command::new("setname", 3, CONN, "connection", setname),
+    Command::new("getname", 2, CONN, "connection", getname),
+    Command::new("no-evict", 3, ADMIN_CONN, "connection", no_evict),
+    Command::new("reply", 3, CONN, "connection", reply),
+    Command::new("unblock", -3, ADMIN_CONN, "connection", unblock),
+    Command::new("getredir", 2, CONN, "connection", getredir),
+    Command::new("trackinginfo", 2, CONN, "connection", trackinginfo),
+    Command::new("help", 2, LOADING | STALE, "connection", help),
+];
