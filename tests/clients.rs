@@ -109,5 +109,7 @@ fn redis_cli_works_unchanged() {
     assert_eq!(run(&["PING"]), "PONG");
     assert_eq!(run(&["SET", "k", "from cli"]), "OK");
     assert_eq!(run(&["GET", "k"]), "from cli");
-    assert_eq!(run(&["-3", "GET", "k"]), "\"from cli\"");
+    assert_eq!(run(&["-3", "GET", "k"]), "from cli");
+    assert_eq!(run(&["-3", "--no-raw", "DEBUG", "PROTOCOL", "double"]), "(double) 3.141", "RESP3 types reach redis-cli");
+    assert_eq!(run(&["-3", "--no-raw", "DEBUG", "PROTOCOL", "true"]), "(true)");
 }
