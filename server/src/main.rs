@@ -7,6 +7,11 @@ use tracing_subscriber::EnvFilter;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
     let read = |path: &str| std::fs::read_to_string(path).map_err(|e| e.to_string());
     let mut config = match cli::parse(&args, &read) {
         cli::Action::Print(text) => {
@@ -19,10 +24,6 @@ fn main() {
         }
         cli::Action::Run(config) => config,
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
-        .with_writer(std::io::stderr)
-        .init();
     tracing::info!("oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo");
     tracing::info!(
         "Redis version={}, bits=64, commit=00000000, modified=0, pid={}, just started (redlab {})",
