@@ -122,7 +122,7 @@ impl Config {
 
     /// Sets a parameter by name or alias (the builder's and command line's way in).
     pub fn set_by_name(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let p = params::lookup(name).ok_or_else(|| format!("Bad directive or wrong number of arguments"))?;
+        let p = params::lookup(name).ok_or_else(|| "Bad directive or wrong number of arguments".to_string())?;
         self.set(p, value)
     }
 
@@ -131,6 +131,9 @@ impl Config {
         params::lookup(name).map(|p| self.get(p))
     }
 }
+
+/// The build id `redlab-server -v` and INFO's redis_build_id print (16 hex digits, as Redis).
+pub const BUILD_ID: &str = "7265646c61620000";
 
 #[cfg(test)]
 mod tests {
@@ -160,6 +163,3 @@ mod tests {
         assert_eq!(names, 192, "Redis 7.0.15 lists 192 names in CONFIG GET *");
     }
 }
-
-/// The build id `redlab-server -v` and INFO's redis_build_id print (16 hex digits, as Redis).
-pub const BUILD_ID: &str = "7265646c61620000";

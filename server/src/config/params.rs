@@ -173,7 +173,7 @@ pub fn parse_memory(s: &str) -> Option<u64> {
 fn normalize_save(value: &str) -> Result<String, String> {
     let parts: Vec<&str> = value.split_whitespace().collect();
     let bad = || "Invalid save parameters".to_string();
-    if parts.len() % 2 != 0 {
+    if !parts.len().is_multiple_of(2) {
         return Err(bad());
     }
     let mut out = Vec::new();
@@ -192,7 +192,7 @@ fn normalize_save(value: &str) -> Result<String, String> {
 /// the current limits of the three classes.
 fn normalize_output_limits(value: &str, current: &str) -> Result<String, String> {
     let parts: Vec<&str> = value.split_whitespace().collect();
-    if parts.is_empty() || parts.len() % 4 != 0 {
+    if parts.is_empty() || !parts.len().is_multiple_of(4) {
         return Err("Wrong number of arguments in buffer limit configuration.".into());
     }
     let mut classes: Vec<(String, [u64; 3])> = vec![
@@ -373,7 +373,7 @@ pub static PARAMS: &[Param] = &[
     p("replicaof", Some("slaveof"), ReplicaOf, "", IMMUTABLE),
     p("requirepass", None, Str, "", 0),
     p("sanitize-dump-payload", None, Enum(&["no", "yes", "clients"]), "no", 0),
-    p("save", None, Save, "3600 1 300 100 60 10000", 0),
+    p("save", None, Save, "", 0),
     p("server_cpulist", None, Str, "", IMMUTABLE),
     p("set-max-intset-entries", None, Int(0, i64::MAX), "512", 0),
     p("set-proc-title", None, Bool, "yes", IMMUTABLE),

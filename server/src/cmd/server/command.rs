@@ -30,7 +30,7 @@ fn info(_e: &mut Engine, call: &mut Call) -> Reply {
             .iter()
             .map(|name| match find(name) {
                 Some((c, parent)) => info_of(c, parent),
-                None => Reply::NilArray,
+                None => Reply::Nil,
             })
             .collect(),
     )

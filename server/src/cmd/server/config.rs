@@ -12,7 +12,8 @@ use crate::cmd::table::{flags::*, Command};
 /// CONFIG GET pattern [pattern ...]: every parameter whose name or alias matches, each
 /// once, as a map (a flat array in RESP2).
 fn get(e: &mut Engine, call: &mut Call) -> Reply {
-    let mut out: Vec<(&'static str, &'static Param)> = Vec::new();
+    // An exact name is echoed as given (CONFIG GET MAXMEMORY answers "MAXMEMORY").
+    let mut out: Vec<(&'static str, String, &'static Param)> = Vec::new();
     for pat in &call.args[2..] {
         let has_glob = pat.iter().any(|c| matches!(c, b'*' | b'?' | b'['));
         for p in PARAMS {
@@ -22,20 +23,21 @@ fn get(e: &mut Engine, call: &mut Call) -> Reply {
                 } else {
                     pat.eq_ignore_ascii_case(name.as_bytes())
                 };
-                if hit && !out.iter().any(|(n, _)| *n == name) {
-                    out.push((name, p));
+                let shown = if has_glob { name.to_string() } else { String::from_utf8_lossy(pat).into_owned() };
+                if hit && !out.iter().any(|(n, _, _)| *n == name) {
+                    out.push((name, shown, p));
                 }
             }
         }
     }
-    Reply::Map(out.into_iter().map(|(n, p)| (Reply::bulk(n), Reply::bulk(e.config.get(p)))).collect())
+    Reply::Map(out.into_iter().map(|(_, shown, p)| (Reply::bulk(shown), Reply::bulk(e.config.get(p)))).collect())
 }
 
 /// CONFIG SET name value [name value ...]: all or nothing. Names are checked first
 /// (unknown, immutable, protected, repeated), then values are applied in order; a bad value
 /// restores what was applied before it.
 fn set(e: &mut Engine, call: &mut Call) -> Reply {
-    if call.argc() % 2 != 0 {
+    if !call.argc().is_multiple_of(2) {
         return Reply::err(errors::SYNTAX);
     }
     let mut pairs: Vec<(String, &'static Param, String)> = Vec::new();
