@@ -300,8 +300,9 @@ impl Engine {
     fn process(&mut self, conn: ConnId, args: Vec<Bytes>) -> Reply {
         self.stats.total_commands_processed += 1;
         let reply = self.dispatch(conn, args);
-        if let Reply::Error(_) = &reply {
+        if let Reply::Error(text) = &reply {
             self.stats.total_error_replies += 1;
+            self.stats.record_error(text);
         }
         reply
     }
@@ -784,6 +785,10 @@ pub(crate) fn resolve(args: &[Bytes]) -> Result<(&'static Command, String), Repl
         return Ok((cmd, cmd.name.to_string()));
     }
     if args.len() < 2 {
+        // A container that also runs on its own (COMMAND) has an arity that allows it.
+        if cmd.arity_ok(args.len()) {
+            return Ok((cmd, cmd.name.to_string()));
+        }
         return Err(Reply::err(errors::wrong_arity(cmd.name)));
     }
     let Some(sub) = table::lookup_sub(cmd, &args[1]) else {

@@ -176,3 +176,22 @@ pub fn subcommand_syntax(cmd: &[u8], sub: &[u8]) -> String {
 pub fn execabort_because(reason: &str) -> String {
     format!("EXECABORT Transaction discarded because of: {}", reason.strip_prefix("ERR ").unwrap_or(reason))
 }
+
+// ---- server ----
+pub const NO_SHUTDOWN_IN_PROGRESS: &str = "ERR No shutdown in progress.";
+pub const SWAPDB_FIRST: &str = "ERR invalid first DB index";
+pub const SWAPDB_SECOND: &str = "ERR invalid second DB index";
+pub const CONFIG_NO_FILE: &str = "ERR The server is running without a config file";
+pub const GETKEYS_INVALID_COMMAND: &str = "ERR Invalid command specified";
+pub const GETKEYS_NO_KEYS: &str = "ERR The command has no key arguments";
+pub const GETKEYS_BAD_ARITY: &str = "ERR Invalid number of arguments specified for command";
+
+/// `ERR Unknown option or number of arguments for CONFIG SET - '<name>'`
+pub fn config_set_unknown(name: &[u8]) -> String {
+    format!("ERR Unknown option or number of arguments for CONFIG SET - '{}'", clip(name, 128))
+}
+
+/// `ERR CONFIG SET failed (possibly related to argument '<name>') - <reason>`
+pub fn config_set_failed(name: &str, reason: &str) -> String {
+    format!("ERR CONFIG SET failed (possibly related to argument '{}') - {}", name, reason)
+}

@@ -18,9 +18,22 @@ pub struct Stats {
     pub keyspace_misses: u64,
     pub blocked_clients: u64,
     pub per_command: BTreeMap<String, CommandStats>,
+    /// Error replies by their code (the first word: ERR, WRONGTYPE, ...), for INFO errorstats.
+    pub errors_by_code: BTreeMap<String, u64>,
 }
 
 impl Stats {
+    /// Counts an error reply under its code, as INFO errorstats shows it.
+    pub fn record_error(&mut self, text: &str) {
+        let code = text.split(' ').next().unwrap_or("ERR");
+        match self.errors_by_code.get_mut(code) {
+            Some(n) => *n += 1,
+            None => {
+                self.errors_by_code.insert(code.to_string(), 1);
+            }
+        }
+    }
+
     pub fn record(&mut self, name: &str, failed: bool) {
         let entry = match self.per_command.get_mut(name) {
             Some(e) => e,

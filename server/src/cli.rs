@@ -1,0 +1,209 @@
+//! redis-server's command line: `[config-file] [--name value ...]`, `-v`, `--help`.
+//!
+//! As in Redis, the options are appended to the config file's text, one directive a line,
+//! so a bad option is reported with the same FATAL CONFIG FILE ERROR block and line number
+//! a real redis-server prints.
+
+use redlab_server::config::params::{self, Kind};
+use redlab_server::Config;
+
+/// What `main` must do.
+#[derive(Debug)]
+pub enum Action {
+    Run(Config),
+    /// Print to stdout and exit 0.
+    Print(String),
+    /// Print to stderr and exit 1.
+    Fail(String),
+}
+
+/// Parameters redlab acts on; every other one is stored (CONFIG GET shows it) and ignored.
+const USED: &[&str] = &[
+    "port",
+    "bind",
+    "requirepass",
+    "databases",
+    "maxmemory",
+    "maxmemory-policy",
+    "busy-reply-threshold",
+    "notify-keyspace-events",
+    "proto-max-bulk-len",
+    "protected-mode",
+];
+
+/// Directives of redis.conf that are not parameters; accepted and ignored.
+const IGNORED_DIRECTIVES: &[&str] = &["include", "rename-command", "user", "loadmodule", "sentinel"];
+
+pub fn version_line(redis_version: &str) -> String {
+    format!(
+        "Redis server v={} sha=00000000:0 malloc=libc bits=64 build={}",
+        redis_version,
+        redlab_server::config::BUILD_ID
+    )
+}
+
+pub fn usage() -> String {
+    let lines = [
+        "Usage: ./redlab-server [/path/to/redis.conf] [options]",
+        "       ./redlab-server -v or --version",
+        "       ./redlab-server -h or --help",
+        "",
+        "Examples:",
+        "       ./redlab-server (run the server with default conf)",
+        "       ./redlab-server /etc/redis/6379.conf",
+        "       ./redlab-server --port 7777",
+        "       ./redlab-server /etc/myredis.conf --loglevel verbose",
+        "",
+    ];
+    lines.join("\n")
+}
+
+/// Parses the arguments after the program name. `read_file` loads a config file (a
+/// parameter so tests need no files).
+pub fn parse(args: &[String], read_file: &dyn Fn(&str) -> Result<String, String>) -> Action {
+    let mut config = Config { port: 6379, ..Config::default() };
+    let mut rest = args;
+    if let Some(first) = rest.first() {
+        match first.as_str() {
+            "-v" | "--version" => return Action::Print(version_line(&config.redis_version)),
+            "-h" | "--help" => return Action::Fail(usage()),
+            _ => {}
+        }
+    }
+    let mut text = String::new();
+    if let Some(first) = rest.first() {
+        if !first.starts_with("--") {
+            match read_file(first) {
+                Ok(t) => text = t,
+                Err(e) => return Action::Fail(format!("Fatal error, can't open config file '{}': {}", first, e)),
+            }
+            rest = &rest[1..];
+        }
+    }
+    // Options become lines after the file, as redis-server does it.
+    let mut options = String::new();
+    for a in rest {
+        if let Some(name) = a.strip_prefix("--") {
+            if !options.is_empty() {
+                options.push('\n');
+            }
+            options.push_str(name);
+        } else {
+            options.push(' ');
+            options.push_str(&redlab_server::cmd::server::repr(a.as_bytes()));
+        }
+    }
+    text.push('\n');
+    text.push_str(&options);
+    match load(&mut config, &text) {
+        Ok(()) => Action::Run(config),
+        Err(e) => Action::Fail(e),
+    }
+}
+
+fn fatal(version: &str, lineno: usize, line: &str, reason: &str) -> String {
+    format!(
+        "\n*** FATAL CONFIG FILE ERROR (Redis {}) ***\nReading the configuration file, at line {}\n>>> '{}'\n{}\n",
+        version, lineno, line, reason
+    )
+}
+
+/// Applies redis.conf text to `config`.
+fn load(config: &mut Config, text: &str) -> Result<(), String> {
+    let mut saves: Option<String> = None;
+    for (i, raw) in text.split('\n').enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let version = config.redis_version.clone();
+        let err = |reason: &str| fatal(&version, i + 1, line, reason);
+        let words = redlab_server::net::parser::split_args(line.as_bytes())
+            .ok_or_else(|| err("Unbalanced quotes in configuration line"))?;
+        let words: Vec<String> = words.iter().map(|w| String::from_utf8_lossy(w).into_owned()).collect();
+        let Some((name, values)) = words.split_first() else {
+            continue;
+        };
+        let name = name.to_ascii_lowercase();
+        if IGNORED_DIRECTIVES.contains(&name.as_str()) {
+            tracing::warn!("'{}' is not supported by redlab; ignored", name);
+            continue;
+        }
+        let Some(p) = params::lookup(&name) else {
+            return Err(err("Bad directive or wrong number of arguments"));
+        };
+        let multi = matches!(
+            p.kind,
+            Kind::Save | Kind::Bind | Kind::ClientOutputBufferLimit | Kind::OomScoreAdjValues | Kind::Percentiles | Kind::ReplicaOf
+        );
+        if values.is_empty() || (!multi && values.len() != 1) {
+            return Err(err("wrong number of arguments"));
+        }
+        let mut value = values.join(" ");
+        if matches!(p.kind, Kind::Save) {
+            // Repeated `save` lines add save points.
+            if let Some(prev) = saves.as_ref().filter(|s| !s.is_empty() && !value.is_empty()) {
+                value = format!("{} {}", prev, value);
+            }
+            saves = Some(value.clone());
+        }
+        config.set(p, &value).map_err(|reason| err(&reason))?;
+        if !USED.contains(&p.name) {
+            tracing::info!("option '{}' has no effect in redlab; accepted and ignored", name);
+        }
+    }
+    Ok(())
+}
+
+/// The address to listen on: redlab listens on one address, the first of `bind` ("*" is
+/// every IPv4 address; a leading "-" marks an optional address in Redis).
+pub fn listen_address(bind: &str) -> String {
+    let first = bind.split_whitespace().next().unwrap_or("127.0.0.1");
+    match first.trim_start_matches('-') {
+        "*" => "0.0.0.0".into(),
+        "::*" => "::".into(),
+        a => a.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> Action {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        parse(&args, &|_| Ok("port 7000\n# comment\nmaxmemory 10mb\nsave 900 1\nsave 300 10\n".into()))
+    }
+
+    #[test]
+    fn options_follow_the_file() {
+        let Action::Run(c) = run(&["redis.conf", "--port", "7001", "--lua-time-limit", "100", "--save", ""]) else {
+            panic!("should run")
+        };
+        assert_eq!(c.port, 7001);
+        assert_eq!(c.maxmemory, 10 << 20);
+        assert_eq!(c.busy_reply_threshold_ms, 100);
+        assert_eq!(c.get_by_name("save").unwrap(), "");
+        let Action::Run(c) = run(&["redis.conf"]) else { panic!() };
+        assert_eq!(c.get_by_name("save").unwrap(), "900 1 300 10");
+    }
+
+    #[test]
+    fn errors_read_like_redis() {
+        let Action::Fail(e) = run(&["--foo", "bar"]) else { panic!() };
+        assert_eq!(e, "\n*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\nReading the configuration file, at line 2\n>>> 'foo \"bar\"'\nBad directive or wrong number of arguments\n");
+        let Action::Fail(e) = run(&["--port", "1", "--databases", "0"]) else { panic!() };
+        assert!(e.contains("at line 3\n>>> 'databases \"0\"'\nargument must be between 1 and 2147483647 inclusive"), "{}", e);
+        let Action::Fail(e) = run(&["x.conf", "--maxmemory", "1x"]) else { panic!() };
+        assert!(e.contains("at line 7\n"), "{}", e);
+    }
+
+    #[test]
+    fn version_and_defaults() {
+        let Action::Print(v) = run(&["-v"]) else { panic!() };
+        assert!(v.starts_with("Redis server v=7.0.15 sha=00000000:0 malloc=libc bits=64 build="));
+        let Action::Run(c) = parse(&[], &|_| Err("none".into())) else { panic!() };
+        assert_eq!((c.bind.as_str(), c.port), ("127.0.0.1", 6379));
+        assert_eq!(listen_address("* -::*"), "0.0.0.0");
+    }
+}

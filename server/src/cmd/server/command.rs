@@ -1,0 +1,326 @@
+//! COMMAND and its subcommands, answered from the one command table.
+//!
+//! What the table does not hold is derived: ACL categories from the flags and the group
+//! (Redis's implicit categories plus the group's), key specs from the key positions. Command
+//! docs carry the group only. See tests/conformance/DIFFERENCES.md.
+
+use bytes::Bytes;
+
+use super::args;
+use crate::cmd::table::{self, flags, flags::*, Command};
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::reply::Reply;
+
+/// COMMAND with no subcommand: every command's info.
+pub(super) fn command(_e: &mut Engine, _call: &mut Call) -> Reply {
+    Reply::Array(table::all().map(|c| info_of(c, None)).collect())
+}
+
+fn count(_e: &mut Engine, _call: &mut Call) -> Reply {
+    Reply::Int(table::count() as i64)
+}
+
+fn info(_e: &mut Engine, call: &mut Call) -> Reply {
+    if call.argc() == 2 {
+        return Reply::Array(table::all().map(|c| info_of(c, None)).collect());
+    }
+    Reply::Array(
+        call.args[2..]
+            .iter()
+            .map(|name| match find(name) {
+                Some((c, parent)) => info_of(c, parent),
+                None => Reply::Nil,
+            })
+            .collect(),
+    )
+}
+
+fn docs(_e: &mut Engine, call: &mut Call) -> Reply {
+    let entries: Vec<(Reply, Reply)> = if call.argc() == 2 {
+        table::all().map(|c| (Reply::bulk(c.name), docs_of(c, None))).collect()
+    } else {
+        call.args[2..]
+            .iter()
+            .filter_map(|name| find(name).map(|(c, p)| (Reply::bulk(c.full_name(p)), docs_of(c, p))))
+            .collect()
+    };
+    Reply::Map(entries)
+}
+
+/// COMMAND GETKEYS / GETKEYSANDFLAGS: the keys of a full command line.
+fn getkeys_common(call: &Call) -> Result<(&'static Command, Vec<usize>), Reply> {
+    let line = &call.args[2..];
+    let Some(cmd) = table::lookup(&line[0]) else {
+        return Err(Reply::err(errors::GETKEYS_INVALID_COMMAND));
+    };
+    let cmd = match (cmd.subcommands.is_empty(), line.get(1)) {
+        (false, Some(sub)) => match table::lookup_sub(cmd, sub) {
+            Some(s) => s,
+            None => return Err(Reply::err(errors::GETKEYS_INVALID_COMMAND)),
+        },
+        _ => cmd,
+    };
+    if !cmd.arity_ok(line.len()) {
+        return Err(Reply::err(errors::GETKEYS_BAD_ARITY));
+    }
+    let keys = cmd.key_positions(line);
+    if keys.is_empty() {
+        return Err(Reply::err(errors::GETKEYS_NO_KEYS));
+    }
+    Ok((cmd, keys))
+}
+
+fn getkeys(_e: &mut Engine, call: &mut Call) -> Reply {
+    match getkeys_common(call) {
+        Ok((_, keys)) => Reply::Array(keys.into_iter().map(|i| Reply::Bulk(call.args[2 + i].clone())).collect()),
+        Err(e) => e,
+    }
+}
+
+fn getkeysandflags(_e: &mut Engine, call: &mut Call) -> Reply {
+    match getkeys_common(call) {
+        Ok((cmd, keys)) => Reply::Array(
+            keys.into_iter()
+                .map(|i| {
+                    let fl = key_flags(cmd).iter().map(|f| Reply::status(f)).collect();
+                    Reply::Array(vec![Reply::Bulk(call.args[2 + i].clone()), Reply::Set(fl)])
+                })
+                .collect(),
+        ),
+        Err(e) => e,
+    }
+}
+
+/// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
+fn list(_e: &mut Engine, call: &mut Call) -> Reply {
+    enum Filter {
+        None,
+        Module,
+        AclCat(String),
+        Pattern(Bytes),
+    }
+    let filter = match call.argc() {
+        2 => Filter::None,
+        5 if args::is(call.arg(2), "filterby") => {
+            let v = call.args[4].clone();
+            if args::is(call.arg(3), "module") {
+                Filter::Module
+            } else if args::is(call.arg(3), "aclcat") {
+                Filter::AclCat(args::lower(&v))
+            } else if args::is(call.arg(3), "pattern") {
+                Filter::Pattern(v)
+            } else {
+                return Reply::err(errors::SYNTAX);
+            }
+        }
+        _ => return Reply::err(errors::SYNTAX),
+    };
+    let mut names = Vec::new();
+    for c in table::all() {
+        let mut each = vec![(c, c.name.to_string())];
+        each.extend(c.subcommands.iter().map(|s| (s, s.full_name(Some(c)))));
+        for (cmd, name) in each {
+            let keep = match &filter {
+                Filter::None => true,
+                Filter::Module => false,
+                Filter::AclCat(cat) => acl_categories(cmd).iter().any(|c| c[1..] == *cat),
+                Filter::Pattern(p) => args::glob_match(p, name.as_bytes(), true),
+            };
+            if keep {
+                names.push(Reply::bulk(name));
+            }
+        }
+    }
+    Reply::Array(names)
+}
+
+fn help(_e: &mut Engine, _call: &mut Call) -> Reply {
+    super::help_reply(
+        "COMMAND",
+        &[
+            "(no subcommand)",
+            "    Return details about all Redis commands.",
+            "COUNT",
+            "    Return the total number of commands in this Redis server.",
+            "LIST",
+            "    Return a list of all commands in this Redis server.",
+            "INFO [<command-name> ...]",
+            "    Return details about multiple Redis commands.",
+            "    If no command names are given, documentation details for all",
+            "    commands are returned.",
+            "DOCS [<command-name> ...]",
+            "    Return documentation details about multiple Redis commands.",
+            "    If no command names are given, documentation details for all",
+            "    commands are returned.",
+            "GETKEYS <full-command>",
+            "    Return the keys from a full Redis command.",
+            "GETKEYSANDFLAGS <full-command>",
+            "    Return the keys and the access flags from a full Redis command.",
+        ],
+    )
+}
+
+/// A command by name, or a subcommand by `container|sub`; with its parent.
+fn find(name: &[u8]) -> Option<(&'static Command, Option<&'static Command>)> {
+    let text = String::from_utf8_lossy(name);
+    match text.split_once('|') {
+        Some((parent, sub)) => {
+            let p = table::lookup(parent.as_bytes())?;
+            table::lookup_sub(p, sub.as_bytes()).map(|s| (s, Some(p)))
+        }
+        None => table::lookup(name).map(|c| (c, None)),
+    }
+}
+
+/// Redis's implicit ACL categories plus the group's own, in Redis's category order.
+fn acl_categories(c: &Command) -> Vec<&'static str> {
+    let group_cat = match c.group {
+        "generic" | "keys" => Some("@keyspace"),
+        "string" => Some("@string"),
+        "list" => Some("@list"),
+        "set" => Some("@set"),
+        "sorted_set" | "zset" => Some("@sortedset"),
+        "hash" => Some("@hash"),
+        "bitmap" => Some("@bitmap"),
+        "hyperloglog" => Some("@hyperloglog"),
+        "geo" => Some("@geo"),
+        "stream" => Some("@stream"),
+        "transactions" => Some("@transaction"),
+        "scripting" => Some("@scripting"),
+        "connection" => Some("@connection"),
+        _ => None,
+    };
+    let order: [(&str, bool); 21] = [
+        ("@keyspace", group_cat == Some("@keyspace")),
+        ("@read", c.has(READONLY)),
+        ("@write", c.has(WRITE)),
+        ("@set", group_cat == Some("@set")),
+        ("@sortedset", group_cat == Some("@sortedset")),
+        ("@list", group_cat == Some("@list")),
+        ("@hash", group_cat == Some("@hash")),
+        ("@string", group_cat == Some("@string")),
+        ("@bitmap", group_cat == Some("@bitmap")),
+        ("@hyperloglog", group_cat == Some("@hyperloglog")),
+        ("@geo", group_cat == Some("@geo")),
+        ("@stream", group_cat == Some("@stream")),
+        ("@pubsub", c.has(PUBSUB)),
+        ("@admin", c.has(ADMIN)),
+        ("@fast", c.has(FAST)),
+        ("@slow", !c.has(FAST)),
+        ("@blocking", c.has(BLOCKING)),
+        ("@dangerous", c.has(ADMIN)),
+        ("@connection", group_cat == Some("@connection")),
+        ("@transaction", group_cat == Some("@transaction")),
+        ("@scripting", group_cat == Some("@scripting")),
+    ];
+    order.iter().filter(|(_, on)| *on).map(|(n, _)| *n).collect()
+}
+
+/// Key-spec flags, approximated from the command's flags.
+fn key_flags(c: &Command) -> &'static [&'static str] {
+    if c.has(WRITE) {
+        &["RW", "update"]
+    } else {
+        &["RO", "access"]
+    }
+}
+
+fn info_of(c: &'static Command, parent: Option<&Command>) -> Reply {
+    let flag_names: Vec<Reply> = flags::NAMES
+        .iter()
+        .filter(|(bit, _)| c.flags & bit != 0)
+        .map(|(_, n)| Reply::status(n))
+        .collect();
+    let mut flag_names = flag_names;
+    if c.keys_fn.is_some() {
+        flag_names.push(Reply::status("movablekeys"));
+    }
+    let cats = acl_categories(c).into_iter().map(Reply::status).collect();
+    let specs = if c.first_key > 0 || c.keys_fn.is_some() {
+        vec![key_spec(c)]
+    } else {
+        Vec::new()
+    };
+    Reply::Array(vec![
+        Reply::bulk(c.full_name(parent)),
+        Reply::Int(c.arity as i64),
+        Reply::Set(flag_names),
+        Reply::Int(c.first_key as i64),
+        Reply::Int(c.last_key as i64),
+        Reply::Int(c.step as i64),
+        Reply::Set(cats),
+        Reply::Set(Vec::new()),
+        Reply::Array(specs),
+        Reply::Array(c.subcommands.iter().map(|s| info_of(s, Some(c))).collect()),
+    ])
+}
+
+fn key_spec(c: &Command) -> Reply {
+    let kv = |k: &str, v: Reply| (Reply::bulk(k), v);
+    let flags = Reply::Set(key_flags(c).iter().map(|f| Reply::status(f)).collect());
+    let find_keys = if c.keys_fn.is_some() {
+        Reply::Map(vec![kv("type", Reply::bulk("unknown")), kv("spec", Reply::Map(Vec::new()))])
+    } else {
+        let last = if c.last_key < 0 { c.last_key } else { c.last_key - c.first_key };
+        Reply::Map(vec![
+            kv("type", Reply::bulk("range")),
+            kv(
+                "spec",
+                Reply::Map(vec![
+                    kv("lastkey", Reply::Int(last as i64)),
+                    kv("keystep", Reply::Int(c.step as i64)),
+                    kv("limit", Reply::Int(0)),
+                ]),
+            ),
+        ])
+    };
+    Reply::Map(vec![
+        kv("flags", flags),
+        kv(
+            "begin_search",
+            Reply::Map(vec![
+                kv("type", Reply::bulk("index")),
+                kv("spec", Reply::Map(vec![kv("index", Reply::Int(c.first_key.max(1) as i64))])),
+            ]),
+        ),
+        kv("find_keys", find_keys),
+    ])
+}
+
+fn docs_of(c: &'static Command, parent: Option<&Command>) -> Reply {
+    let mut m = vec![(Reply::bulk("group"), Reply::bulk(c.group))];
+    if !c.subcommands.is_empty() {
+        m.push((
+            Reply::bulk("subcommands"),
+            Reply::Map(c.subcommands.iter().map(|s| (Reply::bulk(s.full_name(Some(c))), docs_of(s, Some(c)))).collect()),
+        ));
+    }
+    let _ = parent;
+    Reply::Map(m)
+}
+
+pub(super) static SUBCOMMANDS: &[Command] = &[
+    Command::new("count", 2, LOADING | STALE, "server", count),
+    Command::new("getkeys", -4, LOADING | STALE, "server", getkeys),
+    Command::new("getkeysandflags", -4, LOADING | STALE, "server", getkeysandflags),
+    Command::new("list", -2, LOADING | STALE, "server", list),
+    Command::new("help", 2, LOADING | STALE, "server", help),
+    Command::new("info", -2, LOADING | STALE, "server", info),
+    Command::new("docs", -2, LOADING | STALE, "server", docs),
+];
+
+#[cfg(test)]
+mod tests {
+    use crate::{Config, Engine, Reply};
+
+    #[test]
+    fn getkeys_uses_the_table() {
+        let mut e = Engine::new(Config::default());
+        assert_eq!(e.execute(1, &["COMMAND", "GETKEYS", "SET", "k", "v"]), Reply::Array(vec![Reply::bulk("k")]));
+        assert_eq!(e.execute(1, &["COMMAND", "GETKEYS", "ping", "x"]), Reply::err("ERR The command has no key arguments"));
+        assert_eq!(e.execute(1, &["COMMAND", "GETKEYS", "get", "a", "b"]), Reply::err("ERR Invalid number of arguments specified for command"));
+        assert_eq!(e.execute(1, &["COMMAND", "GETKEYS", "nosuch", "a"]), Reply::err("ERR Invalid command specified"));
+        assert!(matches!(e.execute(1, &["COMMAND"]), Reply::Array(v) if v.len() == crate::cmd::table::count()));
+    }
+}

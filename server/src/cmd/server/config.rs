@@ -1,0 +1,149 @@
+//! CONFIG GET / SET / RESETSTAT / REWRITE / HELP over the parameter table in
+//! `crate::config::params`.
+
+use super::args;
+use crate::config::{params, Param, PARAMS};
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::notify;
+use crate::reply::Reply;
+use crate::cmd::table::{flags::*, Command};
+
+/// CONFIG GET pattern [pattern ...]: every parameter whose name or alias matches, each
+/// once, as a map (a flat array in RESP2).
+fn get(e: &mut Engine, call: &mut Call) -> Reply {
+    // An exact name is echoed as given (CONFIG GET MAXMEMORY answers "MAXMEMORY").
+    let mut out: Vec<(&'static str, String, &'static Param)> = Vec::new();
+    for pat in &call.args[2..] {
+        let has_glob = pat.iter().any(|c| matches!(c, b'*' | b'?' | b'['));
+        for p in PARAMS {
+            for name in std::iter::once(p.name).chain(p.alias) {
+                let hit = if has_glob {
+                    args::glob_match(pat, name.as_bytes(), true)
+                } else {
+                    pat.eq_ignore_ascii_case(name.as_bytes())
+                };
+                let shown = if has_glob { name.to_string() } else { String::from_utf8_lossy(pat).into_owned() };
+                if hit && !out.iter().any(|(n, _, _)| *n == name) {
+                    out.push((name, shown, p));
+                }
+            }
+        }
+    }
+    Reply::Map(out.into_iter().map(|(_, shown, p)| (Reply::bulk(shown), Reply::bulk(e.config.get(p)))).collect())
+}
+
+/// CONFIG SET name value [name value ...]: all or nothing. Names are checked first
+/// (unknown, immutable, protected, repeated), then values are applied in order; a bad value
+/// restores what was applied before it.
+fn set(e: &mut Engine, call: &mut Call) -> Reply {
+    if !call.argc().is_multiple_of(2) {
+        return Reply::err(errors::SYNTAX);
+    }
+    let mut pairs: Vec<(String, &'static Param, String)> = Vec::new();
+    for pair in call.args[2..].chunks(2) {
+        let given = String::from_utf8_lossy(&pair[0]).to_string();
+        let Some(p) = params::lookup(&given) else {
+            return Reply::err(errors::config_set_unknown(&pair[0]));
+        };
+        let name = given.to_ascii_lowercase();
+        if p.is_immutable() {
+            return Reply::err(errors::config_set_failed(&name, "can't set immutable config"));
+        }
+        if p.is_protected() && e.config.get_by_name("enable-protected-configs").as_deref() != Some("yes") {
+            return Reply::err(errors::config_set_failed(&name, "can't set protected config"));
+        }
+        if pairs.iter().any(|(n, _, _)| *n == name) {
+            return Reply::err(errors::config_set_failed(&name, "duplicate parameter"));
+        }
+        pairs.push((name, p, String::from_utf8_lossy(&pair[1]).to_string()));
+    }
+    let before = e.config.clone();
+    for (name, p, value) in &pairs {
+        if let Err(reason) = e.config.set(p, value) {
+            e.config = before;
+            return Reply::err(errors::config_set_failed(name, &reason));
+        }
+    }
+    apply(e);
+    Reply::ok()
+}
+
+/// Makes the engine follow parameters it caches outside `Config`.
+fn apply(e: &mut Engine) {
+    e.notify_flags = notify::parse_flags(&e.config.notify_keyspace_events).unwrap_or(0);
+    if e.config.requirepass.is_none() {
+        // As in Redis: with no password the default user needs no AUTH.
+        for s in e.sessions.values_mut() {
+            s.authenticated = true;
+        }
+    }
+}
+
+fn resetstat(e: &mut Engine, _call: &mut Call) -> Reply {
+    let s = &mut e.stats;
+    s.total_commands_processed = 0;
+    s.total_connections_received = 0;
+    s.total_error_replies = 0;
+    s.expired_keys = 0;
+    s.keyspace_hits = 0;
+    s.keyspace_misses = 0;
+    s.per_command.clear();
+    s.errors_by_code.clear();
+    Reply::ok()
+}
+
+fn rewrite(_e: &mut Engine, _call: &mut Call) -> Reply {
+    Reply::err(errors::CONFIG_NO_FILE)
+}
+
+fn help(_e: &mut Engine, _call: &mut Call) -> Reply {
+    super::help_reply(
+        "CONFIG",
+        &[
+            "GET <pattern>",
+            "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>",
+            "    Set the configuration <directive> to <value>.",
+            "RESETSTAT",
+            "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
+        ],
+    )
+}
+
+pub(super) static SUBCOMMANDS: &[Command] = &[
+    Command::new("help", 2, LOADING | STALE, "server", help),
+    Command::new("resetstat", 2, ADMIN | NOSCRIPT | LOADING | STALE, "server", resetstat),
+    Command::new("rewrite", 2, ADMIN | NOSCRIPT | LOADING | STALE, "server", rewrite),
+    Command::new("get", -3, ADMIN | NOSCRIPT | LOADING | STALE, "server", get),
+    Command::new("set", -4, ADMIN | NOSCRIPT | LOADING | STALE, "server", set),
+];
+
+#[cfg(test)]
+mod tests {
+    use crate::{Config, Engine, Reply};
+
+    #[test]
+    fn config_set_is_atomic_and_applies_notify_flags() {
+        let mut e = Engine::new(Config::default());
+        let r = e.execute(1, &["CONFIG", "SET", "hz", "20", "maxmemory", "abc"]);
+        assert!(r.is_error());
+        assert_eq!(e.config.get_by_name("hz").unwrap(), "10");
+        assert_eq!(e.execute(1, &["CONFIG", "SET", "notify-keyspace-events", "KEA", "maxmemory", "1mb"]), Reply::ok());
+        assert_eq!(e.notify_flags, crate::notify::parse_flags("KEA").unwrap());
+        assert_eq!(e.config.maxmemory, 1 << 20);
+        let all = e.execute(1, &["CONFIG", "GET", "*"]);
+        let Reply::Map(pairs) = all else { panic!("map") };
+        assert_eq!(pairs.len(), 192);
+    }
+
+    #[test]
+    fn requirepass_set_at_run_time_asks_new_clients_to_auth() {
+        let mut e = Engine::new(Config::default());
+        assert_eq!(e.execute(1, &["CONFIG", "SET", "requirepass", "pw"]), Reply::ok());
+        let c = e.connect();
+        assert_eq!(e.execute(c, &["GET", "k"]), Reply::err(crate::errors::NOAUTH));
+    }
+}

@@ -1,0 +1,84 @@
+//! MEMORY USAGE / DOCTOR / STATS / PURGE / MALLOC-STATS / HELP. Sizes are redlab's own
+//! estimates (the same ones INFO used_memory sums), not an allocator's.
+
+use super::args;
+use crate::cmd::table::{flags::*, Command};
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::reply::Reply;
+
+/// MEMORY USAGE key [SAMPLES count]
+fn usage(e: &mut Engine, call: &mut Call) -> Reply {
+    let mut i = 3;
+    while i < call.argc() {
+        if args::is(call.arg(i), "samples") && i + 1 < call.argc() {
+            if let Err(r) = args::int(call.arg(i + 1)) {
+                return r;
+            }
+            i += 2;
+        } else {
+            return Reply::err(errors::SYNTAX);
+        }
+    }
+    let key = call.args[2].clone();
+    match e.db(call.db).peek(&key) {
+        Some(entry) => Reply::Int((key.len() + 48 + entry.value.approx_size()) as i64),
+        None => Reply::Nil,
+    }
+}
+
+fn doctor(_e: &mut Engine, _call: &mut Call) -> Reply {
+    Reply::Verbatim(
+        "txt",
+        "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n".into(),
+    )
+}
+
+fn stats(e: &mut Engine, _call: &mut Call) -> Reply {
+    let used = e.used_memory() as i64;
+    let keys: usize = e.dbs.iter().map(|d| d.len()).sum();
+    let kv = |k: &str, v: Reply| (Reply::bulk(k), v);
+    Reply::Map(vec![
+        kv("peak.allocated", Reply::Int(used)),
+        kv("total.allocated", Reply::Int(used)),
+        kv("startup.allocated", Reply::Int(900 * 1024)),
+        kv("keys.count", Reply::Int(keys as i64)),
+        kv("dataset.bytes", Reply::Int(used - 900 * 1024)),
+    ])
+}
+
+fn purge(_e: &mut Engine, _call: &mut Call) -> Reply {
+    Reply::ok()
+}
+
+fn malloc_stats(_e: &mut Engine, _call: &mut Call) -> Reply {
+    Reply::Verbatim("txt", "Stats not supported for the current allocator".into())
+}
+
+fn help(_e: &mut Engine, _call: &mut Call) -> Reply {
+    super::help_reply(
+        "MEMORY",
+        &[
+            "DOCTOR",
+            "    Return memory problems reports.",
+            "MALLOC-STATS",
+            "    Return internal statistics report from the memory allocator.",
+            "PURGE",
+            "    Attempt to purge dirty pages for reclamation by the allocator.",
+            "STATS",
+            "    Return information about the memory usage of the server.",
+            "USAGE <key> [SAMPLES <count>]",
+            "    Return memory in bytes used by <key> and its value. Nested values are",
+            "    sampled up to <count> times (default: 5, 0 means sample all).",
+        ],
+    )
+}
+
+pub(super) static SUBCOMMANDS: &[Command] = &[
+    Command::new("help", 2, LOADING | STALE, "server", help),
+    Command::new("doctor", 2, 0, "server", doctor),
+    Command::new("purge", 2, 0, "server", purge),
+    Command::new("malloc-stats", 2, 0, "server", malloc_stats),
+    Command::new("stats", 2, 0, "server", stats),
+    Command::new("usage", -3, READONLY, "server", usage).keys(2, 2, 1),
+];

@@ -1,0 +1,169 @@
+//! Server commands: INFO, CONFIG, DBSIZE, FLUSHDB/FLUSHALL, SWAPDB, TIME, COMMAND, SAVE
+//! stand-ins, SHUTDOWN, MONITOR, ROLE, MEMORY.
+//!
+//! redlab keeps no files: SAVE, BGSAVE and BGREWRITEAOF answer as Redis does and record
+//! the save time, so clients and test setups that call them keep working.
+
+mod command;
+mod config;
+mod info;
+mod keyspace;
+mod memory;
+
+use bytes::Bytes;
+
+use super::args;
+use super::table::{flags::*, Command};
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::reply::Reply;
+
+/// Redis's `sdscatrepr`: a quoted, escaped form of binary data (MONITOR, CLIENT LIST).
+pub fn repr(b: &[u8]) -> String {
+    let mut s = String::with_capacity(b.len() + 2);
+    s.push('"');
+    for &c in b {
+        match c {
+            b'\\' => s.push_str("\\\\"),
+            b'"' => s.push_str("\\\""),
+            b'\n' => s.push_str("\\n"),
+            b'\r' => s.push_str("\\r"),
+            b'\t' => s.push_str("\\t"),
+            7 => s.push_str("\\a"),
+            8 => s.push_str("\\b"),
+            c if c.is_ascii_graphic() || c == b' ' => s.push(c as char),
+            c => s.push_str(&format!("\\x{:02x}", c)),
+        }
+    }
+    s.push('"');
+    s
+}
+
+/// One MONITOR line: `<secs>.<micros> [<db> <addr>] "arg" "arg"`.
+pub fn monitor_line(now_us: i64, db: usize, addr: &str, args: &[Bytes]) -> String {
+    let mut line = format!("{}.{:06} [{} {}]", now_us / 1_000_000, now_us % 1_000_000, db, addr);
+    for a in args {
+        line.push(' ');
+        line.push_str(&repr(a));
+    }
+    line
+}
+
+
+/// TIME: the engine clock (frozen at a script's start inside a script), as Redis's
+/// [seconds, microseconds] pair of bulk strings.
+fn time(e: &mut Engine, _call: &mut Call) -> Reply {
+    let us = if e.time_frozen { e.now_ms * 1000 } else { e.clock.now_us() };
+    Reply::Array(vec![
+        Reply::bulk(us.div_euclid(1_000_000).to_string()),
+        Reply::bulk(us.rem_euclid(1_000_000).to_string()),
+    ])
+}
+
+fn lastsave(e: &mut Engine, _call: &mut Call) -> Reply {
+    Reply::Int(e.last_save_s)
+}
+
+/// Nothing is written (redlab keeps no files); the save is recorded as done.
+fn mark_saved(e: &mut Engine) {
+    e.dirty = 0;
+    e.last_save_s = e.now_ms / 1000;
+}
+
+fn save(e: &mut Engine, _call: &mut Call) -> Reply {
+    mark_saved(e);
+    Reply::ok()
+}
+
+fn bgsave(e: &mut Engine, call: &mut Call) -> Reply {
+    if call.argc() > 2 || (call.argc() == 2 && !args::is(call.arg(1), "schedule")) {
+        return Reply::err(errors::SYNTAX);
+    }
+    mark_saved(e);
+    Reply::status("Background saving started")
+}
+
+fn bgrewriteaof(_e: &mut Engine, _call: &mut Call) -> Reply {
+    Reply::status("Background append only file rewriting started")
+}
+
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: the network shell stops once the command
+/// returns. There is never a shutdown in progress to ABORT.
+fn shutdown(e: &mut Engine, call: &mut Call) -> Reply {
+    let (mut save, mut nosave, mut abort) = (false, false, false);
+    for a in &call.args[1..] {
+        if args::is(a, "nosave") {
+            nosave = true;
+        } else if args::is(a, "save") {
+            save = true;
+        } else if args::is(a, "abort") {
+            abort = true;
+        } else if !(args::is(a, "now") || args::is(a, "force")) {
+            return Reply::err(errors::SYNTAX);
+        }
+    }
+    if (save && nosave) || (abort && call.argc() > 2) {
+        return Reply::err(errors::SYNTAX);
+    }
+    if abort {
+        return Reply::err(errors::NO_SHUTDOWN_IN_PROGRESS);
+    }
+    tracing::warn!("User requested shutdown...");
+    e.shutdown_requested = true;
+    if let Some(s) = e.sessions.get_mut(&call.conn) {
+        s.close_requested = true;
+    }
+    // Redis closes the connection without a reply.
+    Reply::None
+}
+
+fn monitor(e: &mut Engine, call: &mut Call) -> Reply {
+    if let Some(s) = e.sessions.get_mut(&call.conn) {
+        if s.monitor {
+            return Reply::ok();
+        }
+        s.monitor = true;
+    }
+    if !e.monitors.contains(&call.conn) {
+        e.monitors.push(call.conn);
+    }
+    Reply::ok()
+}
+
+fn role(_e: &mut Engine, _call: &mut Call) -> Reply {
+    Reply::Array(vec![Reply::bulk("master"), Reply::Int(0), Reply::Array(Vec::new())])
+}
+
+pub static COMMANDS: &[Command] = &[
+    Command::new("info", -1, LOADING | STALE, "server", info::info),
+    Command::new("config", -2, 0, "server", container).subcommands(config::SUBCOMMANDS),
+    Command::new("dbsize", 1, READONLY | FAST, "server", keyspace::dbsize),
+    Command::new("flushdb", -1, WRITE, "server", keyspace::flushdb),
+    Command::new("flushall", -1, WRITE, "server", keyspace::flushall),
+    Command::new("swapdb", 3, WRITE | FAST, "server", keyspace::swapdb),
+    Command::new("time", 1, LOADING | STALE | FAST, "server", time),
+    Command::new("command", -1, LOADING | STALE, "server", command::command).subcommands(command::SUBCOMMANDS),
+    Command::new("lastsave", 1, LOADING | STALE | FAST, "server", lastsave),
+    Command::new("save", 1, ADMIN | NOSCRIPT | NO_MULTI, "server", save),
+    Command::new("bgsave", -1, ADMIN | NOSCRIPT, "server", bgsave),
+    Command::new("bgrewriteaof", 1, ADMIN | NOSCRIPT, "server", bgrewriteaof),
+    Command::new("shutdown", -1, ADMIN | NOSCRIPT | LOADING | STALE | NO_MULTI | ALLOW_BUSY, "server", shutdown),
+    Command::new("monitor", 1, ADMIN | NOSCRIPT | LOADING | STALE, "server", monitor),
+    Command::new("role", 1, NOSCRIPT | LOADING | STALE | FAST, "server", role),
+    Command::new("memory", -2, 0, "server", container).subcommands(memory::SUBCOMMANDS),
+];
+
+/// The handler of a container command (CONFIG, MEMORY) called with no subcommand; the
+/// dispatcher refuses that by arity first, so this only guards a wrong table entry.
+fn container(_e: &mut Engine, call: &mut Call) -> Reply {
+    Reply::err(errors::wrong_arity(&args::lower(call.arg(0))))
+}
+
+/// The reply of a HELP subcommand: Redis's header line, the lines, and its HELP footer.
+pub(crate) fn help_reply(cmd: &str, lines: &[&str]) -> Reply {
+    let mut out = vec![Reply::Status(format!("{} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", cmd))];
+    out.extend(lines.iter().map(|l| Reply::Status(l.to_string())));
+    out.push(Reply::status("HELP"));
+    out.push(Reply::status("    Prints this help."));
+    Reply::Array(out)
+}

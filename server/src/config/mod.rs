@@ -1,0 +1,165 @@
+//! Server configuration: the options of the builder, the command line and CONFIG SET.
+//!
+//! The parameters redlab acts on are typed fields; every other Redis parameter lives in
+//! `extra` under its canonical name, validated by the table in `params`, so CONFIG GET
+//! answers what was set and CONFIG GET * lists what Redis lists.
+
+pub mod params;
+
+use std::collections::BTreeMap;
+
+pub use params::{Param, PARAMS};
+
+/// Options a server starts with. Every field can also be changed at run time with
+/// CONFIG SET under its Redis name.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Address to bind (`bind`); the loopback address unless told otherwise.
+    pub bind: String,
+    /// TCP port (`port`); 0 picks a free one.
+    pub port: u16,
+    /// `requirepass`: when set, clients must AUTH first.
+    pub requirepass: Option<String>,
+    /// `databases`: number of logical databases.
+    pub databases: usize,
+    /// `maxmemory` in bytes; 0 means no limit.
+    pub maxmemory: u64,
+    /// `maxmemory-policy`.
+    pub maxmemory_policy: String,
+    /// `busy-reply-threshold` (alias `lua-time-limit`) in milliseconds.
+    pub busy_reply_threshold_ms: u64,
+    /// `notify-keyspace-events`, as the flags string Redis accepts.
+    pub notify_keyspace_events: String,
+    /// `proto-max-bulk-len` in bytes.
+    pub proto_max_bulk_len: u64,
+    /// The version INFO, HELLO and scripts report (`redis_version`).
+    pub redis_version: String,
+    /// Memory limit for the Lua heap in bytes; a script that needs more fails instead of the
+    /// process running out of memory.
+    pub lua_memory_limit: usize,
+    /// Beyond Redis: refuse script access to keys not declared in KEYS, and cross-slot KEYS.
+    pub strict_keys: bool,
+    /// Protected mode, as Redis: refuse non-loopback clients when no password is set.
+    pub protected_mode: bool,
+    /// Every other parameter set by CONFIG SET or the command line, kept verbatim so
+    /// CONFIG GET answers with what was set.
+    pub extra: BTreeMap<String, String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            bind: "127.0.0.1".into(),
+            port: 0,
+            requirepass: None,
+            databases: 16,
+            maxmemory: 0,
+            maxmemory_policy: "noeviction".into(),
+            busy_reply_threshold_ms: 5000,
+            notify_keyspace_events: String::new(),
+            proto_max_bulk_len: 512 * 1024 * 1024,
+            redis_version: "7.0.15".into(),
+            lua_memory_limit: 1 << 30,
+            strict_keys: false,
+            protected_mode: true,
+            extra: BTreeMap::new(),
+        }
+    }
+}
+
+impl Config {
+    /// A parameter's value as CONFIG GET prints it.
+    pub fn get(&self, p: &Param) -> String {
+        match p.name {
+            "port" => self.port.to_string(),
+            "bind" => self.bind.clone(),
+            "requirepass" => self.requirepass.clone().unwrap_or_default(),
+            "databases" => self.databases.to_string(),
+            "maxmemory" => self.maxmemory.to_string(),
+            "maxmemory-policy" => self.maxmemory_policy.clone(),
+            "busy-reply-threshold" => self.busy_reply_threshold_ms.to_string(),
+            "notify-keyspace-events" => crate::notify::flags_to_string(
+                crate::notify::parse_flags(&self.notify_keyspace_events).unwrap_or(0),
+            ),
+            "proto-max-bulk-len" => self.proto_max_bulk_len.to_string(),
+            "protected-mode" => if self.protected_mode { "yes" } else { "no" }.into(),
+            "dir" => match self.extra.get("dir") {
+                Some(d) => d.clone(),
+                // Redis reports its working directory.
+                None => std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
+            },
+            name => self.extra.get(name).cloned().unwrap_or_else(|| p.default.to_string()),
+        }
+    }
+
+    /// Validates and stores a parameter (no mutability check: the command line sets
+    /// immutable ones too). The error is Redis's text for the value.
+    pub fn set(&mut self, p: &Param, value: &str) -> Result<(), String> {
+        let current = self.get(p);
+        let mut v = p.normalize(value, &current)?;
+        if p.name == "hz" {
+            // Redis clamps hz to [1, 500].
+            v = v.parse::<i64>().map_or(10, |n| n.clamp(1, 500)).to_string();
+        }
+        let num = || v.parse::<u64>().unwrap_or(0);
+        match p.name {
+            "port" => self.port = v.parse().unwrap_or(0),
+            "bind" => self.bind = v,
+            "requirepass" => self.requirepass = if v.is_empty() { None } else { Some(v) },
+            "databases" => self.databases = num() as usize,
+            "maxmemory" => self.maxmemory = num(),
+            "maxmemory-policy" => self.maxmemory_policy = v,
+            "busy-reply-threshold" => self.busy_reply_threshold_ms = num(),
+            "notify-keyspace-events" => self.notify_keyspace_events = v,
+            "proto-max-bulk-len" => self.proto_max_bulk_len = num(),
+            "protected-mode" => self.protected_mode = v == "yes",
+            name => {
+                self.extra.insert(name.to_string(), v);
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets a parameter by name or alias (the builder's and command line's way in).
+    pub fn set_by_name(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let p = params::lookup(name).ok_or_else(|| "Bad directive or wrong number of arguments".to_string())?;
+        self.set(p, value)
+    }
+
+    /// A parameter's value by name or alias.
+    pub fn get_by_name(&self, name: &str) -> Option<String> {
+        params::lookup(name).map(|p| self.get(p))
+    }
+}
+
+/// The build id `redlab-server -v` and INFO's redis_build_id print (16 hex digits, as Redis).
+pub const BUILD_ID: &str = "7265646c61620000";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_units_and_aliases() {
+        let mut c = Config::default();
+        c.set_by_name("maxmemory", "100mb").unwrap();
+        assert_eq!(c.maxmemory, 100 * 1024 * 1024);
+        c.set_by_name("lua-time-limit", "300").unwrap();
+        assert_eq!(c.get_by_name("busy-reply-threshold").unwrap(), "300");
+        assert_eq!(c.busy_reply_threshold_ms, 300);
+        assert_eq!(c.set_by_name("maxmemory", "-1").unwrap_err(), "argument must be a memory value");
+        c.set_by_name("hz", "0").unwrap();
+        assert_eq!(c.get_by_name("hz").unwrap(), "1");
+        c.set_by_name("notify-keyspace-events", "KEA").unwrap();
+        assert_eq!(c.get_by_name("notify-keyspace-events").unwrap(), "AKE");
+    }
+
+    #[test]
+    fn every_parameter_default_is_valid() {
+        for p in PARAMS {
+            p.normalize(p.default, p.default).unwrap_or_else(|e| panic!("{}: {}", p.name, e));
+        }
+        let names: usize = PARAMS.iter().map(|p| 1 + p.alias.is_some() as usize).sum();
+        assert_eq!(names, 192, "Redis 7.0.15 lists 192 names in CONFIG GET *");
+    }
+}
