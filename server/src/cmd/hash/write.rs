@@ -113,6 +113,10 @@ pub(super) fn hincrbyfloat(e: &mut Engine, call: &mut Call) -> Reply {
     if crate::ldouble::LongDouble::parse(call.arg(3)).is_none() {
         return Reply::err(errors::NOT_FLOAT);
     }
+    let lower = call.arg(3).to_ascii_lowercase();
+    if lower.windows(3).any(|w| w == b"inf" || w == b"nan") {
+        return Reply::err(errors::INCR_IS_NAN_OR_INF);
+    }
     let h = match hash_or_create(e, call.db, call.arg(1)) {
         Ok(h) => h,
         Err(r) => return r,
