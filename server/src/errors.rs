@@ -72,3 +72,18 @@ pub fn clip(b: &[u8], max: usize) -> String {
         .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
         .collect()
 }
+
+// ---- zset ----
+pub const ZADD_NX_XX: &str = "ERR XX and NX options at the same time are not compatible";
+pub const ZADD_GT_LT_NX: &str = "ERR GT, LT, and/or NX options at the same time are not compatible";
+pub const ZADD_INCR_PAIR: &str = "ERR INCR option supports a single increment-element pair";
+pub const ZADD_NAN: &str = "ERR resulting score is not a number (NaN)";
+pub const ZRANGE_LIMIT: &str = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX";
+pub const ZRANGE_BYLEX_WITHSCORES: &str = "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
+pub const MUST_BE_POSITIVE: &str = "ERR value is out of range, must be positive";
+pub const NUMKEYS_GT_ZERO: &str = "ERR numkeys should be greater than 0";
+pub const COUNT_GT_ZERO: &str = "ERR count should be greater than 0";
+pub const WEIGHT_NOT_FLOAT: &str = "ERR weight value is not a float";
+pub const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";
+pub const INVALID_CURSOR: &str = "ERR invalid cursor";
+pub const VALUE_OUT_OF_RANGE: &str = "ERR value is out of range";

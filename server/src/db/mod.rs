@@ -87,6 +87,12 @@ impl Db {
         self.map.get(key)
     }
 
+    /// A read-only lookup for commands that hold several keys at once (ZUNION, SINTER...):
+    /// they `get` each key first, which expires it if due, then borrow them all with this.
+    pub fn get_shared(&self, key: &[u8]) -> Option<&Entry> {
+        self.map.get(key).filter(|e| !e.expire_at.is_some_and(|t| t <= self.now))
+    }
+
     pub fn contains(&mut self, key: &[u8]) -> bool {
         self.peek(key).is_some()
     }
