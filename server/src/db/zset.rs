@@ -192,6 +192,12 @@ impl ZSet {
         }
     }
 
+    /// A set built as Redis builds a computed result (ZUNION...): skiplist-encoded, so
+    /// -0 scores survive until `fit_encoding`.
+    pub fn new_unpacked() -> Self {
+        ZSet { listpack: false, ..ZSet::new() }
+    }
+
     pub fn len(&self) -> usize {
         self.scores.len()
     }
@@ -210,6 +216,19 @@ impl ZSet {
     /// (ZUNIONSTORE, ZRANGESTORE...).
     pub fn fit_encoding(&mut self) {
         self.listpack = self.len() <= LISTPACK_MAX_ENTRIES && self.scores.keys().all(|m| m.len() <= LISTPACK_MAX_VALUE);
+        if self.listpack {
+            // As in `insert`: the listpack has no -0. Order is unaffected (-0 == 0).
+            for s in self.scores.values_mut() {
+                if *s == 0.0 {
+                    *s = 0.0;
+                }
+            }
+            for n in self.nodes.iter_mut().skip(1) {
+                if n.score == 0.0 {
+                    n.score = 0.0;
+                }
+            }
+        }
     }
 
     pub fn score(&self, member: &[u8]) -> Option<f64> {
@@ -222,10 +241,16 @@ impl ZSet {
 
     /// Sets a member's score; returns the previous score.
     pub fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
+        let is_new = !self.scores.contains_key(member);
+        if is_new && (member.len() > LISTPACK_MAX_VALUE || self.scores.len() >= LISTPACK_MAX_ENTRIES) {
+            self.listpack = false;
+        }
+        // A listpack stores an integral score as an integer, so -0 comes back as 0.
+        let score = if self.listpack && score == 0.0 { 0.0 } else { score };
         let old = match self.scores.get_mut(member) {
             Some(s) => {
                 let old = *s;
-                if old == score {
+                if old == score && old.is_sign_negative() == score.is_sign_negative() {
                     return Some(old);
                 }
                 *s = score;
@@ -234,9 +259,6 @@ impl ZSet {
             }
             None => {
                 self.scores.insert(member.to_vec(), score);
-                if member.len() > LISTPACK_MAX_VALUE || self.scores.len() > LISTPACK_MAX_ENTRIES {
-                    self.listpack = false;
-                }
                 None
             }
         };

@@ -85,7 +85,8 @@ fn with_count(z: &ZSet, l: i64, withscores: bool, resp: u8) -> Reply {
         return Reply::Array(out);
     }
     if count >= size as u64 {
-        for (m, s) in z.iter() {
+        // Redis walks its listpack from the tail here.
+        for (m, s) in z.iter().rev() {
             push_member(&mut out, resp, m, s, withscores);
         }
         return Reply::Array(out);

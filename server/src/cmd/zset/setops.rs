@@ -211,7 +211,7 @@ fn generic(e: &mut Engine, call: &mut Call, dst: Option<Bytes>, numkeys_idx: usi
         srcs.sort_by_key(|s| s.len());
     }
 
-    let mut result = ZSet::new();
+    let mut result = ZSet::new_unpacked();
     let mut cardinality = 0usize;
     match op {
         Op::Inter => {
