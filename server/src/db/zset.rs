@@ -551,6 +551,7 @@ impl ZSet {
         }
     }
 
+    #[allow(clippy::needless_range_loop)] // levels index several parallel arrays
     fn sl_insert(&mut self, score: f64, member: Vec<u8>) {
         let mut update = [HEAD; MAX_LEVEL];
         let mut rank = [0usize; MAX_LEVEL];
@@ -603,6 +604,7 @@ impl ZSet {
         }
     }
 
+    #[allow(clippy::needless_range_loop)]
     fn unlink(&mut self, x: u32, update: &[u32; MAX_LEVEL]) {
         for i in 0..self.level {
             let u = update[i] as usize;

@@ -49,7 +49,7 @@ pub fn zrandmember(e: &mut Engine, call: &mut Call) -> Reply {
             return Reply::err(errors::SYNTAX);
         }
         let withscores = call.argc() == 4;
-        if withscores && (l < -(i64::MAX / 2) || l > i64::MAX / 2) {
+        if withscores && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&l) {
             return Reply::err(errors::VALUE_OUT_OF_RANGE);
         }
         let z = match zset_ref(e, call.db, call.arg(1)) {

@@ -161,13 +161,13 @@ fn zadd_generic(e: &mut Engine, call: &mut Call, incr: bool) -> Reply {
         i += 1;
     }
     let elements = call.argc() - i;
-    if elements == 0 || elements % 2 != 0 {
+    if elements == 0 || !elements.is_multiple_of(2) {
         return Reply::err(errors::SYNTAX);
     }
     if f.nx && f.xx {
         return Reply::err(errors::ZADD_NX_XX);
     }
-    if (f.gt && f.nx) || (f.lt && f.nx) || (f.gt && f.lt) {
+    if (f.nx && (f.gt || f.lt)) || (f.gt && f.lt) {
         return Reply::err(errors::ZADD_GT_LT_NX);
     }
     if f.incr && elements > 2 {
