@@ -37,4 +37,4 @@ macro_rules! groups {
     };
 }
 
-groups!(basics);
+groups!(basics, scripting, scripting_libs, functions);
