@@ -56,7 +56,7 @@ unsafe fn constants(l: *mut lua_State, r: c_int) {
 
 /// The `redis` table FUNCTION LOAD code sees.
 pub unsafe fn open_load_api(l: *mut lua_State, r: c_int) {
-    set_funcs(l, r, &[("register_function", super::functions::register_function), ("log", log), ("setresp", setresp)]);
+    set_funcs(l, r, &[("register_function", super::functions::register_function), ("log", log)]);
     constants(l, r);
 }
 

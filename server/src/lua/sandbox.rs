@@ -172,6 +172,10 @@ unsafe fn build_load_api(l: *mut lua_State, g: c_int) {
     lua_newtable(l);
     let r = lua_gettop(l);
     super::api::open_load_api(l, r);
+    lua_createtable(l, 0, 1);
+    lua_pushcfunction(l, missing_global);
+    set_field(l, lua_gettop(l) - 1, "__index");
+    lua_setmetatable(l, r);
     make_proxy(l, r);
     set_field(l, api, "redis");
     lua_createtable(l, 0, 1);

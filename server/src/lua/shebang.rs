@@ -60,7 +60,7 @@ pub fn parse_library(code: &[u8]) -> Result<String, String> {
     let end = code.iter().position(|&c| c == b'\n').unwrap_or(code.len());
     let mut parts = code[..end].split(|&c| c == b' ').filter(|p| !p.is_empty());
     let engine = parts.next().unwrap_or_default();
-    if engine.len() < 2 || &engine[2..] != b"lua" {
+    if engine.len() < 2 || !engine[2..].eq_ignore_ascii_case(b"lua") {
         return Err(format!("ERR Engine '{}' not found", String::from_utf8_lossy(&engine[2.min(engine.len())..])));
     }
     let mut name: Option<String> = None;
