@@ -161,6 +161,7 @@ enum DecErr {
 struct Cur<'a> {
     s: &'a [u8],
     pos: usize,
+    depth: usize,
 }
 
 impl Cur<'_> {
@@ -178,7 +179,14 @@ impl Cur<'_> {
 }
 
 unsafe fn decode_value(l: *mut lua_State, c: &mut Cur) -> Result<(), DecErr> {
-    if lua_checkstack(l, 4) == 0 {
+    c.depth += 1;
+    let r = decode_inner(l, c);
+    c.depth -= 1;
+    r
+}
+
+unsafe fn decode_inner(l: *mut lua_State, c: &mut Cur) -> Result<(), DecErr> {
+    if c.depth > 1000 || lua_checkstack(l, 4) == 0 {
         return Err(DecErr::BadFmt);
     }
     let b = c.take(1)?[0];
@@ -269,7 +277,7 @@ unsafe fn unpack_full(l: *mut lua_State, limit: i64, offset: usize) -> Result<(c
     let mut len = 0usize;
     let p = luaL_checklstring(l, 1, &mut len);
     let s = std::slice::from_raw_parts(p as *const u8, len);
-    let mut c = Cur { s, pos: offset.min(len) };
+    let mut c = Cur { s, pos: offset.min(len), depth: 0 };
     let mut count: c_int = 0;
     while c.pos < len && (limit == 0 || (count as i64) < limit) {
         decode_value(l, &mut c)?;

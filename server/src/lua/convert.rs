@@ -21,7 +21,15 @@ pub fn lua_number_to_int(d: f64) -> i64 {
 /// Converts the value at absolute index `idx`. `resp` is the script's protocol
 /// (redis.setresp), which decides how booleans come out.
 pub unsafe fn lua_to_reply(l: *mut lua_State, idx: c_int, resp: u8) -> Reply {
-    if lua_checkstack(l, 4) == 0 {
+    to_reply(l, idx, resp, 0)
+}
+
+/// Nesting past this many tables is cut with Redis's stack-limit error, before the Rust
+/// stack can run out (a table that contains itself would otherwise recurse for ever).
+const MAX_DEPTH: usize = 1000;
+
+unsafe fn to_reply(l: *mut lua_State, idx: c_int, resp: u8, depth: usize) -> Reply {
+    if depth > MAX_DEPTH || lua_checkstack(l, 4) == 0 {
         return Reply::err("ERR reached lua stack limit");
     }
     match lua_type(l, idx) {
@@ -39,12 +47,12 @@ pub unsafe fn lua_to_reply(l: *mut lua_State, idx: c_int, resp: u8) -> Reply {
             }
         }
         LUA_TNUMBER => Reply::Int(lua_number_to_int(lua_tonumber(l, idx))),
-        LUA_TTABLE => table_to_reply(l, idx, resp),
+        LUA_TTABLE => table_to_reply(l, idx, resp, depth + 1),
         _ => Reply::Nil,
     }
 }
 
-unsafe fn table_to_reply(l: *mut lua_State, idx: c_int, resp: u8) -> Reply {
+unsafe fn table_to_reply(l: *mut lua_State, idx: c_int, resp: u8, depth: usize) -> Reply {
     if get_field(l, idx, "err") == LUA_TSTRING {
         let msg = String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned();
         lua_pop(l, 1);
@@ -76,9 +84,9 @@ unsafe fn table_to_reply(l: *mut lua_State, idx: c_int, resp: u8) -> Reply {
         while lua_next(l, t) != 0 {
             let v = lua_gettop(l);
             lua_pushvalue(l, v - 1);
-            let k = lua_to_reply(l, v + 1, resp);
+            let k = to_reply(l, v + 1, resp, depth);
             lua_pop(l, 1);
-            let val = lua_to_reply(l, v, resp);
+            let val = to_reply(l, v, resp, depth);
             lua_pop(l, 1);
             pairs.push((k, val));
         }
@@ -93,7 +101,7 @@ unsafe fn table_to_reply(l: *mut lua_State, idx: c_int, resp: u8) -> Reply {
         while lua_next(l, t) != 0 {
             lua_pop(l, 1);
             lua_pushvalue(l, -1);
-            items.push(lua_to_reply(l, lua_gettop(l), resp));
+            items.push(to_reply(l, lua_gettop(l), resp, depth));
             lua_pop(l, 1);
         }
         lua_pop(l, 1);
@@ -124,7 +132,7 @@ unsafe fn table_to_reply(l: *mut lua_State, idx: c_int, resp: u8) -> Reply {
             lua_pop(l, 1);
             break;
         }
-        items.push(lua_to_reply(l, lua_gettop(l), resp));
+        items.push(to_reply(l, lua_gettop(l), resp, depth));
         lua_pop(l, 1);
         j += 1;
     }

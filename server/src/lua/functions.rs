@@ -218,7 +218,9 @@ pub fn load_library(rt: &Runtime, code: &Bytes) -> Result<Library, String> {
         super::sandbox::set_load_mode(l, true);
         lua_rawgeti_(l, LUA_REGISTRYINDEX, rt.handler_ref);
         lua_rawgeti_(l, LUA_REGISTRYINDEX, func);
+        super::runtime::enforce_limit(l, true);
         let status = lua_pcall(l, 0, 0, base + 1);
+        super::runtime::enforce_limit(l, false);
         super::sandbox::set_load_mode(l, false);
         let err = if status != 0 {
             let top = lua_gettop(l);

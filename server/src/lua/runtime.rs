@@ -20,6 +20,20 @@ use crate::session::ConnId;
 struct AllocState {
     used: usize,
     limit: usize,
+    /// The limit applies only inside protected calls: an allocation failure outside one
+    /// (pushing KEYS, a GC step resizing the string table) would make Lua exit the process.
+    enforce: bool,
+}
+
+/// Turns the memory limit on (inside a protected call) or off.
+pub(crate) fn enforce_limit(l: *mut lua_State, on: bool) {
+    unsafe {
+        let mut ud: *mut c_void = std::ptr::null_mut();
+        lua_getallocf(l, &mut ud);
+        if !ud.is_null() {
+            (*(ud as *mut AllocState)).enforce = on;
+        }
+    }
 }
 
 unsafe extern "C" fn alloc(ud: *mut c_void, ptr: *mut c_void, osize: usize, nsize: usize) -> *mut c_void {
@@ -33,7 +47,7 @@ unsafe extern "C" fn alloc(ud: *mut c_void, ptr: *mut c_void, osize: usize, nsiz
         return std::ptr::null_mut();
     }
     let old = if ptr.is_null() { 0 } else { osize };
-    if nsize > old && st.used.saturating_add(nsize - old) > st.limit {
+    if st.enforce && nsize > old && st.used.saturating_add(nsize - old) > st.limit {
         return std::ptr::null_mut();
     }
     let Ok(layout) = std::alloc::Layout::from_size_align(nsize, ALIGN) else {
@@ -77,7 +91,7 @@ const HOOK_EVERY: c_int = 100_000;
 
 impl Runtime {
     pub fn new(kind: Kind, memory_limit: usize) -> Runtime {
-        let mut alloc_state = Box::new(AllocState { used: 0, limit: usize::MAX });
+        let mut alloc_state = Box::new(AllocState { used: 0, limit: usize::MAX, enforce: false });
         unsafe {
             let l = lua_newstate(alloc, &mut *alloc_state as *mut AllocState as *mut c_void);
             assert!(!l.is_null(), "lua_newstate failed");
@@ -102,7 +116,9 @@ impl Runtime {
     pub fn compile(&self, code: &[u8], name: &std::ffi::CStr) -> Result<c_int, String> {
         unsafe {
             let l = self.l;
+            enforce_limit(l, true);
             let status = luaL_loadbuffer(l, code.as_ptr() as *const _, code.len(), name.as_ptr());
+            enforce_limit(l, false);
             if status != 0 {
                 let msg = to_bytes(l, -1).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
                 lua_pop(l, 1);
@@ -236,7 +252,12 @@ pub fn run(e: &mut Engine, l: *mut lua_State, handler_ref: c_int, fref: c_int, a
                 2
             }
         };
+        enforce_limit(l, true);
         let status = lua_pcall(l, nargs, 1, base + 1);
+        enforce_limit(l, false);
+        if status == LUA_ERRMEM {
+            lua_gc(l, LUA_GCCOLLECT, 0);
+        }
         let reply = if status == 0 {
             super::convert::lua_to_reply(l, lua_gettop(l), rc.resp)
         } else {
