@@ -162,8 +162,8 @@ fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Repl
         let rt = e.scripting.eval_rt.as_ref().expect("runtime exists once a script is cached");
         (rt.l, rt.handler_ref)
     };
-    let name = std::str::from_utf8(&sha).unwrap_or_default().to_string();
-    runtime::run(e, l, handler, func, Args::Globals { keys: &keys, argv: &argv }, &name, rc)
+    let name = std::str::from_utf8(&sha).unwrap_or_default();
+    runtime::run(e, l, handler, func, Args::Globals { keys: &keys, argv: &argv }, name, rc)
 }
 
 fn eval(e: &mut Engine, call: &mut Call) -> Reply {

@@ -147,6 +147,7 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
     let Some(mut cmd) = table::lookup(&args[0]) else {
         return Err("Unknown Redis command called from script".into());
     };
+    let parent = cmd;
     if !cmd.subcommands.is_empty() {
         if args.len() < 2 {
             return Err("Wrong number of args calling Redis command from script".into());
@@ -183,7 +184,14 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
         c.has_written = true;
     }
     let mut call = Call { conn: c.conn, db: c.db, resp: c.resp, args, in_script: true, in_multi: false, reprocessing: false };
-    let reply = e.run_nested(&mut call);
+    // Resolved and checked above: call the handler directly, counting it as Redis does.
+    e.stats.total_commands_processed += 1;
+    let reply = e.call(cmd, &mut call);
+    if std::ptr::eq(parent, cmd) {
+        e.stats.record(cmd.name, reply.is_error());
+    } else {
+        e.stats.record(&cmd.full_name(Some(parent)), reply.is_error());
+    }
     c.db = call.db;
     Ok(reply)
 }

@@ -45,7 +45,7 @@ fn encode_int(out: &mut Vec<u8>, n: i64) {
 fn encode_number(out: &mut Vec<u8>, d: f64) {
     if !d.is_infinite() && !d.is_nan() && d >= -9.223_372_036_854_776e18 && d < 9.223_372_036_854_776e18 && (d as i64) as f64 == d {
         encode_int(out, d as i64);
-    } else if (d as f32) as f64 == d || (d.is_nan() && false) {
+    } else if (d as f32) as f64 == d {
         out.push(0xca);
         out.extend_from_slice(&(d as f32).to_be_bytes());
     } else {

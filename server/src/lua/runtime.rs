@@ -223,7 +223,7 @@ unsafe fn push_array(l: *mut lua_State, items: &[Bytes]) {
 
 /// Runs the function at registry reference `fref` and converts its result. `name` is what
 /// error messages call the script (its SHA1, or the function's name).
-pub fn run(e: &mut Engine, l: *mut lua_State, handler_ref: c_int, fref: c_int, args: Args, name: &str, mut rc: RunCtx) -> Reply {
+pub(crate) fn run(e: &mut Engine, l: *mut lua_State, handler_ref: c_int, fref: c_int, args: Args, name: &str, mut rc: RunCtx) -> Reply {
     let frozen = e.time_frozen;
     let saved_now = e.now_ms;
     e.time_frozen = true;
@@ -275,7 +275,6 @@ pub fn run(e: &mut Engine, l: *mut lua_State, handler_ref: c_int, fref: c_int, a
     }
     e.time_frozen = frozen;
     e.now_ms = saved_now;
-    unsafe { lua_gc(l, LUA_GCSTEP, 1) };
     reply
 }
 
