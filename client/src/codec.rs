@@ -69,7 +69,9 @@ fn from3(f: Frame3) -> Value {
         Frame3::Array { data, .. } => Value::Array(data.into_iter().map(from3).collect()),
         Frame3::Set { data, .. } => Value::Set(data.into_iter().map(from3).collect()),
         Frame3::Push { data, .. } => Value::Push(data.into_iter().map(from3).collect()),
-        Frame3::Map { data, .. } => Value::Map(data.into_iter().map(|(k, v)| (from3(k), from3(v))).collect()),
+        // redis-protocol builds its (insertion-ordered) map from the last pair to the first:
+        // reversing restores the server's order, which replies like HGETALL rely on.
+        Frame3::Map { data, .. } => Value::Map(data.into_iter().rev().map(|(k, v)| (from3(k), from3(v))).collect()),
         Frame3::Hello { .. } | Frame3::ChunkedString(_) => Value::Nil,
     }
 }

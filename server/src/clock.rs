@@ -39,8 +39,10 @@ impl Clock {
     /// A frozen clock at `unix_ms`.
     pub fn manual(unix_ms: i64) -> Clock {
         let c = Clock::default();
+        // Frozen first, then set: setting a running clock and freezing it after would let a
+        // microsecond or two slip in between.
+        c.state.frozen.store(true, Ordering::Release);
         c.set_unix_ms(unix_ms);
-        c.freeze();
         c
     }
 
@@ -112,7 +114,7 @@ mod tests {
     #[test]
     fn frozen_clock_moves_only_when_told() {
         let c = Clock::manual(1_000_000);
-        assert_eq!(c.now_ms(), 1_000_000);
+        assert_eq!(c.now_us(), 1_000_000_000, "exactly the time it was set to");
         c.advance(Duration::from_millis(1500));
         assert_eq!(c.now_ms(), 1_001_500);
         c.resume();
