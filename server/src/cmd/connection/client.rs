@@ -303,6 +303,44 @@ fn no_evict(e: &mut Engine, call: &mut Call) -> Reply {
     Reply::ok()
 }
 
+/// CLIENT NO-TOUCH (Redis 7.2, accepted here on purpose: see DIFFERENCES.md): commands of
+/// this client leave keys' access times alone.
+fn no_touch(e: &mut Engine, call: &mut Call) -> Reply {
+    let on = if args::is(call.arg(2), "on") {
+        true
+    } else if args::is(call.arg(2), "off") {
+        false
+    } else {
+        return Reply::err(errors::SYNTAX);
+    };
+    if let Some(s) = e.sessions.get_mut(&call.conn) {
+        s.no_touch = on;
+    }
+    Reply::ok()
+}
+
+/// CLIENT SETINFO LIB-NAME|LIB-VER (Redis 7.2, accepted on purpose: client libraries send
+/// it on connect, see DIFFERENCES.md).
+fn setinfo(e: &mut Engine, call: &mut Call) -> Reply {
+    let attr = args::lower(call.arg(2));
+    let value = call.arg(3);
+    if !matches!(attr.as_str(), "lib-name" | "lib-ver") {
+        return Reply::err(format!("ERR Unrecognized option '{}'", errors::clip(call.arg(2), 128)));
+    }
+    if value.iter().any(|&c| c < b'!' || c > b'~') {
+        return Reply::err(format!("ERR {} cannot contain spaces, newlines or special characters.", attr));
+    }
+    let v = (!value.is_empty()).then(|| value.to_vec());
+    if let Some(s) = e.sessions.get_mut(&call.conn) {
+        if attr == "lib-name" {
+            s.lib_name = v;
+        } else {
+            s.lib_ver = v;
+        }
+    }
+    Reply::ok()
+}
+
 /// CLIENT REPLY: the engine applies the mode after the command, so OFF and SKIP swallow
 /// their own +OK, as in Redis.
 fn reply(e: &mut Engine, call: &mut Call) -> Reply {
@@ -431,6 +469,8 @@ pub(super) static SUBCOMMANDS: &[Command] = &[
     Command::new("setname", 3, CONN, "connection", setname),
     Command::new("getname", 2, CONN, "connection", getname),
     Command::new("no-evict", 3, ADMIN_CONN, "connection", no_evict),
+    Command::new("no-touch", 3, CONN, "connection", no_touch),
+    Command::new("setinfo", 4, CONN, "connection", setinfo),
     Command::new("reply", 3, CONN, "connection", reply),
     Command::new("unblock", -3, ADMIN_CONN, "connection", unblock),
     Command::new("getredir", 2, CONN, "connection", getredir),
