@@ -347,22 +347,30 @@ impl Scenario {
     }
 }
 
-/// (steps, events, switches): shorter first, then fewer events, then fewer switches.
-fn measure(s: &[Choice]) -> (usize, usize, usize) {
+/// (steps, events, switches, the choices): shorter first, then fewer events, then fewer
+/// switches, then earlier clients first (so equal races print the same way every time).
+fn measure(s: &[Choice]) -> (usize, usize, usize, &[Choice]) {
     let events = s.iter().filter(|c| !c.is_run()).count();
-    (s.len(), events, Schedule(s.to_vec()).switches())
+    (s.len(), events, Schedule(s.to_vec()).switches(), s)
 }
 
-/// Removes one choice at a time while the schedule still breaks the same invariant and
-/// gets no longer, until no removal helps. Whatever a removal leaves to the end is filled
-/// by the default continuation, so the result is the shortest run to the violation that
-/// this greedy search finds.
+/// Removes one choice at a time, or swaps two neighbours, while the schedule still breaks
+/// the same invariant and measures smaller, until nothing helps. Whatever a removal leaves
+/// to the end is filled by the default continuation, so the result is the shortest run to
+/// the violation that this greedy search finds.
 fn shrink(ex: &mut Executor, mut best: Vec<Choice>, mut v: Violation) -> Vec<Choice> {
     loop {
         let mut improved = false;
-        for i in 0..best.len() {
+        let n = best.len();
+        for k in 0..(2 * n) {
             let mut cand = best.clone();
-            cand.remove(i);
+            if k < n {
+                cand.remove(k);
+            } else if k - n + 1 < n && cand[k - n] != cand[k - n + 1] {
+                cand.swap(k - n, k - n + 1);
+            } else {
+                continue;
+            }
             let out = ex.run(&mut Follow { choices: &cand, pos: 0, strict: false }, false);
             let Some(w) = out.violation else { continue };
             if w.index != v.index {

@@ -60,6 +60,15 @@ pub struct Timeline {
 
 const CELL: usize = 44;
 
+/// A client's column head: its letter, and its name when that says more.
+fn head(i: usize, name: &str) -> String {
+    if name.len() == 1 && name.starts_with(client_letter(i)) {
+        name.to_string()
+    } else {
+        format!("{} {}", client_letter(i), name)
+    }
+}
+
 fn clip(s: &str, w: usize) -> String {
     if s.chars().count() <= w {
         return s.to_string();
@@ -79,7 +88,7 @@ impl fmt::Display for Timeline {
             .collect();
         let mut width = vec![0usize; n];
         for (i, name) in self.clients.iter().enumerate() {
-            width[i] = format!("{} {}", client_letter(i), name).chars().count().max(6);
+            width[i] = head(i, name).chars().count().max(6);
         }
         for (r, c) in self.rows.iter().zip(&cells) {
             if let Some(i) = r.client {
@@ -90,8 +99,7 @@ impl fmt::Display for Timeline {
         let cw = self.rows.iter().map(|r| clock(r.clock_ms).len()).max().unwrap_or(4).max(5);
         write!(f, "{:>4} | {:>cw$}", "step", "clock", cw = cw)?;
         for (i, name) in self.clients.iter().enumerate() {
-            let head = if name.len() == 1 && name.starts_with(client_letter(i)) { name.clone() } else { format!("{} {}", client_letter(i), name) };
-            write!(f, " | {:w$}", clip(&head, width[i]), w = width[i])?;
+            write!(f, " | {:w$}", clip(&head(i, name), width[i]), w = width[i])?;
         }
         writeln!(f)?;
         write!(f, "{}-+-{}", "-".repeat(4), "-".repeat(cw))?;
@@ -113,7 +121,7 @@ impl fmt::Display for Timeline {
             }
         }
         for (i, r) in self.results.iter().enumerate() {
-            writeln!(f, "{} {} -> {}", client_letter(i), self.clients[i], r)?;
+            writeln!(f, "{} -> {}", head(i, &self.clients[i]), r)?;
         }
         Ok(())
     }

@@ -9,7 +9,7 @@
 use std::fmt;
 
 /// One scheduling decision.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Choice {
     /// The client (by index) sends its next command, or the next command of its pipeline.
     Run(u8),
