@@ -125,6 +125,9 @@ impl<'s> Executor<'s> {
                 return end(None, Some(format!("setup failed: {}", why)), 0);
             }
         }
+        for f in &sc.before_each {
+            f();
+        }
         for (_, factory) in &sc.clients {
             let slot: SharedSlot = Arc::new(Mutex::new(Slot::default()));
             let conn = Connection::new(Arc::new(ParkedTransport { slot: slot.clone() }));

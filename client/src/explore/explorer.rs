@@ -354,22 +354,27 @@ fn measure(s: &[Choice]) -> (usize, usize, usize, &[Choice]) {
     (s.len(), events, Schedule(s.to_vec()).switches(), s)
 }
 
-/// Removes one choice at a time, or swaps two neighbours, while the schedule still breaks
-/// the same invariant and measures smaller, until nothing helps. Whatever a removal leaves
-/// to the end is filled by the default continuation, so the result is the shortest run to
-/// the violation that this greedy search finds.
+/// Removes one choice, or moves one earlier, while the schedule still breaks the same
+/// invariant and measures smaller, until nothing helps. Whatever a change leaves to the end
+/// is filled by the default continuation, so the result is the shortest run to the
+/// violation that this greedy search finds.
 fn shrink(ex: &mut Executor, mut best: Vec<Choice>, mut v: Violation) -> Vec<Choice> {
     loop {
         let mut improved = false;
         let n = best.len();
-        for k in 0..(2 * n) {
+        // Candidates: k < n removes choice k; then (from, to) pairs move `from` to `to`.
+        let moves = (0..n).flat_map(|from| (0..from).map(move |to| (from, to)));
+        let candidates = (0..n).map(|k| (k, usize::MAX)).chain(moves);
+        for (a, b) in candidates {
             let mut cand = best.clone();
-            if k < n {
-                cand.remove(k);
-            } else if k - n + 1 < n && cand[k - n] != cand[k - n + 1] {
-                cand.swap(k - n, k - n + 1);
+            if b == usize::MAX {
+                cand.remove(a);
             } else {
-                continue;
+                if cand[a] == cand[b] {
+                    continue;
+                }
+                let c = cand.remove(a);
+                cand.insert(b, c);
             }
             let out = ex.run(&mut Follow { choices: &cand, pos: 0, strict: false }, false);
             let Some(w) = out.violation else { continue };

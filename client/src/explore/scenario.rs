@@ -59,6 +59,7 @@ pub struct Scenario {
     pub(crate) max_steps: usize,
     pub(crate) config: Config,
     pub(crate) real: Option<(SocketAddr, usize)>,
+    pub(crate) before_each: Vec<Box<dyn Fn()>>,
 }
 
 impl Default for Scenario {
@@ -82,6 +83,7 @@ impl Scenario {
             max_steps: 1000,
             config: Config::default(),
             real: None,
+            before_each: Vec::new(),
         }
     }
 
@@ -97,6 +99,13 @@ impl Scenario {
     /// it (otherwise every schedule starts with NOSCRIPT, SCRIPT LOAD, EVALSHA per client).
     pub fn load_script(mut self, script: &Script) -> Scenario {
         self.setup.push(vec![b"SCRIPT".to_vec(), b"LOAD".to_vec(), script.body().as_bytes().to_vec()]);
+        self
+    }
+
+    /// Runs at the start of every schedule, before the clients: resets state the clients
+    /// and the invariants share outside Redis (a journal of what each client believes).
+    pub fn before_each(mut self, f: impl Fn() + 'static) -> Scenario {
+        self.before_each.push(Box::new(f));
         self
     }
 
