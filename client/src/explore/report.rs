@@ -58,7 +58,7 @@ pub struct Timeline {
     pub invariant_reads: Vec<String>,
 }
 
-const CELL: usize = 44;
+const CELL: usize = 72;
 
 /// A client's column head: its letter, and its name when that says more.
 fn head(i: usize, name: &str) -> String {
