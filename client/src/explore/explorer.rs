@@ -262,7 +262,7 @@ impl Scenario {
                 Status::Crashed => "crashed".into(),
                 Status::Blocked => "still blocked".into(),
                 Status::Paused(_) => "still paused".into(),
-                Status::Runnable => "unfinished".into(),
+                Status::Runnable => "(had not finished)".into(),
             })
             .collect();
         let timeline = Timeline {
