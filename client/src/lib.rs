@@ -7,6 +7,7 @@
 pub mod codec;
 pub mod connection;
 pub mod error;
+pub mod explore;
 pub mod inprocess;
 pub mod patterns;
 pub mod real_redis;

@@ -1,0 +1,208 @@
+//! `Scenario`: the logical clients, the setup, the invariants and the events a schedule may
+//! contain, and the entry points of every strategy.
+
+use std::any::Any;
+use std::fmt::Debug;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::time::Duration;
+
+use redlab_server::faults::Fault;
+use redlab_server::Config;
+
+use super::view::View;
+use crate::connection::Connection;
+use crate::script::Script;
+
+/// A client's return value, kept for the report and for invariants (`View::result`).
+pub trait Outcome: Any + Debug {}
+impl<T: Any + Debug> Outcome for T {}
+
+pub(crate) type ClientFuture = Pin<Box<dyn Future<Output = Box<dyn Outcome>>>>;
+pub(crate) type Factory = Box<dyn Fn(Connection) -> ClientFuture>;
+pub(crate) type Invariant = Box<dyn Fn(&mut View) -> Result<(), String>>;
+
+/// What an invariant returns: `bool`, or `Result<(), String>` to say what was wrong.
+pub trait Verdict {
+    fn into_result(self) -> Result<(), String>;
+}
+
+impl Verdict for bool {
+    fn into_result(self) -> Result<(), String> {
+        if self {
+            Ok(())
+        } else {
+            Err(String::new())
+        }
+    }
+}
+
+impl Verdict for Result<(), String> {
+    fn into_result(self) -> Result<(), String> {
+        self
+    }
+}
+
+/// The program under test: who runs what, what must always hold, what may happen to them.
+/// The client closures run again from scratch for every schedule, so they are `Fn`.
+pub struct Scenario {
+    pub(crate) setup: Vec<Vec<Vec<u8>>>,
+    pub(crate) clients: Vec<(String, Factory)>,
+    pub(crate) invariants: Vec<(String, Invariant)>,
+    pub(crate) clock_steps: Vec<u32>,
+    pub(crate) max_clock_steps: usize,
+    pub(crate) pauses: Vec<(u8, u32)>,
+    pub(crate) crashes: Vec<u8>,
+    pub(crate) faults: Vec<Fault>,
+    pub(crate) preemption_bound: Option<usize>,
+    pub(crate) max_steps: usize,
+    pub(crate) config: Config,
+    pub(crate) real: Option<(SocketAddr, usize)>,
+    pub(crate) before_each: Vec<Box<dyn Fn()>>,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Scenario::new()
+    }
+}
+
+impl Scenario {
+    pub fn new() -> Scenario {
+        Scenario {
+            setup: Vec::new(),
+            clients: Vec::new(),
+            invariants: Vec::new(),
+            clock_steps: Vec::new(),
+            max_clock_steps: 0,
+            pauses: Vec::new(),
+            crashes: Vec::new(),
+            faults: Vec::new(),
+            preemption_bound: None,
+            max_steps: 1000,
+            config: Config::default(),
+            real: None,
+            before_each: Vec::new(),
+        }
+    }
+
+    /// Commands run before the clients start, on every schedule (never scheduled).
+    pub fn setup(mut self, commands: &[&[&str]]) -> Scenario {
+        for c in commands {
+            self.setup.push(c.iter().map(|a| a.as_bytes().to_vec()).collect());
+        }
+        self
+    }
+
+    /// Loads a script into the script cache in the setup, so a client's first EVALSHA finds
+    /// it (otherwise every schedule starts with NOSCRIPT, SCRIPT LOAD, EVALSHA per client).
+    pub fn load_script(mut self, script: &Script) -> Scenario {
+        self.setup.push(vec![b"SCRIPT".to_vec(), b"LOAD".to_vec(), script.body().as_bytes().to_vec()]);
+        self
+    }
+
+    /// Runs at the start of every schedule, before the clients: resets state the clients
+    /// and the invariants share outside Redis (a journal of what each client believes).
+    pub fn before_each(mut self, f: impl Fn() + 'static) -> Scenario {
+        self.before_each.push(Box::new(f));
+        self
+    }
+
+    /// A logical client: an async closure over its own connection. Its commands are the
+    /// scheduling points. Clients are A, B, C... in schedule strings, in this order.
+    pub fn client<F, Fut, T>(mut self, name: &str, f: F) -> Scenario
+    where
+        F: Fn(Connection) -> Fut + 'static,
+        Fut: Future<Output = T> + 'static,
+        T: Outcome,
+    {
+        assert!(self.clients.len() < 26, "redlab explore: at most 26 clients");
+        let factory: Factory = Box::new(move |c| {
+            let fut = f(c);
+            Box::pin(async move { Box::new(fut.await) as Box<dyn Outcome> })
+        });
+        self.clients.push((name.to_string(), factory));
+        self
+    }
+
+    /// A property checked after every step and once more when every client has finished
+    /// (`View::is_final`). It reads the server through the observer connection.
+    pub fn invariant<F, V>(mut self, name: &str, f: F) -> Scenario
+    where
+        F: Fn(&mut View) -> V + 'static,
+        V: Verdict,
+    {
+        self.invariants.push((name.to_string(), Box::new(move |v| f(v).into_result())));
+        self
+    }
+
+    /// Lets schedules advance the server clock by `step`, at most `max` times per schedule.
+    /// Call again for other step sizes (they share `max`).
+    pub fn clock_step(mut self, step: Duration, max: usize) -> Scenario {
+        self.clock_steps.push(step.as_millis().min(u32::MAX as u128) as u32);
+        self.max_clock_steps = self.max_clock_steps.max(max);
+        self
+    }
+
+    /// Lets schedules pause `client` once, between two of its commands, for `span` of
+    /// server time (a GC pause): it is not scheduled until the clock has moved that far.
+    pub fn pause(mut self, client: &str, span: Duration) -> Scenario {
+        let i = self.index_of(client);
+        self.pauses.push((i, span.as_millis().min(u32::MAX as u128) as u32));
+        self
+    }
+
+    /// Lets schedules crash `client` once: its connection closes and it never runs again.
+    pub fn crash(mut self, client: &str) -> Scenario {
+        let i = self.index_of(client);
+        self.crashes.push(i);
+        self
+    }
+
+    /// Lets schedules add this fault rule to the server once, at any step (in-process
+    /// only: a real redis-server cannot inject faults).
+    pub fn fault(mut self, fault: Fault) -> Scenario {
+        assert!(self.faults.len() < 255, "redlab explore: at most 255 faults");
+        self.faults.push(fault);
+        self
+    }
+
+    /// Exhaustive exploration only switches away from a client that could go on at most
+    /// `n` times per schedule (most bugs need one or two preemptions).
+    pub fn preemption_bound(mut self, n: usize) -> Scenario {
+        self.preemption_bound = Some(n);
+        self
+    }
+
+    /// A schedule longer than this is stopped as a failure (a client that never ends).
+    pub fn max_steps(mut self, n: usize) -> Scenario {
+        self.max_steps = n;
+        self
+    }
+
+    /// The configuration of the in-process engine.
+    pub fn config(mut self, config: Config) -> Scenario {
+        self.config = config;
+        self
+    }
+
+    /// Confirms on a real redis-server at `addr`: a failure is replayed there (the report
+    /// says whether it reproduced), and when every schedule holds, `sample` of the explored
+    /// schedules are replayed there and must hold too.
+    pub fn real_redis(mut self, addr: SocketAddr, sample: usize) -> Scenario {
+        self.real = Some((addr, sample));
+        self
+    }
+
+    fn index_of(&self, name: &str) -> u8 {
+        match self.clients.iter().position(|(n, _)| n == name) {
+            Some(i) => i as u8,
+            None => panic!("redlab explore: no client named {:?} (declare the client before its events)", name),
+        }
+    }
+
+    pub(crate) fn client_name(&self, i: usize) -> &str {
+        &self.clients[i].0
+    }
+}

@@ -1,0 +1,278 @@
+//! Where a schedule runs: an in-process engine owned by the explorer, or a real
+//! redis-server over TCP.
+//!
+//! In-process, the explorer owns the `Engine` and calls it directly: one `ConnId` per
+//! logical client, a manual `Clock` so a clock advance is exact, fault rules added to the
+//! engine's shared table. On a real redis-server there is one blocking TcpStream per logical
+//! client with one command in flight at a time; a clock advance is a real sleep, and faults
+//! cannot be injected.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use redlab_server::faults::Fault;
+use redlab_server::{Clock, Config, ConnId, Engine, Reply};
+
+use crate::codec;
+use crate::value::Value;
+
+/// The connection the setup commands and the invariants use.
+pub(crate) const OBSERVER: usize = usize::MAX;
+
+/// The server time an in-process schedule starts at (2026-01-01T00:00:00Z): fixed, so
+/// replies that show time (TIME, a script's timestamps) are the same on every run.
+pub const START_MS: i64 = 1_767_225_600_000;
+
+/// What one command did.
+pub(crate) enum Exec {
+    Reply(Value),
+    /// The connection closed (a fault) or failed; the client sees a connection error.
+    Closed(String),
+    /// A blocking command is waiting (in-process only); its reply comes later.
+    Blocked,
+}
+
+pub(crate) trait Target {
+    /// A fresh, empty server with `clients` client connections and one observer.
+    fn reset(&mut self, clients: usize) -> Result<(), String>;
+    fn exec(&mut self, who: usize, command: Vec<Vec<u8>>) -> Exec;
+    /// The late reply of a blocked client, if it has one now.
+    fn poll_blocked(&mut self, who: usize) -> Option<Value>;
+    fn advance(&mut self, ms: u64);
+    /// Server time since the schedule started, in ms.
+    fn elapsed_ms(&self) -> i64;
+    fn crash(&mut self, who: usize);
+    /// Adds a fault rule; false when this target cannot inject faults.
+    fn add_fault(&mut self, fault: &Fault) -> bool;
+    fn is_real(&self) -> bool;
+}
+
+/// The explorer's own engine.
+pub(crate) struct InProcessTarget {
+    config: Config,
+    engine: Engine,
+    clock: Clock,
+    conns: Vec<ConnId>,
+    observer: ConnId,
+}
+
+impl InProcessTarget {
+    pub fn new(config: Config) -> InProcessTarget {
+        let clock = Clock::manual(START_MS);
+        let engine = Engine::with_clock(config.clone(), clock.clone());
+        InProcessTarget { config, engine, clock, conns: Vec::new(), observer: 0 }
+    }
+}
+
+impl Target for InProcessTarget {
+    fn reset(&mut self, clients: usize) -> Result<(), String> {
+        self.clock = Clock::manual(START_MS);
+        self.engine = Engine::with_clock(self.config.clone(), self.clock.clone());
+        self.conns.clear();
+        for _ in 0..clients {
+            self.conns.push(self.engine.connect());
+        }
+        self.observer = self.engine.connect();
+        Ok(())
+    }
+
+    fn exec(&mut self, who: usize, command: Vec<Vec<u8>>) -> Exec {
+        let conn = if who == OBSERVER { self.observer } else { self.conns[who] };
+        if !self.engine.is_connected(conn) {
+            return Exec::Closed("connection closed".into());
+        }
+        let args: Vec<Bytes> = command.into_iter().map(Bytes::from).collect();
+        let reply = self.engine.execute_args(conn, args);
+        if reply == Reply::None && self.engine.is_blocked(conn) {
+            return Exec::Blocked;
+        }
+        if self.engine.should_close(conn) && reply == Reply::None {
+            self.engine.disconnect(conn);
+            return Exec::Closed("the server closed the connection".into());
+        }
+        let resp = self.engine.resp(conn);
+        let v = to_value(reply, resp);
+        if self.engine.should_close(conn) {
+            self.engine.disconnect(conn);
+        }
+        Exec::Reply(v)
+    }
+
+    fn poll_blocked(&mut self, who: usize) -> Option<Value> {
+        let conn = self.conns[who];
+        let resp = self.engine.resp(conn);
+        let mut out = self.engine.take_output(conn);
+        if out.is_empty() {
+            return None;
+        }
+        Some(to_value(out.swap_remove(0), resp))
+    }
+
+    fn advance(&mut self, ms: u64) {
+        self.clock.advance(Duration::from_millis(ms));
+        self.engine.tick();
+    }
+
+    fn elapsed_ms(&self) -> i64 {
+        self.clock.now_ms() - START_MS
+    }
+
+    fn crash(&mut self, who: usize) {
+        self.engine.disconnect(self.conns[who]);
+    }
+
+    fn add_fault(&mut self, fault: &Fault) -> bool {
+        self.engine.faults().add(fault.clone());
+        true
+    }
+
+    fn is_real(&self) -> bool {
+        false
+    }
+}
+
+/// A reply as a client reading this protocol would decode it (the same values the TCP
+/// transport produces, without encoding and decoding bytes).
+pub(crate) fn to_value(r: Reply, resp: u8) -> Value {
+    let three = resp >= 3;
+    match r {
+        Reply::Status(s) => Value::Status(s),
+        Reply::Error(e) => Value::error(&e),
+        Reply::Int(n) => Value::Int(n),
+        Reply::Bulk(b) => Value::Bulk(b),
+        Reply::Nil | Reply::NilArray | Reply::None => Value::Nil,
+        Reply::Array(v) | Reply::Multi(v) => Value::Array(v.into_iter().map(|r| to_value(r, resp)).collect()),
+        Reply::Map(m) if three => Value::Map(m.into_iter().map(|(k, v)| (to_value(k, resp), to_value(v, resp))).collect()),
+        Reply::Map(m) => Value::Array(m.into_iter().flat_map(|(k, v)| [to_value(k, resp), to_value(v, resp)]).collect()),
+        Reply::Set(v) if three => Value::Set(v.into_iter().map(|r| to_value(r, resp)).collect()),
+        Reply::Set(v) => Value::Array(v.into_iter().map(|r| to_value(r, resp)).collect()),
+        Reply::Double(d) if three => Value::Double(d),
+        Reply::Double(d) => resp2_bulk(Reply::Double(d)),
+        Reply::Bool(b) if three => Value::Bool(b),
+        Reply::Bool(b) => Value::Int(b as i64),
+        Reply::BigNumber(s) if three => Value::BigNumber(s),
+        Reply::BigNumber(s) => Value::Bulk(Bytes::from(s)),
+        Reply::Verbatim(f, t) if three => Value::Verbatim { format: f.to_string(), text: t },
+        Reply::Verbatim(_, t) => Value::Bulk(t),
+        Reply::Push(v) if three => Value::Push(v.into_iter().map(|r| to_value(r, resp)).collect()),
+        Reply::Push(v) => Value::Array(v.into_iter().map(|r| to_value(r, resp)).collect()),
+        Reply::Attribute(_, inner) => to_value(*inner, resp),
+    }
+}
+
+/// How a RESP2 client reads a reply that RESP2 sends as a bulk string (a double).
+fn resp2_bulk(r: Reply) -> Value {
+    let mut buf = BytesMut::from(&r.to_bytes(2)[..]);
+    codec::decode(&mut buf, 2).ok().flatten().unwrap_or(Value::Nil)
+}
+
+/// A real redis-server: one blocking connection per logical client.
+pub(crate) struct RealTarget {
+    addr: SocketAddr,
+    conns: Vec<Option<Conn>>,
+    observer: Option<Conn>,
+    started: Instant,
+}
+
+struct Conn {
+    stream: TcpStream,
+    buf: BytesMut,
+    out: BytesMut,
+}
+
+impl Conn {
+    fn open(addr: SocketAddr) -> Result<Conn, String> {
+        let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).map_err(|e| format!("connect {}: {}", addr, e))?;
+        let _ = stream.set_nodelay(true);
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+        Ok(Conn { stream, buf: BytesMut::with_capacity(4096), out: BytesMut::with_capacity(256) })
+    }
+
+    fn call(&mut self, command: &[Vec<u8>]) -> Result<Value, String> {
+        self.out.clear();
+        codec::encode_command(command, &mut self.out);
+        self.stream.write_all(&self.out).map_err(|e| e.to_string())?;
+        let mut chunk = [0u8; 4096];
+        loop {
+            if let Some(v) = codec::decode(&mut self.buf, 2).map_err(|e| e.to_string())? {
+                return Ok(v);
+            }
+            let n = self.stream.read(&mut chunk).map_err(|e| e.to_string())?;
+            if n == 0 {
+                return Err("the server closed the connection".into());
+            }
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+}
+
+impl RealTarget {
+    pub fn new(addr: SocketAddr) -> RealTarget {
+        RealTarget { addr, conns: Vec::new(), observer: None, started: Instant::now() }
+    }
+}
+
+fn args(a: &[&str]) -> Vec<Vec<u8>> {
+    a.iter().map(|s| s.as_bytes().to_vec()).collect()
+}
+
+impl Target for RealTarget {
+    fn reset(&mut self, clients: usize) -> Result<(), String> {
+        self.conns.clear();
+        let mut observer = Conn::open(self.addr)?;
+        // The same starting state as a fresh engine: no data, no cached scripts.
+        for c in [&["FLUSHALL"][..], &["SCRIPT", "FLUSH"]] {
+            if let Value::Error { code, message } = observer.call(&args(c))? {
+                return Err(format!("{} {}", code, message));
+            }
+        }
+        self.observer = Some(observer);
+        for _ in 0..clients {
+            self.conns.push(Some(Conn::open(self.addr)?));
+        }
+        self.started = Instant::now();
+        Ok(())
+    }
+
+    fn exec(&mut self, who: usize, command: Vec<Vec<u8>>) -> Exec {
+        let conn = if who == OBSERVER { &mut self.observer } else { &mut self.conns[who] };
+        let Some(c) = conn else {
+            return Exec::Closed("connection closed".into());
+        };
+        match c.call(&command) {
+            Ok(v) => Exec::Reply(v),
+            Err(e) => {
+                *conn = None;
+                Exec::Closed(e)
+            }
+        }
+    }
+
+    fn poll_blocked(&mut self, _who: usize) -> Option<Value> {
+        None
+    }
+
+    fn advance(&mut self, ms: u64) {
+        std::thread::sleep(Duration::from_millis(ms));
+    }
+
+    fn elapsed_ms(&self) -> i64 {
+        self.started.elapsed().as_millis() as i64
+    }
+
+    fn crash(&mut self, who: usize) {
+        if let Some(c) = self.conns[who].take() {
+            let _ = c.stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    fn add_fault(&mut self, _fault: &Fault) -> bool {
+        false
+    }
+
+    fn is_real(&self) -> bool {
+        true
+    }
+}
