@@ -5,6 +5,7 @@
 //! thread running every command and script start to finish; here it comes from `&mut self`.
 //! The network shell, the in-process client and the explorer all drive this same struct.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use bytes::Bytes;
@@ -224,7 +225,22 @@ impl Engine {
     /// Runs one command for `conn` and returns its reply. Unknown connections are opened on
     /// first use, so in-process callers can pick any id.
     pub fn execute<A: AsRef<[u8]>>(&mut self, conn: ConnId, args: &[A]) -> Reply {
-        let args = args.iter().map(|a| Bytes::copy_from_slice(a.as_ref())).collect();
+        // One allocation for all arguments: each is a slice of the same buffer.
+        let total: usize = args.iter().map(|a| a.as_ref().len()).sum();
+        let mut buf = bytes::BytesMut::with_capacity(total);
+        for a in args {
+            buf.extend_from_slice(a.as_ref());
+        }
+        let buf = buf.freeze();
+        let mut at = 0;
+        let args = args
+            .iter()
+            .map(|a| {
+                let len = a.as_ref().len();
+                at += len;
+                buf.slice(at - len..at)
+            })
+            .collect();
         self.execute_args(conn, args)
     }
 
@@ -774,7 +790,7 @@ impl Engine {
 
 /// Finds the command (or subcommand) for `args`, with Redis's unknown-command, unknown-
 /// subcommand and arity errors.
-pub(crate) fn resolve(args: &[Bytes]) -> Result<(&'static Command, String), Reply> {
+pub(crate) fn resolve(args: &[Bytes]) -> Result<(&'static Command, Cow<'static, str>), Reply> {
     let Some(cmd) = table::lookup(&args[0]) else {
         return Err(Reply::err(errors::unknown_command(&args[0], &args[1..])));
     };
@@ -782,12 +798,12 @@ pub(crate) fn resolve(args: &[Bytes]) -> Result<(&'static Command, String), Repl
         if !cmd.arity_ok(args.len()) {
             return Err(Reply::err(errors::wrong_arity(cmd.name)));
         }
-        return Ok((cmd, cmd.name.to_string()));
+        return Ok((cmd, Cow::Borrowed(cmd.name)));
     }
     if args.len() < 2 {
         // A container that also runs on its own (COMMAND) has an arity that allows it.
         if cmd.arity_ok(args.len()) {
-            return Ok((cmd, cmd.name.to_string()));
+            return Ok((cmd, Cow::Borrowed(cmd.name)));
         }
         return Err(Reply::err(errors::wrong_arity(cmd.name)));
     }
@@ -798,7 +814,7 @@ pub(crate) fn resolve(args: &[Bytes]) -> Result<(&'static Command, String), Repl
     if !sub.arity_ok(args.len()) {
         return Err(Reply::err(errors::wrong_arity(&full)));
     }
-    Ok((sub, full))
+    Ok((sub, Cow::Owned(full)))
 }
 
 /// The value type a blocked command waits for; a ready key of another type does not serve

@@ -55,7 +55,7 @@ pub struct Session {
     pub laddr: String,
     pub created_ms: i64,
     pub last_interaction_ms: i64,
-    pub last_command: String,
+    pub last_command: std::borrow::Cow<'static, str>,
     pub multi: Option<MultiState>,
     /// (db, key) pairs under WATCH.
     pub watched: Vec<(usize, Vec<u8>)>,

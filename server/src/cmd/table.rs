@@ -183,8 +183,10 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
     groups.into_iter().flat_map(|g| g.iter())
 }
 
-fn index() -> &'static HashMap<&'static str, &'static Command> {
-    static INDEX: OnceLock<HashMap<&'static str, &'static Command>> = OnceLock::new();
+type Index = HashMap<&'static str, &'static Command, foldhash::fast::FixedState>;
+
+fn index() -> &'static Index {
+    static INDEX: OnceLock<Index> = OnceLock::new();
     INDEX.get_or_init(|| all().map(|c| (c.name, c)).collect())
 }
 
