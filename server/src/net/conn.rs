@@ -31,8 +31,10 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
         };
         if let Some(d) = delay {
             // An injected network delay: the whole batch's replies travel together, so a
-            // pipeline pays it once, as on a real network.
-            tokio::time::sleep(d).await;
+            // pipeline pays it once, as on a real network. tokio's timer has millisecond
+            // granularity (1.5 ms would become 2-3 ms), so the wait runs on the blocking pool,
+            // which sleeps to the microsecond while this thread serves everyone else.
+            let _ = tokio::task::spawn_blocking(move || std::thread::sleep(d)).await;
         }
         if io.flush().await.is_err() || close {
             break;
