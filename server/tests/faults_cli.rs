@@ -1,38 +1,10 @@
 //! Every fault and the clock, driven from redis-cli against the standalone binary: what a
 //! test suite in any language does.
 
-use std::net::TcpStream;
+mod support;
+
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-struct Standalone {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Standalone {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start() -> Standalone {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let child = Command::new(env!("CARGO_BIN_EXE_redlab-server"))
-        .args(["--port", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn redlab-server");
-    let t = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(t.elapsed() < Duration::from_secs(10), "redlab-server did not start");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    Standalone { child, port }
-}
+use std::process::Command;
 
 fn redis_cli() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -58,7 +30,7 @@ fn every_fault_from_redis_cli() {
     if redis_cli().is_none() {
         return;
     }
-    let s = start();
+    let s = support::start(&[]);
     let p = s.port;
 
     // The clock.

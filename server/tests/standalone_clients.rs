@@ -1,41 +1,14 @@
 //! redis-rs, sync and async, and redis-cli against the standalone `redlab-server` binary:
 //! what a project gets when its test setup starts redlab-server instead of redis-server.
 
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod support;
 
-struct Standalone {
-    child: Child,
-    port: u16,
-}
+use std::process::Command;
 
-impl Drop for Standalone {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start() -> Standalone {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let child = Command::new(env!("CARGO_BIN_EXE_redlab-server"))
-        .args(["--port", &port.to_string(), "--save", "", "--appendonly", "no"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn redlab-server");
-    let t = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(t.elapsed() < Duration::from_secs(10), "redlab-server did not start");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    Standalone { child, port }
-}
 
 #[test]
 fn redis_rs_sync_against_the_binary() {
-    let s = start();
+    let s = support::start(&["--save", "", "--appendonly", "no"]);
     let mut con = redis::Client::open(format!("redis://127.0.0.1:{}/", s.port)).unwrap().get_connection().unwrap();
     let _: () = redis::cmd("SET").arg("k").arg("v").query(&mut con).unwrap();
     let v: String = redis::cmd("GET").arg("k").query(&mut con).unwrap();
@@ -47,7 +20,7 @@ fn redis_rs_sync_against_the_binary() {
 
 #[tokio::test]
 async fn redis_rs_async_against_the_binary() {
-    let s = start();
+    let s = support::start(&["--save", "", "--appendonly", "no"]);
     let client = redis::Client::open(format!("redis://127.0.0.1:{}/", s.port)).unwrap();
     let mut con = client.get_multiplexed_async_connection().await.unwrap();
     let _: () = redis::cmd("HSET").arg("h").arg("f").arg("1").query_async(&mut con).await.unwrap();
@@ -62,7 +35,7 @@ fn redis_cli_against_the_binary() {
         eprintln!("\n!!!! redis-cli not installed: SKIPPED !!!!\n");
         return;
     };
-    let s = start();
+    let s = support::start(&["--save", "", "--appendonly", "no"]);
     let run = |args: &[&str]| {
         let out = Command::new(&cli).args(["-p", &s.port.to_string()]).args(args).output().unwrap();
         String::from_utf8_lossy(&out.stdout).trim().to_string()

@@ -289,13 +289,21 @@ fn getname(e: &mut Engine, call: &mut Call) -> Reply {
     Reply::opt_bulk(e.sessions.get(&call.conn).and_then(|s| s.name.as_deref()))
 }
 
-fn no_evict(e: &mut Engine, call: &mut Call) -> Reply {
-    let on = if args::is(call.arg(2), "on") {
-        true
-    } else if args::is(call.arg(2), "off") {
-        false
+/// Parses the ON|OFF argument of CLIENT NO-EVICT and NO-TOUCH.
+fn on_off(arg: &[u8]) -> Result<bool, Reply> {
+    if args::is(arg, "on") {
+        Ok(true)
+    } else if args::is(arg, "off") {
+        Ok(false)
     } else {
-        return Reply::err(errors::SYNTAX);
+        Err(Reply::err(errors::SYNTAX))
+    }
+}
+
+fn no_evict(e: &mut Engine, call: &mut Call) -> Reply {
+    let on = match on_off(call.arg(2)) {
+        Ok(on) => on,
+        Err(r) => return r,
     };
     if let Some(s) = e.sessions.get_mut(&call.conn) {
         s.no_evict = on;
@@ -306,12 +314,9 @@ fn no_evict(e: &mut Engine, call: &mut Call) -> Reply {
 /// CLIENT NO-TOUCH (Redis 7.2, accepted here on purpose: see DIFFERENCES.md): commands of
 /// this client leave keys' access times alone.
 fn no_touch(e: &mut Engine, call: &mut Call) -> Reply {
-    let on = if args::is(call.arg(2), "on") {
-        true
-    } else if args::is(call.arg(2), "off") {
-        false
-    } else {
-        return Reply::err(errors::SYNTAX);
+    let on = match on_off(call.arg(2)) {
+        Ok(on) => on,
+        Err(r) => return r,
     };
     if let Some(s) = e.sessions.get_mut(&call.conn) {
         s.no_touch = on;
