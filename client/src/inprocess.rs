@@ -58,6 +58,7 @@ impl InProcess {
         Connection::new(std::sync::Arc::new(self.raw_connect(conn)))
     }
 
+    #[cfg(feature = "redis-rs")]
     /// Opens a connection that exchanges raw RESP bytes (for adapters that decode replies
     /// themselves, such as the redis-rs one).
     pub(crate) async fn connect_raw(&self) -> RawConnection {
@@ -73,8 +74,10 @@ impl InProcess {
 }
 
 /// An in-process connection answering with raw RESP bytes.
+#[cfg(feature = "redis-rs")]
 pub(crate) struct RawConnection(InProcessTransport);
 
+#[cfg(feature = "redis-rs")]
 impl RawConnection {
     pub(crate) async fn exchange(&self, commands: Vec<Vec<Vec<u8>>>) -> Result<Vec<u8>> {
         self.0.exchange_raw(commands).await

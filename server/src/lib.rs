@@ -21,6 +21,8 @@ pub mod numfmt;
 pub mod reply;
 pub mod session;
 pub mod stats;
+#[cfg(test)]
+pub(crate) mod test_support;
 
 pub use clock::Clock;
 pub use config::Config;

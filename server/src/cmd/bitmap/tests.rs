@@ -3,43 +3,14 @@
 //! proto-max-bulk-len.
 
 use crate::config::Config;
-use crate::db::{ListValue, Value};
 use crate::engine::Engine;
 use crate::errors;
-use crate::notify;
 use crate::reply::Reply;
+use crate::test_support::{events, listen, put_list, run};
 
-fn run(e: &mut Engine, args: &[&str]) -> Reply {
-    e.execute(1, args)
-}
-
-fn put_list(e: &mut Engine, key: &str) {
-    let mut l = ListValue::new();
-    l.push_back(b"x".to_vec());
-    e.db(0).set(key.as_bytes(), Value::List(l));
-}
-
-fn listen(e: &mut Engine) {
-    e.notify_flags = notify::parse_flags("KEA").unwrap();
-    e.execute(2, &["PING"]);
-    e.pubsub.patterns.entry(b"__keyevent@*".to_vec()).or_default().insert(2);
-}
-
-fn events(e: &mut Engine) -> Vec<String> {
-    e.take_output(2)
-        .into_iter()
-        .filter_map(|r| match r {
-            Reply::Push(items) => match (&items[2], &items[3]) {
-                (Reply::Bulk(ch), Reply::Bulk(key)) => Some(format!(
-                    "{} {}",
-                    String::from_utf8_lossy(ch).rsplit(':').next().unwrap_or_default(),
-                    String::from_utf8_lossy(key)
-                )),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect()
+/// The listener's events as "event key" lines.
+fn event_lines(e: &mut Engine) -> Vec<String> {
+    events(e).into_iter().map(|(ev, key)| format!("{} {}", ev, key)).collect()
 }
 
 #[test]
@@ -81,20 +52,20 @@ fn notifications_only_when_bits_change() {
     run(&mut e, &["SETBIT", "k", "1", "1"]);
     run(&mut e, &["SETBIT", "k", "100", "0"]);
     run(&mut e, &["SETBIT", "k", "100", "0"]);
-    assert_eq!(events(&mut e), ["setbit k", "setbit k"]);
+    assert_eq!(event_lines(&mut e), ["setbit k", "setbit k"]);
     run(&mut e, &["BITFIELD", "b", "SET", "u8", "0", "1"]);
     run(&mut e, &["BITFIELD", "b", "SET", "u8", "0", "1"]);
     run(&mut e, &["BITFIELD", "b", "GET", "u8", "0"]);
     run(&mut e, &["BITFIELD", "b", "INCRBY", "u8", "0", "1"]);
-    assert_eq!(events(&mut e), ["setbit b", "setbit b"]);
+    assert_eq!(event_lines(&mut e), ["setbit b", "setbit b"]);
     // A FAIL overflow writes nothing and says nothing, yet the key is created as Redis does.
     run(&mut e, &["BITFIELD", "f", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "10"]);
-    assert_eq!(events(&mut e), Vec::<String>::new());
+    assert_eq!(event_lines(&mut e), Vec::<String>::new());
     assert_eq!(run(&mut e, &["GET", "f"]), Reply::bulk([0u8]));
     run(&mut e, &["BITOP", "OR", "d", "k"]);
     run(&mut e, &["BITOP", "OR", "d", "missing"]);
     run(&mut e, &["BITOP", "OR", "d", "missing"]);
-    assert_eq!(events(&mut e), ["set d", "del d"]);
+    assert_eq!(event_lines(&mut e), ["set d", "del d"]);
 }
 
 #[test]

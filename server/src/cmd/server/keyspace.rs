@@ -64,8 +64,8 @@ pub(super) fn swapdb(e: &mut Engine, call: &mut Call) -> Reply {
     let (a, b) = (a as usize, b as usize);
     if a != b {
         e.dbs.swap(a, b);
-        e.touch_all_watched(Some(a));
-        e.touch_all_watched(Some(b));
+        // A watched key that exists in either database changed its value.
+        e.touch_watched_swapdb(a, b);
         // Clients blocked on keys that now exist in their database are served.
         let blocked: Vec<(usize, Vec<u8>)> =
             e.blocking_keys.keys().filter(|(d, _)| *d == a || *d == b).cloned().collect();

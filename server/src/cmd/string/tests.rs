@@ -4,24 +4,10 @@
 
 use std::time::Duration;
 
-use crate::clock::Clock;
-use crate::config::Config;
-use crate::db::{ListValue, Value};
 use crate::engine::Engine;
 use crate::errors;
-use crate::notify;
 use crate::reply::Reply;
-
-const T0: i64 = 1_700_000_000_000;
-
-fn engine() -> (Engine, Clock) {
-    let clock = Clock::manual(T0);
-    (Engine::with_clock(Config::default(), clock.clone()), clock)
-}
-
-fn run(e: &mut Engine, args: &[&str]) -> Reply {
-    e.execute(1, args)
-}
+use crate::test_support::{engine, events, listen, put_list, run, T0};
 
 fn ttl(e: &mut Engine, key: &str) -> Option<i64> {
     e.db(0).peek(key.as_bytes()).and_then(|en| en.expire_at)
@@ -29,37 +15,6 @@ fn ttl(e: &mut Engine, key: &str) -> Option<i64> {
 
 fn bulk(s: &str) -> Reply {
     Reply::bulk(s)
-}
-
-fn put_list(e: &mut Engine, key: &str) {
-    let mut l = ListValue::new();
-    l.push_back(b"x".to_vec());
-    e.db(0).set(key.as_bytes(), Value::List(l));
-}
-
-/// Subscribes connection 2 to every keyevent channel and turns notifications on.
-fn listen(e: &mut Engine) {
-    e.notify_flags = notify::parse_flags("KEA").unwrap();
-    e.execute(2, &["PING"]);
-    e.pubsub.patterns.entry(b"__keyevent@*".to_vec()).or_default().insert(2);
-}
-
-/// The (event, key) pairs delivered to the listener since the last call.
-fn events(e: &mut Engine) -> Vec<(String, String)> {
-    e.take_output(2)
-        .into_iter()
-        .filter_map(|r| match r {
-            Reply::Push(items) => match (&items[2], &items[3]) {
-                (Reply::Bulk(ch), Reply::Bulk(key)) => {
-                    let ch = String::from_utf8_lossy(ch);
-                    let event = ch.rsplit(':').next().unwrap_or_default().to_string();
-                    Some((event, String::from_utf8_lossy(key).into_owned()))
-                }
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect()
 }
 
 fn ev(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
