@@ -75,7 +75,6 @@ pub enum Kind {
 pub struct Runtime {
     pub(crate) l: *mut lua_State,
     alloc: Box<AllocState>,
-    pub(crate) kind: Kind,
     /// Registry reference of the error handler (`__redis__err__handler`).
     pub(crate) handler_ref: c_int,
 }
@@ -98,7 +97,7 @@ impl Runtime {
             let handler_ref = super::sandbox::build(l, kind);
             lua_sethook(l, Some(hook), LUA_MASKCOUNT, HOOK_EVERY);
             alloc_state.limit = alloc_state.used.saturating_add(memory_limit.max(1 << 20));
-            Runtime { l, alloc: alloc_state, kind, handler_ref }
+            Runtime { l, alloc: alloc_state, handler_ref }
         }
     }
 
