@@ -137,7 +137,7 @@ fn take_line(buf: &mut BytesMut, max: usize, too_big: &str) -> Result<Option<Byt
 /// first NUL byte, so a line with a NUL before its terminator is "not complete yet" (and
 /// eventually too big), exactly as Redis treats it.
 fn memchr(c: u8, b: &[u8]) -> Option<usize> {
-    b.iter().position(|&x| x == c || x == 0).filter(|&i| b[i] == c)
+    memchr::memchr2(c, 0, b).filter(|&i| b[i] == c)
 }
 
 /// An inline command: one line, split like `sdssplitargs` (quotes and escapes).
