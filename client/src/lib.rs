@@ -7,6 +7,8 @@
 pub mod codec;
 pub mod connection;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod inprocess;
 pub mod patterns;
 pub mod real_redis;
