@@ -195,3 +195,13 @@ pub fn config_set_unknown(name: &[u8]) -> String {
 pub fn config_set_failed(name: &str, reason: &str) -> String {
     format!("ERR CONFIG SET failed (possibly related to argument '{}') - {}", name, reason)
 }
+// ---- zset ----
+pub const ZADD_NX_XX: &str = "ERR XX and NX options at the same time are not compatible";
+pub const ZADD_GT_LT_NX: &str = "ERR GT, LT, and/or NX options at the same time are not compatible";
+pub const ZADD_INCR_PAIR: &str = "ERR INCR option supports a single increment-element pair";
+pub const ZADD_NAN: &str = "ERR resulting score is not a number (NaN)";
+pub const ZRANGE_LIMIT: &str = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX";
+pub const ZRANGE_BYLEX_WITHSCORES: &str = "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
+pub const NUMKEYS_GT_ZERO: &str = "ERR numkeys should be greater than 0";
+pub const COUNT_GT_ZERO: &str = "ERR count should be greater than 0";
+pub const WEIGHT_NOT_FLOAT: &str = "ERR weight value is not a float";

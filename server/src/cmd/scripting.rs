@@ -1,5 +1,275 @@
-//! The scripting commands.
+//! The scripting commands: EVAL, EVALSHA, their _RO forms, and SCRIPT.
 
-use super::table::Command;
+use std::time::Instant;
 
-pub static COMMANDS: &[Command] = &[];
+use bytes::Bytes;
+
+use super::table::{flags::*, Command};
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::lua::cache::{normalize_sha, sha1_hex, Script};
+use crate::lua::runtime::{self, Args, RunCtx};
+use crate::lua::shebang;
+use crate::reply::Reply;
+
+/// Key positions of numkeys-style commands (EVAL, FCALL): numkeys at 2, keys from 3.
+pub fn numkeys_keys(args: &[Bytes]) -> Vec<usize> {
+    let n = args.get(2).and_then(|a| crate::numfmt::parse_i64(a)).unwrap_or(0);
+    if n <= 0 || n as usize > args.len().saturating_sub(3) {
+        return Vec::new();
+    }
+    (3..3 + n as usize).collect()
+}
+
+/// Parses numkeys with Redis's errors; returns (keys, argv).
+pub(crate) fn split_keys(call: &Call) -> Result<(Vec<Bytes>, Vec<Bytes>), Reply> {
+    let Some(n) = crate::numfmt::parse_i64(call.arg(2)) else {
+        return Err(Reply::err(errors::NOT_INTEGER));
+    };
+    if n > call.argc() as i64 - 3 {
+        return Err(Reply::err(errors::NUMKEYS_TOO_BIG));
+    }
+    if n < 0 {
+        return Err(Reply::err(errors::NUMKEYS_NEGATIVE));
+    }
+    let n = n as usize;
+    Ok((call.args[3..3 + n].to_vec(), call.args[3 + n..].to_vec()))
+}
+
+/// Compiles `body` into the EVAL runtime's cache (SCRIPT LOAD and EVAL); returns its SHA1.
+fn load_script(e: &mut Engine, body: &Bytes) -> Result<[u8; 40], Reply> {
+    let sha = sha1_hex(body);
+    if e.scripting.cache.get(&sha).is_some() {
+        return Ok(sha);
+    }
+    let (flags, skip) = shebang::parse_eval(body).map_err(Reply::err)?;
+    let limit = e.config.lua_memory_limit;
+    let rt = e.scripting.eval_runtime(limit);
+    let func = rt
+        .compile(&body[skip..], c"@user_script")
+        .map_err(|m| Reply::err(format!("ERR Error compiling script (new function): {}", m)))?;
+    e.scripting.cache.scripts.insert(sha, Script { body: body.clone(), func, flags });
+    Ok(sha)
+}
+
+/// Checks shared by EVAL and FCALL before a script with `flags` runs.
+pub(crate) fn preflight(e: &Engine, flags: u32, read_only_cmd: bool) -> Result<(), Reply> {
+    if flags & shebang::EVAL_COMPAT != 0 {
+        return Ok(());
+    }
+    if flags & shebang::NO_WRITES == 0 {
+        if read_only_cmd {
+            return Err(Reply::err("ERR Can not execute a script with write flag using *_ro command."));
+        }
+        if flags & shebang::ALLOW_OOM == 0 && e.over_maxmemory() {
+            return Err(Reply::err(errors::OOM));
+        }
+    }
+    Ok(())
+}
+
+/// The context a script starts with.
+pub(crate) fn new_ctx(e: &Engine, call: &Call, flags: u32, read_only_cmd: bool, is_function: bool, keys: &[Bytes]) -> Result<RunCtx, Reply> {
+    let strict_keys = if e.config.strict_keys {
+        if flags & shebang::ALLOW_CROSS_SLOT == 0 {
+            if let Some(first) = keys.first() {
+                let slot = key_slot(first);
+                if let Some(other) = keys.iter().find(|k| key_slot(k) != slot) {
+                    return Err(Reply::err(format!(
+                        "CROSSSLOT strict keys: key '{}' is in a different hash slot than '{}'",
+                        errors::clip(other, 128),
+                        errors::clip(first, 128)
+                    )));
+                }
+            }
+        }
+        Some(keys.to_vec())
+    } else {
+        None
+    };
+    Ok(RunCtx {
+        engine: std::ptr::null_mut(),
+        conn: call.conn,
+        db: call.db,
+        resp: 2,
+        read_only: read_only_cmd || flags & shebang::NO_WRITES != 0,
+        allow_oom: flags & shebang::EVAL_COMPAT == 0 && flags & shebang::ALLOW_OOM != 0,
+        oom_at_start: e.over_maxmemory(),
+        is_function,
+        has_written: false,
+        strict_keys,
+        allow_cross_slot: flags & shebang::ALLOW_CROSS_SLOT != 0,
+        start: Instant::now(),
+        threshold_ms: e.config.busy_reply_threshold_ms,
+        busy_hook: None,
+        stop: None,
+        rand: crate::lua::sandbox::rand_seed(0),
+    })
+}
+
+/// Redis Cluster's hash slot of a key (CRC16/XMODEM of the hash tag, mod 16384).
+pub fn key_slot(key: &[u8]) -> u16 {
+    let mut k = key;
+    if let Some(open) = key.iter().position(|&c| c == b'{') {
+        if let Some(len) = key[open + 1..].iter().position(|&c| c == b'}') {
+            if len > 0 {
+                k = &key[open + 1..open + 1 + len];
+            }
+        }
+    }
+    crc16(k) & 16383
+}
+
+fn crc16(data: &[u8]) -> u16 {
+    let mut crc: u16 = 0;
+    for &b in data {
+        crc ^= (b as u16) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
+        }
+    }
+    crc
+}
+
+fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Reply {
+    let (keys, argv) = match split_keys(call) {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let sha = if by_sha {
+        match normalize_sha(call.arg(1)) {
+            Some(s) if e.scripting.cache.get(&s).is_some() => s,
+            _ => return Reply::err(errors::NOSCRIPT),
+        }
+    } else {
+        match load_script(e, &call.args[1]) {
+            Ok(s) => s,
+            Err(r) => return r,
+        }
+    };
+    let (func, flags) = {
+        let s = e.scripting.cache.get(&sha).expect("cached");
+        (s.func, s.flags)
+    };
+    if let Err(r) = preflight(e, flags, ro) {
+        return r;
+    }
+    let rc = match new_ctx(e, call, flags, ro, false, &keys) {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let (l, handler) = {
+        let rt = e.scripting.eval_rt.as_ref().expect("runtime exists once a script is cached");
+        (rt.l, rt.handler_ref)
+    };
+    let name = std::str::from_utf8(&sha).unwrap_or_default();
+    runtime::run(e, l, handler, func, Args::Globals { keys: &keys, argv: &argv }, name, rc)
+}
+
+fn eval(e: &mut Engine, call: &mut Call) -> Reply {
+    eval_generic(e, call, false, false)
+}
+
+fn evalsha(e: &mut Engine, call: &mut Call) -> Reply {
+    eval_generic(e, call, true, false)
+}
+
+fn eval_ro(e: &mut Engine, call: &mut Call) -> Reply {
+    eval_generic(e, call, false, true)
+}
+
+fn evalsha_ro(e: &mut Engine, call: &mut Call) -> Reply {
+    eval_generic(e, call, true, true)
+}
+
+fn script_load(e: &mut Engine, call: &mut Call) -> Reply {
+    match load_script(e, &call.args[2]) {
+        Ok(sha) => Reply::bulk(sha),
+        Err(r) => r,
+    }
+}
+
+fn script_exists(e: &mut Engine, call: &mut Call) -> Reply {
+    let found = call.args[2..]
+        .iter()
+        .map(|a| Reply::Int(normalize_sha(a).is_some_and(|s| e.scripting.cache.get(&s).is_some()) as i64))
+        .collect();
+    Reply::Array(found)
+}
+
+fn script_flush(e: &mut Engine, call: &mut Call) -> Reply {
+    if call.argc() > 3 || (call.argc() == 3 && !call.arg(2).eq_ignore_ascii_case(b"sync") && !call.arg(2).eq_ignore_ascii_case(b"async")) {
+        return Reply::err("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+    }
+    e.scripting.flush_scripts();
+    Reply::ok()
+}
+
+/// Reached only when no script runs: while one runs, the network shell answers SCRIPT KILL
+/// itself from the busy hook.
+fn script_kill(_: &mut Engine, _: &mut Call) -> Reply {
+    Reply::err(NOTBUSY)
+}
+
+pub const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
+
+fn script_debug(_: &mut Engine, call: &mut Call) -> Reply {
+    let mode = call.arg(2).to_ascii_lowercase();
+    match &mode[..] {
+        b"no" => Reply::ok(),
+        b"yes" | b"sync" => Reply::err("ERR SCRIPT DEBUG is not supported by redlab"),
+        _ => Reply::err("ERR Use SCRIPT DEBUG YES/SYNC/NO"),
+    }
+}
+
+pub(crate) fn help(lines: &[&str]) -> Reply {
+    Reply::Array(lines.iter().map(|l| Reply::status(l)).collect())
+}
+
+fn script_help(_: &mut Engine, _: &mut Call) -> Reply {
+    help(&[
+        "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DEBUG (YES|SYNC|NO)",
+        "    Set the debug mode for subsequent scripts executed.",
+        "EXISTS <sha1> [<sha1> ...]",
+        "    Return information about the existence of the scripts in the script cache.",
+        "FLUSH [ASYNC|SYNC]",
+        "    Flush the Lua scripts cache. Very dangerous on replicas.",
+        "    When called without the optional mode argument, the behavior is determined by the",
+        "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+        "    * ASYNC: Asynchronously flush the scripts cache.",
+        "    * SYNC: Synchronously flush the scripts cache.",
+        "KILL",
+        "    Kill the currently executing Lua script.",
+        "LOAD <script>",
+        "    Load a script into the scripts cache without executing it.",
+        "HELP",
+        "    Prints this help.",
+    ])
+}
+
+fn container(_: &mut Engine, _: &mut Call) -> Reply {
+    Reply::err("ERR unknown subcommand")
+}
+
+static SCRIPT_SUBCOMMANDS: &[Command] = &[
+    Command::new("debug", 3, NOSCRIPT, "scripting", script_debug),
+    Command::new("exists", -3, NOSCRIPT, "scripting", script_exists),
+    Command::new("flush", -2, NOSCRIPT, "scripting", script_flush),
+    Command::new("help", 2, LOADING | STALE, "scripting", script_help),
+    Command::new("kill", 2, NOSCRIPT | ALLOW_BUSY, "scripting", script_kill),
+    Command::new("load", 3, NOSCRIPT | STALE, "scripting", script_load),
+];
+
+const EVAL_FLAGS: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS;
+
+pub static COMMANDS: &[Command] = &[
+    Command::new("eval", -3, EVAL_FLAGS, "scripting", eval).movable_keys(numkeys_keys),
+    Command::new("evalsha", -3, EVAL_FLAGS, "scripting", evalsha).movable_keys(numkeys_keys),
+    Command::new("eval_ro", -3, READONLY | EVAL_FLAGS, "scripting", eval_ro).movable_keys(numkeys_keys),
+    Command::new("evalsha_ro", -3, READONLY | EVAL_FLAGS, "scripting", evalsha_ro).movable_keys(numkeys_keys),
+    Command::new("script", -2, 0, "scripting", container).subcommands(SCRIPT_SUBCOMMANDS),
+];
+
+#[cfg(test)]
+mod tests;

@@ -1,10 +1,26 @@
-//! Sorted set: members ordered by (score, member), with O(1) score lookup.
+//! Sorted set: a member -> score map beside a skiplist ordered by (score, member).
+//!
+//! The skiplist is Redis's own design (spans on every link, so rank lookups and rank ranges
+//! are O(log n)), kept in an arena of nodes addressed by index: no unsafe, no Rc. Levels are
+//! drawn from a fixed-seed generator so runs are repeatable.
+//!
+//! Redis stores small sets as a listpack and scans it linearly; for lex ranges over members
+//! with different scores (where the order is not lexicographic) the linear scan and the
+//! skiplist search give different answers. `listpack` mirrors Redis's encoding choice so lex
+//! queries can answer the way the real encoding would.
 
 use std::cmp::Ordering;
-use std::collections::BTreeSet;
+use std::collections::HashMap;
 
 use foldhash::fast::FixedState;
-use std::collections::HashMap;
+
+/// Redis's `zset-max-listpack-entries` and `zset-max-listpack-value` defaults.
+pub const LISTPACK_MAX_ENTRIES: usize = 128;
+pub const LISTPACK_MAX_VALUE: usize = 64;
+
+const MAX_LEVEL: usize = 32;
+const NIL: u32 = u32::MAX;
+const HEAD: u32 = 0;
 
 /// A score with a total order (scores are never NaN; Redis refuses NaN).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -24,15 +40,162 @@ impl Ord for Score {
     }
 }
 
-#[derive(Clone, Debug, Default)]
+/// A score interval as ZRANGEBYSCORE takes it: `(` makes an end exclusive.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScoreRange {
+    pub min: f64,
+    pub max: f64,
+    pub minex: bool,
+    pub maxex: bool,
+}
+
+impl ScoreRange {
+    pub fn gte_min(&self, v: f64) -> bool {
+        if self.minex {
+            v > self.min
+        } else {
+            v >= self.min
+        }
+    }
+
+    pub fn lte_max(&self, v: f64) -> bool {
+        if self.maxex {
+            v < self.max
+        } else {
+            v <= self.max
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.min > self.max || (self.min == self.max && (self.minex || self.maxex))
+    }
+}
+
+/// One end of a lex range: `-` and `+` are below and above every string.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LexBound {
+    Min,
+    Str(Vec<u8>),
+    Max,
+}
+
+impl LexBound {
+    fn cmp_value(&self, v: &[u8]) -> Ordering {
+        match self {
+            LexBound::Min => Ordering::Less,
+            LexBound::Max => Ordering::Greater,
+            LexBound::Str(s) => s.as_slice().cmp(v),
+        }
+    }
+}
+
+/// A lex interval as ZRANGEBYLEX takes it (`[a`, `(a`, `-`, `+`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LexRange {
+    pub min: LexBound,
+    pub max: LexBound,
+    pub minex: bool,
+    pub maxex: bool,
+}
+
+impl LexRange {
+    pub fn gte_min(&self, v: &[u8]) -> bool {
+        let c = self.min.cmp_value(v).reverse();
+        if self.minex {
+            c == Ordering::Greater
+        } else {
+            c != Ordering::Less
+        }
+    }
+
+    pub fn lte_max(&self, v: &[u8]) -> bool {
+        let c = self.max.cmp_value(v).reverse();
+        if self.maxex {
+            c == Ordering::Less
+        } else {
+            c != Ordering::Greater
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        let c = match (&self.min, &self.max) {
+            (LexBound::Min, LexBound::Min) | (LexBound::Max, LexBound::Max) => Ordering::Equal,
+            (LexBound::Min, _) | (_, LexBound::Max) => Ordering::Less,
+            (LexBound::Max, _) | (_, LexBound::Min) => Ordering::Greater,
+            (LexBound::Str(a), LexBound::Str(b)) => a.cmp(b),
+        };
+        c == Ordering::Greater || (c == Ordering::Equal && (self.minex || self.maxex))
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Link {
+    forward: u32,
+    span: u32,
+}
+
+#[derive(Clone, Debug)]
+struct Node {
+    member: Vec<u8>,
+    score: f64,
+    backward: u32,
+    levels: Vec<Link>,
+}
+
+#[derive(Clone)]
 pub struct ZSet {
     scores: HashMap<Vec<u8>, f64, FixedState>,
-    ordered: BTreeSet<(Score, Vec<u8>)>,
+    /// Index 0 is the header; freed slots are reused.
+    nodes: Vec<Node>,
+    free: Vec<u32>,
+    level: usize,
+    tail: u32,
+    rng: u64,
+    listpack: bool,
+}
+
+impl Default for ZSet {
+    fn default() -> Self {
+        ZSet::new()
+    }
+}
+
+impl std::fmt::Debug for ZSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.iter().map(|(m, s)| (String::from_utf8_lossy(m).into_owned(), s)))
+            .finish()
+    }
+}
+
+/// (score, member) strictly before (s, m) in the set's order.
+fn before(score: f64, member: &[u8], s: f64, m: &[u8]) -> bool {
+    score < s || (score == s && member < m)
 }
 
 impl ZSet {
     pub fn new() -> Self {
-        Self::default()
+        let header = Node {
+            member: Vec::new(),
+            score: 0.0,
+            backward: NIL,
+            levels: vec![Link { forward: NIL, span: 0 }; MAX_LEVEL],
+        };
+        ZSet {
+            scores: HashMap::default(),
+            nodes: vec![header],
+            free: Vec::new(),
+            level: 1,
+            tail: NIL,
+            rng: 0x2545_f491_4f6c_dd1d,
+            listpack: true,
+        }
+    }
+
+    /// A set built as Redis builds a computed result (ZUNION...): skiplist-encoded, so
+    /// -0 scores survive until `fit_encoding`.
+    pub fn new_unpacked() -> Self {
+        ZSet { listpack: false, ..ZSet::new() }
     }
 
     pub fn len(&self) -> usize {
@@ -43,34 +206,554 @@ impl ZSet {
         self.scores.is_empty()
     }
 
+    /// Whether Redis would hold this set as a listpack (OBJECT ENCODING): small sets are,
+    /// until they outgrow the limits; Redis never converts back.
+    pub fn is_listpack(&self) -> bool {
+        self.listpack
+    }
+
+    /// Re-decides the encoding from the contents, as Redis does for a freshly built result
+    /// (ZUNIONSTORE, ZRANGESTORE...).
+    pub fn fit_encoding(&mut self) {
+        self.listpack = self.len() <= LISTPACK_MAX_ENTRIES && self.scores.keys().all(|m| m.len() <= LISTPACK_MAX_VALUE);
+        if self.listpack {
+            // As in `insert`: the listpack has no -0. Order is unaffected (-0 == 0).
+            for s in self.scores.values_mut() {
+                if *s == 0.0 {
+                    *s = 0.0;
+                }
+            }
+            for n in self.nodes.iter_mut().skip(1) {
+                if n.score == 0.0 {
+                    n.score = 0.0;
+                }
+            }
+        }
+    }
+
     pub fn score(&self, member: &[u8]) -> Option<f64> {
         self.scores.get(member).copied()
     }
 
+    pub fn contains(&self, member: &[u8]) -> bool {
+        self.scores.contains_key(member)
+    }
+
     /// Sets a member's score; returns the previous score.
     pub fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
-        let old = self.scores.insert(member.to_vec(), score);
-        if let Some(old) = old {
-            self.ordered.remove(&(Score(old), member.to_vec()));
+        let is_new = !self.scores.contains_key(member);
+        if is_new && (member.len() > LISTPACK_MAX_VALUE || self.scores.len() >= LISTPACK_MAX_ENTRIES) {
+            self.listpack = false;
         }
-        self.ordered.insert((Score(score), member.to_vec()));
+        // A listpack stores an integral score as an integer, so -0 comes back as 0.
+        let score = if self.listpack && score == 0.0 { 0.0 } else { score };
+        let old = match self.scores.get_mut(member) {
+            Some(s) => {
+                let old = *s;
+                if old == score && old.is_sign_negative() == score.is_sign_negative() {
+                    return Some(old);
+                }
+                *s = score;
+                self.sl_delete(old, member);
+                Some(old)
+            }
+            None => {
+                self.scores.insert(member.to_vec(), score);
+                None
+            }
+        };
+        self.sl_insert(score, member.to_vec());
         old
     }
 
     pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
         let old = self.scores.remove(member)?;
-        self.ordered.remove(&(Score(old), member.to_vec()));
+        self.sl_delete(old, member);
         Some(old)
     }
 
     /// Members in ascending (score, member) order.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&Vec<u8>, f64)> + '_ {
-        self.ordered.iter().map(|(s, m)| (m, s.0))
+    pub fn iter(&self) -> Iter<'_> {
+        self.iter_from(0)
+    }
+
+    /// Ascending from zero-based rank `start`.
+    pub fn iter_from(&self, start: usize) -> Iter<'_> {
+        let len = self.len();
+        if start >= len {
+            return Iter { zs: self, front: NIL, back: NIL, remaining: 0 };
+        }
+        Iter { zs: self, front: self.node_at(start), back: self.tail, remaining: len - start }
+    }
+
+    /// Descending from zero-based rank `start` (the element at `start` first).
+    pub fn rev_iter_from(&self, start: usize) -> std::iter::Rev<Iter<'_>> {
+        let len = self.len();
+        if start >= len {
+            return Iter { zs: self, front: NIL, back: NIL, remaining: 0 }.rev();
+        }
+        let first = self.nodes[HEAD as usize].levels[0].forward;
+        Iter { zs: self, front: first, back: self.node_at(start), remaining: start + 1 }.rev()
     }
 
     /// Zero-based rank in ascending order.
     pub fn rank(&self, member: &[u8]) -> Option<usize> {
         let score = self.score(member)?;
-        Some(self.ordered.range(..(Score(score), member.to_vec())).count())
+        let mut x = HEAD;
+        let mut rank = 0usize;
+        for i in (0..self.level).rev() {
+            loop {
+                let l = self.nodes[x as usize].levels[i];
+                if l.forward == NIL {
+                    break;
+                }
+                let f = &self.nodes[l.forward as usize];
+                if f.score < score || (f.score == score && f.member.as_slice() <= member) {
+                    rank += l.span as usize;
+                    x = l.forward;
+                } else {
+                    break;
+                }
+            }
+            if x != HEAD && self.nodes[x as usize].member == member {
+                return Some(rank - 1);
+            }
+        }
+        None
+    }
+
+    /// The member and score at zero-based rank `rank`.
+    pub fn get_by_rank(&self, rank: usize) -> Option<(&[u8], f64)> {
+        if rank >= self.len() {
+            return None;
+        }
+        let n = &self.nodes[self.node_at(rank) as usize];
+        Some((&n.member, n.score))
+    }
+
+    /// Zero-based rank of the first element within `r`.
+    pub fn first_in_score_range(&self, r: &ScoreRange) -> Option<usize> {
+        if !self.score_range_overlaps(r) {
+            return None;
+        }
+        let (x, rank) = self.seek(|n| !r.gte_min(n.score));
+        let next = self.nodes[x as usize].levels[0].forward;
+        (next != NIL && r.lte_max(self.nodes[next as usize].score)).then_some(rank)
+    }
+
+    /// Zero-based rank of the last element within `r`.
+    pub fn last_in_score_range(&self, r: &ScoreRange) -> Option<usize> {
+        if !self.score_range_overlaps(r) {
+            return None;
+        }
+        let (x, rank) = self.seek(|n| r.lte_max(n.score));
+        (x != HEAD && r.gte_min(self.nodes[x as usize].score)).then(|| rank - 1)
+    }
+
+    /// Number of elements within `r`.
+    pub fn count_in_score_range(&self, r: &ScoreRange) -> usize {
+        match (self.first_in_score_range(r), self.last_in_score_range(r)) {
+            (Some(a), Some(b)) if b >= a => b - a + 1,
+            _ => 0,
+        }
+    }
+
+    /// Zero-based rank of the first element of a lex range, scanning as Redis's encoding
+    /// would (see the module documentation).
+    pub fn first_in_lex_range(&self, r: &LexRange) -> Option<usize> {
+        if !self.lex_range_overlaps(r) {
+            return None;
+        }
+        let (rank, member) = if self.listpack {
+            let (i, (m, _)) = self.iter().enumerate().find(|(_, (m, _))| r.gte_min(m))?;
+            (i, m.as_slice())
+        } else {
+            let (x, rank) = self.seek(|n| !r.gte_min(&n.member));
+            let next = self.nodes[x as usize].levels[0].forward;
+            if next == NIL {
+                return None;
+            }
+            (rank, self.nodes[next as usize].member.as_slice())
+        };
+        r.lte_max(member).then_some(rank)
+    }
+
+    /// Zero-based rank of the last element of a lex range (see `first_in_lex_range`).
+    pub fn last_in_lex_range(&self, r: &LexRange) -> Option<usize> {
+        if !self.lex_range_overlaps(r) {
+            return None;
+        }
+        let (rank, member) = if self.listpack {
+            let len = self.len();
+            let (i, (m, _)) = self.iter().rev().enumerate().find(|(_, (m, _))| r.lte_max(m))?;
+            (len - 1 - i, m.as_slice())
+        } else {
+            let (x, rank) = self.seek(|n| r.lte_max(&n.member));
+            if x == HEAD {
+                return None;
+            }
+            (rank - 1, self.nodes[x as usize].member.as_slice())
+        };
+        r.gte_min(member).then_some(rank)
+    }
+
+    /// Number of elements of a lex range, counted the way the encoding would count them.
+    pub fn count_in_lex_range(&self, r: &LexRange) -> usize {
+        if self.listpack {
+            match self.first_in_lex_range(r) {
+                Some(first) => self.iter_from(first).take_while(|(m, _)| r.lte_max(m)).count(),
+                None => 0,
+            }
+        } else {
+            match (self.first_in_lex_range(r), self.last_in_lex_range(r)) {
+                (Some(a), Some(b)) if b >= a => b - a + 1,
+                _ => 0,
+            }
+        }
+    }
+
+    /// Removes zero-based ranks `start..=end` and returns them in order.
+    pub fn remove_rank_range(&mut self, start: usize, end: usize) -> Vec<(Vec<u8>, f64)> {
+        let len = self.len();
+        if start > end || start >= len {
+            return Vec::new();
+        }
+        let end = end.min(len - 1);
+        let mut update = [HEAD; MAX_LEVEL];
+        let mut x = HEAD;
+        let mut traversed = 0usize;
+        for i in (0..self.level).rev() {
+            loop {
+                let l = self.nodes[x as usize].levels[i];
+                if l.forward != NIL && traversed + (l.span as usize) <= start {
+                    traversed += l.span as usize;
+                    x = l.forward;
+                } else {
+                    break;
+                }
+            }
+            update[i] = x;
+        }
+        let mut out = Vec::with_capacity(end - start + 1);
+        let mut x = self.nodes[x as usize].levels[0].forward;
+        for _ in start..=end {
+            if x == NIL {
+                break;
+            }
+            let next = self.nodes[x as usize].levels[0].forward;
+            self.unlink(x, &update);
+            let node = &mut self.nodes[x as usize];
+            let member = std::mem::take(&mut node.member);
+            let score = node.score;
+            node.levels = Vec::new();
+            self.free.push(x);
+            self.scores.remove(&member);
+            out.push((member, score));
+            x = next;
+        }
+        out
+    }
+
+    pub fn pop_min(&mut self) -> Option<(Vec<u8>, f64)> {
+        self.remove_rank_range(0, 0).pop()
+    }
+
+    pub fn pop_max(&mut self) -> Option<(Vec<u8>, f64)> {
+        let last = self.len().checked_sub(1)?;
+        self.remove_rank_range(last, last).pop()
+    }
+
+    // ---- the skiplist ---------------------------------------------------------------------
+
+    fn score_range_overlaps(&self, r: &ScoreRange) -> bool {
+        if r.is_empty() || self.tail == NIL {
+            return false;
+        }
+        let first = self.nodes[HEAD as usize].levels[0].forward;
+        r.gte_min(self.nodes[self.tail as usize].score) && r.lte_max(self.nodes[first as usize].score)
+    }
+
+    fn lex_range_overlaps(&self, r: &LexRange) -> bool {
+        if r.is_empty() || self.tail == NIL {
+            return false;
+        }
+        let first = self.nodes[HEAD as usize].levels[0].forward;
+        r.gte_min(&self.nodes[self.tail as usize].member) && r.lte_max(&self.nodes[first as usize].member)
+    }
+
+    /// Walks forward while `go` holds for the next node; returns the last node it holds for
+    /// (or the header) and that node's one-based rank (0 for the header).
+    fn seek(&self, go: impl Fn(&Node) -> bool) -> (u32, usize) {
+        let mut x = HEAD;
+        let mut rank = 0usize;
+        for i in (0..self.level).rev() {
+            loop {
+                let l = self.nodes[x as usize].levels[i];
+                if l.forward != NIL && go(&self.nodes[l.forward as usize]) {
+                    rank += l.span as usize;
+                    x = l.forward;
+                } else {
+                    break;
+                }
+            }
+        }
+        (x, rank)
+    }
+
+    /// Node index at zero-based `rank` (which must exist).
+    fn node_at(&self, rank: usize) -> u32 {
+        let target = rank + 1;
+        let mut x = HEAD;
+        let mut traversed = 0usize;
+        for i in (0..self.level).rev() {
+            loop {
+                let l = self.nodes[x as usize].levels[i];
+                if l.forward != NIL && traversed + (l.span as usize) <= target {
+                    traversed += l.span as usize;
+                    x = l.forward;
+                } else {
+                    break;
+                }
+            }
+            if traversed == target {
+                return x;
+            }
+        }
+        x
+    }
+
+    fn random_level(&mut self) -> usize {
+        let mut level = 1;
+        loop {
+            // xorshift64*
+            self.rng ^= self.rng >> 12;
+            self.rng ^= self.rng << 25;
+            self.rng ^= self.rng >> 27;
+            let r = self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32;
+            if (r & 0xFFFF) < 0xFFFF / 4 && level < MAX_LEVEL {
+                level += 1;
+            } else {
+                return level;
+            }
+        }
+    }
+
+    fn alloc(&mut self, node: Node) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.nodes[i as usize] = node;
+                i
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            }
+        }
+    }
+
+    #[allow(clippy::needless_range_loop)] // levels index several parallel arrays
+    fn sl_insert(&mut self, score: f64, member: Vec<u8>) {
+        let mut update = [HEAD; MAX_LEVEL];
+        let mut rank = [0usize; MAX_LEVEL];
+        let mut x = HEAD;
+        for i in (0..self.level).rev() {
+            rank[i] = if i == self.level - 1 { 0 } else { rank[i + 1] };
+            loop {
+                let l = self.nodes[x as usize].levels[i];
+                if l.forward == NIL {
+                    break;
+                }
+                let f = &self.nodes[l.forward as usize];
+                if before(f.score, &f.member, score, &member) {
+                    rank[i] += l.span as usize;
+                    x = l.forward;
+                } else {
+                    break;
+                }
+            }
+            update[i] = x;
+        }
+        let lvl = self.random_level();
+        // The set's length before this insert: the member is already in `scores`.
+        let len_before = self.scores.len() - 1;
+        if lvl > self.level {
+            for i in self.level..lvl {
+                rank[i] = 0;
+                update[i] = HEAD;
+                self.nodes[HEAD as usize].levels[i].span = len_before as u32;
+            }
+            self.level = lvl;
+        }
+        let idx = self.alloc(Node { member, score, backward: NIL, levels: vec![Link { forward: NIL, span: 0 }; lvl] });
+        for i in 0..lvl {
+            let u = update[i] as usize;
+            let ul = self.nodes[u].levels[i];
+            let gap = (rank[0] - rank[i]) as u32;
+            self.nodes[idx as usize].levels[i] = Link { forward: ul.forward, span: ul.span - gap };
+            self.nodes[u].levels[i] = Link { forward: idx, span: gap + 1 };
+        }
+        for i in lvl..self.level {
+            self.nodes[update[i] as usize].levels[i].span += 1;
+        }
+        self.nodes[idx as usize].backward = if update[0] == HEAD { NIL } else { update[0] };
+        let fwd = self.nodes[idx as usize].levels[0].forward;
+        if fwd != NIL {
+            self.nodes[fwd as usize].backward = idx;
+        } else {
+            self.tail = idx;
+        }
+    }
+
+    #[allow(clippy::needless_range_loop)]
+    fn unlink(&mut self, x: u32, update: &[u32; MAX_LEVEL]) {
+        for i in 0..self.level {
+            let u = update[i] as usize;
+            if self.nodes[u].levels[i].forward == x {
+                let xl = self.nodes[x as usize].levels[i];
+                let ul = &mut self.nodes[u].levels[i];
+                ul.span = ul.span + xl.span - 1;
+                ul.forward = xl.forward;
+            } else {
+                self.nodes[u].levels[i].span -= 1;
+            }
+        }
+        let (fwd, back) = (self.nodes[x as usize].levels[0].forward, self.nodes[x as usize].backward);
+        if fwd != NIL {
+            self.nodes[fwd as usize].backward = back;
+        } else {
+            self.tail = back;
+        }
+        while self.level > 1 && self.nodes[HEAD as usize].levels[self.level - 1].forward == NIL {
+            self.level -= 1;
+        }
+    }
+
+    fn sl_delete(&mut self, score: f64, member: &[u8]) {
+        let mut update = [HEAD; MAX_LEVEL];
+        let mut x = HEAD;
+        for i in (0..self.level).rev() {
+            loop {
+                let l = self.nodes[x as usize].levels[i];
+                if l.forward == NIL {
+                    break;
+                }
+                let f = &self.nodes[l.forward as usize];
+                if before(f.score, &f.member, score, member) {
+                    x = l.forward;
+                } else {
+                    break;
+                }
+            }
+            update[i] = x;
+        }
+        let x = self.nodes[x as usize].levels[0].forward;
+        if x != NIL && self.nodes[x as usize].score == score && self.nodes[x as usize].member == member {
+            self.unlink(x, &update);
+            let node = &mut self.nodes[x as usize];
+            node.member = Vec::new();
+            node.levels = Vec::new();
+            self.free.push(x);
+        }
+    }
+}
+
+/// Iterates (member, score) pairs in order, from either end.
+pub struct Iter<'a> {
+    zs: &'a ZSet,
+    front: u32,
+    back: u32,
+    remaining: usize,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (&'a Vec<u8>, f64);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let n = &self.zs.nodes[self.front as usize];
+        self.remaining -= 1;
+        self.front = n.levels[0].forward;
+        Some((&n.member, n.score))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl DoubleEndedIterator for Iter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let n = &self.zs.nodes[self.back as usize];
+        self.remaining -= 1;
+        self.back = n.backward;
+        Some((&n.member, n.score))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(z: &ZSet) {
+        let mut v: Vec<(Vec<u8>, f64)> = z.scores.iter().map(|(m, s)| (m.clone(), *s)).collect();
+        v.sort_by(|a, b| Score(a.1).cmp(&Score(b.1)).then_with(|| a.0.cmp(&b.0)));
+        let got: Vec<(Vec<u8>, f64)> = z.iter().map(|(m, s)| (m.clone(), s)).collect();
+        assert_eq!(got, v);
+        let back: Vec<(Vec<u8>, f64)> = z.iter().rev().map(|(m, s)| (m.clone(), s)).collect();
+        assert_eq!(back.into_iter().rev().collect::<Vec<_>>(), v);
+        for (i, (m, s)) in v.iter().enumerate() {
+            assert_eq!(z.rank(m), Some(i));
+            assert_eq!(z.get_by_rank(i), Some((m.as_slice(), *s)));
+        }
+    }
+
+    #[test]
+    fn ranks_stay_right_through_churn() {
+        let mut z = ZSet::new();
+        let mut seed = 7u64;
+        for step in 0..3000u64 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let m = format!("m{}", (seed >> 33) % 400).into_bytes();
+            let s = ((seed >> 20) % 50) as f64;
+            if (seed >> 60) % 3 == 0 {
+                z.remove(&m);
+            } else {
+                z.insert(&m, s);
+            }
+            if step % 500 == 0 {
+                check(&z);
+            }
+        }
+        check(&z);
+        assert!(!z.is_listpack());
+        let n = z.len();
+        let removed = z.remove_rank_range(10, 19);
+        assert_eq!(removed.len(), 10);
+        assert_eq!(z.len(), n - 10);
+        check(&z);
+    }
+
+    #[test]
+    fn score_and_lex_ranges() {
+        let mut z = ZSet::new();
+        for (i, m) in ["a", "b", "c", "d", "e"].iter().enumerate() {
+            z.insert(m.as_bytes(), i as f64);
+        }
+        let r = ScoreRange { min: 1.0, max: 3.0, minex: true, maxex: false };
+        assert_eq!(z.first_in_score_range(&r), Some(2));
+        assert_eq!(z.last_in_score_range(&r), Some(3));
+        assert_eq!(z.count_in_score_range(&r), 2);
+        let l = LexRange { min: LexBound::Str(b"b".to_vec()), max: LexBound::Max, minex: false, maxex: true };
+        assert_eq!(z.count_in_lex_range(&l), 4);
+        assert_eq!(z.last_in_lex_range(&l), Some(4));
+        let rev: Vec<_> = z.rev_iter_from(2).map(|(m, _)| m.clone()).collect();
+        assert_eq!(rev, vec![b"c".to_vec(), b"b".to_vec(), b"a".to_vec()]);
     }
 }

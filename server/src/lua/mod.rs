@@ -1,11 +1,49 @@
 //! The Lua 5.1 runtime: sandbox, redis.* API, conversions, script cache, functions.
+//!
+//! Two Lua states, as Redis has: one for EVAL scripts (dropped by SCRIPT FLUSH) and one for
+//! FUNCTION libraries. Both are created on first use, so a server that never runs a script
+//! starts without paying for them.
 
-/// Script and function state owned by the engine. The Lua state itself is created on first
-/// use, so a server that never runs a script starts without paying for it.
+// The C-API helpers are unsafe by nature (raw Lua states); their contract is the module's:
+// called with a live state owned by a `Runtime`, on the engine's thread.
+#![allow(clippy::missing_safety_doc)]
+
+pub mod api;
+pub mod bit;
+pub mod cache;
+pub mod cjson;
+pub mod cmsgpack;
+pub mod convert;
+pub mod ffi;
+pub mod functions;
+pub mod runtime;
+pub mod sandbox;
+pub mod shebang;
+pub mod struct_lib;
+
+/// Script and function state owned by the engine.
 #[derive(Default)]
-pub struct Scripting {}
+pub struct Scripting {
+    pub(crate) eval_rt: Option<Box<runtime::Runtime>>,
+    pub(crate) cache: cache::ScriptCache,
+    pub(crate) func_rt: Option<Box<runtime::Runtime>>,
+    pub(crate) libs: functions::Libraries,
+}
 
 impl Scripting {
-    /// Forgets every cached script (SCRIPT FLUSH, or a restart as a fault models it).
-    pub fn flush_scripts(&mut self) {}
+    /// The EVAL runtime, created on first use.
+    pub(crate) fn eval_runtime(&mut self, memory_limit: usize) -> &mut runtime::Runtime {
+        self.eval_rt.get_or_insert_with(|| Box::new(runtime::Runtime::new(runtime::Kind::Eval, memory_limit)))
+    }
+
+    /// The FUNCTION runtime, created on first use.
+    pub(crate) fn func_runtime(&mut self, memory_limit: usize) -> &mut runtime::Runtime {
+        self.func_rt.get_or_insert_with(|| Box::new(runtime::Runtime::new(runtime::Kind::Function, memory_limit)))
+    }
+
+    /// SCRIPT FLUSH: forget every script and start a fresh Lua state.
+    pub(crate) fn flush_scripts(&mut self) {
+        self.cache.clear();
+        self.eval_rt = None;
+    }
 }

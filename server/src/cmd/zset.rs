@@ -1,5 +1,0 @@
-//! The zset commands.
-
-use super::table::Command;
-
-pub static COMMANDS: &[Command] = &[];

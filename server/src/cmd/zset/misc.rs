@@ -1,0 +1,198 @@
+//! ZRANDMEMBER and ZSCAN.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{args, zset_ref};
+use crate::db::{Db, ZSet};
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::numfmt;
+use crate::reply::Reply;
+
+/// The most elements ZRANDMEMBER with a negative count returns: Redis streams any number,
+/// here the reply is built in memory first.
+const MAX_RANDOM_REPLY: u64 = 1 << 20;
+
+/// A fixed-seed generator: random replies repeat from run to run.
+static RNG: AtomicU64 = AtomicU64::new(0x9e37_79b9_7f4a_7c15);
+
+fn random_below(n: usize) -> usize {
+    let mut x = RNG.load(Ordering::Relaxed);
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    RNG.store(x, Ordering::Relaxed);
+    (x % n.max(1) as u64) as usize
+}
+
+fn push_member(out: &mut Vec<Reply>, resp: u8, m: &[u8], s: f64, withscores: bool) {
+    if !withscores {
+        out.push(Reply::bulk(m));
+    } else if resp >= 3 {
+        out.push(Reply::Array(vec![Reply::bulk(m), Reply::Double(s)]));
+    } else {
+        out.push(Reply::bulk(m));
+        out.push(Reply::Double(s));
+    }
+}
+
+pub fn zrandmember(e: &mut Engine, call: &mut Call) -> Reply {
+    if call.argc() >= 3 {
+        let l = match args::int(call.arg(2)) {
+            Ok(i64::MIN) => {
+                return Reply::err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+            }
+            Ok(n) => n,
+            Err(r) => return r,
+        };
+        if call.argc() > 4 || (call.argc() == 4 && !args::is(call.arg(3), "withscores")) {
+            return Reply::err(errors::SYNTAX);
+        }
+        let withscores = call.argc() == 4;
+        if withscores && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&l) {
+            return Reply::err(errors::VALUE_OUT_OF_RANGE);
+        }
+        let z = match zset_ref(e, call.db, call.arg(1)) {
+            Err(r) => return r,
+            Ok(None) => return Reply::Array(Vec::new()),
+            Ok(Some(z)) => z,
+        };
+        return with_count(z, l, withscores, call.resp);
+    }
+    match zset_ref(e, call.db, call.arg(1)) {
+        Err(r) => r,
+        Ok(None) => Reply::Nil,
+        Ok(Some(z)) => match z.get_by_rank(random_below(z.len())) {
+            Some((m, _)) => Reply::bulk(m),
+            None => Reply::Nil,
+        },
+    }
+}
+
+fn with_count(z: &ZSet, l: i64, withscores: bool, resp: u8) -> Reply {
+    let size = z.len();
+    let count = l.unsigned_abs();
+    let mut out = Vec::new();
+    if count == 0 || size == 0 {
+        return Reply::Array(out);
+    }
+    if l < 0 || count == 1 {
+        for _ in 0..count.min(MAX_RANDOM_REPLY) {
+            if let Some((m, s)) = z.get_by_rank(random_below(size)) {
+                push_member(&mut out, resp, m, s, withscores);
+            }
+        }
+        return Reply::Array(out);
+    }
+    if count >= size as u64 {
+        // Redis walks its listpack from the tail here.
+        for (m, s) in z.iter().rev() {
+            push_member(&mut out, resp, m, s, withscores);
+        }
+        return Reply::Array(out);
+    }
+    // Distinct members: a partial Fisher-Yates shuffle of the ranks.
+    let count = count as usize;
+    let mut ranks: Vec<usize> = (0..size).collect();
+    for i in 0..count {
+        let j = i + random_below(size - i);
+        ranks.swap(i, j);
+    }
+    for &r in &ranks[..count] {
+        if let Some((m, s)) = z.get_by_rank(r) {
+            push_member(&mut out, resp, m, s, withscores);
+        }
+    }
+    Reply::Array(out)
+}
+
+/// C's `strtoul` as Redis's `parseScanCursorOrReply` uses it: a sign is allowed (`-1` is
+/// the largest cursor), leading spaces and trailing bytes are not.
+fn parse_cursor(arg: &[u8]) -> Option<u64> {
+    if arg.first().is_some_and(|c| c.is_ascii_whitespace() || *c == 0x0b) {
+        return None;
+    }
+    let (neg, digits) = match arg.first() {
+        Some(b'-') => (true, &arg[1..]),
+        Some(b'+') => (false, &arg[1..]),
+        _ => (false, arg),
+    };
+    if digits.is_empty() {
+        // No conversion: the end pointer stays at the start; only "" is a whole match.
+        return arg.is_empty().then_some(0);
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    Some(if neg { v.wrapping_neg() } else { v })
+}
+
+/// Where a member sits in the cursor space of a large set: its hash, so a member present
+/// for the whole scan is returned whatever else is added or removed meanwhile.
+fn cursor_pos(m: &[u8]) -> u64 {
+    (Db::key_hash(m) >> 1).max(1)
+}
+
+pub fn zscan(e: &mut Engine, call: &mut Call) -> Reply {
+    let Some(cursor) = parse_cursor(call.arg(2)) else {
+        return Reply::err(errors::INVALID_CURSOR);
+    };
+    let z = match zset_ref(e, call.db, call.arg(1)) {
+        Err(r) => return r,
+        Ok(None) => return Reply::Array(vec![Reply::bulk("0"), Reply::Array(Vec::new())]),
+        Ok(Some(z)) => z,
+    };
+    let mut count: i64 = 10;
+    let mut pattern: Option<&[u8]> = None;
+    let mut i = 3;
+    while i < call.argc() {
+        let left = call.argc() - i;
+        if args::is(call.arg(i), "count") && left >= 2 {
+            count = match args::int(call.arg(i + 1)) {
+                Ok(n) => n,
+                Err(r) => return r,
+            };
+            if count < 1 {
+                return Reply::err(errors::SYNTAX);
+            }
+            i += 2;
+        } else if args::is(call.arg(i), "match") && left >= 2 {
+            let p = call.arg(i + 1);
+            pattern = if p == b"*" { None } else { Some(p) };
+            i += 2;
+        } else {
+            return Reply::err(errors::SYNTAX);
+        }
+    }
+    let matches = |m: &[u8]| pattern.is_none_or(|p| args::glob_match(p, m, false));
+    let mut items = Vec::new();
+    let mut next = 0u64;
+    if z.is_listpack() {
+        // Redis returns a small set whole, in order, whatever the cursor.
+        for (m, s) in z.iter() {
+            if matches(m) {
+                items.push(Reply::bulk(m));
+                items.push(Reply::bulk(numfmt::format_double(s)));
+            }
+        }
+    } else {
+        let mut found: Vec<(u64, &Vec<u8>, f64)> =
+            z.iter().map(|(m, s)| (cursor_pos(m), m, s)).filter(|(h, _, _)| *h >= cursor).collect();
+        found.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+        let take = (count as usize).min(found.len());
+        if take < found.len() {
+            next = found[take].0;
+        }
+        for &(_, m, s) in &found[..take] {
+            if matches(m) {
+                items.push(Reply::bulk(m));
+                items.push(Reply::bulk(numfmt::format_double(s)));
+            }
+        }
+    }
+    Reply::Array(vec![Reply::bulk(next.to_string()), Reply::Array(items)])
+}

@@ -1,0 +1,343 @@
+//! The `redis` table: call, pcall and the rest of the API scripts see, with Redis's checks
+//! and error texts.
+
+use std::ffi::c_int;
+
+use bytes::Bytes;
+
+use super::ffi::*;
+use super::runtime::{ctx, Kind, RunCtx};
+use crate::cmd::table::{self, flags};
+use crate::engine::Call;
+use crate::lua_cfn;
+use crate::numfmt::format_double;
+use crate::reply::Reply;
+
+/// Fills the `redis` table into the globals at `g`.
+pub unsafe fn open(l: *mut lua_State, g: c_int, kind: Kind) {
+    lua_newtable(l);
+    let r = lua_gettop(l);
+    set_funcs(
+        l,
+        r,
+        &[
+            ("call", redis_call),
+            ("pcall", redis_pcall),
+            ("error_reply", error_reply),
+            ("status_reply", status_reply),
+            ("sha1hex", sha1hex),
+            ("log", log),
+            ("setresp", setresp),
+            ("set_repl", set_repl),
+            ("acl_check_cmd", acl_check_cmd),
+        ],
+    );
+    if kind == Kind::Eval {
+        set_funcs(l, r, &[("replicate_commands", replicate_commands), ("breakpoint", breakpoint), ("debug", debug)]);
+    }
+    constants(l, r);
+    for (name, v) in [("REPL_NONE", 0), ("REPL_AOF", 1), ("REPL_SLAVE", 2), ("REPL_REPLICA", 2), ("REPL_ALL", 3)] {
+        lua_pushnumber(l, v as f64);
+        set_field(l, r, name);
+    }
+    set_field(l, g, "redis");
+}
+
+unsafe fn constants(l: *mut lua_State, r: c_int) {
+    for (name, v) in [("LOG_DEBUG", 0), ("LOG_VERBOSE", 1), ("LOG_NOTICE", 2), ("LOG_WARNING", 3)] {
+        lua_pushnumber(l, v as f64);
+        set_field(l, r, name);
+    }
+    push_str(l, "7.0.15");
+    set_field(l, r, "REDIS_VERSION");
+    lua_pushnumber(l, 0x07000f as f64);
+    set_field(l, r, "REDIS_VERSION_NUM");
+}
+
+/// The `redis` table FUNCTION LOAD code sees.
+pub unsafe fn open_load_api(l: *mut lua_State, r: c_int) {
+    set_funcs(l, r, &[("register_function", super::functions::register_function), ("log", log)]);
+    constants(l, r);
+}
+
+/// Pushes an error as Redis's luaPushError does: `-CODE msg` keeps its code, anything
+/// else gets `ERR `; a trailing CR/LF is trimmed.
+pub unsafe fn push_redis_error(l: *mut lua_State, msg: &str) {
+    push_error_table(l, normalize_error(msg).as_bytes());
+}
+
+fn normalize_error(msg: &str) -> String {
+    let (code, text) = match msg.strip_prefix('-') {
+        Some(rest) => match rest.split_once(' ') {
+            Some((c, t)) => (c.to_string(), t.to_string()),
+            None => ("ERR".to_string(), rest.to_string()),
+        },
+        None => ("ERR".to_string(), msg.to_string()),
+    };
+    format!("{} {}", code, text.trim_end_matches(['\r', '\n']))
+}
+
+const NO_ARGS: &str = "Please specify at least one argument for this redis lib call";
+
+unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
+    let argc = lua_gettop(l);
+    let fail = |l| {
+        if raise {
+            Err(())
+        } else {
+            let _ = l;
+            Ok(1)
+        }
+    };
+    let Some(c) = ctx() else {
+        push_redis_error(l, "redis.call can only be used while a script runs");
+        return fail(l);
+    };
+    if argc == 0 {
+        push_redis_error(l, NO_ARGS);
+        return fail(l);
+    }
+    let mut args = Vec::with_capacity(argc as usize);
+    for i in 1..=argc {
+        match lua_type(l, i) {
+            LUA_TNUMBER => args.push(Bytes::from(format_double(lua_tonumber(l, i)))),
+            LUA_TSTRING => args.push(Bytes::copy_from_slice(to_bytes(l, i).unwrap_or_default())),
+            _ => {
+                drop(args);
+                push_redis_error(l, "Lua redis lib command arguments must be strings or integers");
+                return fail(l);
+            }
+        }
+    }
+    let resp = c.resp;
+    match script_call(c, args) {
+        Err(msg) => {
+            push_redis_error(l, &msg);
+            fail(l)
+        }
+        Ok(reply) => {
+            let is_err = reply.is_error();
+            push_reply_owned(l, reply, resp);
+            if is_err {
+                fail(l)
+            } else {
+                Ok(1)
+            }
+        }
+    }
+}
+
+unsafe fn push_reply_owned(l: *mut lua_State, reply: Reply, resp: u8) {
+    super::convert::push_reply(l, &reply, resp);
+}
+
+unsafe fn redis_call_body(l: *mut lua_State) -> CResult {
+    call_body(l, true)
+}
+unsafe fn redis_pcall_body(l: *mut lua_State) -> CResult {
+    call_body(l, false)
+}
+lua_cfn!(redis_call, redis_call_body);
+lua_cfn!(redis_pcall, redis_pcall_body);
+
+/// Runs one command for the script after Redis's script checks. `Err` is the error text
+/// (pushed with luaPushError rules); a command's own error comes back as `Ok(Reply::Error)`.
+fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
+    let e = unsafe { &mut *c.engine };
+    let Some(mut cmd) = table::lookup(&args[0]) else {
+        return Err("Unknown Redis command called from script".into());
+    };
+    let parent = cmd;
+    if !cmd.subcommands.is_empty() {
+        if args.len() < 2 {
+            return Err("Wrong number of args calling Redis command from script".into());
+        }
+        match table::lookup_sub(cmd, &args[1]) {
+            Some(sub) => cmd = sub,
+            None => return Err("Unknown Redis command called from script".into()),
+        }
+    }
+    if !cmd.arity_ok(args.len()) {
+        return Err("Wrong number of args calling Redis command from script".into());
+    }
+    if cmd.has(flags::NOSCRIPT) {
+        return Err("This Redis command is not allowed from script".into());
+    }
+    if cmd.has(flags::WRITE) && c.read_only {
+        return Err("Write commands are not allowed from read-only scripts.".into());
+    }
+    if !c.allow_oom && c.oom_at_start && !c.has_written && cmd.has(flags::DENYOOM) && e.config.maxmemory > 0 {
+        return Err(format!("-{}", crate::errors::OOM));
+    }
+    if let Some(declared) = &c.strict_keys {
+        for pos in cmd.key_positions(&args) {
+            let key = &args[pos];
+            if !declared.iter().any(|k| k == key) {
+                return Err(format!(
+                    "-ERR strict keys: script accessed key '{}' that was not declared in KEYS (Redis Cluster cannot route it)",
+                    crate::errors::clip(key, 128)
+                ));
+            }
+        }
+    }
+    if cmd.has(flags::WRITE) {
+        c.has_written = true;
+    }
+    let mut call = Call { conn: c.conn, db: c.db, resp: c.resp, args, in_script: true, in_multi: false, reprocessing: false };
+    // Resolved and checked above: call the handler directly, counting it as Redis does.
+    e.stats.total_commands_processed += 1;
+    let reply = e.call(cmd, &mut call);
+    if std::ptr::eq(parent, cmd) {
+        e.stats.record(cmd.name, reply.is_error());
+    } else {
+        e.stats.record(&cmd.full_name(Some(parent)), reply.is_error());
+    }
+    c.db = call.db;
+    Ok(reply)
+}
+
+unsafe fn error_reply_body(l: *mut lua_State) -> CResult {
+    if lua_gettop(l) != 1 || lua_type(l, 1) != LUA_TSTRING {
+        push_redis_error(l, "wrong number or type of arguments");
+        return Ok(1);
+    }
+    let s = String::from_utf8_lossy(to_bytes(l, 1).unwrap_or_default()).into_owned();
+    let s = if s.starts_with('-') { s } else { format!("-{}", s) };
+    push_redis_error(l, &s);
+    Ok(1)
+}
+lua_cfn!(error_reply, error_reply_body);
+
+unsafe fn status_reply_body(l: *mut lua_State) -> CResult {
+    if lua_gettop(l) != 1 || lua_type(l, 1) != LUA_TSTRING {
+        push_redis_error(l, "wrong number or type of arguments");
+        return Ok(1);
+    }
+    lua_createtable(l, 0, 1);
+    lua_pushvalue(l, 1);
+    set_field(l, 2, "ok");
+    Ok(1)
+}
+lua_cfn!(status_reply, status_reply_body);
+
+unsafe fn sha1hex_body(l: *mut lua_State) -> CResult {
+    if lua_gettop(l) != 1 {
+        push_redis_error(l, "wrong number of arguments");
+        return Err(());
+    }
+    let data = to_bytes(l, 1).unwrap_or_default();
+    let hex = sha1_smol::Sha1::from(data).digest().to_string();
+    push_str(l, &hex);
+    Ok(1)
+}
+lua_cfn!(sha1hex, sha1hex_body);
+
+unsafe fn log_body(l: *mut lua_State) -> CResult {
+    let argc = lua_gettop(l);
+    if argc < 2 {
+        push_redis_error(l, "redis.log() requires two arguments or more.");
+        return Err(());
+    }
+    if lua_type(l, 1) != LUA_TNUMBER {
+        push_redis_error(l, "First argument must be a number (log level).");
+        return Err(());
+    }
+    let level = lua_tonumber(l, 1) as i64;
+    if !(0..=3).contains(&level) {
+        push_redis_error(l, "Invalid debug level.");
+        return Err(());
+    }
+    let mut line = String::new();
+    for i in 2..=argc {
+        if let Some(b) = to_bytes(l, i) {
+            if i > 2 {
+                line.push(' ');
+            }
+            line.push_str(&String::from_utf8_lossy(b));
+        }
+    }
+    match level {
+        0 => tracing::debug!(target: "redlab::script", "{}", line),
+        1 | 2 => tracing::info!(target: "redlab::script", "{}", line),
+        _ => tracing::warn!(target: "redlab::script", "{}", line),
+    }
+    Ok(0)
+}
+lua_cfn!(log, log_body);
+
+unsafe fn setresp_body(l: *mut lua_State) -> CResult {
+    if lua_gettop(l) != 1 {
+        push_redis_error(l, "redis.setresp() requires one argument.");
+        return Err(());
+    }
+    let v = lua_tonumber(l, 1);
+    if v != 2.0 && v != 3.0 {
+        push_redis_error(l, "RESP version must be 2 or 3.");
+        return Err(());
+    }
+    if let Some(c) = ctx() {
+        c.resp = v as u8;
+    }
+    Ok(0)
+}
+lua_cfn!(setresp, setresp_body);
+
+unsafe fn set_repl_body(l: *mut lua_State) -> CResult {
+    if lua_gettop(l) != 1 {
+        push_redis_error(l, "redis.set_repl() requires two arguments.");
+        return Err(());
+    }
+    let v = lua_tonumber(l, 1) as i64;
+    if !(0..=3).contains(&v) {
+        push_redis_error(l, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+        return Err(());
+    }
+    Ok(0)
+}
+lua_cfn!(set_repl, set_repl_body);
+
+unsafe fn replicate_commands_body(l: *mut lua_State) -> CResult {
+    lua_pushboolean(l, 1);
+    Ok(1)
+}
+lua_cfn!(replicate_commands, replicate_commands_body);
+
+unsafe fn breakpoint_body(l: *mut lua_State) -> CResult {
+    lua_pushboolean(l, 0);
+    Ok(1)
+}
+lua_cfn!(breakpoint, breakpoint_body);
+
+unsafe fn debug_body(_l: *mut lua_State) -> CResult {
+    Ok(0)
+}
+lua_cfn!(debug, debug_body);
+
+unsafe fn acl_check_cmd_body(l: *mut lua_State) -> CResult {
+    if lua_gettop(l) == 0 {
+        push_redis_error(l, NO_ARGS);
+        return Err(());
+    }
+    let known = to_bytes(l, 1).and_then(table::lookup).is_some();
+    if !known {
+        push_redis_error(l, "Invalid command passed to redis.acl_check_cmd()");
+        return Err(());
+    }
+    lua_pushboolean(l, 1);
+    Ok(1)
+}
+lua_cfn!(acl_check_cmd, acl_check_cmd_body);
+
+#[cfg(test)]
+mod tests {
+    use super::normalize_error;
+
+    #[test]
+    fn error_codes_as_redis_derives_them() {
+        assert_eq!(normalize_error("-WRONGTYPE x y"), "WRONGTYPE x y");
+        assert_eq!(normalize_error("-abc"), "ERR abc");
+        assert_eq!(normalize_error("-"), "ERR ");
+        assert_eq!(normalize_error("plain"), "ERR plain");
+        assert_eq!(normalize_error("-OOM no\r\n"), "OOM no");
+    }
+}

@@ -1,0 +1,251 @@
+//! FUNCTION libraries: loading a library's code, `redis.register_function`, and the
+//! registry of libraries and functions.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::ffi::c_int;
+
+use bytes::Bytes;
+
+use super::ffi::*;
+use super::runtime::Runtime;
+use super::shebang;
+use crate::lua_cfn;
+
+pub struct Function {
+    pub name: String,
+    /// Registry reference of the callback in the FUNCTION runtime.
+    pub func: c_int,
+    pub description: Option<Bytes>,
+    pub flags: u32,
+}
+
+pub struct Library {
+    pub name: String,
+    pub code: Bytes,
+    pub functions: Vec<Function>,
+}
+
+#[derive(Default)]
+pub struct Libraries {
+    pub libs: BTreeMap<String, Library>,
+    /// Lower-case function name -> library name.
+    pub index: BTreeMap<String, String>,
+}
+
+impl Libraries {
+    pub fn function(&self, name: &[u8]) -> Option<&Function> {
+        let key = String::from_utf8_lossy(name).to_ascii_lowercase();
+        let lib = self.index.get(&key)?;
+        self.libs.get(lib)?.functions.iter().find(|f| f.name.eq_ignore_ascii_case(&key))
+    }
+
+    pub fn function_count(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Removes a library and its functions, releasing their Lua references.
+    pub fn remove(&mut self, name: &str, rt: Option<&Runtime>) -> Option<Library> {
+        let lib = self.libs.remove(name)?;
+        for f in &lib.functions {
+            self.index.remove(&f.name.to_ascii_lowercase());
+            if let Some(rt) = rt {
+                rt.unref(f.func);
+            }
+        }
+        Some(lib)
+    }
+
+    /// Adds a library whose functions were checked for collisions.
+    pub fn insert(&mut self, lib: Library) {
+        for f in &lib.functions {
+            self.index.insert(f.name.to_ascii_lowercase(), lib.name.clone());
+        }
+        self.libs.insert(lib.name.clone(), lib);
+    }
+}
+
+/// Functions registered by the library being loaded.
+struct Pending {
+    functions: Vec<Function>,
+}
+
+thread_local! {
+    static LOADING: RefCell<Option<Pending>> = const { RefCell::new(None) };
+}
+
+const NAME_RULE: &str = "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long";
+
+fn valid_name(s: &[u8]) -> bool {
+    !s.is_empty() && s.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+/// Reads the table form's `flags` (a list of flag names).
+unsafe fn read_flags(l: *mut lua_State, idx: c_int) -> Result<u32, &'static str> {
+    if lua_type(l, idx) != LUA_TTABLE {
+        return Err("flags argument to redis.register_function must be a table representing function flags");
+    }
+    let mut flags = 0;
+    let mut i = 1;
+    loop {
+        lua_rawgeti_(l, idx, i);
+        if lua_type(l, -1) == LUA_TNIL {
+            lua_pop(l, 1);
+            break;
+        }
+        let f = if lua_type(l, -1) == LUA_TSTRING { str_bytes(l, -1).and_then(shebang::flag_by_name) } else { None };
+        lua_pop(l, 1);
+        match f {
+            Some(bit) => flags |= bit,
+            None => return Err("unknown flag given"),
+        }
+        i += 1;
+    }
+    Ok(flags)
+}
+
+unsafe fn register_function_body(l: *mut lua_State) -> CResult {
+    let fail = |l, msg: &str| {
+        super::api::push_redis_error(l, msg);
+        Err(())
+    };
+    if LOADING.with(|p| p.borrow().is_none()) {
+        return fail(l, "redis.register_function can only be called on FUNCTION LOAD command");
+    }
+    let argc = lua_gettop(l);
+    let (name, func_idx, description, flags): (Vec<u8>, c_int, Option<Bytes>, u32);
+    if argc == 1 {
+        if lua_type(l, 1) != LUA_TTABLE {
+            return fail(l, "calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).");
+        }
+        let mut n: Option<Vec<u8>> = None;
+        let mut cb: Option<c_int> = None;
+        let mut desc = None;
+        let mut fl = 0;
+        lua_pushnil(l);
+        while lua_next(l, 1) != 0 {
+            let key = if lua_type(l, -2) == LUA_TSTRING { str_bytes(l, -2).map(|b| b.to_vec()) } else { None };
+            match key.as_deref() {
+                Some(b"function_name") => {
+                    n = to_bytes(l, -1).map(|b| b.to_vec());
+                    lua_pop(l, 1);
+                }
+                Some(b"callback") => {
+                    if lua_type(l, -1) != LUA_TFUNCTION {
+                        lua_pop(l, 2);
+                        return fail(l, "callback argument given to redis.register_function must be a function");
+                    }
+                    cb = Some(luaL_ref(l, LUA_REGISTRYINDEX));
+                }
+                Some(b"description") => {
+                    desc = to_bytes(l, -1).map(Bytes::copy_from_slice);
+                    lua_pop(l, 1);
+                }
+                Some(b"flags") => {
+                    let r = read_flags(l, lua_gettop(l));
+                    lua_pop(l, 1);
+                    match r {
+                        Ok(f) => fl = f,
+                        Err(m) => {
+                            lua_pop(l, 1);
+                            return fail(l, m);
+                        }
+                    }
+                }
+                _ => {
+                    lua_pop(l, 2);
+                    return fail(l, "unknown argument given to redis.register_function");
+                }
+            }
+        }
+        let Some(nm) = n else {
+            return fail(l, "redis.register_function must get a function name argument");
+        };
+        let Some(cb) = cb else {
+            return fail(l, "redis.register_function must get a callback argument");
+        };
+        name = nm;
+        func_idx = cb;
+        description = desc;
+        flags = fl;
+    } else if argc == 2 {
+        let Some(nm) = to_bytes(l, 1).map(|b| b.to_vec()) else {
+            return fail(l, "first argument to redis.register_function must be a string");
+        };
+        if lua_type(l, 2) != LUA_TFUNCTION {
+            return fail(l, "second argument to redis.register_function must be a function");
+        }
+        lua_pushvalue(l, 2);
+        name = nm;
+        func_idx = luaL_ref(l, LUA_REGISTRYINDEX);
+        description = None;
+        flags = 0;
+    } else {
+        return fail(l, "wrong number of arguments to redis.register_function");
+    }
+    if !valid_name(&name) {
+        luaL_unref(l, LUA_REGISTRYINDEX, func_idx);
+        return fail(l, NAME_RULE);
+    }
+    let name = String::from_utf8_lossy(&name).into_owned();
+    let dup = LOADING.with(|p| {
+        let mut p = p.borrow_mut();
+        let p = p.as_mut().expect("loading");
+        if p.functions.iter().any(|f| f.name.eq_ignore_ascii_case(&name)) {
+            return true;
+        }
+        p.functions.push(Function { name, func: func_idx, description, flags });
+        false
+    });
+    if dup {
+        luaL_unref(l, LUA_REGISTRYINDEX, func_idx);
+        return fail(l, "Function already exists in the library");
+    }
+    Ok(0)
+}
+lua_cfn!(register_function, register_function_body);
+
+/// Compiles and runs a library's code in load mode; returns the library or Redis's error.
+/// Name collisions with other libraries are the caller's to check.
+pub fn load_library(rt: &Runtime, code: &Bytes) -> Result<Library, String> {
+    let name = shebang::parse_library(code)?;
+    let skip = code.iter().position(|&c| c == b'\n').unwrap_or(code.len());
+    let func = rt.compile(&code[skip..], c"@user_function").map_err(|m| format!("ERR Error compiling function: {}", m))?;
+    let l = rt.l;
+    LOADING.with(|p| *p.borrow_mut() = Some(Pending { functions: Vec::new() }));
+    let err = unsafe {
+        let base = lua_gettop(l);
+        super::sandbox::set_load_mode(l, true);
+        lua_rawgeti_(l, LUA_REGISTRYINDEX, rt.handler_ref);
+        lua_rawgeti_(l, LUA_REGISTRYINDEX, func);
+        super::runtime::enforce_limit(l, true);
+        let status = lua_pcall(l, 0, 0, base + 1);
+        super::runtime::enforce_limit(l, false);
+        super::sandbox::set_load_mode(l, false);
+        let err = if status != 0 {
+            let top = lua_gettop(l);
+            let msg = if lua_type(l, top) == LUA_TTABLE && get_field(l, top, "err") == LUA_TSTRING {
+                String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned()
+            } else {
+                to_bytes(l, top).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_else(|| "ERR unknown error".into())
+            };
+            Some(msg)
+        } else {
+            None
+        };
+        lua_settop(l, base);
+        err
+    };
+    rt.unref(func);
+    let pending = LOADING.with(|p| p.borrow_mut().take()).map(|p| p.functions).unwrap_or_default();
+    if let Some(msg) = err {
+        for f in &pending {
+            rt.unref(f.func);
+        }
+        return Err(format!("ERR Error registering functions: {}", msg));
+    }
+    if pending.is_empty() {
+        return Err("ERR No functions registered".into());
+    }
+    Ok(Library { name, code: code.clone(), functions: pending })
+}

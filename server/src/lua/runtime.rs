@@ -1,0 +1,312 @@
+//! One Lua 5.1 state, its memory limit, and running one script or function in it.
+//!
+//! A script runs with a `RunCtx` published in a thread-local: redis.call and the hook reach
+//! the engine through it. The engine is single-threaded and scripts cannot start scripts
+//! (EVAL is not allowed from a script), so there is at most one context per thread.
+
+use std::cell::Cell;
+use std::ffi::{c_int, c_void};
+use std::time::Instant;
+
+use bytes::Bytes;
+
+use super::ffi::*;
+use crate::busy::{BusyHook, BusyScript, BusyVerdict};
+use crate::engine::Engine;
+use crate::reply::Reply;
+use crate::session::ConnId;
+
+/// Bytes the Lua heap may hold; allocations past it fail as Lua "not enough memory" errors.
+struct AllocState {
+    used: usize,
+    limit: usize,
+    /// The limit applies only inside protected calls: an allocation failure outside one
+    /// (pushing KEYS, a GC step resizing the string table) would make Lua exit the process.
+    enforce: bool,
+}
+
+/// Turns the memory limit on (inside a protected call) or off.
+pub(crate) fn enforce_limit(l: *mut lua_State, on: bool) {
+    unsafe {
+        let mut ud: *mut c_void = std::ptr::null_mut();
+        lua_getallocf(l, &mut ud);
+        if !ud.is_null() {
+            (*(ud as *mut AllocState)).enforce = on;
+        }
+    }
+}
+
+unsafe extern "C" fn alloc(ud: *mut c_void, ptr: *mut c_void, osize: usize, nsize: usize) -> *mut c_void {
+    let st = &mut *(ud as *mut AllocState);
+    const ALIGN: usize = 16;
+    if nsize == 0 {
+        if !ptr.is_null() {
+            std::alloc::dealloc(ptr as *mut u8, std::alloc::Layout::from_size_align_unchecked(osize.max(1), ALIGN));
+            st.used = st.used.saturating_sub(osize);
+        }
+        return std::ptr::null_mut();
+    }
+    let old = if ptr.is_null() { 0 } else { osize };
+    if st.enforce && nsize > old && st.used.saturating_add(nsize - old) > st.limit {
+        return std::ptr::null_mut();
+    }
+    let Ok(layout) = std::alloc::Layout::from_size_align(nsize, ALIGN) else {
+        return std::ptr::null_mut();
+    };
+    let p = if ptr.is_null() {
+        std::alloc::alloc(layout)
+    } else {
+        std::alloc::realloc(ptr as *mut u8, std::alloc::Layout::from_size_align_unchecked(osize.max(1), ALIGN), nsize)
+    };
+    if !p.is_null() {
+        st.used = st.used + nsize - old;
+    }
+    p as *mut c_void
+}
+
+/// Which sandbox a state is built for: EVAL scripts, or FUNCTION libraries.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    Eval,
+    Function,
+}
+
+/// An owned Lua state. Dropping it closes the state.
+pub struct Runtime {
+    pub(crate) l: *mut lua_State,
+    alloc: Box<AllocState>,
+    pub(crate) kind: Kind,
+    /// Registry reference of the error handler (`__redis__err__handler`).
+    pub(crate) handler_ref: c_int,
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        unsafe { lua_close(self.l) };
+    }
+}
+
+/// How often the hook looks at the clock, in VM instructions.
+const HOOK_EVERY: c_int = 100_000;
+
+impl Runtime {
+    pub fn new(kind: Kind, memory_limit: usize) -> Runtime {
+        let mut alloc_state = Box::new(AllocState { used: 0, limit: usize::MAX, enforce: false });
+        unsafe {
+            let l = lua_newstate(alloc, &mut *alloc_state as *mut AllocState as *mut c_void);
+            assert!(!l.is_null(), "lua_newstate failed");
+            let handler_ref = super::sandbox::build(l, kind);
+            lua_sethook(l, Some(hook), LUA_MASKCOUNT, HOOK_EVERY);
+            alloc_state.limit = alloc_state.used.saturating_add(memory_limit.max(1 << 20));
+            Runtime { l, alloc: alloc_state, kind, handler_ref }
+        }
+    }
+
+    /// Bytes in use by the Lua heap (INFO used_memory_lua, FUNCTION STATS).
+    pub fn used_memory(&self) -> usize {
+        self.alloc.used
+    }
+
+    pub fn set_memory_limit(&mut self, limit: usize) {
+        self.alloc.limit = self.alloc.used.saturating_add(limit.max(1 << 20));
+    }
+
+    /// Compiles `code` under chunk name `name`; returns a registry reference to the function
+    /// or the compiler's message.
+    pub fn compile(&self, code: &[u8], name: &std::ffi::CStr) -> Result<c_int, String> {
+        unsafe {
+            let l = self.l;
+            enforce_limit(l, true);
+            let status = luaL_loadbuffer(l, code.as_ptr() as *const _, code.len(), name.as_ptr());
+            enforce_limit(l, false);
+            if status != 0 {
+                let msg = to_bytes(l, -1).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+                lua_pop(l, 1);
+                return Err(msg);
+            }
+            Ok(luaL_ref(l, LUA_REGISTRYINDEX))
+        }
+    }
+
+    pub fn unref(&self, r: c_int) {
+        unsafe { luaL_unref(self.l, LUA_REGISTRYINDEX, r) };
+    }
+}
+
+/// Why a script was stopped from outside.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Stop {
+    Kill,
+    Shutdown,
+}
+
+/// Everything redis.call and the hook need while a script runs.
+pub struct RunCtx {
+    pub engine: *mut Engine,
+    pub conn: ConnId,
+    pub db: usize,
+    /// The protocol redis.call replies are converted from (redis.setresp).
+    pub resp: u8,
+    /// EVAL_RO, FCALL_RO or `no-writes`.
+    pub read_only: bool,
+    /// `allow-oom`.
+    pub allow_oom: bool,
+    /// Memory was over maxmemory when the script started (Redis decides OOM once, at start).
+    pub oom_at_start: bool,
+    pub is_function: bool,
+    pub has_written: bool,
+    /// Keys the script declared, for strict-keys mode; None when strict keys is off.
+    pub strict_keys: Option<Vec<Bytes>>,
+    /// `allow-cross-slot-keys`.
+    pub allow_cross_slot: bool,
+    pub start: Instant,
+    pub threshold_ms: u64,
+    pub busy_hook: Option<BusyHook>,
+    pub stop: Option<Stop>,
+    /// Redis's drand48 state for math.random.
+    pub rand: u64,
+}
+
+thread_local! {
+    static CTX: Cell<*mut RunCtx> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// The running script's context, if any.
+pub(crate) fn ctx<'a>() -> Option<&'a mut RunCtx> {
+    let p = CTX.with(|c| c.get());
+    if p.is_null() {
+        None
+    } else {
+        Some(unsafe { &mut *p })
+    }
+}
+
+const KILLED: &str = "ERR Script killed by user with SCRIPT KILL...";
+
+unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut lua_Debug) {
+    let Some(c) = ctx() else { return };
+    if c.stop.is_none() {
+        let elapsed = c.start.elapsed().as_millis() as u64;
+        if elapsed < c.threshold_ms {
+            return;
+        }
+        let Some(h) = c.busy_hook.as_mut() else { return };
+        let info = BusyScript { is_function: c.is_function, has_written: c.has_written, elapsed_ms: elapsed };
+        match h(&info) {
+            BusyVerdict::Continue => return,
+            BusyVerdict::Kill => c.stop = Some(Stop::Kill),
+            BusyVerdict::Shutdown => c.stop = Some(Stop::Shutdown),
+        }
+        // From now on the hook fires on every line, so a pcall in the script cannot
+        // swallow the kill and carry on: the error is raised again and again.
+        lua_sethook(l, Some(hook), LUA_MASKLINE | LUA_MASKCOUNT, 1);
+    }
+    push_error_table(l, KILLED.as_bytes());
+    lua_error(l);
+}
+
+/// The arguments a script or function is called with.
+pub enum Args<'a> {
+    /// EVAL: KEYS and ARGV become globals; the chunk takes no arguments.
+    Globals { keys: &'a [Bytes], argv: &'a [Bytes] },
+    /// FCALL: the function gets (keys, args) tables.
+    Params { keys: &'a [Bytes], argv: &'a [Bytes] },
+}
+
+unsafe fn push_array(l: *mut lua_State, items: &[Bytes]) {
+    lua_createtable(l, items.len().min(1 << 20) as c_int, 0);
+    for (i, it) in items.iter().enumerate() {
+        push_bytes(l, it);
+        lua_rawseti_(l, -2, (i + 1) as c_int);
+    }
+}
+
+/// Runs the function at registry reference `fref` and converts its result. `name` is what
+/// error messages call the script (its SHA1, or the function's name).
+pub(crate) fn run(e: &mut Engine, l: *mut lua_State, handler_ref: c_int, fref: c_int, args: Args, name: &str, mut rc: RunCtx) -> Reply {
+    let frozen = e.time_frozen;
+    let saved_now = e.now_ms;
+    e.time_frozen = true;
+    rc.busy_hook = e.busy_hook.take();
+    rc.engine = e as *mut Engine;
+    let prev = CTX.with(|c| c.replace(&mut rc as *mut RunCtx));
+    let reply = unsafe {
+        let base = lua_gettop(l);
+        lua_checkstack(l, 8);
+        lua_rawgeti_(l, LUA_REGISTRYINDEX, handler_ref);
+        lua_rawgeti_(l, LUA_REGISTRYINDEX, fref);
+        let nargs = match args {
+            Args::Globals { keys, argv } => {
+                lua_pushvalue(l, LUA_GLOBALSINDEX);
+                super::sandbox::push_backing(l, -1);
+                push_array(l, keys);
+                set_field(l, lua_gettop(l) - 1, "KEYS");
+                push_array(l, argv);
+                set_field(l, lua_gettop(l) - 1, "ARGV");
+                lua_pop(l, 2);
+                0
+            }
+            Args::Params { keys, argv } => {
+                push_array(l, keys);
+                push_array(l, argv);
+                2
+            }
+        };
+        enforce_limit(l, true);
+        let status = lua_pcall(l, nargs, 1, base + 1);
+        enforce_limit(l, false);
+        if status == LUA_ERRMEM {
+            lua_gc(l, LUA_GCCOLLECT, 0);
+        }
+        let reply = if status == 0 {
+            super::convert::lua_to_reply(l, lua_gettop(l), rc.resp)
+        } else {
+            error_reply(l, status, name, rc.stop)
+        };
+        lua_settop(l, base);
+        // Restore the cheap periodic hook after a kill switched it to every line.
+        lua_sethook(l, Some(hook), LUA_MASKCOUNT, HOOK_EVERY);
+        reply
+    };
+    CTX.with(|c| c.set(prev));
+    e.busy_hook = rc.busy_hook.take();
+    if rc.stop == Some(Stop::Shutdown) {
+        e.shutdown_requested = true;
+    }
+    e.time_frozen = frozen;
+    e.now_ms = saved_now;
+    reply
+}
+
+/// Builds the client's error from what the script raised, as Redis 7.0 words it.
+unsafe fn error_reply(l: *mut lua_State, status: c_int, name: &str, stop: Option<Stop>) -> Reply {
+    let top = lua_gettop(l);
+    if lua_type(l, top) != LUA_TTABLE {
+        let msg = to_bytes(l, top).map(|b| String::from_utf8_lossy(b).into_owned());
+        let msg = match (status, msg) {
+            (LUA_ERRMEM, _) => "not enough memory".to_string(),
+            (_, Some(m)) => m,
+            _ => "execution failure".to_string(),
+        };
+        let msg: String = msg.chars().take(100).collect();
+        return Reply::err(format!("ERR Error running script {}, {}", name, msg));
+    }
+    let mut msg = match get_field(l, top, "err") {
+        LUA_TSTRING => String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned(),
+        _ => "ERR unknown error".to_string(),
+    };
+    lua_pop(l, 1);
+    if stop.is_some() {
+        msg = KILLED.to_string();
+    }
+    get_field(l, top, "source");
+    let source = to_bytes(l, -1).map(|b| String::from_utf8_lossy(b).into_owned());
+    lua_pop(l, 1);
+    get_field(l, top, "line");
+    let line = to_bytes(l, -1).map(|b| String::from_utf8_lossy(b).into_owned());
+    lua_pop(l, 1);
+    match (source, line) {
+        (Some(s), Some(n)) => Reply::err(format!("{} script: {}, on {}:{}.", msg, name, s, n)),
+        _ => Reply::err(msg),
+    }
+}

@@ -1,0 +1,96 @@
+//! `#!lua flags=...` (EVAL) and `#!lua name=...` (FUNCTION LOAD) first lines.
+
+pub const NO_WRITES: u32 = 1 << 0;
+pub const ALLOW_OOM: u32 = 1 << 1;
+pub const ALLOW_STALE: u32 = 1 << 2;
+pub const NO_CLUSTER: u32 = 1 << 3;
+pub const ALLOW_CROSS_SLOT: u32 = 1 << 4;
+/// No shebang: the script runs in Redis 6 compatibility mode (flags come from its commands).
+pub const EVAL_COMPAT: u32 = 1 << 5;
+
+/// The flag names in the order FUNCTION LIST prints them.
+pub const NAMES: &[(u32, &str)] = &[
+    (NO_WRITES, "no-writes"),
+    (ALLOW_OOM, "allow-oom"),
+    (ALLOW_STALE, "allow-stale"),
+    (NO_CLUSTER, "no-cluster"),
+    (ALLOW_CROSS_SLOT, "allow-cross-slot-keys"),
+];
+
+pub fn flag_by_name(name: &[u8]) -> Option<u32> {
+    NAMES.iter().find(|(_, n)| n.as_bytes() == name).map(|(f, _)| *f)
+}
+
+/// Parses an EVAL script's shebang. Returns the flags and how many bytes of the body the
+/// shebang line takes (the compiler gets the rest, from its newline, so lines still count
+/// from 1).
+pub fn parse_eval(body: &[u8]) -> Result<(u32, usize), String> {
+    if !body.starts_with(b"#!") {
+        return Ok((EVAL_COMPAT, 0));
+    }
+    let Some(end) = body.iter().position(|&c| c == b'\n') else {
+        return Err("ERR Invalid script shebang".into());
+    };
+    let line = &body[..end];
+    let mut parts = line.split(|&c| c == b' ').filter(|p| !p.is_empty());
+    let engine = parts.next().unwrap_or_default();
+    if engine != b"#!lua" {
+        return Err(format!("ERR Unexpected engine in script shebang: {}", String::from_utf8_lossy(engine)));
+    }
+    let mut flags = 0;
+    for p in parts {
+        let Some(list) = p.strip_prefix(b"flags=") else {
+            return Err(format!("ERR Unknown lua shebang option: {}", String::from_utf8_lossy(p)));
+        };
+        for f in list.split(|&c| c == b',').filter(|f| !f.is_empty()) {
+            match flag_by_name(f) {
+                Some(bit) => flags |= bit,
+                None => return Err(format!("ERR Unexpected flag in script shebang: {}", String::from_utf8_lossy(f))),
+            }
+        }
+    }
+    Ok((flags, end))
+}
+
+/// Parses a library's `#!lua name=<lib>` line; returns the library name.
+pub fn parse_library(code: &[u8]) -> Result<String, String> {
+    if !code.starts_with(b"#!") {
+        return Err("ERR Missing library metadata".into());
+    }
+    let end = code.iter().position(|&c| c == b'\n').unwrap_or(code.len());
+    let mut parts = code[..end].split(|&c| c == b' ').filter(|p| !p.is_empty());
+    let engine = parts.next().unwrap_or_default();
+    if engine.len() < 2 || !engine[2..].eq_ignore_ascii_case(b"lua") {
+        return Err(format!("ERR Engine '{}' not found", String::from_utf8_lossy(&engine[2.min(engine.len())..])));
+    }
+    let mut name: Option<String> = None;
+    for p in parts {
+        let Some(v) = p.strip_prefix(b"name=") else {
+            return Err(format!("ERR Invalid metadata value given: {}", String::from_utf8_lossy(p)));
+        };
+        if name.is_some() {
+            return Err("ERR Invalid metadata value, name argument was given multiple times".into());
+        }
+        name = Some(String::from_utf8_lossy(v).into_owned());
+    }
+    let Some(name) = name else {
+        return Err("ERR Library name was not given".into());
+    };
+    if name.is_empty() || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
+        return Err("ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long".into());
+    }
+    Ok(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shebang_flags() {
+        assert_eq!(parse_eval(b"return 1").unwrap(), (EVAL_COMPAT, 0));
+        assert_eq!(parse_eval(b"#!lua flags=no-writes,allow-oom\nreturn 1").unwrap(), (NO_WRITES | ALLOW_OOM, 31));
+        assert!(parse_eval(b"#!lua").is_err());
+        assert_eq!(parse_eval(b"#!lua flags=x\n").unwrap_err(), "ERR Unexpected flag in script shebang: x");
+    }
+}
