@@ -361,7 +361,7 @@ const LUA_FRAGMENTS: &[&str] = &[
     "return select('#', unpack({}, 1, 200))",
 ];
 
-/// Lua scripts through EVAL, under a 20 ms time limit and a small Lua memory limit. Input:
+/// Lua scripts through EVAL, under a 20 ms time limit and a 4 MB Lua memory limit. Input:
 /// byte 0 even = the rest is the script's text as is; odd = the rest picks fragments and
 /// wrappers. Whatever the script does, the engine must answer and stay usable: a later
 /// script runs, and the keyspace passes `check_keyspace`.
@@ -376,7 +376,9 @@ pub fn lua_script(data: &[u8]) {
     };
     let mut config = Config::default();
     config.busy_reply_threshold_ms = 5;
-    config.lua_memory_limit = 32 * 1024 * 1024;
+    // Small, so a string.rep bomb in a tight loop (which the instruction-count hook does not
+    // interrupt, in Redis either) fails fast instead of copying 32 MB per iteration.
+    config.lua_memory_limit = 4 * 1024 * 1024;
     let mut e = Engine::with_clock(config, Clock::manual(1_700_000_000_000));
     // No one can send SCRIPT KILL in-process: the hook plays that client. A script that
     // already wrote cannot be killed, so it is stopped the only other way Redis allows.
