@@ -18,8 +18,17 @@ pub fn encode_command(args: &[Vec<u8>], out: &mut BytesMut) {
     }
 }
 
+/// Deepest reply nesting accepted. redis-protocol's decoder (and the conversion below)
+/// recurse once per level (kilobytes of stack each: 1,000 levels overflow a 2 MB test
+/// thread), so a deeper frame would overflow the stack (found by the
+/// `resp_decode` fuzz target); it is refused as a protocol error instead.
+pub const MAX_NESTING: usize = 256;
+
 /// Decodes one reply from the front of `buf`; Ok(None) when it is not complete yet.
 pub fn decode(buf: &mut BytesMut, resp: u8) -> Result<Option<Value>, Error> {
+    if nested_deeper_than(buf, MAX_NESTING) {
+        return Err(Error::Protocol(format!("reply nested deeper than {} levels", MAX_NESTING)));
+    }
     if resp >= 3 {
         match redis_protocol::resp3::decode::complete::decode(buf) {
             Ok(Some((frame, n))) => {
@@ -39,6 +48,64 @@ pub fn decode(buf: &mut BytesMut, resp: u8) -> Result<Option<Value>, Error> {
             Err(e) => Err(Error::Protocol(e.to_string())),
         }
     }
+}
+
+/// Walks the first frame's headers without recursion and says whether its aggregates nest
+/// deeper than `max`. An incomplete or malformed frame is left to the decoder.
+fn nested_deeper_than(b: &[u8], max: usize) -> bool {
+    if !matches!(b.first(), Some(b'*' | b'~' | b'>' | b'%' | b'|')) {
+        return false;
+    }
+    // Elements still expected by each open aggregate.
+    let mut open: Vec<i64> = Vec::new();
+    let mut pos = 0;
+    loop {
+        let Some(end) = b[pos..].windows(2).position(|w| w == b"\r\n").map(|e| pos + e) else {
+            return false;
+        };
+        let kind = b[pos];
+        let n = std::str::from_utf8(&b[pos + 1..end]).ok().and_then(|t| t.parse::<i64>().ok());
+        pos = end + 2;
+        match (kind, n) {
+            (b'*' | b'~' | b'>', Some(n)) if n > 0 => open.push(n),
+            (b'%', Some(n)) if n > 0 => open.push(n.saturating_mul(2)),
+            // An attribute's pairs, then the reply it annotates: one element of the parent.
+            (b'|', Some(n)) if n >= 0 => open.push(n.saturating_mul(2).saturating_add(1)),
+            (b'$' | b'=' | b'!', Some(n)) if n >= 0 => {
+                pos = pos.saturating_add(n as usize).saturating_add(2);
+                if pos > b.len() {
+                    return false;
+                }
+                if !close_one(&mut open) {
+                    return false;
+                }
+                continue;
+            }
+            (b'$', None) => return false, // streamed string: not nested
+            _ => {
+                if !close_one(&mut open) {
+                    return false;
+                }
+                continue;
+            }
+        }
+        if open.len() > max {
+            return true;
+        }
+    }
+}
+
+/// One element finished: counts it against the open aggregates, closing those it completes.
+/// Returns false once the outermost frame is complete.
+fn close_one(open: &mut Vec<i64>) -> bool {
+    while let Some(top) = open.last_mut() {
+        *top -= 1;
+        if *top > 0 {
+            return true;
+        }
+        open.pop();
+    }
+    false
 }
 
 fn from2(f: Frame2) -> Value {
@@ -97,5 +164,16 @@ mod tests {
         );
         let mut partial = BytesMut::from(&b"$5\r\nhel"[..]);
         assert_eq!(decode(&mut partial, 2).unwrap(), None);
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let mut deep = BytesMut::from(&b"*1\r\n".repeat(100_000)[..]);
+        deep.extend_from_slice(b":1\r\n");
+        assert!(decode(&mut deep.clone(), 2).is_err());
+        assert!(decode(&mut deep, 3).is_err());
+        let mut ok = BytesMut::from(&b"*1\r\n".repeat(MAX_NESTING - 1)[..]);
+        ok.extend_from_slice(b"%1\r\n$1\r\na\r\n:2\r\n");
+        assert!(decode(&mut ok, 3).unwrap().is_some(), "{} levels decode", MAX_NESTING);
     }
 }

@@ -8,6 +8,8 @@ pub mod codec;
 pub mod connection;
 pub mod error;
 pub mod explore;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod inprocess;
 pub mod patterns;
 pub mod real_redis;

@@ -13,6 +13,8 @@ pub mod db;
 pub mod engine;
 pub mod errors;
 pub mod faults;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod ldouble;
 pub mod lua;
 pub mod net;

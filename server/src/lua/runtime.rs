@@ -196,9 +196,10 @@ unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut lua_Debug) {
             BusyVerdict::Kill => c.stop = Some(Stop::Kill),
             BusyVerdict::Shutdown => c.stop = Some(Stop::Shutdown),
         }
-        // From now on the hook fires on every line, so a pcall in the script cannot
-        // swallow the kill and carry on: the error is raised again and again.
-        lua_sethook(l, Some(hook), LUA_MASKLINE | LUA_MASKCOUNT, 1);
+        // From now on the hook fires on every new line and every backward jump, so a pcall
+        // cannot swallow the kill and loop on. Like Redis (LUA_MASKLINE, count 0), not on
+        // every instruction: code on the same line as the pcall still runs to the end.
+        lua_sethook(l, Some(hook), LUA_MASKLINE, 0);
     }
     push_error_table(l, KILLED.as_bytes());
     lua_error(l);

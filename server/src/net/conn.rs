@@ -16,6 +16,14 @@ use crate::reply::Reply;
 use crate::session::ConnId;
 
 pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
+    if refused_by_protected_mode(&shared, &io) {
+        let mut st = io.state.borrow_mut();
+        Reply::err(crate::errors::PROTECTED_MODE_DENIED).encode(2, &mut st.wbuf);
+        drop(st);
+        let _ = io.flush().await;
+        shared.registry.remove(io_id);
+        return;
+    }
     let addr = io.stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
     let laddr = io.stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
     let conn = shared.engine.borrow_mut().connect_from(&addr, &laddr);
@@ -47,6 +55,16 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
     shared.engine.borrow_mut().disconnect(conn);
     shared.detach(conn);
     shared.registry.remove(io_id);
+}
+
+/// Redis's protected mode: with no password set, only loopback clients are served.
+fn refused_by_protected_mode(shared: &Shared, io: &ConnIo) -> bool {
+    let engine = shared.engine.borrow();
+    let config = engine.config();
+    if !config.protected_mode || config.requirepass.as_deref().is_some_and(|p| !p.is_empty()) {
+        return false;
+    }
+    io.stream.peer_addr().is_ok_and(|a| !a.ip().is_loopback() && !a.ip().to_canonical().is_loopback())
 }
 
 /// Runs every complete request in the read buffer; returns whether the connection must
