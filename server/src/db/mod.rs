@@ -25,6 +25,9 @@ pub struct Entry {
     pub expire_at: Option<i64>,
     /// Last access in Unix milliseconds, for OBJECT IDLETIME.
     pub last_access: i64,
+    /// A string changed in place (APPEND, SETRANGE, SETBIT, BITFIELD) or built by BITOP: Redis
+    /// keeps such a value in its "raw" encoding whatever it holds, and OBJECT ENCODING says so.
+    pub raw: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -97,6 +100,13 @@ impl Db {
         self.map.get(key).filter(|e| e.expire_at.is_none_or(|t| t > self.now))
     }
 
+    /// Marks a string as changed in place (see `Entry::raw`).
+    pub fn mark_raw(&mut self, key: &[u8]) {
+        if let Some(e) = self.map.get_mut(key) {
+            e.raw = true;
+        }
+    }
+
     pub fn contains(&mut self, key: &[u8]) -> bool {
         self.peek(key).is_some()
     }
@@ -114,7 +124,7 @@ impl Db {
     }
 
     pub fn set_with_expire(&mut self, key: &[u8], value: Value, expire_at: Option<i64>) {
-        let entry = Entry { value, expire_at, last_access: self.now };
+        let entry = Entry { value, expire_at, last_access: self.now, raw: false };
         if let Some(old) = self.map.insert(key.to_vec(), entry) {
             if let Some(t) = old.expire_at {
                 self.expires.remove(&(t, key.to_vec()));

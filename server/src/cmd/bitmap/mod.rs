@@ -11,7 +11,7 @@ mod tests;
 
 use super::table::{flags::*, Command};
 use crate::cmd::args;
-use crate::cmd::string::{lookup_str, lookup_str_mut, wrongtype};
+use crate::cmd::string::{lookup_str, lookup_str_for_update, wrongtype};
 use crate::db::Value;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -48,7 +48,7 @@ pub(crate) fn string_for_bit_write<'a>(
     if !exists {
         e.db(db).set(key, Value::Str(vec![0u8; need]));
     }
-    let s = lookup_str_mut(e, db, key)?.ok_or_else(wrongtype)?;
+    let s = lookup_str_for_update(e, db, key)?.ok_or_else(wrongtype)?;
     let mut grown = !exists;
     if s.len() < need {
         s.resize(need, 0);
@@ -319,6 +319,7 @@ fn bitop(e: &mut Engine, call: &mut Call) -> Reply {
         *o = acc;
     }
     e.db(call.db).set(dest, Value::Str(out));
+    e.db(call.db).mark_raw(dest);
     e.modified(call.db, dest, notify::STRING, "set");
     Reply::Int(max_len as i64)
 }

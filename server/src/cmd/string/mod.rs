@@ -41,6 +41,21 @@ pub(crate) fn lookup_str_mut<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Re
     }
 }
 
+/// `lookup_str_mut` for a write in place: Redis unshares the value into its "raw" encoding,
+/// which OBJECT ENCODING then reports (see `Entry::raw`).
+pub(crate) fn lookup_str_for_update<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a mut Vec<u8>>, Reply> {
+    match e.db(db).get_mut(key) {
+        None => Ok(None),
+        Some(entry) => match &mut entry.value {
+            Value::Str(s) => {
+                entry.raw = true;
+                Ok(Some(s))
+            }
+            _ => Err(wrongtype()),
+        },
+    }
+}
+
 pub(crate) fn wrongtype() -> Reply {
     Reply::err(errors::WRONGTYPE)
 }

@@ -1,6 +1,6 @@
 //! APPEND, STRLEN, SETRANGE and GETRANGE/SUBSTR: byte-level access to a string.
 
-use super::{check_string_length, lookup_str, lookup_str_mut};
+use super::{check_string_length, lookup_str, lookup_str_for_update};
 use crate::cmd::args;
 use crate::db::Value;
 use crate::engine::{Call, Engine};
@@ -11,7 +11,7 @@ use crate::reply::Reply;
 pub(super) fn append(e: &mut Engine, call: &mut Call) -> Reply {
     let (key, tail) = (call.arg(1), call.arg(2));
     let max = e.config.proto_max_bulk_len;
-    let len = match lookup_str_mut(e, call.db, key) {
+    let len = match lookup_str_for_update(e, call.db, key) {
         Err(r) => return r,
         Ok(None) => {
             e.db(call.db).set(key, Value::Str(tail.to_vec()));
@@ -59,7 +59,7 @@ pub(super) fn setrange(e: &mut Engine, call: &mut Call) -> Reply {
     // Within proto-max-bulk-len, so it fits in memory the way Redis allows.
     let offset = offset as usize;
     let end = offset + value.len();
-    let new_len = match lookup_str_mut(e, call.db, key) {
+    let new_len = match lookup_str_for_update(e, call.db, key) {
         Ok(Some(s)) => {
             if s.len() < end {
                 s.resize(end, 0);
@@ -71,6 +71,7 @@ pub(super) fn setrange(e: &mut Engine, call: &mut Call) -> Reply {
             let mut s = vec![0u8; end];
             s[offset..].copy_from_slice(value);
             e.db(call.db).set(key, Value::Str(s));
+            e.db(call.db).mark_raw(key);
             end
         }
     };
