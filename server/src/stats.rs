@@ -1,6 +1,6 @@
 //! Counters INFO reports.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 #[derive(Debug, Default)]
 pub struct CommandStats {
@@ -17,7 +17,8 @@ pub struct Stats {
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
     pub blocked_clients: u64,
-    pub per_command: BTreeMap<String, CommandStats>,
+    /// Keyed by the command's full name; hashed, since it is updated on every command.
+    pub per_command: HashMap<String, CommandStats, foldhash::fast::FixedState>,
     /// Error replies by their code (the first word: ERR, WRONGTYPE, ...), for INFO errorstats.
     pub errors_by_code: BTreeMap<String, u64>,
 }

@@ -318,7 +318,9 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             }
         }
         "commandstats" => {
-            for (name, cs) in &st.per_command {
+            let mut rows: Vec<_> = st.per_command.iter().collect();
+            rows.sort_by(|a, b| a.0.cmp(b.0));
+            for (name, cs) in rows {
                 let v = format!(
                     "calls={},usec=0,usec_per_call=0.00,rejected_calls=0,failed_calls={}",
                     cs.calls, cs.failed_calls
@@ -332,7 +334,9 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             }
         }
         "latencystats" => {
-            for name in st.per_command.keys() {
+            let mut names: Vec<_> = st.per_command.keys().collect();
+            names.sort();
+            for name in names {
                 f(&format!("latency_percentiles_usec_{}", name), &"p50=0.001,p99=0.001,p99.9=0.001");
             }
         }
