@@ -1,7 +1,6 @@
 //! In-process EVALSHA throughput of the monotonic-max script (GET, compare, SET, SADD).
 //!
-//! Run: `cargo bench -p redlab-server --bench eval`. Until SADD exists in redlab the script
-//! records the "dirty" marker with a second SET instead (same number of commands).
+//! Run: `cargo bench -p redlab-server --bench eval`.
 
 use std::time::{Duration, Instant};
 
@@ -16,19 +15,9 @@ if cur == nil or v > cur then
 end
 return 0";
 
-const WITH_SET: &str = "local cur = tonumber(redis.call('GET', KEYS[1]))
-local v = tonumber(ARGV[1])
-if cur == nil or v > cur then
-  redis.call('SET', KEYS[1], ARGV[1])
-  redis.call('SET', KEYS[2], KEYS[1])
-  return 1
-end
-return 0";
-
 fn main() {
     let mut e = Engine::new(Config::default());
-    let has_sadd = !e.execute(1, &["SADD", "probe", "x"]).is_error();
-    let script = if has_sadd { WITH_SADD } else { WITH_SET };
+    let script = WITH_SADD;
     let sha = match e.execute(1, &["SCRIPT", "LOAD", script]) {
         Reply::Bulk(b) => String::from_utf8(b.to_vec()).expect("hex"),
         other => panic!("SCRIPT LOAD failed: {other:?}"),
@@ -50,7 +39,7 @@ fn main() {
     let secs = start.elapsed().as_secs_f64();
     println!(
         "eval/monotonic-max ({}): {:.0} EVALSHA/s ({:.2} us each, {} calls)",
-        if has_sadd { "GET, SET, SADD" } else { "GET, SET, SET: no SADD yet" },
+        "GET, SET, SADD",
         n as f64 / secs,
         secs * 1e6 / n as f64,
         n
