@@ -63,6 +63,10 @@ fn nested_deeper_than(b: &[u8], max: usize) -> bool {
         let Some(end) = b[pos..].windows(2).position(|w| w == b"\r\n").map(|e| pos + e) else {
             return false;
         };
+        if end == pos {
+            // An empty line is malformed: the decoder reports it.
+            return false;
+        }
         let kind = b[pos];
         let n = std::str::from_utf8(&b[pos + 1..end]).ok().and_then(|t| t.parse::<i64>().ok());
         pos = end + 2;
