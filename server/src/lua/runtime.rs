@@ -36,6 +36,19 @@ pub(crate) fn enforce_limit(l: *mut lua_State, on: bool) {
     }
 }
 
+/// Whether the heap holds more than half of what the limit allows.
+fn heap_over_half(l: *mut lua_State) -> bool {
+    unsafe {
+        let mut ud: *mut c_void = std::ptr::null_mut();
+        lua_getallocf(l, &mut ud);
+        if ud.is_null() {
+            return false;
+        }
+        let st = &*(ud as *const AllocState);
+        st.used.saturating_mul(2) > st.limit
+    }
+}
+
 unsafe extern "C" fn alloc(ud: *mut c_void, ptr: *mut c_void, osize: usize, nsize: usize) -> *mut c_void {
     let st = &mut *(ud as *mut AllocState);
     const ALIGN: usize = 16;
@@ -264,6 +277,11 @@ pub(crate) fn run(e: &mut Engine, l: *mut lua_State, handler_ref: c_int, fref: c
             error_reply(l, status, name, rc.stop)
         };
         lua_settop(l, base);
+        // Garbage a script leaves near the memory limit (a memory bomb it caught with pcall)
+        // must not make the next script fail to compile: collect it now.
+        if heap_over_half(l) {
+            lua_gc(l, LUA_GCCOLLECT, 0);
+        }
         // Restore the cheap periodic hook after a kill switched it to every line.
         lua_sethook(l, Some(hook), LUA_MASKCOUNT, HOOK_EVERY);
         reply
