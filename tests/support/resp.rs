@@ -97,8 +97,11 @@ impl RawConn {
         self.send_raw(&out);
     }
 
+    /// Writes bytes; a write error is ignored on purpose: a server may close the connection
+    /// before a large hostile input is fully written (it answered a protocol error), and the
+    /// test then reads that reply.
     pub fn send_raw(&mut self, bytes: &[u8]) {
-        self.stream.write_all(bytes).expect("write");
+        let _ = self.stream.write_all(bytes);
     }
 
     /// Reads one reply frame; None when the connection closed or timed out.
