@@ -109,7 +109,7 @@ fn generic_pop(e: &mut Engine, call: &Call, keys: &[Bytes], max: bool, count: i6
 
 /// Pops from the first non-empty key, or blocks on all of them.
 fn blocking_pop(e: &mut Engine, call: &Call, keys: &[Bytes], max: bool, timeout_idx: usize, count: i64, shape: Shape) -> Reply {
-    let deadline = match timeout_deadline(call.arg(timeout_idx), e.now_ms) {
+    let deadline = match crate::cmd::args::timeout_deadline(call.arg(timeout_idx), e.now_ms) {
         Ok(d) => d,
         Err(r) => return r,
     };
@@ -128,25 +128,6 @@ fn blocking_pop(e: &mut Engine, call: &Call, keys: &[Bytes], max: bool, timeout_
     }
     let keys = keys.iter().map(|k| k.to_vec()).collect();
     e.block(call, keys, deadline, Reply::NilArray)
-}
-
-/// A blocking timeout in seconds, as Redis 7.0 reads it: the milliseconds are truncated
-/// toward zero (so `-0.0001` means "forever"), and a value whose milliseconds overflow a
-/// 64-bit integer (`inf`, `1e17`) wraps negative and is refused as negative.
-fn timeout_deadline(arg: &[u8], now_ms: i64) -> Result<Option<i64>, Reply> {
-    let secs = crate::numfmt::parse_f64(arg).ok_or_else(|| Reply::err(errors::TIMEOUT_NOT_FLOAT))?;
-    let ms = secs * 1000.0;
-    let tval = if ms.is_finite() && ms.abs() < 9.2e18 { ms.trunc() as i64 } else { i64::MIN };
-    if tval < 0 {
-        return Err(Reply::err(errors::TIMEOUT_NEGATIVE));
-    }
-    if tval == 0 {
-        return Ok(None);
-    }
-    if tval > i64::MAX - now_ms {
-        return Err(Reply::err(errors::TIMEOUT_OUT_OF_RANGE));
-    }
-    Ok(Some(now_ms + tval))
 }
 
 pub fn bzpopmin(e: &mut Engine, call: &mut Call) -> Reply {
