@@ -5,7 +5,8 @@
 //! figure the issue asks for); `stale` sends a value that loses the comparison, so the call
 //! runs only GET and compare.
 //!
-//! Run: `cargo bench -p redlab-server --bench eval`.
+//! Run: `cargo bench -p redlab-server --bench eval`; `EVAL_BENCH_ONLY=update` (or `stale`)
+//! runs one path, for profiling.
 
 use std::time::{Duration, Instant};
 
@@ -33,6 +34,9 @@ fn load(e: &mut Engine) -> String {
 /// Runs EVALSHA with the values `next` produces until MEASURE has passed, checking every reply
 /// is `expect` so a path that silently changed (say, to the stale one) cannot pass as fast.
 fn measure(name: &str, expect: i64, mut next: impl FnMut(u64) -> String) {
+    if std::env::var("EVAL_BENCH_ONLY").is_ok_and(|only| !name.starts_with(&only)) {
+        return;
+    }
     let mut e = Engine::new(Config::default());
     let sha = load(&mut e);
     e.execute(1, &["SET", "max", "1000000"]);

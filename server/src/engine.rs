@@ -90,6 +90,11 @@ pub struct Engine {
     /// Changes since the last SAVE (INFO rdb_changes_since_last_save).
     pub(crate) dirty: u64,
     pub(crate) last_save_s: i64,
+    /// Where in-process callers' command arguments are built.
+    pub(crate) arg_buffer: crate::arg_buffer::ArgBuffer,
+    /// Where redis.call's arguments are built: a buffer of their own, because the
+    /// EVAL's own arguments still hold `arg_buffer` while the script runs.
+    pub(crate) script_arg_buffer: crate::arg_buffer::ArgBuffer,
 }
 
 impl Engine {
@@ -130,6 +135,8 @@ impl Engine {
             started_ms: now,
             dirty: 0,
             last_save_s: now / 1000,
+            arg_buffer: Default::default(),
+            script_arg_buffer: Default::default(),
         }
     }
 
@@ -225,22 +232,11 @@ impl Engine {
     /// Runs one command for `conn` and returns its reply. Unknown connections are opened on
     /// first use, so in-process callers can pick any id.
     pub fn execute<A: AsRef<[u8]>>(&mut self, conn: ConnId, args: &[A]) -> Reply {
-        // One allocation for all arguments: each is a slice of the same buffer.
-        let total: usize = args.iter().map(|a| a.as_ref().len()).sum();
-        let mut buf = bytes::BytesMut::with_capacity(total);
+        self.arg_buffer.begin(args.iter().map(|a| a.as_ref().len()).sum());
         for a in args {
-            buf.extend_from_slice(a.as_ref());
+            self.arg_buffer.push(a.as_ref());
         }
-        let buf = buf.freeze();
-        let mut at = 0;
-        let args = args
-            .iter()
-            .map(|a| {
-                let len = a.as_ref().len();
-                at += len;
-                buf.slice(at - len..at)
-            })
-            .collect();
+        let args = self.arg_buffer.finish();
         self.execute_args(conn, args)
     }
 
@@ -369,9 +365,10 @@ impl Engine {
         }
         let mut call = Call { conn, db, resp, args, in_script: false, in_multi: false, reprocessing: false };
         let reply = self.call(cmd, &mut call);
+        self.arg_buffer.recycle(call.args);
         // A command that blocked is counted when it is served or times out, as in Redis.
         if !(reply == Reply::None && self.is_blocked(conn)) {
-            self.stats.record(&name, reply.is_error());
+            self.stats.record(cmd, &name, reply.is_error());
         }
         self.fault_after(conn, fault, reply)
     }
@@ -502,7 +499,7 @@ impl Engine {
             Ok((cmd, name)) => {
                 self.stats.total_commands_processed += 1;
                 let reply = self.call(cmd, call);
-                self.stats.record(&name, reply.is_error());
+                self.stats.record(cmd, &name, reply.is_error());
                 reply
             }
             Err(e) => e,
@@ -712,7 +709,7 @@ impl Engine {
                     self.serving_key = None;
                     if reply != Reply::None {
                         self.unblock(conn);
-                        self.finish_blocked(&name, &reply);
+                        self.finish_blocked(cmd, &name, &reply);
                         self.push_to(conn, reply);
                     }
                 }
@@ -722,8 +719,8 @@ impl Engine {
     }
 
     /// Counts a blocked command once it has its reply (Redis's updateStatsOnUnblock).
-    fn finish_blocked(&mut self, name: &str, reply: &Reply) {
-        self.stats.record(name, reply.is_error());
+    fn finish_blocked(&mut self, cmd: &'static Command, name: &str, reply: &Reply) {
+        self.stats.record(cmd, name, reply.is_error());
         if reply.is_error() {
             self.stats.total_error_replies += 1;
         }
@@ -744,8 +741,8 @@ impl Engine {
         due.sort_unstable();
         for (_, conn) in due {
             if let Some(b) = self.unblock(conn) {
-                if let Ok((_, name)) = resolve(&b.args) {
-                    self.finish_blocked(&name, &b.timeout_reply);
+                if let Ok((cmd, name)) = resolve(&b.args) {
+                    self.finish_blocked(cmd, &name, &b.timeout_reply);
                 }
                 self.push_to(conn, b.timeout_reply);
             }
@@ -761,8 +758,8 @@ impl Engine {
                 } else {
                     b.timeout_reply
                 };
-                if let Ok((_, name)) = resolve(&b.args) {
-                    self.finish_blocked(&name, &reply);
+                if let Ok((cmd, name)) = resolve(&b.args) {
+                    self.finish_blocked(cmd, &name, &reply);
                 }
                 self.push_to(conn, reply);
                 true

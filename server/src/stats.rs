@@ -2,8 +2,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::cmd::table::Command;
+
 #[derive(Debug, Default)]
 pub struct CommandStats {
+    /// The full name INFO prints (`client|list` for a subcommand).
+    pub name: String,
     pub calls: u64,
     pub failed_calls: u64,
 }
@@ -17,8 +21,10 @@ pub struct Stats {
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
     pub blocked_clients: u64,
-    /// Keyed by the command's full name; hashed, since it is updated on every command.
-    pub per_command: HashMap<String, CommandStats, foldhash::fast::FixedState>,
+    /// Keyed by the address of the command's table entry (unique per command and
+    /// subcommand): it is updated on every command, and hashing an address is cheaper than
+    /// hashing a name.
+    pub per_command: HashMap<usize, CommandStats, foldhash::fast::FixedState>,
     /// Error replies by their code (the first word: ERR, WRONGTYPE, ...), for INFO errorstats.
     pub errors_by_code: BTreeMap<String, u64>,
 }
@@ -35,14 +41,20 @@ impl Stats {
         }
     }
 
-    pub fn record(&mut self, name: &str, failed: bool) {
-        let entry = match self.per_command.get_mut(name) {
-            Some(e) => e,
-            None => self.per_command.entry(name.to_string()).or_default(),
-        };
+    /// Counts a call of `cmd`, whose full name is `name`.
+    pub fn record(&mut self, cmd: &'static Command, name: &str, failed: bool) {
+        let entry = self
+            .per_command
+            .entry(cmd as *const Command as usize)
+            .or_insert_with(|| CommandStats { name: name.to_string(), ..Default::default() });
         entry.calls += 1;
         if failed {
             entry.failed_calls += 1;
         }
+    }
+
+    /// The counters of the command whose full name is `name` (INFO's view, for tests).
+    pub fn command(&self, name: &str) -> Option<&CommandStats> {
+        self.per_command.values().find(|c| c.name == name)
     }
 }

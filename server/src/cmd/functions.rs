@@ -467,17 +467,13 @@ fn fcall_generic(e: &mut Engine, call: &mut Call, ro: bool) -> Reply {
     if let Err(r) = preflight(e, flags, ro) {
         return r;
     }
-    let keys = call.args[3..3 + n].to_vec();
-    let argv = call.args[3 + n..].to_vec();
-    let rc = match new_ctx(e, call, flags, ro, true, &keys) {
+    let (keys, argv) = call.args[3..].split_at(n);
+    let rc = match new_ctx(e, call, flags, ro, true, keys) {
         Ok(c) => c,
         Err(r) => return r,
     };
-    let (l, handler) = {
-        let rt = e.scripting.func_rt.as_ref().expect("functions exist only in a runtime");
-        (rt.l, rt.handler_ref)
-    };
-    runtime::run(e, l, handler, func, Args::Params { keys: &keys, argv: &argv }, &name, rc)
+    let h = e.scripting.func_rt.as_ref().expect("functions exist only in a runtime").handles();
+    runtime::run(e, h, func, Args::Params { keys, argv }, &name, rc)
 }
 
 fn fcall(e: &mut Engine, call: &mut Call) -> Reply {

@@ -21,8 +21,8 @@ pub fn numkeys_keys(args: &[Bytes]) -> Vec<usize> {
     (3..3 + n as usize).collect()
 }
 
-/// Parses numkeys with Redis's errors; returns (keys, argv).
-pub(crate) fn split_keys(call: &Call) -> Result<(Vec<Bytes>, Vec<Bytes>), Reply> {
+/// Parses numkeys with Redis's errors; returns how many arguments after it are keys.
+pub(crate) fn split_keys(call: &Call) -> Result<usize, Reply> {
     let Some(n) = crate::numfmt::parse_i64(call.arg(2)) else {
         return Err(Reply::err(errors::NOT_INTEGER));
     };
@@ -32,8 +32,7 @@ pub(crate) fn split_keys(call: &Call) -> Result<(Vec<Bytes>, Vec<Bytes>), Reply>
     if n < 0 {
         return Err(Reply::err(errors::NUMKEYS_NEGATIVE));
     }
-    let n = n as usize;
-    Ok((call.args[3..3 + n].to_vec(), call.args[3 + n..].to_vec()))
+    Ok(n as usize)
 }
 
 /// Compiles `body` into the EVAL runtime's cache (SCRIPT LOAD and EVAL); returns its SHA1.
@@ -132,8 +131,8 @@ fn crc16(data: &[u8]) -> u16 {
 }
 
 fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Reply {
-    let (keys, argv) = match split_keys(call) {
-        Ok(x) => x,
+    let numkeys = match split_keys(call) {
+        Ok(n) => n,
         Err(r) => return r,
     };
     let sha = if by_sha {
@@ -154,16 +153,14 @@ fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Repl
     if let Err(r) = preflight(e, flags, ro) {
         return r;
     }
-    let rc = match new_ctx(e, call, flags, ro, false, &keys) {
+    let (keys, argv) = call.args[3..].split_at(numkeys);
+    let rc = match new_ctx(e, call, flags, ro, false, keys) {
         Ok(c) => c,
         Err(r) => return r,
     };
-    let (l, handler) = {
-        let rt = e.scripting.eval_rt.as_ref().expect("runtime exists once a script is cached");
-        (rt.l, rt.handler_ref)
-    };
+    let h = e.scripting.eval_rt.as_ref().expect("runtime exists once a script is cached").handles();
     let name = std::str::from_utf8(&sha).unwrap_or_default();
-    runtime::run(e, l, handler, func, Args::Globals { keys: &keys, argv: &argv }, name, rc)
+    runtime::run(e, h, func, Args::Globals { keys, argv }, name, rc)
 }
 
 fn eval(e: &mut Engine, call: &mut Call) -> Reply {

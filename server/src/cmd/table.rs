@@ -183,24 +183,38 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
     groups.into_iter().flat_map(|g| g.iter())
 }
 
-type Index = HashMap<&'static str, &'static Command, foldhash::fast::FixedState>;
+/// Command names, lower-cased and zero-padded into three words: every lookup (one per
+/// command, one per redis.call) hashes and compares three integers instead of a string.
+type Packed = [u64; 3];
+
+/// Longest name a packed key holds; no Redis command name comes near it.
+const MAX_NAME: usize = 24;
+
+fn pack(name: &[u8]) -> Option<Packed> {
+    if name.len() > MAX_NAME {
+        return None;
+    }
+    let mut buf = [0u8; MAX_NAME];
+    buf[..name.len()].copy_from_slice(name);
+    buf.make_ascii_lowercase();
+    let word = |i: usize| u64::from_le_bytes(buf[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+    Some([word(0), word(1), word(2)])
+}
+
+type Index = HashMap<Packed, &'static Command, foldhash::fast::FixedState>;
 
 fn index() -> &'static Index {
     static INDEX: OnceLock<Index> = OnceLock::new();
-    INDEX.get_or_init(|| all().map(|c| (c.name, c)).collect())
+    INDEX.get_or_init(|| all().map(|c| (pack(c.name.as_bytes()).expect("command names are short"), c)).collect())
 }
 
 /// Finds a command by name, case-insensitively.
 pub fn lookup(name: &[u8]) -> Option<&'static Command> {
-    let mut buf = [0u8; 40];
-    if name.len() > buf.len() {
+    // A NUL byte would pad like the zeros after a shorter name; no command has one.
+    if name.contains(&0) {
         return None;
     }
-    let lower = &mut buf[..name.len()];
-    lower.copy_from_slice(name);
-    lower.make_ascii_lowercase();
-    let s = std::str::from_utf8(lower).ok()?;
-    index().get(s).copied()
+    index().get(&pack(name)?).copied()
 }
 
 /// Finds a subcommand of a container command, case-insensitively.
@@ -219,6 +233,15 @@ pub fn count() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lookup_ignores_case_and_nothing_else() {
+        assert_eq!(lookup(b"GeT").map(|c| c.name), Some("get"));
+        assert_eq!(lookup(b"ZREMRANGEBYSCORE").map(|c| c.name), Some("zremrangebyscore"));
+        for bad in [&b"get\0"[..], b"ge", b"get ", b"", b"getgetgetgetgetgetgetgetget"] {
+            assert!(lookup(bad).is_none(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn names_are_unique_and_lower_case() {

@@ -7,6 +7,7 @@ use bytes::Bytes;
 
 use super::ffi::*;
 use super::runtime::{ctx, Kind, RunCtx};
+use crate::arg_buffer::ArgBuffer;
 use crate::cmd::table::{self, flags};
 use crate::engine::Call;
 use crate::lua_cfn;
@@ -97,18 +98,10 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
         push_redis_error(l, NO_ARGS);
         return fail(l);
     }
-    let mut args = Vec::with_capacity(argc as usize);
-    for i in 1..=argc {
-        match lua_type(l, i) {
-            LUA_TNUMBER => args.push(Bytes::from(format_double(lua_tonumber(l, i)))),
-            LUA_TSTRING => args.push(Bytes::copy_from_slice(to_bytes(l, i).unwrap_or_default())),
-            _ => {
-                drop(args);
-                push_redis_error(l, "Lua redis lib command arguments must be strings or integers");
-                return fail(l);
-            }
-        }
-    }
+    let Some(args) = command_args(l, argc, &mut (*c.engine).script_arg_buffer) else {
+        push_redis_error(l, "Lua redis lib command arguments must be strings or integers");
+        return fail(l);
+    };
     let resp = c.resp;
     match script_call(c, args) {
         Err(msg) => {
@@ -127,6 +120,28 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
     }
 }
 
+/// The arguments at stack slots 1..=argc as the command's arguments: strings as they are,
+/// numbers in %.17g; None when one is of another type.
+unsafe fn command_args(l: *mut lua_State, argc: c_int, out: &mut ArgBuffer) -> Option<Vec<Bytes>> {
+    // First pass: refuse other types before building anything, and size the buffer.
+    let mut total = 0;
+    for i in 1..=argc {
+        total += match lua_type(l, i) {
+            LUA_TSTRING => str_bytes(l, i).map_or(0, <[u8]>::len),
+            LUA_TNUMBER => 24,
+            _ => return None,
+        };
+    }
+    out.begin(total);
+    for i in 1..=argc {
+        match str_bytes(l, i) {
+            Some(b) => out.push(b),
+            None => out.push(format_double(lua_tonumber(l, i)).as_bytes()),
+        }
+    }
+    Some(out.finish())
+}
+
 unsafe fn push_reply_owned(l: *mut lua_State, reply: Reply, resp: u8) {
     super::convert::push_reply(l, &reply, resp);
 }
@@ -143,6 +158,8 @@ lua_cfn!(redis_pcall, redis_pcall_body);
 /// Runs one command for the script after Redis's script checks. `Err` is the error text
 /// (pushed with luaPushError rules); a command's own error comes back as `Ok(Reply::Error)`.
 fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
+    // SAFETY: the engine outlives the script run that published this context, and no
+    // other reference to it is used while redis.call runs.
     let e = unsafe { &mut *c.engine };
     let Some(mut cmd) = table::lookup(&args[0]) else {
         return Err("Unknown Redis command called from script".into());
@@ -187,10 +204,11 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
     // Resolved and checked above: call the handler directly, counting it as Redis does.
     e.stats.total_commands_processed += 1;
     let reply = e.call(cmd, &mut call);
+    e.script_arg_buffer.recycle(call.args);
     if std::ptr::eq(parent, cmd) {
-        e.stats.record(cmd.name, reply.is_error());
+        e.stats.record(cmd, cmd.name, reply.is_error());
     } else {
-        e.stats.record(&cmd.full_name(Some(parent)), reply.is_error());
+        e.stats.record(cmd, &cmd.full_name(Some(parent)), reply.is_error());
     }
     c.db = call.db;
     Ok(reply)

@@ -20,6 +20,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod shebang;
 pub mod struct_lib;
+pub mod tonumber;
 
 /// Script and function state owned by the engine.
 #[derive(Default)]

@@ -96,6 +96,7 @@ pub unsafe fn build(l: *mut lua_State, kind: Kind) -> c_int {
         g,
         &[("loadstring", loadstring), ("pcall", pcall), ("rawset", rawset), ("setmetatable", setmetatable), ("rawget", rawget), ("next", next), ("pairs", pairs)],
     );
+    set_funcs(l, g, &[("tonumber", super::tonumber::tonumber)]);
 
     super::api::open(l, g, kind);
     super::cjson::open(l, g);

@@ -279,15 +279,15 @@ fn keyspace_events_of_served_blocked_clients() {
 fn a_blocked_command_is_counted_once_when_it_completes() {
     let (mut e, clock) = engine();
     run(&mut e, 1, &["BLPOP", "k", "0"]);
-    assert!(!e.stats.per_command.contains_key("blpop"));
+    assert!(e.stats.command("blpop").is_none());
     assert_eq!(e.stats.blocked_clients, 1);
     run(&mut e, 2, &["RPUSH", "k", "v"]);
-    assert_eq!(e.stats.per_command["blpop"].calls, 1);
+    assert_eq!(e.stats.command("blpop").map(|c| c.calls), Some(1));
     assert_eq!(e.stats.blocked_clients, 0);
     run(&mut e, 1, &["BRPOP", "k", "1"]);
     clock.advance(Duration::from_secs(2));
     e.tick();
-    assert_eq!(e.stats.per_command["brpop"].calls, 1);
+    assert_eq!(e.stats.command("brpop").map(|c| c.calls), Some(1));
 }
 
 #[test]

@@ -318,9 +318,10 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             }
         }
         "commandstats" => {
-            let mut rows: Vec<_> = st.per_command.iter().collect();
-            rows.sort_by(|a, b| a.0.cmp(b.0));
-            for (name, cs) in rows {
+            let mut rows: Vec<_> = st.per_command.values().collect();
+            rows.sort_by(|a, b| a.name.cmp(&b.name));
+            for cs in rows {
+                let name = &cs.name;
                 let v = format!(
                     "calls={},usec=0,usec_per_call=0.00,rejected_calls=0,failed_calls={}",
                     cs.calls, cs.failed_calls
@@ -334,7 +335,7 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             }
         }
         "latencystats" => {
-            let mut names: Vec<_> = st.per_command.keys().collect();
+            let mut names: Vec<_> = st.per_command.values().map(|c| &c.name).collect();
             names.sort();
             for name in names {
                 f(&format!("latency_percentiles_usec_{}", name), &"p50=0.001,p99=0.001,p99.9=0.001");
