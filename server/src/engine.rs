@@ -265,19 +265,24 @@ impl Engine {
         self.end_command();
     }
 
+    /// Reads the clock and expires what is due. One pass over the databases does both the
+    /// active expiry and the notifications for keys lazy expiry removed since the last
+    /// command: this runs before every command, so its cost is paid on every command.
     fn begin_command(&mut self) {
         if !self.time_frozen {
             self.now_ms = self.clock.now_ms();
         }
-        if self.active_expire {
-            for i in 0..self.dbs.len() {
-                if self.dbs[i].next_deadline().is_some_and(|t| t <= self.now_ms) {
-                    self.dbs[i].now = self.now_ms;
-                    self.dbs[i].purge_expired();
-                }
+        let now = self.now_ms;
+        for idx in 0..self.dbs.len() {
+            let db = &mut self.dbs[idx];
+            if self.active_expire && db.next_deadline().is_some_and(|t| t <= now) {
+                db.now = now;
+                db.purge_expired();
+            }
+            if !db.expired_log.is_empty() {
+                self.drain_db(idx);
             }
         }
-        self.drain_expired();
     }
 
     fn end_command(&mut self) {
@@ -297,14 +302,17 @@ impl Engine {
     /// in Redis 7.0 a watched key that expires leaves EXEC free to run.
     fn drain_expired(&mut self) {
         for idx in 0..self.dbs.len() {
-            if self.dbs[idx].expired_log.is_empty() {
-                continue;
+            if !self.dbs[idx].expired_log.is_empty() {
+                self.drain_db(idx);
             }
-            let keys = std::mem::take(&mut self.dbs[idx].expired_log);
-            for key in keys {
-                self.stats.expired_keys += 1;
-                notify::keyspace_event(self, notify::EXPIRED, "expired", idx, &key);
-            }
+        }
+    }
+
+    fn drain_db(&mut self, idx: usize) {
+        let keys = std::mem::take(&mut self.dbs[idx].expired_log);
+        for key in keys {
+            self.stats.expired_keys += 1;
+            notify::keyspace_event(self, notify::EXPIRED, "expired", idx, &key);
         }
     }
 

@@ -47,6 +47,7 @@ fn load_script(e: &mut Engine, body: &Bytes) -> Result<[u8; 40], Reply> {
     let func = rt
         .compile(&body[skip..], c"@user_script")
         .map_err(|m| Reply::err(format!("ERR Error compiling script (new function): {}", m)))?;
+    rt.read_globals_directly(func);
     e.scripting.cache.scripts.insert(sha, Script { body: body.clone(), func, flags });
     Ok(sha)
 }

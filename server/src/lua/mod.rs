@@ -16,6 +16,7 @@ pub mod cmsgpack;
 pub mod convert;
 pub mod ffi;
 pub mod functions;
+pub mod global_writes;
 pub mod runtime;
 pub mod sandbox;
 pub mod shebang;

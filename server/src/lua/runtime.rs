@@ -155,6 +155,39 @@ impl Runtime {
         }
     }
 
+    /// Lets the compiled function at `fref` read the real globals table instead of the
+    /// read-only proxy, when its bytecode cannot assign a global by name (see
+    /// `global_writes` for why that is safe). Nothing changes for a runtime without a
+    /// globals proxy, or when the bytecode cannot be read.
+    pub fn read_globals_directly(&self, fref: c_int) {
+        if self.globals_ref == LUA_REFNIL || self.dump(fref).is_none_or(|d| super::global_writes::may_write_globals(&d)) {
+            return;
+        }
+        unsafe {
+            lua_rawgeti_(self.l, LUA_REGISTRYINDEX, fref);
+            lua_rawgeti_(self.l, LUA_REGISTRYINDEX, self.globals_ref);
+            lua_setfenv(self.l, -2);
+            lua_pop(self.l, 1);
+        }
+    }
+
+    /// The bytecode of the compiled function at `fref` (lua_dump).
+    pub(crate) fn dump(&self, fref: c_int) -> Option<Vec<u8>> {
+        unsafe extern "C-unwind" fn collect(_: *mut lua_State, p: *const c_void, sz: usize, ud: *mut c_void) -> c_int {
+            let out = &mut *(ud as *mut Vec<u8>);
+            out.extend_from_slice(std::slice::from_raw_parts(p as *const u8, sz));
+            0
+        }
+        let mut dump: Vec<u8> = Vec::new();
+        let status = unsafe {
+            lua_rawgeti_(self.l, LUA_REGISTRYINDEX, fref);
+            let status = lua_dump_(self.l, collect, &mut dump as *mut Vec<u8> as *mut c_void);
+            lua_pop(self.l, 1);
+            status
+        };
+        (status == 0).then_some(dump)
+    }
+
     pub fn unref(&self, r: c_int) {
         unsafe { luaL_unref(self.l, LUA_REGISTRYINDEX, r) };
     }
