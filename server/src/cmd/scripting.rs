@@ -138,8 +138,8 @@ fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Repl
     };
     let sha = if by_sha {
         match normalize_sha(call.arg(1)) {
-            Some(s) if e.scripting.cache.get(&s).is_some() => s,
-            _ => return Reply::err(errors::NOSCRIPT),
+            Some(s) => s,
+            None => return Reply::err(errors::NOSCRIPT),
         }
     } else {
         match load_script(e, &call.args[1]) {
@@ -147,9 +147,9 @@ fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Repl
             Err(r) => return r,
         }
     };
-    let (func, flags) = {
-        let s = e.scripting.cache.get(&sha).expect("cached");
-        (s.func, s.flags)
+    let (func, flags) = match e.scripting.cache.get(&sha) {
+        Some(s) => (s.func, s.flags),
+        None => return Reply::err(errors::NOSCRIPT),
     };
     if let Err(r) = preflight(e, flags, ro) {
         return r;

@@ -183,22 +183,32 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
     groups.into_iter().flat_map(|g| g.iter())
 }
 
-/// Command names, lower-cased and zero-padded into three words: every lookup (one per
-/// command, one per redis.call) hashes and compares three integers instead of a string.
-type Packed = [u64; 3];
+/// A command name lower-cased and zero-padded into three words, its length in the last
+/// byte: every lookup (one per command, one per redis.call) hashes and compares three
+/// integers instead of a string, and "get\0" cannot pass for "get".
+#[derive(PartialEq, Eq)]
+struct Packed([u64; 3]);
+
+impl std::hash::Hash for Packed {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let [a, b, c] = self.0;
+        state.write_u64(a ^ b.rotate_left(21) ^ c.rotate_left(42));
+    }
+}
 
 /// Longest name a packed key holds; no Redis command name comes near it.
-const MAX_NAME: usize = 24;
+const MAX_NAME: usize = 23;
 
 fn pack(name: &[u8]) -> Option<Packed> {
     if name.len() > MAX_NAME {
         return None;
     }
-    let mut buf = [0u8; MAX_NAME];
+    let mut buf = [0u8; MAX_NAME + 1];
     buf[..name.len()].copy_from_slice(name);
     buf.make_ascii_lowercase();
+    buf[MAX_NAME] = name.len() as u8;
     let word = |i: usize| u64::from_le_bytes(buf[8 * i..8 * i + 8].try_into().expect("8 bytes"));
-    Some([word(0), word(1), word(2)])
+    Some(Packed([word(0), word(1), word(2)]))
 }
 
 type Index = HashMap<Packed, &'static Command, foldhash::fast::FixedState>;
@@ -210,10 +220,6 @@ fn index() -> &'static Index {
 
 /// Finds a command by name, case-insensitively.
 pub fn lookup(name: &[u8]) -> Option<&'static Command> {
-    // A NUL byte would pad like the zeros after a shorter name; no command has one.
-    if name.contains(&0) {
-        return None;
-    }
     index().get(&pack(name)?).copied()
 }
 

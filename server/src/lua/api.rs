@@ -123,20 +123,15 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
 /// The arguments at stack slots 1..=argc as the command's arguments: strings as they are,
 /// numbers in %.17g; None when one is of another type.
 unsafe fn command_args(l: *mut lua_State, argc: c_int, out: &mut ArgBuffer) -> Option<Vec<Bytes>> {
-    // First pass: refuse other types before building anything, and size the buffer.
-    let mut total = 0;
+    // The buffer is reused from call to call, so its capacity is already there: no need
+    // for a first pass to size it. A refused call leaves a partial command, which the next
+    // `begin` discards.
+    out.begin(0);
     for i in 1..=argc {
-        total += match lua_type(l, i) {
-            LUA_TSTRING => str_bytes(l, i).map_or(0, <[u8]>::len),
-            LUA_TNUMBER => 24,
+        match lua_type(l, i) {
+            LUA_TSTRING => out.push(to_bytes(l, i).unwrap_or_default()),
+            LUA_TNUMBER => out.push(format_double(lua_tonumber(l, i)).as_bytes()),
             _ => return None,
-        };
-    }
-    out.begin(total);
-    for i in 1..=argc {
-        match str_bytes(l, i) {
-            Some(b) => out.push(b),
-            None => out.push(format_double(lua_tonumber(l, i)).as_bytes()),
         }
     }
     Some(out.finish())
