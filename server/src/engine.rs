@@ -90,6 +90,10 @@ pub struct Engine {
     /// Changes since the last SAVE (INFO rdb_changes_since_last_save).
     pub(crate) dirty: u64,
     pub(crate) last_save_s: i64,
+    /// Databases that may hold keys with a deadline or an unsent `expired` notification:
+    /// bit i for database i. Set by every access through `db()`, cleared once a database has
+    /// no deadline left; databases past 64 are always looked at.
+    pub(crate) maybe_expiring: u64,
     /// Where in-process callers' command arguments are built.
     pub(crate) arg_buffer: crate::arg_buffer::ArgBuffer,
     /// Where redis.call's arguments are built: a buffer of their own, because the
@@ -106,7 +110,8 @@ impl Engine {
     /// An engine reading time from `clock` (share it to control time from a test).
     pub fn with_clock(config: Config, clock: Clock) -> Engine {
         let now = clock.now_ms();
-        let dbs = (0..config.databases.max(1)).map(|_| Db::new()).collect();
+        let dbs_len = config.databases.max(1);
+        let dbs = (0..dbs_len).map(|_| Db::new()).collect();
         let notify_flags = notify::parse_flags(&config.notify_keyspace_events).unwrap_or(0);
         Engine {
             config,
@@ -135,6 +140,7 @@ impl Engine {
             started_ms: now,
             dirty: 0,
             last_save_s: now / 1000,
+            maybe_expiring: all_dbs_mask(dbs_len),
             arg_buffer: Default::default(),
             script_arg_buffer: Default::default(),
         }
@@ -265,15 +271,15 @@ impl Engine {
         self.end_command();
     }
 
-    /// Reads the clock and expires what is due. One pass over the databases does both the
-    /// active expiry and the notifications for keys lazy expiry removed since the last
-    /// command: this runs before every command, so its cost is paid on every command.
+    /// Reads the clock and expires what is due, in the databases that may hold keys with a
+    /// deadline or keys lazy expiry removed since the last command. This runs before every
+    /// command, so it looks only at the databases `maybe_expiring` names, not all sixteen.
     fn begin_command(&mut self) {
         if !self.time_frozen {
             self.now_ms = self.clock.now_ms();
         }
         let now = self.now_ms;
-        for idx in 0..self.dbs.len() {
+        for idx in self.maybe_expiring_dbs() {
             let db = &mut self.dbs[idx];
             if self.active_expire && db.next_deadline().is_some_and(|t| t <= now) {
                 db.now = now;
@@ -281,6 +287,9 @@ impl Engine {
             }
             if !db.expired_log.is_empty() {
                 self.drain_db(idx);
+            }
+            if self.dbs[idx].next_deadline().is_none() && idx < 64 {
+                self.maybe_expiring &= !(1 << idx);
             }
         }
     }
@@ -292,16 +301,37 @@ impl Engine {
 
     /// The database `idx`, with "now" set for lazy expiry.
     pub(crate) fn db(&mut self, idx: usize) -> &mut Db {
+        if idx < 64 {
+            self.maybe_expiring |= 1 << idx;
+        }
         let now = self.now_ms;
         let db = &mut self.dbs[idx];
         db.now = now;
         db
     }
 
+    /// After databases changed places or contents wholesale (SWAPDB, a rollback): look at
+    /// every one again.
+    pub(crate) fn recheck_all_dbs(&mut self) {
+        self.maybe_expiring = all_dbs_mask(self.dbs.len());
+    }
+
+    /// The databases `maybe_expiring` names, and every one past the 64 it can name.
+    fn maybe_expiring_dbs(&self) -> impl Iterator<Item = usize> + use<> {
+        let mut bits = self.maybe_expiring;
+        let n = self.dbs.len();
+        std::iter::from_fn(move || {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits.wrapping_sub(1);
+            (i < 64).then_some(i)
+        })
+        .chain(64.min(n)..n)
+    }
+
     /// Sends `expired` notifications for keys expiry removed. It does not break WATCHes:
     /// in Redis 7.0 a watched key that expires leaves EXEC free to run.
     fn drain_expired(&mut self) {
-        for idx in 0..self.dbs.len() {
+        for idx in self.maybe_expiring_dbs() {
             if !self.dbs[idx].expired_log.is_empty() {
                 self.drain_db(idx);
             }
@@ -422,6 +452,7 @@ impl Engine {
             FaultAction::Rollback => {
                 if let Some(snapshot) = &self.snapshot {
                     self.dbs = snapshot.clone();
+                    self.recheck_all_dbs();
                     self.touch_all_watched(None);
                 }
                 None
@@ -790,6 +821,15 @@ impl Engine {
                 self.push_to(m, Reply::Status(line.clone()));
             }
         }
+    }
+}
+
+/// `maybe_expiring` with a bit for each of the first `n` databases (at most 64).
+fn all_dbs_mask(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
     }
 }
 

@@ -285,3 +285,28 @@ fn randomkey_skips_expired_keys() {
     let Reply::Array(keys) = run(&mut e, &["KEYS", "*"]) else { panic!() };
     assert_eq!(keys, vec![Reply::bulk("here")]);
 }
+
+/// Active expiry looks only at databases that may hold deadlines (Engine::maybe_expiring):
+/// a key in another database than the one commands run in, or one SWAPDB moved, must still
+/// expire on time and be counted.
+#[test]
+fn keys_in_other_databases_expire_actively() {
+    let (mut e, clock) = engine();
+    e.execute(3, &["SELECT", "5"]);
+    e.execute(3, &["SET", "a", "1", "PX", "100"]);
+    e.execute(3, &["SELECT", "9"]);
+    e.execute(3, &["SET", "b", "1", "PX", "300"]);
+    e.execute(3, &["SWAPDB", "9", "12"]);
+    e.execute(3, &["SELECT", "0"]);
+    for _ in 0..3 {
+        run(&mut e, &["PING"]);
+    }
+    assert_eq!(e.stats.expired_keys, 0);
+    clock.advance(Duration::from_millis(150));
+    run(&mut e, &["PING"]);
+    assert_eq!(e.stats.expired_keys, 1, "db 5's key expires while db 0 is in use");
+    clock.advance(Duration::from_millis(200));
+    run(&mut e, &["PING"]);
+    assert_eq!(e.stats.expired_keys, 2, "the key SWAPDB moved to db 12 expires too");
+    assert_eq!(e.dbs[5].len() + e.dbs[12].len(), 0);
+}

@@ -64,6 +64,7 @@ pub(super) fn swapdb(e: &mut Engine, call: &mut Call) -> Reply {
     let (a, b) = (a as usize, b as usize);
     if a != b {
         e.dbs.swap(a, b);
+        e.recheck_all_dbs();
         // A watched key that exists in either database changed its value.
         e.touch_watched_swapdb(a, b);
         // Clients blocked on keys that now exist in their database are served.
