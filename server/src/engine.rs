@@ -94,6 +94,8 @@ pub struct Engine {
     /// bit i for database i. Set by every access through `db()`, cleared once a database has
     /// no deadline left; databases past 64 are always looked at.
     pub(crate) maybe_expiring: u64,
+    /// Some client ever turned CLIENT NO-TOUCH on: only then does a command look it up.
+    pub(crate) any_no_touch: bool,
     /// Where in-process callers' command arguments are built.
     pub(crate) arg_buffer: crate::arg_buffer::ArgBuffer,
     /// Where redis.call's arguments are built: a buffer of their own, because the
@@ -141,6 +143,7 @@ impl Engine {
             dirty: 0,
             last_save_s: now / 1000,
             maybe_expiring: all_dbs_mask(dbs_len),
+            any_no_touch: false,
             arg_buffer: Default::default(),
             script_arg_buffer: Default::default(),
         }
@@ -361,6 +364,8 @@ impl Engine {
         let session = self.sessions.get_mut(&conn).expect("session exists");
         session.last_interaction_ms = self.now_ms;
         let in_multi = session.multi.is_some();
+        // Nothing before the handler changes these; read them while the session is at hand.
+        let (db, resp) = (session.db, session.resp);
 
         let (cmd, name) = match resolve(&args) {
             Ok(found) => found,
@@ -393,10 +398,6 @@ impl Engine {
             return Reply::err(errors::OOM);
         }
         self.feed_monitors(conn, &args, cmd);
-        let (db, resp) = {
-            let s = &self.sessions[&conn];
-            (s.db, s.resp)
-        };
         let fault = self.check_faults(conn, cmd, &name, &args);
         if let Some(early) = self.fault_before(conn, fault.as_ref()) {
             return early;
@@ -463,6 +464,9 @@ impl Engine {
 
     /// Applies the part of a fault that happens to the reply of a command that ran.
     fn fault_after(&mut self, conn: ConnId, fault: Option<FaultAction>, reply: Reply) -> Reply {
+        if fault.is_none() {
+            return reply;
+        }
         let Some(s) = self.sessions.get_mut(&conn) else {
             return reply;
         };
@@ -524,7 +528,7 @@ impl Engine {
     /// Runs a resolved command's handler with no checks: EXEC and scripts come here after
     /// doing their own.
     pub(crate) fn call(&mut self, cmd: &'static Command, call: &mut Call) -> Reply {
-        let no_touch = self.sessions.get(&call.conn).is_some_and(|s| s.no_touch) && cmd.name != "touch";
+        let no_touch = self.any_no_touch && cmd.name != "touch" && self.sessions.get(&call.conn).is_some_and(|s| s.no_touch);
         self.dbs[call.db].no_touch = no_touch;
         let reply = (cmd.handler)(self, call);
         self.dbs[call.db].no_touch = false;

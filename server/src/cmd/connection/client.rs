@@ -321,6 +321,7 @@ fn no_touch(e: &mut Engine, call: &mut Call) -> Reply {
     if let Some(s) = e.sessions.get_mut(&call.conn) {
         s.no_touch = on;
     }
+    e.any_no_touch |= on;
     Reply::ok()
 }
 
