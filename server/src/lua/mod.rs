@@ -21,6 +21,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod shebang;
 pub mod struct_lib;
+pub mod table_insert;
 pub mod tonumber;
 
 /// Script and function state owned by the engine.

@@ -17,7 +17,7 @@ const PROXIES: &str = "redlab.proxies";
 const BACKING_G: &str = "redlab.G";
 const LOAD_API: &str = "redlab.load_api";
 const GLOBALS_MT: &str = "redlab.globals_mt";
-const READONLY: &str = "Attempt to modify a readonly table";
+pub(crate) const READONLY: &str = "Attempt to modify a readonly table";
 
 /// The error handler: adds where the error happened, as Redis's `__redis__err__handler`.
 const HANDLER: &str = r#"
@@ -87,6 +87,9 @@ pub unsafe fn build(l: *mut lua_State, kind: Kind) -> c_int {
     }
 
     // Functions Redis replaces or wraps.
+    get_field(l, g, "table");
+    set_funcs(l, lua_gettop(l), &[("insert", super::table_insert::insert)]);
+    lua_pop(l, 1);
     get_field(l, g, "math");
     let math = lua_gettop(l);
     set_funcs(l, math, &[("random", math_random), ("randomseed", math_randomseed)]);
@@ -227,7 +230,7 @@ pub unsafe fn push_backing(l: *mut lua_State, idx: c_int) {
     lua_remove(l, -2);
 }
 
-unsafe fn is_proxy(l: *mut lua_State, idx: c_int) -> bool {
+pub(crate) unsafe fn is_proxy(l: *mut lua_State, idx: c_int) -> bool {
     if lua_type(l, idx) != LUA_TTABLE {
         return false;
     }
