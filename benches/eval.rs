@@ -1,0 +1,131 @@
+//! In-process EVALSHA throughput of the monotonic-max script, beside the time a real
+//! redis-server spends executing the same EVALSHA.
+//!
+//! Two paths are measured, because they cost very different amounts: `update` sends a value
+//! larger than the stored one every time, so every call runs GET, compare, SET and SADD;
+//! `stale` sends a value that loses the comparison, so the call runs only GET and compare.
+//!
+//! redlab runs on this thread through `Engine::execute` (argument building and dispatch
+//! included). For Redis, the same commands are piped in with `redis-cli --pipe` and the
+//! figure is Redis's own `usec_per_call` for evalsha from INFO commandstats: the time inside
+//! the command, without parsing or networking, so the comparison favours Redis.
+//!
+//! Run: `cargo bench --bench eval`; `EVAL_BENCH_ONLY=update` (or `stale`) runs one path, for
+//! profiling.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use redlab::{Config, Engine, Reply};
+use redlab_client::RealRedis;
+
+const MONOTONIC_MAX: &str = "local cur = tonumber(redis.call('GET', KEYS[1]))
+local v = tonumber(ARGV[1])
+if cur == nil or v > cur then
+  redis.call('SET', KEYS[1], ARGV[1])
+  redis.call('SADD', KEYS[2], KEYS[1])
+  return 1
+end
+return 0";
+
+/// How long each path is measured on redlab.
+const MEASURE: Duration = Duration::from_secs(2);
+/// How many EVALSHA calls Redis executes per path.
+const REDIS_CALLS: u64 = 300_000;
+/// The stored maximum each path starts from.
+const START: u64 = 1_000_000;
+
+struct Path {
+    name: &'static str,
+    /// What every call must answer.
+    expect: i64,
+    /// The ARGV of call `i`.
+    value: fn(u64) -> String,
+}
+
+const PATHS: [Path; 2] = [
+    Path { name: "update (GET, compare, SET, SADD)", expect: 1, value: |i| (START + 1 + i).to_string() },
+    Path { name: "stale (GET, compare)", expect: 0, value: |i| (i % START).to_string() },
+];
+
+/// EVALSHA calls per second on an in-process engine, checking every reply is `expect` so a
+/// path that silently changed (say, to the stale one) cannot pass as fast.
+fn redlab(path: &Path) -> f64 {
+    let mut e = Engine::new(Config::default());
+    let sha = match e.execute(1, &["SCRIPT", "LOAD", MONOTONIC_MAX]) {
+        Reply::Bulk(b) => String::from_utf8(b.to_vec()).expect("hex"),
+        other => panic!("SCRIPT LOAD failed: {other:?}"),
+    };
+    e.execute(1, &["SET", "max", &START.to_string()]);
+    let batch: u64 = 1024;
+    let mut n: u64 = 0;
+    let start = Instant::now();
+    while start.elapsed() < MEASURE {
+        let values: Vec<String> = (n..n + batch).map(path.value).collect();
+        for v in &values {
+            let r = e.execute(1, &["EVALSHA", sha.as_str(), "2", "max", "seen", v.as_str()]);
+            assert!(matches!(r, Reply::Int(i) if i == path.expect), "{r:?}");
+        }
+        n += batch;
+    }
+    n as f64 / start.elapsed().as_secs_f64()
+}
+
+fn cli(port: u16, args: &[&str]) -> String {
+    let out = Command::new("redis-cli").arg("-p").arg(port.to_string()).args(args).output().expect("run redis-cli");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn resp(args: &[&str], out: &mut Vec<u8>) {
+    write!(out, "*{}\r\n", args.len()).expect("vec");
+    for a in args {
+        write!(out, "${}\r\n{}\r\n", a.len(), a).expect("vec");
+    }
+}
+
+/// EVALSHA calls per second of Redis's own execution time (1 / usec_per_call).
+fn redis(real: &RealRedis, path: &Path) -> f64 {
+    let port = real.port();
+    let sha = cli(port, &["SCRIPT", "LOAD", MONOTONIC_MAX]);
+    cli(port, &["FLUSHALL"]);
+    cli(port, &["SET", "max", &START.to_string()]);
+    cli(port, &["CONFIG", "RESETSTAT"]);
+    let mut input = Vec::new();
+    for i in 0..REDIS_CALLS {
+        resp(&["EVALSHA", &sha, "2", "max", "seen", &(path.value)(i)], &mut input);
+    }
+    let mut pipe = Command::new("redis-cli")
+        .args(["-p", &port.to_string(), "--pipe"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run redis-cli --pipe");
+    pipe.stdin.take().expect("stdin").write_all(&input).expect("pipe commands");
+    let out = pipe.wait_with_output().expect("redis-cli --pipe");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.contains("errors: 0"), "redis-cli --pipe: {report}");
+    let stats = cli(port, &["INFO", "commandstats"]);
+    let line = stats.lines().find(|l| l.starts_with("cmdstat_evalsha:")).expect("evalsha in commandstats");
+    let field = |name: &str| -> f64 {
+        line.split([':', ',']).find_map(|kv| kv.strip_prefix(name)).and_then(|v| v.parse().ok()).expect(name)
+    };
+    assert_eq!(field("calls=") as u64, REDIS_CALLS, "{line}");
+    1e6 / field("usec_per_call=")
+}
+
+fn main() {
+    let only = std::env::var("EVAL_BENCH_ONLY").ok();
+    let real = RealRedis::start().map_err(|e| println!("redis-server not started ({e}): redlab only")).ok();
+    println!("{:<36} {:>14} {:>14} {:>8}", "eval/monotonic-max", "redlab EVALSHA/s", "redis EVALSHA/s", "ratio");
+    for path in PATHS.iter().filter(|p| only.as_deref().is_none_or(|o| p.name.starts_with(o))) {
+        let ours = redlab(path);
+        match &real {
+            Some(real) => {
+                let theirs = redis(real, path);
+                println!("{:<36} {:>14.0} {:>14.0} {:>7.2}x", path.name, ours, theirs, ours / theirs);
+            }
+            None => println!("{:<36} {:>14.0} {:>14} {:>8}", path.name, ours, "-", "-"),
+        }
+    }
+}
