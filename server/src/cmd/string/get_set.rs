@@ -134,8 +134,12 @@ fn set_generic(e: &mut Engine, db: usize, key: &[u8], val: &[u8], o: &Opts, cmd:
     let found = if o.get || o.cond.is_some() {
         old = lookup_str(e, db, key)?.cloned();
         old.is_some()
-    } else {
+    } else if o.nx || o.xx {
         e.db(db).contains(key)
+    } else {
+        // A plain SET needs no lookup of its own: the store below finds the old entry (and
+        // expires it first if its deadline passed, as this lookup would have).
+        false
     };
     let cond_ok = match o.cond {
         None => true,
