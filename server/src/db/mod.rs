@@ -9,6 +9,7 @@ pub mod encoding;
 pub mod key;
 pub mod rdb;
 pub mod scan;
+pub mod strvalue;
 pub mod value;
 pub mod zset;
 
@@ -19,6 +20,7 @@ use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
 
 pub use key::Key;
+pub use strvalue::StrValue;
 pub use value::{HashValue, ListValue, SetValue, Value};
 pub use zset::ZSet;
 
