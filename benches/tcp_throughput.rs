@@ -93,7 +93,7 @@ fn main() {
     if pinned {
         println!("servers pinned to CPU {SERVER_CPU}, redis-benchmark to CPU {CLIENT_CPU}; {RUNS} runs each, median (lowest-highest)");
     } else {
-        println!("not pinned (taskset unavailable or one CPU): -P 1 figures vary with placement; {RUNS} runs each");
+        println!("not pinned (REDLAB_BENCH_NO_PIN, no taskset, or one CPU): -P 1 figures vary with placement; {RUNS} runs each");
     }
     println!("{:<28} {:>26} {:>26} {:>8}", "test (50 clients)", "redlab ops/s", "redis ops/s", "ratio");
     for pipeline in [1, 16] {
