@@ -157,7 +157,7 @@ mod tests {
         let (mut e, clock) = manual();
         let c = e.connect();
         let deadline = e.clock.now_ms() + 1000;
-        e.db(0).set_with_expire(b"lease", Value::Str(b"x".to_vec()), Some(deadline));
+        e.db(0).set_with_expire(b"lease", Value::Str(b"x".to_vec().into()), Some(deadline));
         run(&mut e, c, "WATCH lease");
         clock.advance(Duration::from_secs(2));
         e.tick();

@@ -178,20 +178,20 @@ mod tests {
         for i in 0..512 {
             h.insert(format!("f{i}").into_bytes(), b"v".to_vec());
         }
-        assert_eq!(of(&Value::Hash(h.clone()), &l), Encoding::Listpack);
+        assert_eq!(of(&Value::Hash(Box::new(h.clone())), &l), Encoding::Listpack);
         h.insert(b"one-more".to_vec(), b"v".to_vec());
-        assert_eq!(of(&Value::Hash(h), &l), Encoding::Hashtable);
+        assert_eq!(of(&Value::Hash(Box::new(h)), &l), Encoding::Hashtable);
 
         let mut s = SetValue::default();
         s.insert(b"1".to_vec());
-        assert_eq!(of(&Value::Set(s.clone()), &l), Encoding::Intset);
+        assert_eq!(of(&Value::Set(Box::new(s.clone())), &l), Encoding::Intset);
         s.insert(b"a".to_vec());
-        assert_eq!(of(&Value::Set(s), &l), Encoding::Hashtable);
+        assert_eq!(of(&Value::Set(Box::new(s)), &l), Encoding::Hashtable);
 
         let mut z = ZSet::new();
         z.insert(b"m", 1.0);
-        assert_eq!(of(&Value::ZSet(z.clone()), &l), Encoding::Listpack);
+        assert_eq!(of(&Value::ZSet(Box::new(z.clone())), &l), Encoding::Listpack);
         z.insert(&[b'x'; 65], 2.0);
-        assert_eq!(of(&Value::ZSet(z), &l), Encoding::Skiplist);
+        assert_eq!(of(&Value::ZSet(Box::new(z)), &l), Encoding::Skiplist);
     }
 }

@@ -6,15 +6,21 @@
 //! expire are logged so the engine can send `expired` notifications and break WATCHes.
 
 pub mod encoding;
+pub mod key;
 pub mod rdb;
 pub mod scan;
+pub mod strvalue;
 pub mod value;
 pub mod zset;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use foldhash::fast::FixedState;
+use hashbrown::hash_map::EntryRef;
+use hashbrown::HashMap;
 
+pub use key::Key;
+pub use strvalue::StrValue;
 pub use value::{HashValue, ListValue, SetValue, Value};
 pub use zset::ZSet;
 
@@ -32,7 +38,7 @@ pub struct Entry {
 
 #[derive(Clone, Debug, Default)]
 pub struct Db {
-    map: HashMap<Vec<u8>, Entry, FixedState>,
+    map: HashMap<Key, Entry, FixedState>,
     expires: BTreeSet<(i64, Vec<u8>)>,
     /// "Now" for this command, set by the engine before every access (frozen during a script).
     pub(crate) now: i64,
@@ -128,11 +134,22 @@ impl Db {
         self.set_with_expire(key, value, ttl);
     }
 
+    /// Stores a value with one lookup, without copying the key when it exists. An old entry
+    /// whose deadline had passed is logged as expired, as the lookup Redis's `setKey` does
+    /// first would have expired it.
     pub fn set_with_expire(&mut self, key: &[u8], value: Value, expire_at: Option<i64>) {
         let entry = Entry { value, expire_at, last_access: self.now, raw: false };
-        if let Some(old) = self.map.insert(key.to_vec(), entry) {
-            if let Some(t) = old.expire_at {
-                self.expires.remove(&(t, key.to_vec()));
+        let old = match self.map.entry_ref(key) {
+            EntryRef::Occupied(mut o) => Some(o.insert(entry)),
+            EntryRef::Vacant(v) => {
+                v.insert_with_key(Key::from(key), entry);
+                None
+            }
+        };
+        if let Some(t) = old.and_then(|o| o.expire_at) {
+            self.expires.remove(&(t, key.to_vec()));
+            if t <= self.now {
+                self.expired_log.push(key.to_vec());
             }
         }
         if let Some(t) = expire_at {
@@ -144,7 +161,7 @@ impl Db {
     /// RENAME, MOVE and RESTORE keep what the entry carries.
     pub fn insert_entry(&mut self, key: &[u8], entry: Entry) {
         let expire_at = entry.expire_at;
-        if let Some(old) = self.map.insert(key.to_vec(), entry) {
+        if let Some(old) = self.map.insert(Key::from(key), entry) {
             if let Some(t) = old.expire_at {
                 self.expires.remove(&(t, key.to_vec()));
             }
@@ -190,7 +207,7 @@ impl Db {
                 break;
             }
             let (_, key) = self.expires.pop_first().expect("checked non-empty");
-            self.map.remove(&key);
+            self.map.remove(&key[..]);
             self.expired_log.push(key);
         }
     }
@@ -212,13 +229,13 @@ impl Db {
     }
 
     /// All keys, live or not, in the map's (fixed-seed, so repeatable) order.
-    pub fn keys(&self) -> impl Iterator<Item = &Vec<u8>> + '_ {
-        self.map.keys()
+    pub fn keys(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.map.keys().map(Key::as_bytes)
     }
 
     /// All entries, in the map's order. Callers that care about expiry purge first.
-    pub fn iter(&self) -> impl Iterator<Item = (&Vec<u8>, &Entry)> + '_ {
-        self.map.iter()
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry)> + '_ {
+        self.map.iter().map(|(k, e)| (k.as_bytes(), e))
     }
 
     /// The hash the keyspace SCAN cursor is built on; the same every run.
@@ -229,6 +246,6 @@ impl Db {
 
     /// Approximate memory held by this database's keys and values.
     pub fn approx_memory(&self) -> usize {
-        self.map.iter().map(|(k, e)| k.len() + 48 + e.value.approx_size()).sum()
+        self.map.iter().map(|(k, e)| k.as_bytes().len() + 48 + e.value.approx_size()).sum()
     }
 }

@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use foldhash::fast::FixedState;
 use indexmap::{IndexMap, IndexSet};
 
+use super::strvalue::StrValue;
 use super::zset::ZSet;
 
 /// Hash fields keep insertion order, as Redis's listpack encoding does for small hashes, so
@@ -15,13 +16,16 @@ pub type HashValue = IndexMap<Vec<u8>, Vec<u8>, FixedState>;
 pub type SetValue = IndexSet<Vec<u8>, FixedState>;
 pub type ListValue = VecDeque<Vec<u8>>;
 
+/// The collections other than lists are boxed: their maps are 60 to 110 bytes, and inline
+/// they would make every keyspace slot that large, strings' included. A slot of a cache
+/// line or two is what keeps a lookup in a large keyspace to one cache miss.
 #[derive(Clone, Debug)]
 pub enum Value {
-    Str(Vec<u8>),
+    Str(StrValue),
     List(ListValue),
-    Hash(HashValue),
-    Set(SetValue),
-    ZSet(ZSet),
+    Hash(Box<HashValue>),
+    Set(Box<SetValue>),
+    ZSet(Box<ZSet>),
 }
 
 impl Value {

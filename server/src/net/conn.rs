@@ -1,8 +1,9 @@
 //! One client connection: read, parse, execute on the engine, write.
 //!
 //! The task never holds the engine or its own state across an `.await`: it borrows them
-//! for one read batch, runs every complete request in the batch, and writes all the replies
-//! in one go (so a pipeline costs one write). Output produced for this connection by others
+//! for one read batch and runs every complete request in the batch; the replies are written
+//! in one go (so a pipeline costs one write) by the flusher, after the other connections
+//! ready in the same turn ran too (see `flush.rs`). Output produced for this connection by others
 //! (pub/sub messages, a blocked command's late reply, CLIENT KILL) arrives through its
 //! `Notify`.
 
@@ -29,13 +30,26 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
     let conn = shared.engine.borrow_mut().connect_from(&addr, &laddr);
     shared.attach(conn, io.clone());
     loop {
+        if io.state.borrow().write_pending {
+            // The flusher left output the socket did not take: wait for it to drain
+            // before reading more.
+            if io.flush().await.is_err() {
+                break;
+            }
+            io.state.borrow_mut().write_pending = false;
+        }
         let (close, delay) = {
             let mut st = io.state.borrow_mut();
             if !st.closing && !io.read_available(&mut st) {
                 st.closing = true;
             }
             let (close, delay) = handle_batch(&shared, conn, &mut st);
-            (close || st.closing, delay)
+            let close = close || st.closing;
+            if !close && delay.is_none() && !st.wbuf.is_empty() && !st.queued {
+                st.queued = true;
+                shared.flusher.queue(&io);
+            }
+            (close, delay)
         };
         if let Some(d) = delay {
             // An injected network delay: the whole batch's replies travel together, so a
@@ -44,7 +58,7 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
             // which sleeps to the microsecond while this thread serves everyone else.
             let _ = tokio::task::spawn_blocking(move || std::thread::sleep(d)).await;
         }
-        if io.flush().await.is_err() || close {
+        if (close || delay.is_some()) && (io.flush().await.is_err() || close) {
             break;
         }
         tokio::select! {

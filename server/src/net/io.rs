@@ -27,6 +27,11 @@ pub(crate) struct ConnState {
     pub wbuf: BytesMut,
     /// The peer closed, or a protocol error means we must close after writing.
     pub closing: bool,
+    /// In the flusher's queue (see `flush.rs`).
+    pub queued: bool,
+    /// The flusher could not write all of `wbuf`: the task waits for the socket to drain
+    /// before it reads again.
+    pub write_pending: bool,
 }
 
 pub(crate) struct ConnIo {
@@ -44,6 +49,8 @@ impl ConnIo {
                 rbuf: BytesMut::with_capacity(16 * 1024),
                 wbuf: BytesMut::with_capacity(16 * 1024),
                 closing: false,
+                queued: false,
+                write_pending: false,
             }),
             notify: Notify::new(),
         }
@@ -69,15 +76,21 @@ impl ConnIo {
         true
     }
 
-    /// Reads what the socket has, through tokio (which clears its readiness on
-    /// WouldBlock, so the task's next `readable().await` really waits). Returns false at end
-    /// of stream or error.
+    /// Reads what the socket has, through tokio. One `read` per batch, as Redis does: a read
+    /// that did not fill the buffer space offered has drained the socket, so tokio's
+    /// readiness is cleared right there instead of paying a second `read` that fails with
+    /// WouldBlock. Returns false at end of stream or error.
     pub fn read_available(&self, st: &mut ConnState) -> bool {
         let mut total = 0;
         while total < READ_CHUNK {
             st.rbuf.reserve(16 * 1024);
+            let offered = st.rbuf.capacity() - st.rbuf.len();
             match self.stream.try_read_buf(&mut st.rbuf) {
                 Ok(0) => return false,
+                Ok(n) if n < offered => {
+                    self.clear_read_readiness();
+                    return true;
+                }
                 Ok(n) => total += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -85,6 +98,17 @@ impl ConnIo {
             }
         }
         true
+    }
+
+    /// Marks the socket not readable in tokio's cache after a short read, so the task's next
+    /// `readable().await` waits for the next epoll edge. This is what tokio's own `poll_read`
+    /// does after a short read, and it cannot lose a wakeup: a TCP read returns less than
+    /// asked only when the receive queue is empty, bytes that arrive later raise a new
+    /// edge-triggered event, and tokio clears only if no event came in since it looked (its
+    /// readiness tick); on this one thread the driver cannot run in between anyway. A peer's
+    /// close is not cleared (tokio keeps READ_CLOSED), so end of stream is still seen.
+    fn clear_read_readiness(&self) {
+        let _ = self.stream.try_io(tokio::io::Interest::READABLE, || Err::<(), _>(io::ErrorKind::WouldBlock.into()));
     }
 
     /// Writes as much of the pending output as the socket takes now.

@@ -3,6 +3,7 @@
 
 pub mod busy;
 pub mod conn;
+pub mod flush;
 pub mod io;
 pub mod parser;
 pub mod server;

@@ -62,10 +62,11 @@ impl RequestParser {
             if buf[0] != b'*' {
                 return inline(buf);
             }
-            let Some(line) = take_line(buf, INLINE_MAX, "too big mbulk count string")? else {
+            let Some(end) = line_end(buf, INLINE_MAX, "too big mbulk count string")? else {
                 return Ok(Parsed::Incomplete);
             };
-            let n = crate::numfmt::parse_i64(&line[1..]);
+            let n = crate::numfmt::parse_i64(&buf[1..end]);
+            buf.advance(end + 2);
             let n = match n {
                 Some(n) if n <= i32::MAX as i64 => n,
                 _ => return Err(ProtocolError::new("invalid multibulk length")),
@@ -86,9 +87,10 @@ impl RequestParser {
                 None => {
                     // Like Redis, the whole header line must be there before its first byte
                     // is judged.
-                    let Some(line) = take_line(buf, INLINE_MAX, "too big bulk count string")? else {
+                    let Some(end) = line_end(buf, INLINE_MAX, "too big bulk count string")? else {
                         return Ok(Parsed::Incomplete);
                     };
+                    let line = &buf[..end];
                     if line.first() != Some(&b'$') {
                         let got = line.first().map_or(' ', |&c| c as char);
                         return Err(ProtocolError(format!("ERR Protocol error: expected '$', got '{}'", got)));
@@ -97,6 +99,7 @@ impl RequestParser {
                         Some(l) if l >= 0 && (l as u64) <= max_bulk => l,
                         _ => return Err(ProtocolError::new("invalid bulk length")),
                     };
+                    buf.advance(end + 2);
                     if len > UNAUTH_MAX_BULK && !authenticated {
                         return Err(ProtocolError::new("unauthenticated bulk length"));
                     }
@@ -118,18 +121,16 @@ impl RequestParser {
     }
 }
 
-/// Takes one `\r\n`-terminated line (without the terminator) off the front of `buf`.
-fn take_line(buf: &mut BytesMut, max: usize, too_big: &str) -> Result<Option<BytesMut>, ProtocolError> {
+/// The length of the `\r\n`-terminated line at the front of `buf` (without the terminator),
+/// once all of it arrived. The caller reads the line in place and then advances past it:
+/// a header line is a few bytes, not worth a split of the buffer (a reference count).
+fn line_end(buf: &[u8], max: usize, too_big: &str) -> Result<Option<usize>, ProtocolError> {
     match memchr(b'\r', buf) {
         None if buf.len() > max => Err(ProtocolError::new(too_big)),
         // The '\n' after the '\r' has not arrived yet.
         None => Ok(None),
         Some(pos) if pos + 1 >= buf.len() => Ok(None),
-        Some(pos) => {
-            let line = buf.split_to(pos);
-            buf.advance(2);
-            Ok(Some(line))
-        }
+        Some(pos) => Ok(Some(pos)),
     }
 }
 

@@ -11,6 +11,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::{oneshot, Notify};
 
+use super::flush::Flusher;
 use super::io::{ConnIo, Registry};
 
 use crate::clock::Clock;
@@ -27,6 +28,8 @@ pub(crate) struct Shared {
     attached: RefCell<HashMap<ConnId, Rc<ConnIo>>>,
     /// Signalled when a client runs SHUTDOWN.
     pub(crate) shutdown: Notify,
+    /// Writes the replies of a turn of the event loop together.
+    pub(crate) flusher: Rc<Flusher>,
 }
 
 impl Shared {
@@ -260,6 +263,7 @@ fn run(listener: std::net::TcpListener, config: Config, clock: Clock, faults: Fa
             registry: registry.clone(),
             attached: RefCell::new(HashMap::new()),
             shutdown: Notify::new(),
+            flusher: Rc::new(Flusher::default()),
         });
         // The hook holds a weak reference: the engine owns the hook, and the shared state
         // owns the engine.
@@ -272,6 +276,7 @@ fn run(listener: std::net::TcpListener, config: Config, clock: Clock, faults: Fa
         let hook = super::busy::hook(registry.clone(), spawn, max_bulk);
         shared.engine.borrow_mut().set_busy_hook(hook);
         tokio::task::spawn_local(ticker(shared.clone()));
+        tokio::task::spawn_local(shared.flusher.clone().run());
         loop {
             tokio::select! {
                 accepted = listener.accept() => match accepted {
@@ -288,6 +293,8 @@ fn run(listener: std::net::TcpListener, config: Config, clock: Clock, faults: Fa
                 _ = shared.shutdown.notified() => break,
             }
         }
+        // Replies produced in the last turn (before a SHUTDOWN, say) still go out.
+        shared.flusher.flush_queued(&mut Vec::new());
     });
 }
 

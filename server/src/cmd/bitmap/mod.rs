@@ -46,7 +46,7 @@ pub(crate) fn string_for_bit_write<'a>(
     let need = (max_bit >> 3) as usize + 1;
     let exists = lookup_str(e, db, key)?.is_some();
     if !exists {
-        e.db(db).set(key, Value::Str(vec![0u8; need]));
+        e.db(db).set(key, Value::Str(vec![0u8; need].into()));
     }
     let s = lookup_str_for_update(e, db, key)?.ok_or_else(wrongtype)?;
     let mut grown = !exists;
@@ -288,7 +288,7 @@ fn bitop(e: &mut Engine, call: &mut Call) -> Reply {
     for k in &call.args[3..] {
         match lookup_str(e, call.db, k) {
             Err(r) => return r,
-            Ok(v) => sources.push(v.cloned().unwrap_or_default()),
+            Ok(v) => sources.push(v.map(|s| s.to_vec()).unwrap_or_default()),
         }
     }
     let max_len = sources.iter().map(|s| s.len()).max().unwrap_or(0);
@@ -318,7 +318,7 @@ fn bitop(e: &mut Engine, call: &mut Call) -> Reply {
         }
         *o = acc;
     }
-    e.db(call.db).set(dest, Value::Str(out));
+    e.db(call.db).set(dest, Value::Str(out.into()));
     e.db(call.db).mark_raw(dest);
     e.modified(call.db, dest, notify::STRING, "set");
     Reply::Int(max_len as i64)

@@ -38,7 +38,7 @@ pub(crate) fn hash_mut<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<O
 pub(crate) fn hash_or_create<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<&'a mut HashValue, Reply> {
     let d = e.db(db);
     if !d.contains(key) {
-        d.set(key, Value::Hash(HashValue::default()));
+        d.set(key, Value::Hash(Box::default()));
     }
     match d.get_mut(key) {
         Some(Entry { value: Value::Hash(h), .. }) => Ok(h),

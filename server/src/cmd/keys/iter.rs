@@ -48,7 +48,7 @@ pub fn scan(e: &mut Engine, call: &mut Call) -> Reply {
 pub fn randomkey(e: &mut Engine, call: &mut Call) -> Reply {
     let db = e.db(call.db);
     let now = db.now;
-    let live: Vec<&Vec<u8>> = db
+    let live: Vec<&[u8]> = db
         .iter()
         .filter(|(_, en)| en.expire_at.is_none_or(|t| t > now))
         .map(|(k, _)| k)

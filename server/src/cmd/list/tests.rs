@@ -176,7 +176,7 @@ fn a_key_that_changed_type_before_serving_keeps_its_waiters_blocked() {
     let (mut e, _) = engine();
     run(&mut e, 1, &["BLPOP", "k", "0"]);
     nested(&mut e, 2, &["LPUSH", "k", "x"], true, false);
-    e.db(0).set(b"k", Value::Str(b"now a string".to_vec()));
+    e.db(0).set(b"k", Value::Str(b"now a string".to_vec().into()));
     e.tick();
     assert!(e.is_blocked(1));
     e.db(0).remove(b"k");

@@ -44,7 +44,7 @@ fn check_types(e: &mut Engine, db: usize, keys: &[Bytes]) -> Result<(), Reply> {
 fn sources<'a>(d: &'a Db, keys: &[Bytes]) -> Vec<Option<&'a SetValue>> {
     keys.iter()
         .map(|k| match d.get_shared(k) {
-            Some(Entry { value: Value::Set(s), .. }) => Some(s),
+            Some(Entry { value: Value::Set(s), .. }) => Some(&**s),
             _ => None,
         })
         .collect()
@@ -124,7 +124,7 @@ fn store_op(op: Op, e: &mut Engine, call: &Call) -> Reply {
             e.modified(call.db, dst, notify::GENERIC, "del");
         }
     } else {
-        e.db(call.db).set(dst, Value::Set(result));
+        e.db(call.db).set(dst, Value::Set(Box::new(result)));
         e.modified(call.db, dst, notify::SET, op.store_event());
     }
     Reply::Int(len)

@@ -43,7 +43,7 @@ pub(crate) fn set_mut<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Op
 fn set_or_create<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<&'a mut SetValue, Reply> {
     let d = e.db(db);
     if !d.contains(key) {
-        d.set(key, Value::Set(SetValue::default()));
+        d.set(key, Value::Set(Box::default()));
     }
     match d.get_mut(key) {
         Some(Entry { value: Value::Set(s), .. }) => Ok(s),

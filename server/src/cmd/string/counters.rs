@@ -2,7 +2,7 @@
 
 use super::lookup_str_mut;
 use crate::cmd::args;
-use crate::db::Value;
+use crate::db::{StrValue, Value};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::ldouble::{self, IncrFloatError};
@@ -17,7 +17,7 @@ fn incr_decr(e: &mut Engine, call: &Call, incr: i64) -> Reply {
         Err(r) => return r,
         Ok(None) => {
             let mut buf = itoa::Buffer::new();
-            e.db(call.db).set(key, Value::Str(buf.format(incr).as_bytes().to_vec()));
+            e.db(call.db).set(key, Value::Str(buf.format(incr).as_bytes().into()));
             incr
         }
         Ok(Some(s)) => {
@@ -28,8 +28,7 @@ fn incr_decr(e: &mut Engine, call: &Call, incr: i64) -> Reply {
                 return Reply::err(errors::OVERFLOW);
             };
             let mut buf = itoa::Buffer::new();
-            s.clear();
-            s.extend_from_slice(buf.format(new).as_bytes());
+            *s = StrValue::from_slice(buf.format(new).as_bytes());
             new
         }
     };
@@ -77,8 +76,8 @@ pub(super) fn incrbyfloat(e: &mut Engine, call: &mut Call) -> Reply {
     };
     let reply = Reply::bulk(&new);
     match lookup_str_mut(e, call.db, key) {
-        Ok(Some(s)) => *s = new,
-        _ => e.db(call.db).set(key, Value::Str(new)),
+        Ok(Some(s)) => *s = new.into(),
+        _ => e.db(call.db).set(key, Value::Str(new.into())),
     }
     e.modified(call.db, key, notify::STRING, "incrbyfloat");
     reply

@@ -132,10 +132,14 @@ fn set_generic(e: &mut Engine, db: usize, key: &[u8], val: &[u8], o: &Opts, cmd:
     // GET and the IF* conditions need the current value, and refuse other types.
     let mut old = None;
     let found = if o.get || o.cond.is_some() {
-        old = lookup_str(e, db, key)?.cloned();
+        old = lookup_str(e, db, key)?.map(|s| s.to_vec());
         old.is_some()
-    } else {
+    } else if o.nx || o.xx {
         e.db(db).contains(key)
+    } else {
+        // A plain SET needs no lookup of its own: the store below finds the old entry (and
+        // expires it first if its deadline passed, as this lookup would have).
+        false
     };
     let cond_ok = match o.cond {
         None => true,
@@ -152,7 +156,7 @@ fn set_generic(e: &mut Engine, db: usize, key: &[u8], val: &[u8], o: &Opts, cmd:
     if (o.nx && found) || (o.xx && !found) || !cond_ok {
         return Ok(SetOutcome { stored: false, old: if o.get { old } else { None } });
     }
-    let value = Value::Str(val.to_vec());
+    let value = Value::Str(val.into());
     if o.keepttl {
         e.db(db).set_keep_ttl(key, value);
     } else {
@@ -208,7 +212,7 @@ pub(super) fn getset(e: &mut Engine, call: &mut Call) -> Reply {
         Ok(v) => v.cloned(),
         Err(r) => return r,
     };
-    e.db(call.db).set(key, Value::Str(call.arg(2).to_vec()));
+    e.db(call.db).set(key, Value::Str(call.arg(2).into()));
     e.modified(call.db, key, notify::STRING, "set");
     Reply::opt_bulk(old)
 }
@@ -284,7 +288,7 @@ pub(super) fn mget(e: &mut Engine, call: &mut Call) -> Reply {
 
 fn mset_all(e: &mut Engine, call: &Call) {
     for pair in call.args[1..].chunks_exact(2) {
-        e.db(call.db).set(&pair[0], Value::Str(pair[1].to_vec()));
+        e.db(call.db).set(&pair[0], Value::Str(pair[1][..].into()));
         e.modified(call.db, &pair[0], notify::STRING, "set");
     }
 }

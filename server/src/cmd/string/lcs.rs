@@ -14,7 +14,7 @@ use crate::reply::Reply;
 fn string_or_empty(e: &mut Engine, db: usize, key: &[u8]) -> Result<Vec<u8>, ()> {
     match e.db(db).get(key).map(|en| &en.value) {
         None => Ok(Vec::new()),
-        Some(Value::Str(s)) => Ok(s.clone()),
+        Some(Value::Str(s)) => Ok(s.to_vec()),
         Some(_) => Err(()),
     }
 }

@@ -14,13 +14,13 @@ mod range;
 mod tests;
 
 use super::table::{flags::*, Command};
-use crate::db::Value;
+use crate::db::{StrValue, Value};
 use crate::engine::Engine;
 use crate::errors;
 use crate::reply::Reply;
 
 /// The string at `key`: `Ok(None)` when there is no such key, WRONGTYPE for another type.
-pub(crate) fn lookup_str<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a Vec<u8>>, Reply> {
+pub(crate) fn lookup_str<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a StrValue>, Reply> {
     match e.db(db).get(key) {
         None => Ok(None),
         Some(entry) => match &entry.value {
@@ -31,7 +31,7 @@ pub(crate) fn lookup_str<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result
 }
 
 /// The string at `key` for in-place modification (keeps the key's TTL).
-pub(crate) fn lookup_str_mut<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a mut Vec<u8>>, Reply> {
+pub(crate) fn lookup_str_mut<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a mut StrValue>, Reply> {
     match e.db(db).get_mut(key) {
         None => Ok(None),
         Some(entry) => match &mut entry.value {
@@ -49,7 +49,7 @@ pub(crate) fn lookup_str_for_update<'a>(e: &'a mut Engine, db: usize, key: &[u8]
         Some(entry) => match &mut entry.value {
             Value::Str(s) => {
                 entry.raw = true;
-                Ok(Some(s))
+                Ok(Some(s.make_mut()))
             }
             _ => Err(wrongtype()),
         },

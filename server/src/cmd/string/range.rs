@@ -14,7 +14,7 @@ pub(super) fn append(e: &mut Engine, call: &mut Call) -> Reply {
     let len = match lookup_str_for_update(e, call.db, key) {
         Err(r) => return r,
         Ok(None) => {
-            e.db(call.db).set(key, Value::Str(tail.to_vec()));
+            e.db(call.db).set(key, Value::Str(tail.into()));
             tail.len()
         }
         Ok(Some(s)) => {
@@ -70,7 +70,7 @@ pub(super) fn setrange(e: &mut Engine, call: &mut Call) -> Reply {
         _ => {
             let mut s = vec![0u8; end];
             s[offset..].copy_from_slice(value);
-            e.db(call.db).set(key, Value::Str(s));
+            e.db(call.db).set(key, Value::Str(s.into()));
             e.db(call.db).mark_raw(key);
             end
         }

@@ -60,7 +60,7 @@ pub(super) fn store(e: &mut Engine, db: usize, dst: &[u8], mut z: ZSet, event: &
     let n = z.len();
     if n > 0 {
         z.fit_encoding();
-        e.db(db).set(dst, Value::ZSet(z));
+        e.db(db).set(dst, Value::ZSet(Box::new(z)));
         e.modified(db, dst, notify::ZSET, event);
         e.signal_ready(db, dst);
         Reply::Int(n as i64)
@@ -189,7 +189,7 @@ fn zadd_generic(e: &mut Engine, call: &mut Call, incr: bool) -> Reply {
             if f.xx {
                 return if f.incr { Reply::Nil } else { Reply::Int(0) };
             }
-            e.db(db).set(&key, Value::ZSet(ZSet::new()));
+            e.db(db).set(&key, Value::ZSet(Box::default()));
         }
     }
     let Ok(Some(z)) = zset_mut(e, db, &key) else {

@@ -164,7 +164,7 @@ fn write_object(out: &mut Vec<u8>, v: &Value, limits: &Limits) {
             Encoding::Listpack => {
                 out.push(types::HASH_LISTPACK);
                 let mut w = listpack::Writer::new();
-                for (k, val) in h {
+                for (k, val) in h.iter() {
                     w.push(k);
                     w.push(val);
                 }
@@ -173,7 +173,7 @@ fn write_object(out: &mut Vec<u8>, v: &Value, limits: &Limits) {
             _ => {
                 out.push(types::HASH);
                 write_len(out, h.len() as u64);
-                for (k, val) in h {
+                for (k, val) in h.iter() {
                     write_string(out, k);
                     write_string(out, val);
                 }
@@ -187,7 +187,7 @@ fn write_object(out: &mut Vec<u8>, v: &Value, limits: &Limits) {
             _ => {
                 out.push(types::SET);
                 write_len(out, s.len() as u64);
-                for m in s {
+                for m in s.iter() {
                     write_string(out, m);
                 }
             }
@@ -312,7 +312,7 @@ fn write_quicklist(out: &mut Vec<u8>, l: &ListValue, fill: i64) {
 
 fn read_object(r: &mut reader::Reader, t: u8) -> Option<Value> {
     match t {
-        types::STRING => Some(Value::Str(r.string()?)),
+        types::STRING => Some(Value::Str(r.string()?.into())),
         types::LIST => {
             let n = r.len()?;
             let mut l = ListValue::new();
@@ -329,7 +329,7 @@ fn read_object(r: &mut reader::Reader, t: u8) -> Option<Value> {
                     return None;
                 }
             }
-            Some(Value::Set(s))
+            Some(Value::Set(Box::new(s)))
         }
         types::ZSET | types::ZSET_2 => {
             let n = r.len()?;
@@ -341,7 +341,7 @@ fn read_object(r: &mut reader::Reader, t: u8) -> Option<Value> {
                     return None;
                 }
             }
-            Some(Value::ZSet(z))
+            Some(Value::ZSet(Box::new(z)))
         }
         types::HASH => {
             let n = r.len()?;
@@ -353,11 +353,11 @@ fn read_object(r: &mut reader::Reader, t: u8) -> Option<Value> {
                     return None;
                 }
             }
-            Some(Value::Hash(h))
+            Some(Value::Hash(Box::new(h)))
         }
         types::SET_INTSET => {
             let blob = r.string()?;
-            Some(Value::Set(parse_intset(&blob)?))
+            Some(Value::Set(Box::new(parse_intset(&blob)?)))
         }
         types::LIST_ZIPLIST => Some(Value::List(ziplist::parse(&r.string()?)?.into_iter().collect())),
         types::HASH_ZIPLIST => hash_from_pairs(ziplist::parse(&r.string()?)?),
@@ -396,7 +396,7 @@ fn hash_from_pairs(items: Vec<Vec<u8>>) -> Option<Value> {
             return None;
         }
     }
-    Some(Value::Hash(h))
+    Some(Value::Hash(Box::new(h)))
 }
 
 fn zset_from_pairs(items: Vec<Vec<u8>>) -> Option<Value> {
@@ -411,7 +411,7 @@ fn zset_from_pairs(items: Vec<Vec<u8>>) -> Option<Value> {
             return None;
         }
     }
-    Some(Value::ZSet(z))
+    Some(Value::ZSet(Box::new(z)))
 }
 
 fn parse_intset(b: &[u8]) -> Option<SetValue> {

@@ -8,7 +8,7 @@ fn hex(s: &str) -> Vec<u8> {
 }
 
 fn s(v: &str) -> Value {
-    Value::Str(v.as_bytes().to_vec())
+    Value::Str(v.as_bytes().into())
 }
 
 fn list(items: &[&str]) -> Value {
@@ -16,11 +16,11 @@ fn list(items: &[&str]) -> Value {
 }
 
 fn hash(pairs: &[(&str, &str)]) -> Value {
-    Value::Hash(pairs.iter().map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec())).collect())
+    Value::Hash(Box::new(pairs.iter().map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec())).collect()))
 }
 
 fn set(items: &[&str]) -> Value {
-    Value::Set(items.iter().map(|i| i.as_bytes().to_vec()).collect())
+    Value::Set(Box::new(items.iter().map(|i| i.as_bytes().to_vec()).collect()))
 }
 
 fn zset(items: &[(f64, &str)]) -> Value {
@@ -28,7 +28,7 @@ fn zset(items: &[(f64, &str)]) -> Value {
     for (score, m) in items {
         z.insert(m.as_bytes(), *score);
     }
-    Value::ZSet(z)
+    Value::ZSet(Box::new(z))
 }
 
 fn check(v: &Value, expected_hex: &str) {
