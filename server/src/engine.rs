@@ -96,11 +96,8 @@ pub struct Engine {
     pub(crate) maybe_expiring: u64,
     /// Some client ever turned CLIENT NO-TOUCH on: only then does a command look it up.
     pub(crate) any_no_touch: bool,
-    /// Where in-process callers' command arguments are built.
+    /// Where the arguments of in-process callers' commands and of redis.call are built.
     pub(crate) arg_buffer: crate::arg_buffer::ArgBuffer,
-    /// Where redis.call's arguments are built: a buffer of their own, because the
-    /// EVAL's own arguments still hold `arg_buffer` while the script runs.
-    pub(crate) script_arg_buffer: crate::arg_buffer::ArgBuffer,
 }
 
 impl Engine {
@@ -145,7 +142,6 @@ impl Engine {
             maybe_expiring: all_dbs_mask(dbs_len),
             any_no_touch: false,
             arg_buffer: Default::default(),
-            script_arg_buffer: Default::default(),
         }
     }
 
@@ -241,7 +237,7 @@ impl Engine {
     /// Runs one command for `conn` and returns its reply. Unknown connections are opened on
     /// first use, so in-process callers can pick any id.
     pub fn execute<A: AsRef<[u8]>>(&mut self, conn: ConnId, args: &[A]) -> Reply {
-        self.arg_buffer.begin(args.iter().map(|a| a.as_ref().len()).sum());
+        self.arg_buffer.begin();
         for a in args {
             self.arg_buffer.push(a.as_ref());
         }

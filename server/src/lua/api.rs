@@ -98,7 +98,7 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
         push_redis_error(l, NO_ARGS);
         return fail(l);
     }
-    let Some(args) = command_args(l, argc, &mut (*c.engine).script_arg_buffer) else {
+    let Some(args) = command_args(l, argc, &mut (*c.engine).arg_buffer) else {
         push_redis_error(l, "Lua redis lib command arguments must be strings or integers");
         return fail(l);
     };
@@ -123,10 +123,8 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
 /// The arguments at stack slots 1..=argc as the command's arguments: strings as they are,
 /// numbers in %.17g; None when one is of another type.
 unsafe fn command_args(l: *mut lua_State, argc: c_int, out: &mut ArgBuffer) -> Option<Vec<Bytes>> {
-    // The buffer is reused from call to call, so its capacity is already there: no need
-    // for a first pass to size it. A refused call leaves a partial command, which the next
-    // `begin` discards.
-    out.begin(0);
+    // A refused call leaves a partial vector behind, which the next `begin` drops.
+    out.begin();
     for i in 1..=argc {
         match lua_type(l, i) {
             LUA_TSTRING => out.push(to_bytes(l, i).unwrap_or_default()),
@@ -199,7 +197,7 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
     // Resolved and checked above: call the handler directly, counting it as Redis does.
     e.stats.total_commands_processed += 1;
     let reply = e.call(cmd, &mut call);
-    e.script_arg_buffer.recycle(call.args);
+    e.arg_buffer.recycle(call.args);
     if std::ptr::eq(parent, cmd) {
         e.stats.record(cmd, cmd.name, reply.is_error());
     } else {
