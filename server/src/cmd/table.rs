@@ -205,10 +205,21 @@ fn pack(name: &[u8]) -> Option<Packed> {
     }
     let mut buf = [0u8; MAX_NAME + 1];
     buf[..name.len()].copy_from_slice(name);
-    buf.make_ascii_lowercase();
     buf[MAX_NAME] = name.len() as u8;
-    let word = |i: usize| u64::from_le_bytes(buf[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+    let word = |i: usize| lower_ascii_word(u64::from_le_bytes(buf[8 * i..8 * i + 8].try_into().expect("8 bytes")));
     Some(Packed([word(0), word(1), word(2)]))
+}
+
+/// ASCII-lowercases the eight bytes of `w` at once: each byte in 'A'..='Z' gets 0x20.
+fn lower_ascii_word(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let low7 = w & !HIGH;
+    // A byte's high bit is set when its low seven bits are >= 'A', and when they are > 'Z'.
+    let ge_a = low7 + (0x80 - b'A' as u64) * ONES;
+    let gt_z = low7 + (0x7f - b'Z' as u64) * ONES;
+    let upper = ge_a & !gt_z & !w & HIGH;
+    w | (upper >> 2)
 }
 
 type Index = HashMap<Packed, &'static Command, foldhash::fast::FixedState>;
@@ -246,6 +257,15 @@ mod tests {
         assert_eq!(lookup(b"ZREMRANGEBYSCORE").map(|c| c.name), Some("zremrangebyscore"));
         for bad in [&b"get\0"[..], b"ge", b"get ", b"", b"getgetgetgetgetgetgetgetget"] {
             assert!(lookup(bad).is_none(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn words_lowercase_like_bytes() {
+        for c in 0..=255u8 {
+            let w = u64::from_le_bytes([c, b'A', b'z', b'@', b'[', c, 0x80 | b'A', b'Z']);
+            let want = u64::from_le_bytes([c, b'A', b'z', b'@', b'[', c, 0x80 | b'A', b'Z'].map(|b| b.to_ascii_lowercase()));
+            assert_eq!(lower_ascii_word(w), want, "{c}");
         }
     }
 
