@@ -277,7 +277,13 @@ fn typed_write(input: &mut Bytes8) -> Vec<Vec<u8>> {
 
 fn expected_type(args: &[Vec<u8>]) -> Option<(&[u8], &'static str)> {
     let t = match String::from_utf8_lossy(&args[0]).to_ascii_uppercase().as_str() {
-        "SET" if args.len() <= 5 && !args.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"NX") || a.eq_ignore_ascii_case(b"XX")) => "string",
+        // NX/XX may not set; EXAT/PXAT may name a moment already past, and then the key is
+        // gone at once, as in Redis.
+        "SET" if args.len() <= 5
+            && !args.iter().skip(3).any(|a| [&b"NX"[..], b"XX", b"EXAT", b"PXAT"].iter().any(|w| a.eq_ignore_ascii_case(w))) =>
+        {
+            "string"
+        }
         "INCRBY" => "string",
         "LPUSH" | "RPUSH" => "list",
         "SADD" => "set",
