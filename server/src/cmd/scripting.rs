@@ -104,6 +104,7 @@ pub(crate) fn new_ctx(e: &Engine, call: &Call, flags: u32, read_only_cmd: bool, 
         busy_hook: None,
         stop: None,
         rand: crate::lua::sandbox::rand_seed(0),
+        outcome: None,
     })
 }
 

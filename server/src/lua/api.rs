@@ -63,19 +63,34 @@ pub unsafe fn open_load_api(l: *mut lua_State, r: c_int) {
 
 /// Pushes an error as Redis's luaPushError does: `-CODE msg` keeps its code, anything
 /// else gets `ERR `; a trailing CR/LF is trimmed.
+///
+/// Any Lua call here may raise "not enough memory" and longjmp past the caller, so nothing
+/// Rust owns is alive across them: the message is assembled by Lua from borrowed pieces.
+/// (A caller that owns `msg` keeps it somewhere that outlives the jump: see `call_body`.)
 pub unsafe fn push_redis_error(l: *mut lua_State, msg: &str) {
-    push_error_table(l, normalize_error(msg).as_bytes());
+    let (code, text) = match msg.as_bytes().strip_prefix(b"-") {
+        Some(rest) => split_code(rest),
+        None => (&b"ERR"[..], msg.as_bytes()),
+    };
+    push_error_parts(l, code, text);
 }
 
-fn normalize_error(msg: &str) -> String {
-    let (code, text) = match msg.strip_prefix('-') {
-        Some(rest) => match rest.split_once(' ') {
-            Some((c, t)) => (c.to_string(), t.to_string()),
-            None => ("ERR".to_string(), rest.to_string()),
-        },
-        None => ("ERR".to_string(), msg.to_string()),
-    };
-    format!("{} {}", code, text.trim_end_matches(['\r', '\n']))
+/// `CODE rest` split at the first space; without one, the whole is the text of an ERR.
+fn split_code(s: &[u8]) -> (&[u8], &[u8]) {
+    match s.iter().position(|&c| c == b' ') {
+        Some(i) => (&s[..i], &s[i + 1..]),
+        None => (b"ERR", s),
+    }
+}
+
+unsafe fn push_error_parts(l: *mut lua_State, code: &[u8], text: &[u8]) {
+    let trimmed = text.len() - text.iter().rev().take_while(|&&c| c == b'\r' || c == b'\n').count();
+    lua_createtable(l, 0, 1);
+    push_bytes(l, code);
+    push_bytes(l, b" ");
+    push_bytes(l, &text[..trimmed]);
+    lua_concat(l, 3);
+    set_field(l, lua_gettop(l) - 1, "err");
 }
 
 const NO_ARGS: &str = "Please specify at least one argument for this redis lib call";
@@ -103,20 +118,20 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
         return fail(l);
     };
     let resp = c.resp;
-    match script_call(c, args) {
-        Err(msg) => {
-            push_redis_error(l, &msg);
-            fail(l)
-        }
-        Ok(reply) => {
-            let is_err = reply.is_error();
-            push_reply_owned(l, reply, resp);
-            if is_err {
-                fail(l)
-            } else {
-                Ok(1)
-            }
-        }
+    let outcome = script_call(c, args);
+    let failed = !matches!(&outcome, Ok(reply) if !reply.is_error());
+    // Converting the outcome allocates in Lua, which can raise "not enough memory" and
+    // longjmp past this frame: the outcome waits in the context, which outlives the jump,
+    // instead of in a local that would never be dropped.
+    match c.outcome.insert(outcome) {
+        Ok(reply) => super::convert::push_reply(l, reply, resp),
+        Err(msg) => push_redis_error(l, msg),
+    }
+    c.outcome = None;
+    if failed {
+        fail(l)
+    } else {
+        Ok(1)
     }
 }
 
@@ -133,10 +148,6 @@ unsafe fn command_args(l: *mut lua_State, argc: c_int, out: &mut ArgBuffer) -> O
         }
     }
     Some(out.finish())
-}
-
-unsafe fn push_reply_owned(l: *mut lua_State, reply: Reply, resp: u8) {
-    super::convert::push_reply(l, &reply, resp);
 }
 
 unsafe fn redis_call_body(l: *mut lua_State) -> CResult {
@@ -212,9 +223,10 @@ unsafe fn error_reply_body(l: *mut lua_State) -> CResult {
         push_redis_error(l, "wrong number or type of arguments");
         return Ok(1);
     }
-    let s = String::from_utf8_lossy(to_bytes(l, 1).unwrap_or_default()).into_owned();
-    let s = if s.starts_with('-') { s } else { format!("-{}", s) };
-    push_redis_error(l, &s);
+    // Redis prefixes a '-' when the message has none, then reads the code as usual.
+    let s = to_bytes(l, 1).unwrap_or_default();
+    let (code, text) = split_code(s.strip_prefix(b"-").unwrap_or(s));
+    push_error_parts(l, code, text);
     Ok(1)
 }
 lua_cfn!(error_reply, error_reply_body);

@@ -205,7 +205,7 @@ unsafe fn encode_body(l: *mut lua_State) -> CResult {
     });
     match r {
         Ok(out) => {
-            push_bytes(l, &out);
+            push_owned(l, out);
             Ok(1)
         }
         Err(EncErr(msg)) => {

@@ -147,7 +147,7 @@ unsafe fn pack_body(l: *mut lua_State) -> CResult {
     for i in 1..=n {
         encode_value(l, i, 0, &mut out);
     }
-    push_bytes(l, &out);
+    push_owned(l, out);
     Ok(1)
 }
 lua_cfn!(pack, pack_body);

@@ -34,6 +34,22 @@ pub unsafe fn push_bytes(l: *mut lua_State, b: &[u8]) {
     lua_pushlstring_(l, b.as_ptr() as *const c_char, b.len());
 }
 
+thread_local! {
+    /// The buffer `push_owned` is pushing; see there.
+    static PUSHING: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Pushes a buffer the caller built, as a Lua string. Pushing allocates in Lua, which can
+/// raise "not enough memory" and longjmp past the caller, whose locals would then never be
+/// dropped; so the buffer waits in a thread-local (freed by the next push at the latest)
+/// instead of on the caller's stack.
+pub unsafe fn push_owned(l: *mut lua_State, bytes: Vec<u8>) {
+    let (ptr, len) = (bytes.as_ptr(), bytes.len());
+    drop(PUSHING.with(|p| p.replace(bytes)));
+    lua_pushlstring_(l, ptr as *const c_char, len);
+    drop(PUSHING.with(|p| p.take()));
+}
+
 pub unsafe fn push_str(l: *mut lua_State, s: &str) {
     push_bytes(l, s.as_bytes());
 }

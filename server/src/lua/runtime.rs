@@ -225,6 +225,8 @@ pub struct RunCtx {
     pub stop: Option<Stop>,
     /// Redis's drand48 state for math.random.
     pub rand: u64,
+    /// The outcome of the redis.call being converted to Lua (see `api::call_body`).
+    pub outcome: Option<Result<Reply, String>>,
 }
 
 thread_local! {

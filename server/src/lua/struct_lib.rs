@@ -158,8 +158,7 @@ unsafe fn pack_body(l: *mut lua_State) -> CResult {
         }
         let _ = size;
     }
-    push_bytes(l, &out);
-    drop(out);
+    push_owned(l, out);
     Ok(1)
 }
 lua_cfn!(pack, pack_body);
