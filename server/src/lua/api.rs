@@ -353,14 +353,25 @@ lua_cfn!(acl_check_cmd, acl_check_cmd_body);
 
 #[cfg(test)]
 mod tests {
-    use super::normalize_error;
+    use super::*;
+    use crate::lua::runtime::Runtime;
+
+    /// What push_redis_error leaves in the `err` field for `msg`.
+    fn pushed(msg: &str) -> String {
+        let rt = Runtime::new(Kind::Eval, 1 << 24);
+        unsafe {
+            push_redis_error(rt.l, msg);
+            get_field(rt.l, lua_gettop(rt.l), "err");
+            String::from_utf8_lossy(to_bytes(rt.l, -1).unwrap_or_default()).into_owned()
+        }
+    }
 
     #[test]
     fn error_codes_as_redis_derives_them() {
-        assert_eq!(normalize_error("-WRONGTYPE x y"), "WRONGTYPE x y");
-        assert_eq!(normalize_error("-abc"), "ERR abc");
-        assert_eq!(normalize_error("-"), "ERR ");
-        assert_eq!(normalize_error("plain"), "ERR plain");
-        assert_eq!(normalize_error("-OOM no\r\n"), "OOM no");
+        assert_eq!(pushed("-WRONGTYPE x y"), "WRONGTYPE x y");
+        assert_eq!(pushed("-abc"), "ERR abc");
+        assert_eq!(pushed("-"), "ERR ");
+        assert_eq!(pushed("plain"), "ERR plain");
+        assert_eq!(pushed("-OOM no\r\n"), "OOM no");
     }
 }
