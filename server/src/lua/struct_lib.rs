@@ -97,18 +97,34 @@ unsafe fn fmt_arg<'a>(l: *mut lua_State) -> &'a [u8] {
     std::slice::from_raw_parts(p as *const u8, len)
 }
 
+thread_local! {
+    /// The string struct.pack is building. The luaL_check* calls between its appends raise
+    /// Lua errors on bad arguments, which longjmp past pack_body: a buffer on its stack
+    /// would never be freed, so it lives here and each append borrows it only briefly.
+    static OUT: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+fn with_out<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    OUT.with(|cell| {
+        let mut out = cell.take();
+        let r = f(&mut out);
+        cell.set(out);
+        r
+    })
+}
+
 unsafe fn pack_body(l: *mut lua_State) -> CResult {
     let fmt = fmt_arg(l);
     let mut h = Header { little: true, align: 1 };
-    let mut out: Vec<u8> = Vec::new();
+    with_out(Vec::clear);
     let mut arg: c_int = 2;
     let mut i = 0;
     while i < fmt.len() {
         let opt = fmt[i];
         i += 1;
         let mut size = optsize(l, opt, fmt, &mut i);
-        let pad = gettoalign(out.len(), &h, opt, size);
-        out.extend(std::iter::repeat_n(0u8, pad));
+        let pad = gettoalign(with_out(|o| o.len()), &h, opt, size);
+        with_out(|o| o.extend(std::iter::repeat_n(0u8, pad)));
         match opt {
             b'b' | b'B' | b'h' | b'H' | b'l' | b'L' | b'T' | b'i' | b'I' => {
                 if lua_gettop(l) < arg {
@@ -124,18 +140,18 @@ unsafe fn pack_body(l: *mut lua_State) -> CResult {
                     buf[idx] = (v & 0xff) as u8;
                     v = v.checked_shr(8).unwrap_or(0);
                 }
-                out.extend_from_slice(&buf[..size]);
+                with_out(|o| o.extend_from_slice(&buf[..size]));
             }
-            b'x' => out.push(0),
+            b'x' => with_out(|o| o.push(0)),
             b'f' => {
                 let f = luaL_checknumber(l, arg) as f32;
                 arg += 1;
-                out.extend_from_slice(&if h.little { f.to_le_bytes() } else { f.to_be_bytes() });
+                with_out(|o| o.extend_from_slice(&if h.little { f.to_le_bytes() } else { f.to_be_bytes() }));
             }
             b'd' => {
                 let d = luaL_checknumber(l, arg);
                 arg += 1;
-                out.extend_from_slice(&if h.little { d.to_le_bytes() } else { d.to_be_bytes() });
+                with_out(|o| o.extend_from_slice(&if h.little { d.to_le_bytes() } else { d.to_be_bytes() }));
             }
             b'c' | b's' => {
                 let mut len = 0usize;
@@ -148,9 +164,9 @@ unsafe fn pack_body(l: *mut lua_State) -> CResult {
                 if len < size {
                     argerror(l, arg, c"string too short");
                 }
-                out.extend_from_slice(&s[..size]);
+                with_out(|o| o.extend_from_slice(&s[..size]));
                 if opt == b's' {
-                    out.push(0);
+                    with_out(|o| o.push(0));
                     size += 1;
                 }
             }
@@ -158,7 +174,7 @@ unsafe fn pack_body(l: *mut lua_State) -> CResult {
         }
         let _ = size;
     }
-    push_owned(l, out);
+    push_owned(l, OUT.take());
     Ok(1)
 }
 lua_cfn!(pack, pack_body);
