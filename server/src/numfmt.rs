@@ -29,6 +29,11 @@ pub fn format_g(d: f64, prec: usize) -> String {
     }
 }
 
+/// C's `isspace` in the "C" locale: what strtod, strtoul and Lua's conversions skip.
+pub fn is_c_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
 /// `%.17g`: how Redis 7.0 replies with a double (ZSCORE, RESP3 doubles, Lua number arguments).
 pub fn format_double(d: f64) -> String {
     format_g(d, 17)

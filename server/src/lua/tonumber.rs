@@ -13,6 +13,7 @@
 use std::ffi::{c_char, c_int, c_ulong};
 
 use super::ffi::*;
+use crate::numfmt::is_c_space;
 
 extern "C" {
     fn strtoul(s: *const c_char, end: *mut *mut c_char, base: c_int) -> c_ulong;
@@ -36,11 +37,6 @@ fn plain_decimal(s: &[u8]) -> Option<f64> {
     }
     let v = n as f64;
     Some(if negative { -v } else { v })
-}
-
-/// C's `isspace` in the "C" locale, which Lua's conversions skip.
-fn is_c_space(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
 pub unsafe extern "C-unwind" fn tonumber(l: *mut lua_State) -> c_int {

@@ -13,7 +13,7 @@ use crate::reply::Reply;
 /// underflowed (ERANGE), or None when some of the input is not part of the number.
 fn strtod_full(s: &[u8]) -> Option<(f64, bool)> {
     let mut i = 0;
-    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
+    while i < s.len() && crate::numfmt::is_c_space(s[i]) {
         i += 1;
     }
     let rest = &s[i..];
