@@ -17,8 +17,11 @@
 local MAX_LIMIT = 1000000
 local MAX_WINDOW = 86400
 
+-- prelude: bounded_positive
+-- A decimal integer argument in 1 ..= max, or nil. Digits only, no sign, no leading zero,
+-- no exponent: tonumber alone would also take ' 12', '0x10' and '1e3'.
 local function bounded_positive(s, max)
-  if type(s) ~= 'string' or #s > 7 or not string.match(s, '^[1-9]%d*$') then
+  if type(s) ~= 'string' or #s > #string.format('%d', max) or not string.match(s, '^[1-9]%d*$') then
     return nil
   end
   local n = tonumber(s)
@@ -27,6 +30,7 @@ local function bounded_positive(s, max)
   end
   return n
 end
+-- end prelude
 
 local limit = bounded_positive(ARGV[1], MAX_LIMIT)
 local window = bounded_positive(ARGV[2], MAX_WINDOW)

@@ -10,12 +10,28 @@
 --                            highest fence it has seen can reject a stale holder's write
 --          {0, pttl}         held by someone else; pttl = milliseconds left on their lease
 --          {2, reason}       invalid input, nothing written: "invalid-token", "invalid-ttl"
+
+-- prelude: bounded_positive
+-- A decimal integer argument in 1 ..= max, or nil. Digits only, no sign, no leading zero,
+-- no exponent: tonumber alone would also take ' 12', '0x10' and '1e3'.
+local function bounded_positive(s, max)
+  if type(s) ~= 'string' or #s > #string.format('%d', max) or not string.match(s, '^[1-9]%d*$') then
+    return nil
+  end
+  local n = tonumber(s)
+  if n > max then
+    return nil
+  end
+  return n
+end
+-- end prelude
+
 local token = ARGV[1]
 local ttl = ARGV[2]
 if type(token) ~= 'string' or #token == 0 then
   return {2, 'invalid-token'}
 end
-if type(ttl) ~= 'string' or not string.match(ttl, '^[1-9]%d*$') or #ttl > 8 or tonumber(ttl) > 86400000 then
+if not bounded_positive(ttl, 86400000) then
   return {2, 'invalid-ttl'}
 end
 if redis.call('SET', KEYS[1], token, 'NX', 'PX', ttl) then

@@ -7,8 +7,24 @@
 -- Returns  1            renewed
 --          0            not renewed: the lease ran out or another owner holds the lock
 --          {2, reason}  invalid input, nothing written: "invalid-ttl"
+
+-- prelude: bounded_positive
+-- A decimal integer argument in 1 ..= max, or nil. Digits only, no sign, no leading zero,
+-- no exponent: tonumber alone would also take ' 12', '0x10' and '1e3'.
+local function bounded_positive(s, max)
+  if type(s) ~= 'string' or #s > #string.format('%d', max) or not string.match(s, '^[1-9]%d*$') then
+    return nil
+  end
+  local n = tonumber(s)
+  if n > max then
+    return nil
+  end
+  return n
+end
+-- end prelude
+
 local ttl = ARGV[2]
-if type(ttl) ~= 'string' or not string.match(ttl, '^[1-9]%d*$') or #ttl > 8 or tonumber(ttl) > 86400000 then
+if not bounded_positive(ttl, 86400000) then
   return {2, 'invalid-ttl'}
 end
 if redis.call('GET', KEYS[1]) == ARGV[1] then

@@ -9,37 +9,40 @@
 -- Returns  1  stored (the value increased; KEYS[1] was added to the dirty set)
 --          0  not stored (the stored value is greater or equal)
 --          an error reply "ERR invalid-id" or "ERR invalid-stored-value", nothing written
--- Numbers are compared as decimal strings, not Lua numbers: ids such as Snowflake ids pass
--- 2^53, where Lua's doubles can no longer tell neighbours apart.
-local MAX = '9223372036854775807'
+-- Numbers are compared as decimal strings (see the u63 helper below).
 
-local function valid(s)
-  if type(s) ~= 'string' or #s == 0 or #s > #MAX then
+-- prelude: u63
+-- Non-negative integers below 2^63 as canonical decimal strings, compared as strings:
+-- ids such as Snowflake ids pass 2^53, where Lua's doubles can no longer tell neighbours apart.
+local U63_MAX = '9223372036854775807'
+
+local function valid_u63(s)
+  if type(s) ~= 'string' or #s == 0 or #s > #U63_MAX then
     return false
   end
   if not string.match(s, '^%d+$') or (#s > 1 and string.sub(s, 1, 1) == '0') then
     return false
   end
-  return #s < #MAX or s <= MAX
+  return #s < #U63_MAX or s <= U63_MAX
 end
 
--- a > b for valid decimal strings: the longer is larger; equal lengths compare as text.
-local function greater(a, b)
+local function greater_u63(a, b)
   if #a ~= #b then
     return #a > #b
   end
   return a > b
 end
+-- end prelude
 
 local candidate = ARGV[1]
-if not valid(candidate) then
+if not valid_u63(candidate) then
   return redis.error_reply('ERR invalid-id')
 end
 local current = redis.call('GET', KEYS[1])
-if current and not valid(current) then
+if current and not valid_u63(current) then
   return redis.error_reply('ERR invalid-stored-value')
 end
-if current and not greater(candidate, current) then
+if current and not greater_u63(candidate, current) then
   return 0
 end
 redis.call('SET', KEYS[1], candidate)

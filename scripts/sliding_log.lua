@@ -10,8 +10,11 @@
 --          {0, 0, retry_after_ms}  limited; the oldest hit leaves the window in retry_after_ms
 --          {2, reason}             invalid, nothing written: "invalid-arguments", "invalid-id"
 -- The key's TTL is the window, renewed on every admitted hit: an idle log disappears.
+-- prelude: bounded_positive
+-- A decimal integer argument in 1 ..= max, or nil. Digits only, no sign, no leading zero,
+-- no exponent: tonumber alone would also take ' 12', '0x10' and '1e3'.
 local function bounded_positive(s, max)
-  if type(s) ~= 'string' or #s > 8 or not string.match(s, '^[1-9]%d*$') then
+  if type(s) ~= 'string' or #s > #string.format('%d', max) or not string.match(s, '^[1-9]%d*$') then
     return nil
   end
   local n = tonumber(s)
@@ -20,6 +23,7 @@ local function bounded_positive(s, max)
   end
   return n
 end
+-- end prelude
 
 local limit = bounded_positive(ARGV[1], 100000)
 local window = bounded_positive(ARGV[2], 86400000)

@@ -13,8 +13,11 @@
 --                                         "invalid-state" (the hash is not a bucket)
 -- The key always gets a TTL: the time the bucket needs to be full again (a missing bucket
 -- is a full one, so nothing is lost when it expires).
+-- prelude: bounded_positive
+-- A decimal integer argument in 1 ..= max, or nil. Digits only, no sign, no leading zero,
+-- no exponent: tonumber alone would also take ' 12', '0x10' and '1e3'.
 local function bounded_positive(s, max)
-  if type(s) ~= 'string' or #s > 7 or not string.match(s, '^[1-9]%d*$') then
+  if type(s) ~= 'string' or #s > #string.format('%d', max) or not string.match(s, '^[1-9]%d*$') then
     return nil
   end
   local n = tonumber(s)
@@ -23,6 +26,7 @@ local function bounded_positive(s, max)
   end
   return n
 end
+-- end prelude
 
 local capacity = bounded_positive(ARGV[1], 1000000)
 local rate = bounded_positive(ARGV[2], 1000000)

@@ -9,28 +9,33 @@
 --          {0, stored}   stale: the stored version is newer; nothing written
 --          {2, reason}   invalid, nothing written: "invalid-version", "invalid-fields",
 --                        "invalid-stored-version"
--- Versions compare as decimal strings (see monotonic_max.lua for why).
-local MAX = '9223372036854775807'
+-- Versions compare as decimal strings (see the u63 helper below).
 
-local function valid(s)
-  if type(s) ~= 'string' or #s == 0 or #s > #MAX then
+-- prelude: u63
+-- Non-negative integers below 2^63 as canonical decimal strings, compared as strings:
+-- ids such as Snowflake ids pass 2^53, where Lua's doubles can no longer tell neighbours apart.
+local U63_MAX = '9223372036854775807'
+
+local function valid_u63(s)
+  if type(s) ~= 'string' or #s == 0 or #s > #U63_MAX then
     return false
   end
   if not string.match(s, '^%d+$') or (#s > 1 and string.sub(s, 1, 1) == '0') then
     return false
   end
-  return #s < #MAX or s <= MAX
+  return #s < #U63_MAX or s <= U63_MAX
 end
 
-local function greater(a, b)
+local function greater_u63(a, b)
   if #a ~= #b then
     return #a > #b
   end
   return a > b
 end
+-- end prelude
 
 local version = ARGV[1]
-if not valid(version) then
+if not valid_u63(version) then
   return {2, 'invalid-version'}
 end
 local n = #ARGV
@@ -45,10 +50,10 @@ end
 
 local stored = redis.call('HGET', KEYS[1], 'version')
 if stored then
-  if not valid(stored) then
+  if not valid_u63(stored) then
     return {2, 'invalid-stored-version'}
   end
-  if greater(stored, version) then
+  if greater_u63(stored, version) then
     return {0, stored}
   end
 end
