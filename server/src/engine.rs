@@ -56,9 +56,10 @@ pub struct Engine {
     pub(crate) dbs: Vec<Db>,
     pub(crate) sessions: HashMap<ConnId, Session, FixedState>,
     pub(crate) next_conn_id: ConnId,
-    /// "Now" for the command being executed, in Unix ms; frozen for a script's duration.
+    /// "Now" for expiry and TTLs of the command being executed, in Unix ms; frozen for a
+    /// script's duration. TIME does not read it: it reads the clock, as Redis's does.
     pub(crate) now_ms: i64,
-    /// Set while a script (or MULTI) runs: time stands still at its start.
+    /// Set while a script (or EXEC) runs: expiry's "now" stands still at its start.
     pub(crate) time_frozen: bool,
     pub(crate) stats: Stats,
     /// (db, key) -> connections watching it.

@@ -1,7 +1,8 @@
 //! redlab's own commands: the clock and fault injection over the wire, so the standalone
 //! binary and tests in any language can control time and failures.
 //!
-//! REDLAB.CLOCK GET | SET <unix-ms> | ADVANCE <ms> | FREEZE | RESUME
+//! REDLAB.CLOCK GET [US] | SET <unix-ms> [MS|US] | ADVANCE <ms> [MS|US] | FREEZE | RESUME
+//! (a value is in milliseconds unless followed by US, microseconds).
 //! REDLAB.FAULT ADD [match ...] [trigger ...] <action> | LIST | DEL <id> | CLEAR | MARK | LOG
 //! (the ADD grammar is in `parse_fault`; README documents it).
 
@@ -14,14 +15,36 @@ use crate::errors;
 use crate::faults::Fault;
 use crate::reply::Reply;
 
-fn clock_get(e: &mut Engine, _: &mut Call) -> Reply {
-    Reply::Int(e.clock.now_ms())
+/// The unit word after a clock value: milliseconds unless `US` (microseconds) is given, so
+/// a test can put TIME's microsecond part exactly where it wants.
+fn unit_us(call: &Call, at: usize) -> Result<i64, Reply> {
+    match call.args.get(at) {
+        None => Ok(1000),
+        Some(_) if call.argc() > at + 1 => Err(Reply::err(errors::SYNTAX)),
+        Some(w) if args::is(w, "ms") => Ok(1000),
+        Some(w) if args::is(w, "us") => Ok(1),
+        Some(_) => Err(Reply::err(errors::SYNTAX)),
+    }
+}
+
+/// A value and its optional unit, in microseconds.
+fn value_us(call: &Call) -> Result<i64, Reply> {
+    let n = args::int(call.arg(2))?;
+    let unit = unit_us(call, 3)?;
+    n.checked_mul(unit).ok_or_else(|| Reply::err(errors::NOT_INTEGER))
+}
+
+fn clock_get(e: &mut Engine, call: &mut Call) -> Reply {
+    match unit_us(call, 2) {
+        Ok(unit) => Reply::Int(e.clock.now_us().div_euclid(unit)),
+        Err(r) => r,
+    }
 }
 
 fn clock_set(e: &mut Engine, call: &mut Call) -> Reply {
-    match args::int(call.arg(2)) {
-        Ok(ms) => {
-            e.clock.set_unix_ms(ms);
+    match value_us(call) {
+        Ok(us) => {
+            e.clock.set_unix_us(us);
             Reply::ok()
         }
         Err(r) => r,
@@ -29,9 +52,9 @@ fn clock_set(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 fn clock_advance(e: &mut Engine, call: &mut Call) -> Reply {
-    match args::int(call.arg(2)) {
-        Ok(ms) if ms >= 0 => {
-            e.clock.advance(Duration::from_millis(ms as u64));
+    match value_us(call) {
+        Ok(us) if us >= 0 => {
+            e.clock.advance(Duration::from_micros(us as u64));
             Reply::ok()
         }
         Ok(_) => Reply::err("ERR the clock only moves forward with ADVANCE; use SET to jump back"),
@@ -192,9 +215,9 @@ const CTL: u32 = ADMIN | NOSCRIPT | LOADING | STALE | ALLOW_BUSY | SKIP_MONITOR;
 
 pub static COMMANDS: &[Command] = &[
     Command::new("redlab.clock", -2, CTL, "redlab", container).subcommands(&[
-        Command::new("get", 2, CTL, "redlab", clock_get),
-        Command::new("set", 3, CTL, "redlab", clock_set),
-        Command::new("advance", 3, CTL, "redlab", clock_advance),
+        Command::new("get", -2, CTL, "redlab", clock_get),
+        Command::new("set", -3, CTL, "redlab", clock_set),
+        Command::new("advance", -3, CTL, "redlab", clock_advance),
         Command::new("freeze", 2, CTL, "redlab", clock_freeze),
         Command::new("resume", 2, CTL, "redlab", clock_resume),
     ]),
@@ -207,3 +230,49 @@ pub static COMMANDS: &[Command] = &[
         Command::new("log", 2, CTL, "redlab", fault_log),
     ]),
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::reply::Reply;
+    use crate::test_support::{engine, run, T0};
+
+    fn time(e: &mut crate::engine::Engine) -> Reply {
+        run(e, &["TIME"])
+    }
+
+    #[test]
+    fn set_and_advance_take_microseconds_when_asked() {
+        let (mut e, clock) = engine();
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "SET", "1700000000123456", "US"]), Reply::ok());
+        assert_eq!(clock.now_us(), 1_700_000_000_123_456);
+        assert_eq!(time(&mut e), Reply::Array(vec![Reply::bulk("1700000000"), Reply::bulk("123456")]));
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "ADVANCE", "9", "us"]), Reply::ok());
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "GET", "US"]), Reply::Int(1_700_000_000_123_465));
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "GET"]), Reply::Int(1_700_000_000_123));
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "ADVANCE", "2", "MS"]), Reply::ok());
+        assert_eq!(clock.now_us(), 1_700_000_000_125_465);
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "SET", &T0.to_string()]), Reply::ok());
+        assert_eq!(clock.now_us(), T0 * 1000, "without a unit the value is milliseconds, as before");
+    }
+
+    #[test]
+    fn clock_arguments_are_checked() {
+        let (mut e, clock) = engine();
+        let syntax = Reply::err(crate::errors::SYNTAX);
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "SET", "5", "NS"]), syntax);
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "SET", "5", "US", "US"]), syntax);
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "GET", "MS", "x"]), syntax);
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "ADVANCE", "x"]), Reply::err(crate::errors::NOT_INTEGER));
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "SET", "9223372036854775807", "MS"]), Reply::err(crate::errors::NOT_INTEGER));
+        assert!(run(&mut e, &["REDLAB.CLOCK", "ADVANCE", "-1", "US"]).is_error());
+        assert_eq!(clock.now_ms(), T0, "a refused command leaves the clock alone");
+    }
+
+    #[test]
+    fn time_inside_a_script_reads_the_clock_not_the_scripts_start() {
+        let (mut e, clock) = engine();
+        clock.set_unix_us(T0 * 1000 + 77);
+        let r = run(&mut e, &["EVAL", "return redis.call('TIME')", "0"]);
+        assert_eq!(r, Reply::Array(vec![Reply::bulk("1700000000"), Reply::bulk("77")]));
+    }
+}
