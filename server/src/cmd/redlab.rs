@@ -8,8 +8,11 @@
 
 use std::time::Duration;
 
+use bytes::Bytes;
+
 use super::args;
 use super::table::{flags::*, Command};
+use crate::clock::Clock;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::faults::Fault;
@@ -17,10 +20,10 @@ use crate::reply::Reply;
 
 /// The unit word after a clock value: milliseconds unless `US` (microseconds) is given, so
 /// a test can put TIME's microsecond part exactly where it wants.
-fn unit_us(call: &Call, at: usize) -> Result<i64, Reply> {
-    match call.args.get(at) {
+fn unit_us(args: &[Bytes], at: usize) -> Result<i64, Reply> {
+    match args.get(at) {
         None => Ok(1000),
-        Some(_) if call.argc() > at + 1 => Err(Reply::err(errors::SYNTAX)),
+        Some(_) if args.len() > at + 1 => Err(Reply::err(errors::SYNTAX)),
         Some(w) if args::is(w, "ms") => Ok(1000),
         Some(w) if args::is(w, "us") => Ok(1),
         Some(_) => Err(Reply::err(errors::SYNTAX)),
@@ -28,33 +31,60 @@ fn unit_us(call: &Call, at: usize) -> Result<i64, Reply> {
 }
 
 /// A value and its optional unit, in microseconds.
-fn value_us(call: &Call) -> Result<i64, Reply> {
-    let n = args::int(call.arg(2))?;
-    let unit = unit_us(call, 3)?;
+fn value_us(args: &[Bytes]) -> Result<i64, Reply> {
+    let n = args::int(&args[2])?;
+    let unit = unit_us(args, 3)?;
     n.checked_mul(unit).ok_or_else(|| Reply::err(errors::NOT_INTEGER))
 }
 
-fn clock_get(e: &mut Engine, call: &mut Call) -> Reply {
-    match unit_us(call, 2) {
-        Ok(unit) => Reply::Int(e.clock.now_us().div_euclid(unit)),
+/// REDLAB.CLOCK on the clock alone, without the engine: what the network shell's busy loop
+/// can answer while a script holds the engine (the clock is shared atomics, so a move made
+/// here is seen by the script's next TIME). Arity and subcommand errors are the table's.
+pub(crate) fn clock_command(clock: &Clock, args: &[Bytes]) -> Reply {
+    if !args.first().is_some_and(|a| args::is(a, "redlab.clock")) {
+        return Reply::err(errors::SYNTAX);
+    }
+    let cmd = match crate::engine::resolve(args) {
+        Ok((cmd, _)) => cmd,
+        Err(r) => return r,
+    };
+    match cmd.name {
+        "get" => clock_get(clock, args),
+        "set" => clock_set(clock, args),
+        "advance" => clock_advance(clock, args),
+        "freeze" => {
+            clock.freeze();
+            Reply::ok()
+        }
+        "resume" => {
+            clock.resume();
+            Reply::ok()
+        }
+        _ => Reply::err(errors::SYNTAX),
+    }
+}
+
+fn clock_get(clock: &Clock, args: &[Bytes]) -> Reply {
+    match unit_us(args, 2) {
+        Ok(unit) => Reply::Int(clock.now_us().div_euclid(unit)),
         Err(r) => r,
     }
 }
 
-fn clock_set(e: &mut Engine, call: &mut Call) -> Reply {
-    match value_us(call) {
+fn clock_set(clock: &Clock, args: &[Bytes]) -> Reply {
+    match value_us(args) {
         Ok(us) => {
-            e.clock.set_unix_us(us);
+            clock.set_unix_us(us);
             Reply::ok()
         }
         Err(r) => r,
     }
 }
 
-fn clock_advance(e: &mut Engine, call: &mut Call) -> Reply {
-    match value_us(call) {
+fn clock_advance(clock: &Clock, args: &[Bytes]) -> Reply {
+    match value_us(args) {
         Ok(us) if us >= 0 => {
-            e.clock.advance(Duration::from_micros(us as u64));
+            clock.advance(Duration::from_micros(us as u64));
             Reply::ok()
         }
         Ok(_) => Reply::err("ERR the clock only moves forward with ADVANCE; use SET to jump back"),
@@ -62,14 +92,9 @@ fn clock_advance(e: &mut Engine, call: &mut Call) -> Reply {
     }
 }
 
-fn clock_freeze(e: &mut Engine, _: &mut Call) -> Reply {
-    e.clock.freeze();
-    Reply::ok()
-}
-
-fn clock_resume(e: &mut Engine, _: &mut Call) -> Reply {
-    e.clock.resume();
-    Reply::ok()
+/// The table's handler for every REDLAB.CLOCK subcommand.
+fn clock(e: &mut Engine, call: &mut Call) -> Reply {
+    clock_command(&e.clock, &call.args)
 }
 
 /// Parses `REDLAB.FAULT ADD` arguments (from index 2).
@@ -215,11 +240,11 @@ const CTL: u32 = ADMIN | NOSCRIPT | LOADING | STALE | ALLOW_BUSY | SKIP_MONITOR;
 
 pub static COMMANDS: &[Command] = &[
     Command::new("redlab.clock", -2, CTL, "redlab", container).subcommands(&[
-        Command::new("get", -2, CTL, "redlab", clock_get),
-        Command::new("set", -3, CTL, "redlab", clock_set),
-        Command::new("advance", -3, CTL, "redlab", clock_advance),
-        Command::new("freeze", 2, CTL, "redlab", clock_freeze),
-        Command::new("resume", 2, CTL, "redlab", clock_resume),
+        Command::new("get", -2, CTL, "redlab", clock),
+        Command::new("set", -3, CTL, "redlab", clock),
+        Command::new("advance", -3, CTL, "redlab", clock),
+        Command::new("freeze", 2, CTL, "redlab", clock),
+        Command::new("resume", 2, CTL, "redlab", clock),
     ]),
     Command::new("redlab.fault", -2, CTL, "redlab", container).subcommands(&[
         Command::new("add", -3, CTL, "redlab", fault_add),
@@ -266,6 +291,19 @@ mod tests {
         assert_eq!(run(&mut e, &["REDLAB.CLOCK", "SET", "9223372036854775807", "MS"]), Reply::err(crate::errors::NOT_INTEGER));
         assert!(run(&mut e, &["REDLAB.CLOCK", "ADVANCE", "-1", "US"]).is_error());
         assert_eq!(clock.now_ms(), T0, "a refused command leaves the clock alone");
+    }
+
+    #[test]
+    fn the_clock_answers_without_the_engine() {
+        use super::clock_command;
+        let clock = crate::clock::Clock::manual(T0);
+        let args = |s: &[&str]| s.iter().map(|a| bytes::Bytes::copy_from_slice(a.as_bytes())).collect::<Vec<_>>();
+        assert_eq!(clock_command(&clock, &args(&["redlab.clock", "advance", "1500", "us"])), Reply::ok());
+        assert_eq!(clock.now_us(), T0 * 1000 + 1500);
+        assert_eq!(clock_command(&clock, &args(&["REDLAB.CLOCK", "GET"])), Reply::Int(T0 + 1));
+        assert_eq!(clock_command(&clock, &args(&["REDLAB.CLOCK", "SET"])), Reply::err(crate::errors::wrong_arity("redlab.clock|set")));
+        assert!(clock_command(&clock, &args(&["REDLAB.CLOCK", "NOPE"])).is_error());
+        assert!(clock_command(&clock, &args(&["REDLAB.FAULT", "CLEAR"])).is_error(), "only the clock");
     }
 
     #[test]
