@@ -27,7 +27,7 @@ while last - first < tonumber(ARGV[1]) do
     end
     last = now()
 end
-return {tostring(first), tostring(last), redis.call('GET', KEYS[1]) or false, redis.call('EXISTS', KEYS[1])}
+return {string.format('%.0f', first), string.format('%.0f', last), redis.call('GET', KEYS[1]) or false, redis.call('EXISTS', KEYS[1])}
 "#;
 
 /// What WAIT_FOR_TIME answered: (first µs, last µs, the key's value, EXISTS).
