@@ -37,4 +37,4 @@ macro_rules! groups {
     };
 }
 
-groups!(basics, protocol, strings, bitmap, list, hash, set, keys, connection, transactions, pubsub, notify, server, list_resp3, server_resp3, zset, scripting, scripting_libs, functions, scripting_cmds);
+groups!(basics, protocol, strings, bitmap, list, hash, set, keys, connection, transactions, pubsub, notify, server, list_resp3, server_resp3, zset, scripting, scripting_libs, functions, scripting_cmds, scripting_oom);

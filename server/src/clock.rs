@@ -2,7 +2,12 @@
 //!
 //! TIME, TTLs, expiry and TIME inside scripts all read this clock, so a test that moves it
 //! moves all of them together. It is shared between the server thread and the test thread
-//! (cheap clones of one `Arc` of atomics), never locked.
+//! (cheap clones of one `Arc` of atomics), never locked: a test thread can move it while the
+//! server thread is inside a long script, and the script's next TIME sees the move.
+//!
+//! As in Redis 7.0, TIME reads this clock afresh on every call, inside a script or a
+//! transaction too; what stands still for a script or a transaction is the "now" key expiry
+//! is judged by (the engine's `now_ms`, taken at its start), so a key cannot expire halfway.
 
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
@@ -36,13 +41,25 @@ impl Clock {
         Clock::default()
     }
 
-    /// A frozen clock at `unix_ms`.
+    /// A frozen clock at `unix_ms`: it moves only when the test moves it.
+    ///
+    /// TIME, inside a script as outside, answers this clock's value, so a script that waits
+    /// in a loop for TIME to move on waits until the test advances the clock: from another
+    /// thread through a clone of this `Clock` (the server thread is busy running the script),
+    /// or with `REDLAB.CLOCK ADVANCE` on another connection where the server admits it while
+    /// a script runs.
     pub fn manual(unix_ms: i64) -> Clock {
+        Clock::manual_us(unix_ms.saturating_mul(1000))
+    }
+
+    /// A frozen clock at `unix_us` microseconds: TIME's microsecond part is exactly the one
+    /// given here.
+    pub fn manual_us(unix_us: i64) -> Clock {
         let c = Clock::default();
         // Frozen first, then set: setting a running clock and freezing it after would let a
         // microsecond or two slip in between.
         c.state.frozen.store(true, Ordering::Release);
-        c.set_unix_ms(unix_ms);
+        c.set_unix_us(unix_us);
         c
     }
 
@@ -82,7 +99,11 @@ impl Clock {
 
     /// Jumps to `unix_ms`; a frozen clock stays frozen there, a running one runs on from it.
     pub fn set_unix_ms(&self, unix_ms: i64) {
-        let target = unix_ms.saturating_mul(1000);
+        self.set_unix_us(unix_ms.saturating_mul(1000));
+    }
+
+    /// Jumps to `unix_us` microseconds since the epoch, like `set_unix_ms`.
+    pub fn set_unix_us(&self, target: i64) {
         if self.is_frozen() {
             self.state.frozen_at_us.store(target, Ordering::Release);
         } else {
@@ -90,10 +111,10 @@ impl Clock {
         }
     }
 
-    /// Jumps to a `SystemTime`.
+    /// Jumps to a `SystemTime`, to the microsecond.
     pub fn set(&self, t: SystemTime) {
-        let ms = t.duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
-        self.set_unix_ms(ms);
+        let us = t.duration_since(UNIX_EPOCH).map(|d| d.as_micros().min(i64::MAX as u128) as i64).unwrap_or(0);
+        self.set_unix_us(us);
     }
 
     /// Moves time forward.
@@ -119,5 +140,25 @@ mod tests {
         assert_eq!(c.now_ms(), 1_001_500);
         c.resume();
         assert!(c.now_ms() >= 1_001_500);
+    }
+
+    #[test]
+    fn a_manual_clock_keeps_microseconds() {
+        let c = Clock::manual_us(1_700_000_000_123_456);
+        assert_eq!(c.now_us(), 1_700_000_000_123_456);
+        c.advance(Duration::from_micros(7));
+        assert_eq!(c.now_us(), 1_700_000_000_123_463);
+        c.set(UNIX_EPOCH + Duration::from_micros(42_000_017));
+        assert_eq!(c.now_us(), 42_000_017, "SystemTime is taken to the microsecond");
+        c.set_unix_us(-5);
+        assert_eq!(c.now_ms(), -1, "before the epoch rounds down, as the clock's ms always has");
+    }
+
+    #[test]
+    fn another_thread_moves_the_clock_this_thread_reads() {
+        let c = Clock::manual(1_000);
+        let mover = c.clone();
+        std::thread::spawn(move || mover.advance(Duration::from_micros(2_500))).join().unwrap();
+        assert_eq!(c.now_us(), 1_002_500);
     }
 }

@@ -56,9 +56,10 @@ pub struct Engine {
     pub(crate) dbs: Vec<Db>,
     pub(crate) sessions: HashMap<ConnId, Session, FixedState>,
     pub(crate) next_conn_id: ConnId,
-    /// "Now" for the command being executed, in Unix ms; frozen for a script's duration.
+    /// "Now" for expiry and TTLs of the command being executed, in Unix ms; frozen for a
+    /// script's duration. TIME does not read it: it reads the clock, as Redis's does.
     pub(crate) now_ms: i64,
-    /// Set while a script (or MULTI) runs: time stands still at its start.
+    /// Set while a script (or EXEC) runs: expiry's "now" stands still at its start.
     pub(crate) time_frozen: bool,
     pub(crate) stats: Stats,
     /// (db, key) -> connections watching it.
@@ -375,7 +376,12 @@ impl Engine {
         if in_multi && cmd.has(flags::NO_MULTI) {
             return self.reject(conn, &args[0], Reply::err(errors::NOT_ALLOWED_IN_MULTI));
         }
-        if session.resp == 2 && session.in_pubsub() && !allowed_in_pubsub_context(&name) {
+        let resp2_pubsub = session.resp == 2 && session.in_pubsub();
+        // Redis refuses on memory before it looks at the pub/sub context.
+        if self.config.maxmemory > 0 && crate::cmd::scripting::refused_when_over(self, conn, cmd, &args) && self.over_maxmemory() {
+            return self.reject(conn, &args[0], Reply::err(errors::OOM));
+        }
+        if resp2_pubsub && !allowed_in_pubsub_context(&name) {
             let e = Reply::err(format!(
                 "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
                 name
@@ -383,15 +389,9 @@ impl Engine {
             return self.reject(conn, &args[0], e);
         }
         if in_multi && !matches!(cmd.name, "exec" | "discard" | "multi" | "watch" | "quit" | "reset") {
-            if cmd.has(flags::DENYOOM) && self.over_maxmemory() {
-                return self.reject(conn, &args[0], Reply::err(errors::OOM));
-            }
             let s = self.sessions.get_mut(&conn).expect("session exists");
             s.multi.as_mut().expect("in multi").queue.push(args);
             return Reply::Status("QUEUED".into());
-        }
-        if cmd.has(flags::DENYOOM) && self.over_maxmemory() {
-            return Reply::err(errors::OOM);
         }
         self.feed_monitors(conn, &args, cmd);
         let fault = self.check_faults(conn, cmd, &name, &args);

@@ -16,6 +16,8 @@ pub const NOAUTH: &str = "NOAUTH Authentication required.";
 pub const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 pub const AUTH_NOT_CONFIGURED: &str = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";
 pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+/// A script with declared flags that reached its start over the limit (inside EXEC).
+pub const OOM_SCRIPT_START: &str = "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'";
 pub const MULTI_NESTED: &str = "ERR MULTI calls can not be nested";
 pub const EXEC_WITHOUT_MULTI: &str = "ERR EXEC without MULTI";
 pub const DISCARD_WITHOUT_MULTI: &str = "ERR DISCARD without MULTI";

@@ -1,37 +1,90 @@
 //! redlab's own commands: the clock and fault injection over the wire, so the standalone
 //! binary and tests in any language can control time and failures.
 //!
-//! REDLAB.CLOCK GET | SET <unix-ms> | ADVANCE <ms> | FREEZE | RESUME
+//! REDLAB.CLOCK GET [US] | SET <unix-ms> [MS|US] | ADVANCE <ms> [MS|US] | FREEZE | RESUME
+//! (a value is in milliseconds unless followed by US, microseconds).
 //! REDLAB.FAULT ADD [match ...] [trigger ...] <action> | LIST | DEL <id> | CLEAR | MARK | LOG
 //! (the ADD grammar is in `parse_fault`; README documents it).
 
 use std::time::Duration;
 
+use bytes::Bytes;
+
 use super::args;
 use super::table::{flags::*, Command};
+use crate::clock::Clock;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::faults::Fault;
 use crate::reply::Reply;
 
-fn clock_get(e: &mut Engine, _: &mut Call) -> Reply {
-    Reply::Int(e.clock.now_ms())
+/// The unit word after a clock value: milliseconds unless `US` (microseconds) is given, so
+/// a test can put TIME's microsecond part exactly where it wants.
+fn unit_us(args: &[Bytes], at: usize) -> Result<i64, Reply> {
+    match args.get(at) {
+        None => Ok(1000),
+        Some(_) if args.len() > at + 1 => Err(Reply::err(errors::SYNTAX)),
+        Some(w) if args::is(w, "ms") => Ok(1000),
+        Some(w) if args::is(w, "us") => Ok(1),
+        Some(_) => Err(Reply::err(errors::SYNTAX)),
+    }
 }
 
-fn clock_set(e: &mut Engine, call: &mut Call) -> Reply {
-    match args::int(call.arg(2)) {
-        Ok(ms) => {
-            e.clock.set_unix_ms(ms);
+/// A value and its optional unit, in microseconds.
+fn value_us(args: &[Bytes]) -> Result<i64, Reply> {
+    let n = args::int(&args[2])?;
+    let unit = unit_us(args, 3)?;
+    n.checked_mul(unit).ok_or_else(|| Reply::err(errors::NOT_INTEGER))
+}
+
+/// REDLAB.CLOCK on the clock alone, without the engine: what the network shell's busy loop
+/// can answer while a script holds the engine (the clock is shared atomics, so a move made
+/// here is seen by the script's next TIME). Arity and subcommand errors are the table's.
+pub(crate) fn clock_command(clock: &Clock, args: &[Bytes]) -> Reply {
+    if !args.first().is_some_and(|a| args::is(a, "redlab.clock")) {
+        return Reply::err(errors::SYNTAX);
+    }
+    let cmd = match crate::engine::resolve(args) {
+        Ok((cmd, _)) => cmd,
+        Err(r) => return r,
+    };
+    match cmd.name {
+        "get" => clock_get(clock, args),
+        "set" => clock_set(clock, args),
+        "advance" => clock_advance(clock, args),
+        "freeze" => {
+            clock.freeze();
+            Reply::ok()
+        }
+        "resume" => {
+            clock.resume();
+            Reply::ok()
+        }
+        _ => Reply::err(errors::SYNTAX),
+    }
+}
+
+fn clock_get(clock: &Clock, args: &[Bytes]) -> Reply {
+    match unit_us(args, 2) {
+        Ok(unit) => Reply::Int(clock.now_us().div_euclid(unit)),
+        Err(r) => r,
+    }
+}
+
+fn clock_set(clock: &Clock, args: &[Bytes]) -> Reply {
+    match value_us(args) {
+        Ok(us) => {
+            clock.set_unix_us(us);
             Reply::ok()
         }
         Err(r) => r,
     }
 }
 
-fn clock_advance(e: &mut Engine, call: &mut Call) -> Reply {
-    match args::int(call.arg(2)) {
-        Ok(ms) if ms >= 0 => {
-            e.clock.advance(Duration::from_millis(ms as u64));
+fn clock_advance(clock: &Clock, args: &[Bytes]) -> Reply {
+    match value_us(args) {
+        Ok(us) if us >= 0 => {
+            clock.advance(Duration::from_micros(us as u64));
             Reply::ok()
         }
         Ok(_) => Reply::err("ERR the clock only moves forward with ADVANCE; use SET to jump back"),
@@ -39,14 +92,9 @@ fn clock_advance(e: &mut Engine, call: &mut Call) -> Reply {
     }
 }
 
-fn clock_freeze(e: &mut Engine, _: &mut Call) -> Reply {
-    e.clock.freeze();
-    Reply::ok()
-}
-
-fn clock_resume(e: &mut Engine, _: &mut Call) -> Reply {
-    e.clock.resume();
-    Reply::ok()
+/// The table's handler for every REDLAB.CLOCK subcommand.
+fn clock(e: &mut Engine, call: &mut Call) -> Reply {
+    clock_command(&e.clock, &call.args)
 }
 
 /// Parses `REDLAB.FAULT ADD` arguments (from index 2).
@@ -192,11 +240,11 @@ const CTL: u32 = ADMIN | NOSCRIPT | LOADING | STALE | ALLOW_BUSY | SKIP_MONITOR;
 
 pub static COMMANDS: &[Command] = &[
     Command::new("redlab.clock", -2, CTL, "redlab", container).subcommands(&[
-        Command::new("get", 2, CTL, "redlab", clock_get),
-        Command::new("set", 3, CTL, "redlab", clock_set),
-        Command::new("advance", 3, CTL, "redlab", clock_advance),
-        Command::new("freeze", 2, CTL, "redlab", clock_freeze),
-        Command::new("resume", 2, CTL, "redlab", clock_resume),
+        Command::new("get", -2, CTL, "redlab", clock),
+        Command::new("set", -3, CTL, "redlab", clock),
+        Command::new("advance", -3, CTL, "redlab", clock),
+        Command::new("freeze", 2, CTL, "redlab", clock),
+        Command::new("resume", 2, CTL, "redlab", clock),
     ]),
     Command::new("redlab.fault", -2, CTL, "redlab", container).subcommands(&[
         Command::new("add", -3, CTL, "redlab", fault_add),
@@ -207,3 +255,62 @@ pub static COMMANDS: &[Command] = &[
         Command::new("log", 2, CTL, "redlab", fault_log),
     ]),
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::reply::Reply;
+    use crate::test_support::{engine, run, T0};
+
+    fn time(e: &mut crate::engine::Engine) -> Reply {
+        run(e, &["TIME"])
+    }
+
+    #[test]
+    fn set_and_advance_take_microseconds_when_asked() {
+        let (mut e, clock) = engine();
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "SET", "1700000000123456", "US"]), Reply::ok());
+        assert_eq!(clock.now_us(), 1_700_000_000_123_456);
+        assert_eq!(time(&mut e), Reply::Array(vec![Reply::bulk("1700000000"), Reply::bulk("123456")]));
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "ADVANCE", "9", "us"]), Reply::ok());
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "GET", "US"]), Reply::Int(1_700_000_000_123_465));
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "GET"]), Reply::Int(1_700_000_000_123));
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "ADVANCE", "2", "MS"]), Reply::ok());
+        assert_eq!(clock.now_us(), 1_700_000_000_125_465);
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "SET", &T0.to_string()]), Reply::ok());
+        assert_eq!(clock.now_us(), T0 * 1000, "without a unit the value is milliseconds, as before");
+    }
+
+    #[test]
+    fn clock_arguments_are_checked() {
+        let (mut e, clock) = engine();
+        let syntax = Reply::err(crate::errors::SYNTAX);
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "SET", "5", "NS"]), syntax);
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "SET", "5", "US", "US"]), syntax);
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "GET", "MS", "x"]), syntax);
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "ADVANCE", "x"]), Reply::err(crate::errors::NOT_INTEGER));
+        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "SET", "9223372036854775807", "MS"]), Reply::err(crate::errors::NOT_INTEGER));
+        assert!(run(&mut e, &["REDLAB.CLOCK", "ADVANCE", "-1", "US"]).is_error());
+        assert_eq!(clock.now_ms(), T0, "a refused command leaves the clock alone");
+    }
+
+    #[test]
+    fn the_clock_answers_without_the_engine() {
+        use super::clock_command;
+        let clock = crate::clock::Clock::manual(T0);
+        let args = |s: &[&str]| s.iter().map(|a| bytes::Bytes::copy_from_slice(a.as_bytes())).collect::<Vec<_>>();
+        assert_eq!(clock_command(&clock, &args(&["redlab.clock", "advance", "1500", "us"])), Reply::ok());
+        assert_eq!(clock.now_us(), T0 * 1000 + 1500);
+        assert_eq!(clock_command(&clock, &args(&["REDLAB.CLOCK", "GET"])), Reply::Int(T0 + 1));
+        assert_eq!(clock_command(&clock, &args(&["REDLAB.CLOCK", "SET"])), Reply::err(crate::errors::wrong_arity("redlab.clock|set")));
+        assert!(clock_command(&clock, &args(&["REDLAB.CLOCK", "NOPE"])).is_error());
+        assert!(clock_command(&clock, &args(&["REDLAB.FAULT", "CLEAR"])).is_error(), "only the clock");
+    }
+
+    #[test]
+    fn time_inside_a_script_reads_the_clock_not_the_scripts_start() {
+        let (mut e, clock) = engine();
+        clock.set_unix_us(T0 * 1000 + 77);
+        let r = run(&mut e, &["EVAL", "return redis.call('TIME')", "0"]);
+        assert_eq!(r, Reply::Array(vec![Reply::bulk("1700000000"), Reply::bulk("77")]));
+    }
+}

@@ -61,8 +61,10 @@ pub(crate) fn preflight(e: &Engine, flags: u32, read_only_cmd: bool) -> Result<(
         if read_only_cmd {
             return Err(Reply::err("ERR Can not execute a script with write flag using *_ro command."));
         }
+        // The dispatcher refuses such a script before it gets here; this is the check Redis
+        // makes again at the script's start, reached when memory went over inside EXEC.
         if flags & shebang::ALLOW_OOM == 0 && e.over_maxmemory() {
-            return Err(Reply::err(errors::OOM));
+            return Err(Reply::err(errors::OOM_SCRIPT_START));
         }
     }
     Ok(())
@@ -269,6 +271,9 @@ pub static COMMANDS: &[Command] = &[
     Command::new("evalsha_ro", -3, READONLY | EVAL_FLAGS, "scripting", evalsha_ro).movable_keys(numkeys_keys),
     Command::new("script", -2, 0, "scripting", container).subcommands(SCRIPT_SUBCOMMANDS),
 ];
+
+mod oom;
+pub(crate) use oom::refused_when_over;
 
 #[cfg(test)]
 mod tests;

@@ -12,8 +12,12 @@ fn usage(e: &mut Engine, call: &mut Call) -> Reply {
     let mut i = 3;
     while i < call.argc() {
         if args::is(call.arg(i), "samples") && i + 1 < call.argc() {
-            if let Err(r) = args::int(call.arg(i + 1)) {
-                return r;
+            // Redis reads the count as an integer first (its error), then refuses a negative
+            // one as a syntax error; 0 (sample everything) and any huge count are fine.
+            match args::int(call.arg(i + 1)) {
+                Err(r) => return r,
+                Ok(n) if n < 0 => return Reply::err(errors::SYNTAX),
+                Ok(_) => {}
             }
             i += 2;
         } else {

@@ -50,10 +50,11 @@ pub fn monitor_line(now_us: i64, db: usize, addr: &str, args: &[Bytes]) -> Strin
 }
 
 
-/// TIME: the engine clock (frozen at a script's start inside a script), as Redis's
-/// [seconds, microseconds] pair of bulk strings.
+/// TIME: the engine clock read now, as Redis's [seconds, microseconds] pair of bulk strings.
+/// Inside a script or EXEC too: Redis 7.0 freezes only the time expiry is judged by, and a
+/// script that waits for TIME to move on must see it move.
 fn time(e: &mut Engine, _call: &mut Call) -> Reply {
-    let us = if e.time_frozen { e.now_ms * 1000 } else { e.clock.now_us() };
+    let us = e.clock.now_us();
     Reply::Array(vec![
         Reply::bulk(us.div_euclid(1_000_000).to_string()),
         Reply::bulk(us.rem_euclid(1_000_000).to_string()),
