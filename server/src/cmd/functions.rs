@@ -65,43 +65,6 @@ fn function_load(e: &mut Engine, call: &mut Call) -> Reply {
     }
 }
 
-/// Redis's glob matching (`*`, `?`, `[...]`, `\`), case-sensitive.
-pub fn glob(p: &[u8], s: &[u8]) -> bool {
-    if p.is_empty() {
-        return s.is_empty();
-    }
-    match p[0] {
-        b'*' => (0..=s.len()).any(|i| glob(&p[1..], &s[i..])),
-        b'?' => !s.is_empty() && glob(&p[1..], &s[1..]),
-        b'[' => {
-            let Some(&c) = s.first() else { return false };
-            let mut i = 1;
-            let not = p.get(1) == Some(&b'^');
-            if not {
-                i += 1;
-            }
-            let mut hit = false;
-            while i < p.len() && p[i] != b']' {
-                if p[i] == b'\\' && i + 1 < p.len() {
-                    i += 1;
-                    hit |= p[i] == c;
-                } else if i + 2 < p.len() && p[i + 1] == b'-' {
-                    let (a, b) = if p[i] <= p[i + 2] { (p[i], p[i + 2]) } else { (p[i + 2], p[i]) };
-                    hit |= a <= c && c <= b;
-                    i += 2;
-                } else {
-                    hit |= p[i] == c;
-                }
-                i += 1;
-            }
-            let rest = if i < p.len() { &p[i + 1..] } else { &p[i..] };
-            hit != not && glob(rest, &s[1..])
-        }
-        b'\\' if p.len() > 1 => !s.is_empty() && s[0] == p[1] && glob(&p[2..], &s[1..]),
-        c => !s.is_empty() && s[0] == c && glob(&p[1..], &s[1..]),
-    }
-}
-
 fn function_list(e: &mut Engine, call: &mut Call) -> Reply {
     let mut pattern: Option<Bytes> = None;
     let mut with_code = false;
@@ -124,7 +87,7 @@ fn function_list(e: &mut Engine, call: &mut Call) -> Reply {
     let mut out = Vec::new();
     for lib in e.scripting.libs.libs.values() {
         if let Some(p) = &pattern {
-            if !glob(p, lib.name.as_bytes()) {
+            if !crate::glob::matches(p, lib.name.as_bytes(), true) {
                 continue;
             }
         }
@@ -522,13 +485,5 @@ mod tests {
     #[test]
     fn crc64_is_redis_jones() {
         assert_eq!(crc64(b"123456789"), 0xe9c6d914c4b8d9ca);
-    }
-
-    #[test]
-    fn glob_patterns() {
-        assert!(glob(b"lib*", b"library"));
-        assert!(glob(b"l?b", b"lib"));
-        assert!(glob(b"[a-c]x", b"bx"));
-        assert!(!glob(b"lib", b"library"));
     }
 }
