@@ -482,6 +482,36 @@ mod tests {
         assert_eq!(lzf_decompress(&compressed, 6).as_deref(), Some(&b"abcabc"[..]));
     }
 
+    /// A FUNCTION DUMP payload holding one library with `code`, as Redis writes it.
+    fn dump_of(code: &[u8]) -> Vec<u8> {
+        let mut out = vec![RDB_OPCODE_FUNCTION2];
+        put_len(&mut out, code.len());
+        out.extend_from_slice(code);
+        out.extend_from_slice(&RDB_VERSION.to_le_bytes());
+        let crc = crc64(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn a_looping_library_is_stopped_by_the_load_timeout_even_with_a_frozen_clock() {
+        // The manual clock never moves here: the timeout must still fire (real time).
+        let mut e = Engine::with_clock(crate::config::Config::default(), crate::clock::Clock::manual(1_700_000_000_000));
+        let timeout = Reply::err("ERR Error registering functions: ERR FUNCTION LOAD timeout");
+        let looping = "#!lua name=x\n while true do end";
+        assert_eq!(e.execute(1, &["FUNCTION", "LOAD", looping]), timeout);
+        let after_register = "#!lua name=y\nredis.register_function('f', function() return 1 end)\nwhile true do end";
+        assert_eq!(e.execute(1, &["FUNCTION", "LOAD", after_register]), timeout);
+        let restore = dump_of(after_register.as_bytes());
+        assert_eq!(e.execute(1, &[&b"FUNCTION"[..], b"RESTORE", &restore]), timeout);
+        assert_eq!(e.execute(1, &["FUNCTION", "LIST"]), Reply::Array(vec![]));
+        assert_eq!(e.execute(1, &["FCALL", "f", "0"]), Reply::err("ERR Function not found"));
+        // The runtime is usable afterwards, with its own busy hook back in place.
+        let ok = "#!lua name=z\nredis.register_function('g', function() return 7 end)";
+        assert_eq!(e.execute(1, &["FUNCTION", "LOAD", ok]), Reply::bulk("z"));
+        assert_eq!(e.execute(1, &["FCALL", "g", "0"]), Reply::Int(7));
+    }
+
     #[test]
     fn crc64_is_redis_jones() {
         assert_eq!(crc64(b"123456789"), 0xe9c6d914c4b8d9ca);
