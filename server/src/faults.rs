@@ -349,7 +349,7 @@ fn matches(f: &Fault, c: &Candidate) -> bool {
         return false;
     }
     if let Some(glob) = &f.key {
-        if !c.keys.iter().any(|k| crate::cmd::args::glob_match(glob, k, false)) {
+        if !c.keys.iter().any(|k| crate::glob::matches(glob, k, false)) {
             return false;
         }
     }

@@ -16,6 +16,7 @@ pub mod errors;
 pub mod faults;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod glob;
 pub mod ldouble;
 pub mod lua;
 pub mod net;

@@ -4,6 +4,7 @@
 //! and the error the client sees is exactly the one Redis sends.
 
 use crate::errors;
+use crate::ldouble::LongDouble;
 use crate::numfmt;
 use crate::reply::Reply;
 
@@ -38,15 +39,17 @@ pub fn lower(arg: &[u8]) -> String {
 /// A blocking command's timeout in seconds (float allowed, as Redis 6+), returned as an
 /// absolute deadline in milliseconds, or None for "forever" (0).
 ///
-/// Redis 7.0 parses a long double, converts `secs * 1000` to a C `long long` (truncating:
-/// `0.0001` and `-0.0001` both mean 0, forever) and only then rejects negatives; a value
-/// beyond the `long long` range, `inf` included, converts to LLONG_MIN and so is "negative".
+/// Redis 7.0 parses a long double, rounds `secs * 1000` up to whole milliseconds (`ceill`),
+/// converts it to a C `long long` and only then rejects negatives. So `1e-10` is a 1 ms
+/// wait, not forever, while `-0.0005` (which rounds up to -0) is forever. A product beyond
+/// the `long long` range, `inf` included, converts to LLONG_MIN and so is "negative", which
+/// is why `1e300` is an error rather than a very long wait. The arithmetic is done in the
+/// emulated x87 long double, since an f64 answers differently near the limits
+/// (`9223372036854775.807` blocks in Redis; in f64 it rounds past 2^63 ms).
 /// A deadline past the end of time never fires, as Redis's wrapped deadline never does.
 pub fn timeout_deadline(arg: &[u8], now_ms: i64) -> Result<Option<i64>, Reply> {
-    let secs = parse_long_double(arg).ok_or_else(|| Reply::err(errors::TIMEOUT_NOT_FLOAT))?;
-    let ms = secs * 1000.0;
-    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
-    let ms = if ms > -LIMIT && ms < LIMIT { ms.trunc() as i64 } else { i64::MIN };
+    let secs = LongDouble::parse(arg).ok_or_else(|| Reply::err(errors::TIMEOUT_NOT_FLOAT))?;
+    let ms = ceil_millis(secs).unwrap_or(i64::MIN);
     if ms < 0 {
         return Err(Reply::err(errors::TIMEOUT_NEGATIVE));
     }
@@ -56,194 +59,94 @@ pub fn timeout_deadline(arg: &[u8], now_ms: i64) -> Result<Option<i64>, Reply> {
     Ok(now_ms.checked_add(ms))
 }
 
-/// Redis's `string2ld` (strtold on the whole argument): decimal or hex floats, `inf` and
-/// `infinity`; no spaces, no NaN, nothing left over, nothing outside long double's range.
-fn parse_long_double(arg: &[u8]) -> Option<f64> {
-    let s = std::str::from_utf8(arg).ok()?;
-    if s.is_empty() || s.len() >= 5 * 1024 || s.starts_with(|c: char| c.is_ascii_whitespace()) {
+/// `(long long) ceill(secs * 1000.0L)`, or None where the x87 conversion overflows.
+fn ceil_millis(secs: LongDouble) -> Option<i64> {
+    let LongDouble::Finite { neg, mant, exp } = secs else {
         return None;
-    }
-    let (neg, body) = match s.as_bytes()[0] {
-        b'-' => (true, &s[1..]),
-        b'+' => (false, &s[1..]),
-        _ => (false, s),
     };
-    let lower = body.to_ascii_lowercase();
-    let magnitude = if lower == "inf" || lower == "infinity" {
-        f64::INFINITY
-    } else if let Some(hex) = lower.strip_prefix("0x") {
-        parse_hex_float(hex)?
-    } else {
-        if !body.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-')) {
+    if mant == 0 {
+        return Some(0);
+    }
+    // The exact product, then rounded to a 64-bit mantissa (ties to even) as the FPU does.
+    let mut m = mant as u128 * 1000;
+    let mut e = exp;
+    let bits = 128 - m.leading_zeros() as i64;
+    if bits > 64 {
+        let shift = (bits - 64) as u32;
+        let rest = m & ((1u128 << shift) - 1);
+        let half = 1u128 << (shift - 1);
+        m >>= shift;
+        e += shift as i64;
+        if rest > half || (rest == half && m & 1 == 1) {
+            m += 1;
+        }
+    }
+    let magnitude: u128 = if e >= 0 {
+        if e >= 64 {
             return None;
         }
-        let v: f64 = body.parse().ok()?;
-        // f64 overflows or underflows long before long double (about 1e±4932) does.
-        if v.is_infinite() || (v == 0.0 && body.bytes().any(|c| (b'1'..=b'9').contains(&c))) {
-            let exp = decimal_exponent(body.as_bytes())?;
-            if !(-4950..=4932).contains(&exp) {
-                return None;
-            }
-        }
-        v
+        m.checked_shl(e as u32).filter(|v| v >> e == m)?
+    } else if e <= -128 {
+        // Far below one millisecond: rounds up to 1 (or to -0).
+        u128::from(!neg)
+    } else {
+        let whole = m >> (-e) as u32;
+        let frac = m & ((1u128 << (-e) as u32) - 1) != 0;
+        whole + u128::from(frac && !neg)
     };
-    Some(if neg { -magnitude } else { magnitude })
-}
-
-/// The power of ten of a decimal number's leading digit (`123.4e5` is 7), or None when
-/// it has no non-zero digit.
-fn decimal_exponent(body: &[u8]) -> Option<i64> {
-    let (mantissa, exp) = match body.iter().position(|&c| c == b'e' || c == b'E') {
-        Some(i) => (&body[..i], std::str::from_utf8(&body[i + 1..]).ok()?.parse::<i64>().unwrap_or(i64::MAX)),
-        None => (body, 0),
-    };
-    let point = mantissa.iter().position(|&c| c == b'.').unwrap_or(mantissa.len());
-    let first = mantissa.iter().position(|&c| (b'1'..=b'9').contains(&c))?;
-    let lead = if first < point { (point - first - 1) as i64 } else { point as i64 - first as i64 };
-    Some(exp.saturating_add(lead))
-}
-
-/// The digits of a C hex float after `0x`: `h[.h][p[+-]d]`.
-fn parse_hex_float(s: &str) -> Option<f64> {
-    let (mantissa, exp) = match s.find('p') {
-        Some(i) => (&s[..i], s[i + 1..].parse::<i32>().ok()?),
-        None => (s, 0),
-    };
-    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    if int_part.is_empty() && frac_part.is_empty() {
+    if magnitude >= 1u128 << 63 {
         return None;
     }
-    let mut v = 0.0f64;
-    for c in int_part.chars() {
-        v = v * 16.0 + c.to_digit(16)? as f64;
-    }
-    let mut scale = 1.0 / 16.0;
-    for c in frac_part.chars() {
-        v += c.to_digit(16)? as f64 * scale;
-        scale /= 16.0;
-    }
-    Some(v * 2f64.powi(exp))
-}
-
-/// Redis's glob matching (`stringmatchlen`): `*`, `?`, `[...]` with ranges and `^`, `\` escapes.
-pub fn glob_match(pattern: &[u8], s: &[u8], nocase: bool) -> bool {
-    glob_inner(pattern, s, nocase, 0)
-}
-
-fn glob_inner(mut p: &[u8], mut s: &[u8], nocase: bool, depth: usize) -> bool {
-    // Same guard as Redis against pathological patterns.
-    if depth > 1000 {
-        return false;
-    }
-    let eq = |a: u8, b: u8| if nocase { a.eq_ignore_ascii_case(&b) } else { a == b };
-    while !p.is_empty() && !s.is_empty() {
-        match p[0] {
-            b'*' => {
-                while p.len() > 1 && p[1] == b'*' {
-                    p = &p[1..];
-                }
-                if p.len() == 1 {
-                    return true;
-                }
-                for i in 0..s.len() {
-                    if glob_inner(&p[1..], &s[i..], nocase, depth + 1) {
-                        return true;
-                    }
-                }
-                return false;
-            }
-            b'?' => {
-                s = &s[1..];
-                p = &p[1..];
-                continue;
-            }
-            b'[' => {
-                p = &p[1..];
-                let not = !p.is_empty() && p[0] == b'^';
-                if not {
-                    p = &p[1..];
-                }
-                let mut matched = false;
-                loop {
-                    if p.is_empty() {
-                        break;
-                    }
-                    if p[0] == b'\\' && p.len() >= 2 {
-                        p = &p[1..];
-                        if eq(p[0], s[0]) {
-                            matched = true;
-                        }
-                    } else if p[0] == b']' {
-                        break;
-                    } else if p.len() >= 3 && p[1] == b'-' {
-                        let (mut start, mut end) = (p[0], p[2]);
-                        if start > end {
-                            std::mem::swap(&mut start, &mut end);
-                        }
-                        let mut c = s[0];
-                        if nocase {
-                            start = start.to_ascii_lowercase();
-                            end = end.to_ascii_lowercase();
-                            c = c.to_ascii_lowercase();
-                        }
-                        p = &p[2..];
-                        if c >= start && c <= end {
-                            matched = true;
-                        }
-                    } else if eq(p[0], s[0]) {
-                        matched = true;
-                    }
-                    p = &p[1..];
-                }
-                // Redis treats a missing ']' as if the pattern ended there.
-                let matched = if not { !matched } else { matched };
-                if !matched {
-                    return false;
-                }
-                s = &s[1..];
-                if p.is_empty() {
-                    return s.is_empty();
-                }
-                p = &p[1..];
-                continue;
-            }
-            b'\\' if p.len() >= 2 => {
-                p = &p[1..];
-                if !eq(p[0], s[0]) {
-                    return false;
-                }
-            }
-            c => {
-                if !eq(c, s[0]) {
-                    return false;
-                }
-            }
-        }
-        s = &s[1..];
-        p = &p[1..];
-    }
-    if s.is_empty() {
-        while !p.is_empty() && p[0] == b'*' {
-            p = &p[1..];
-        }
-    }
-    p.is_empty() && s.is_empty()
+    Some(if neg { -(magnitude as i64) } else { magnitude as i64 })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// What BLPOP answered on redis-server 7.0.15 for each timeout: a wait of some
+    /// milliseconds, forever (0), or "timeout is negative".
     #[test]
-    fn glob_follows_redis() {
-        assert!(glob_match(b"*", b"anything", false));
-        assert!(glob_match(b"h?llo", b"hello", false));
-        assert!(glob_match(b"h[ae]llo", b"hallo", false));
-        assert!(!glob_match(b"h[^e]llo", b"hello", false));
-        assert!(glob_match(b"h[a-b]llo", b"hbllo", false));
-        assert!(glob_match(b"user:*:name", b"user:1:name", false));
-        assert!(!glob_match(b"a", b"ab", false));
-        assert!(glob_match(b"a\\*", b"a*", false));
-        assert!(glob_match(b"MaxMemory*", b"maxmemory-policy", true));
+    fn timeouts_round_up_to_milliseconds_as_redis_does() {
+        let now = 1_000;
+        let negative = Err(Reply::err(errors::TIMEOUT_NEGATIVE));
+        for (arg, ms) in [
+            ("1e-10", 1),
+            ("1e-300", 1),
+            ("0.0009999", 1),
+            ("0.001", 1),
+            ("0.0015", 2),
+            ("0.3", 300),
+            ("9223372036853", 9_223_372_036_853_000),
+        ] {
+            assert_eq!(timeout_deadline(arg.as_bytes(), now), Ok(Some(now + ms)), "{arg}");
+        }
+        for arg in ["0", "-0", "-1e-300", "-0.0005", "-0.0009", "-0.001", "-0.000999999999999999999"] {
+            assert_eq!(timeout_deadline(arg.as_bytes(), now), Ok(None), "{arg}");
+        }
+        for arg in [
+            "-0.0010001",
+            "-0.001000000000000000001",
+            "-1",
+            "1e300",
+            "1e16",
+            "1e4932",
+            "inf",
+            "-inf",
+            "9223372036854775807",
+            "9223372036854775.808",
+            "9223372036854776",
+            "-9223372036854775.808",
+        ] {
+            assert_eq!(timeout_deadline(arg.as_bytes(), now), negative, "{arg}");
+        }
+        // Just under 2^63 ms: a valid wait whose deadline is past the end of time (forever).
+        for arg in ["9223372036854775.807", "9223372036854775.2", "9223372036854775"] {
+            assert_eq!(timeout_deadline(arg.as_bytes(), now), Ok(None), "{arg}");
+        }
+        let not_float = Err(Reply::err(errors::TIMEOUT_NOT_FLOAT));
+        for arg in ["nan", "1e5000", " 1"] {
+            assert_eq!(timeout_deadline(arg.as_bytes(), now), not_float, "{arg}");
+        }
     }
 }

@@ -1,5 +1,7 @@
 //! DEBUG: the subcommands test suites use to steer a server.
 
+use std::time::Duration;
+
 use super::args;
 use super::table::{flags::*, Command};
 use crate::db::Value;
@@ -14,6 +16,28 @@ fn unknown(sub: &[u8]) -> Reply {
     ))
 }
 
+/// The longest DEBUG SLEEP redlab honours. Redis sleeps as long as asked, but redlab runs
+/// inside a test process: a sleep meant to make the server look slow for a moment must not
+/// freeze a whole test suite because of a unit slip (`DEBUG SLEEP 3600` for 3.6 s). Ten
+/// seconds is longer than any client timeout a test simulates, and short enough to notice.
+pub const MAX_SLEEP: Duration = Duration::from_secs(10);
+
+/// DEBUG SLEEP's argument as Redis reads it: `strtod` on a prefix (`abc` is 0, `0.5x` is
+/// 0.5, `0x10` is 16), times a million into a C `long long` of microseconds, where NaN,
+/// infinities and anything out of range become LLONG_MIN, so `nanosleep` refuses them and
+/// the command returns at once; a negative value returns at once too. Then capped at
+/// [`MAX_SLEEP`].
+pub fn sleep_duration(arg: &[u8]) -> Duration {
+    let start = arg.iter().position(|&c| !crate::numfmt::is_c_space(c)).unwrap_or(arg.len());
+    let (secs, _) = crate::lua::cjson::strtod(&arg[start..]);
+    let micros = secs * 1_000_000.0;
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    if !(micros > 0.0 && micros < LIMIT) {
+        return Duration::ZERO;
+    }
+    Duration::from_micros(micros as u64).min(MAX_SLEEP)
+}
+
 fn debug(e: &mut Engine, call: &mut Call) -> Reply {
     let sub = args::lower(call.arg(1));
     let argc = call.argc();
@@ -24,8 +48,7 @@ fn debug(e: &mut Engine, call: &mut Call) -> Reply {
         }
         ("sleep", 3) => {
             // Like Redis, this blocks the whole server: nobody is served meanwhile.
-            let secs = crate::numfmt::parse_f64(call.arg(2)).unwrap_or(0.0).max(0.0);
-            std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0)));
+            std::thread::sleep(sleep_duration(call.arg(2)));
             Reply::ok()
         }
         ("object", 3) => object(e, call),
@@ -115,3 +138,22 @@ fn protocol(call: &Call) -> Reply {
 }
 
 pub static COMMANDS: &[Command] = &[Command::new("debug", -2, ADMIN | NOSCRIPT | LOADING | STALE, "server", debug)];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sleep_reads_its_argument_as_redis_and_is_bounded() {
+        // Measured on redis-server 7.0.15: these return OK at once.
+        for arg in ["inf", "-inf", "nan", "-1", "1e300", "abc", "", "1e-300"] {
+            assert_eq!(sleep_duration(arg.as_bytes()), Duration::ZERO, "{arg:?}");
+        }
+        assert_eq!(sleep_duration(b"0.01"), Duration::from_millis(10));
+        assert_eq!(sleep_duration(b" 1"), Duration::from_secs(1));
+        assert_eq!(sleep_duration(b"0.5x"), Duration::from_millis(500));
+        // Redis would sleep 16 s and 292,000 years; redlab stops at MAX_SLEEP.
+        assert_eq!(sleep_duration(b"0x10"), MAX_SLEEP);
+        assert_eq!(sleep_duration(b"9223372036854"), MAX_SLEEP);
+    }
+}

@@ -65,43 +65,6 @@ fn function_load(e: &mut Engine, call: &mut Call) -> Reply {
     }
 }
 
-/// Redis's glob matching (`*`, `?`, `[...]`, `\`), case-sensitive.
-pub fn glob(p: &[u8], s: &[u8]) -> bool {
-    if p.is_empty() {
-        return s.is_empty();
-    }
-    match p[0] {
-        b'*' => (0..=s.len()).any(|i| glob(&p[1..], &s[i..])),
-        b'?' => !s.is_empty() && glob(&p[1..], &s[1..]),
-        b'[' => {
-            let Some(&c) = s.first() else { return false };
-            let mut i = 1;
-            let not = p.get(1) == Some(&b'^');
-            if not {
-                i += 1;
-            }
-            let mut hit = false;
-            while i < p.len() && p[i] != b']' {
-                if p[i] == b'\\' && i + 1 < p.len() {
-                    i += 1;
-                    hit |= p[i] == c;
-                } else if i + 2 < p.len() && p[i + 1] == b'-' {
-                    let (a, b) = if p[i] <= p[i + 2] { (p[i], p[i + 2]) } else { (p[i + 2], p[i]) };
-                    hit |= a <= c && c <= b;
-                    i += 2;
-                } else {
-                    hit |= p[i] == c;
-                }
-                i += 1;
-            }
-            let rest = if i < p.len() { &p[i + 1..] } else { &p[i..] };
-            hit != not && glob(rest, &s[1..])
-        }
-        b'\\' if p.len() > 1 => !s.is_empty() && s[0] == p[1] && glob(&p[2..], &s[1..]),
-        c => !s.is_empty() && s[0] == c && glob(&p[1..], &s[1..]),
-    }
-}
-
 fn function_list(e: &mut Engine, call: &mut Call) -> Reply {
     let mut pattern: Option<Bytes> = None;
     let mut with_code = false;
@@ -124,7 +87,7 @@ fn function_list(e: &mut Engine, call: &mut Call) -> Reply {
     let mut out = Vec::new();
     for lib in e.scripting.libs.libs.values() {
         if let Some(p) = &pattern {
-            if !glob(p, lib.name.as_bytes()) {
+            if !crate::glob::matches(p, lib.name.as_bytes(), true) {
                 continue;
             }
         }
@@ -519,16 +482,38 @@ mod tests {
         assert_eq!(lzf_decompress(&compressed, 6).as_deref(), Some(&b"abcabc"[..]));
     }
 
-    #[test]
-    fn crc64_is_redis_jones() {
-        assert_eq!(crc64(b"123456789"), 0xe9c6d914c4b8d9ca);
+    /// A FUNCTION DUMP payload holding one library with `code`, as Redis writes it.
+    fn dump_of(code: &[u8]) -> Vec<u8> {
+        let mut out = vec![RDB_OPCODE_FUNCTION2];
+        put_len(&mut out, code.len());
+        out.extend_from_slice(code);
+        out.extend_from_slice(&RDB_VERSION.to_le_bytes());
+        let crc = crc64(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
     }
 
     #[test]
-    fn glob_patterns() {
-        assert!(glob(b"lib*", b"library"));
-        assert!(glob(b"l?b", b"lib"));
-        assert!(glob(b"[a-c]x", b"bx"));
-        assert!(!glob(b"lib", b"library"));
+    fn a_looping_library_is_stopped_by_the_load_timeout_even_with_a_frozen_clock() {
+        // The manual clock never moves here: the timeout must still fire (real time).
+        let mut e = Engine::with_clock(crate::config::Config::default(), crate::clock::Clock::manual(1_700_000_000_000));
+        let timeout = Reply::err("ERR Error registering functions: ERR FUNCTION LOAD timeout");
+        let looping = "#!lua name=x\n while true do end";
+        assert_eq!(e.execute(1, &["FUNCTION", "LOAD", looping]), timeout);
+        let after_register = "#!lua name=y\nredis.register_function('f', function() return 1 end)\nwhile true do end";
+        assert_eq!(e.execute(1, &["FUNCTION", "LOAD", after_register]), timeout);
+        let restore = dump_of(after_register.as_bytes());
+        assert_eq!(e.execute(1, &[&b"FUNCTION"[..], b"RESTORE", &restore]), timeout);
+        assert_eq!(e.execute(1, &["FUNCTION", "LIST"]), Reply::Array(vec![]));
+        assert_eq!(e.execute(1, &["FCALL", "f", "0"]), Reply::err("ERR Function not found"));
+        // The runtime is usable afterwards, with its own busy hook back in place.
+        let ok = "#!lua name=z\nredis.register_function('g', function() return 7 end)";
+        assert_eq!(e.execute(1, &["FUNCTION", "LOAD", ok]), Reply::bulk("z"));
+        assert_eq!(e.execute(1, &["FCALL", "g", "0"]), Reply::Int(7));
+    }
+
+    #[test]
+    fn crc64_is_redis_jones() {
+        assert_eq!(crc64(b"123456789"), 0xe9c6d914c4b8d9ca);
     }
 }

@@ -11,7 +11,6 @@ use bytes::Bytes;
 use foldhash::fast::FixedState;
 use indexmap::{IndexMap, IndexSet};
 
-use super::args;
 use super::table::{flags::*, Command};
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -46,7 +45,7 @@ pub fn publish(e: &mut Engine, channel: &[u8], message: &[u8]) -> i64 {
             .pubsub
             .patterns
             .iter()
-            .filter(|(p, _)| args::glob_match(p, channel, false))
+            .filter(|(p, _)| crate::glob::matches(p, channel, false))
             .map(|(p, c)| (p.clone(), c.iter().copied().collect()))
             .collect();
         for (pattern, conns) in matches {
@@ -272,7 +271,7 @@ fn active_channels(map: &HashMap<Vec<u8>, Subscribers, FixedState>, call: &Call)
     let pattern = call.args.get(2);
     let names: Vec<Reply> = map
         .keys()
-        .filter(|ch| pattern.is_none_or(|p| args::glob_match(p, ch, false)))
+        .filter(|ch| pattern.is_none_or(|p| crate::glob::matches(p, ch, false)))
         .map(Reply::bulk)
         .collect();
     Reply::Array(names)

@@ -1,9 +1,13 @@
 //! The keyspace: one `Db` per logical database, holding values and their expiry.
 //!
 //! Expiry is lazy on every lookup, as in Redis, and also active: the engine calls
-//! `purge_expired` before each command, so a key whose deadline the clock has passed is gone
-//! for DBSIZE, SCAN and KEYS at once, and deterministically (in deadline order). Keys that
-//! expire are logged so the engine can send `expired` notifications and break WATCHes.
+//! `purge_expired` before each command and on every tick, which removes due keys in deadline
+//! order, a bounded slice at a time, so a million keys expiring at once do not stall every
+//! client for the whole purge (Redis bounds its active expire cycle the same way). Keys past
+//! their deadline that the active cycle has not reached yet are nevertheless invisible:
+//! lookups expire them lazily, and the whole-keyspace views (`len`, `iter`, `expires_len`)
+//! leave them out, so DBSIZE, SCAN and KEYS are exact at once. Keys that expire are logged
+//! so the engine can send `expired` notifications, once per key.
 
 pub mod encoding;
 pub mod key;
@@ -46,6 +50,9 @@ pub struct Db {
     pub(crate) expired_log: Vec<Vec<u8>>,
     /// Set while a CLIENT NO-TOUCH client runs a command: lookups leave access times alone.
     pub(crate) no_touch: bool,
+    /// Count keys past their deadline that are still stored, as Redis does when active
+    /// expiry is off (DEBUG SET-ACTIVE-EXPIRE 0); otherwise counts leave them out.
+    pub(crate) count_due: bool,
 }
 
 impl Db {
@@ -53,18 +60,31 @@ impl Db {
         Db::default()
     }
 
-    /// Number of keys, including ones whose deadline passed but were not yet removed.
+    /// Number of live keys (see `count_due` for the exception).
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.map.len() - self.hidden_due()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len() == 0
     }
 
-    /// Number of keys with a deadline.
+    /// Number of live keys with a deadline.
     pub fn expires_len(&self) -> usize {
-        self.expires.len()
+        self.expires.len() - self.hidden_due()
+    }
+
+    /// Keys past their deadline still stored, which counts leave out. Walks only those
+    /// keys, which the active cycle is removing a slice at a time.
+    fn hidden_due(&self) -> usize {
+        if self.count_due {
+            return 0;
+        }
+        self.expires.iter().take_while(|(t, _)| *t <= self.now).count()
+    }
+
+    fn is_live(&self, e: &Entry) -> bool {
+        self.count_due || e.expire_at.is_none_or(|t| t > self.now)
     }
 
     fn expire_if_needed(&mut self, key: &[u8]) -> bool {
@@ -75,7 +95,7 @@ impl Db {
         }
         let expired = matches!(self.map.get(key), Some(e) if e.expire_at.is_some_and(|t| t <= self.now));
         if expired {
-            self.remove(key);
+            self.take(key);
             self.expired_log.push(key.to_vec());
         }
         expired
@@ -164,6 +184,9 @@ impl Db {
         if let Some(old) = self.map.insert(Key::from(key), entry) {
             if let Some(t) = old.expire_at {
                 self.expires.remove(&(t, key.to_vec()));
+                if t <= self.now {
+                    self.expired_log.push(key.to_vec());
+                }
             }
         }
         if let Some(t) = expire_at {
@@ -171,7 +194,18 @@ impl Db {
         }
     }
 
+    /// Removes a key. One past its deadline that the active cycle has not reached yet is
+    /// expired instead (logged, and not returned), as the lookup before Redis's delete would.
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        let old = self.take(key)?;
+        if old.expire_at.is_some_and(|t| t <= self.now) {
+            self.expired_log.push(key.to_vec());
+            return None;
+        }
+        Some(old)
+    }
+
+    fn take(&mut self, key: &[u8]) -> Option<Entry> {
         let old = self.map.remove(key)?;
         if let Some(t) = old.expire_at {
             self.expires.remove(&(t, key.to_vec()));
@@ -200,16 +234,19 @@ impl Db {
         self.expires.first().map(|(t, _)| *t)
     }
 
-    /// Removes every key whose deadline is at or before `now`, in deadline order.
-    pub fn purge_expired(&mut self) {
-        while let Some((t, _)) = self.expires.first() {
-            if *t > self.now {
-                break;
+    /// Removes up to `budget` keys whose deadline is at or before `now`, in deadline order;
+    /// returns true when none is left due.
+    pub fn purge_expired(&mut self, budget: usize) -> bool {
+        for _ in 0..budget {
+            match self.expires.first() {
+                Some((t, _)) if *t <= self.now => {}
+                _ => return true,
             }
             let (_, key) = self.expires.pop_first().expect("checked non-empty");
             self.map.remove(&key[..]);
             self.expired_log.push(key);
         }
+        self.next_deadline().is_none_or(|t| t > self.now)
     }
 
     /// Removes a collection that became empty, as Redis does after every pop or remove.
@@ -228,14 +265,14 @@ impl Db {
         self.expires.clear();
     }
 
-    /// All keys, live or not, in the map's (fixed-seed, so repeatable) order.
+    /// All live keys, in the map's (fixed-seed, so repeatable) order.
     pub fn keys(&self) -> impl Iterator<Item = &[u8]> + '_ {
-        self.map.keys().map(Key::as_bytes)
+        self.iter().map(|(k, _)| k)
     }
 
-    /// All entries, in the map's order. Callers that care about expiry purge first.
+    /// All live entries, in the map's order.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry)> + '_ {
-        self.map.iter().map(|(k, e)| (k.as_bytes(), e))
+        self.map.iter().filter(|(_, e)| self.is_live(e)).map(|(k, e)| (k.as_bytes(), e))
     }
 
     /// The hash the keyspace SCAN cursor is built on; the same every run.
@@ -246,6 +283,6 @@ impl Db {
 
     /// Approximate memory held by this database's keys and values.
     pub fn approx_memory(&self) -> usize {
-        self.map.iter().map(|(k, e)| k.as_bytes().len() + 48 + e.value.approx_size()).sum()
+        self.iter().map(|(k, e)| k.len() + 48 + e.value.approx_size()).sum()
     }
 }

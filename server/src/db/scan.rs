@@ -70,7 +70,7 @@ pub struct ScanOptions {
 
 impl ScanOptions {
     pub fn matches(&self, item: &[u8]) -> bool {
-        self.pattern.as_deref().is_none_or(|p| args::glob_match(p, item, false))
+        self.pattern.as_deref().is_none_or(|p| crate::glob::matches(p, item, false))
     }
 }
 

@@ -1,9 +1,10 @@
 //! FUNCTION libraries: loading a library's code, `redis.register_function`, and the
 //! registry of libraries and functions.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::ffi::c_int;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
@@ -72,6 +73,29 @@ struct Pending {
 
 thread_local! {
     static LOADING: RefCell<Option<Pending>> = const { RefCell::new(None) };
+}
+
+/// Redis's LOAD_TIMEOUT_MS: library code that runs longer while loading is stopped. Like
+/// Redis, nobody else is served meanwhile; the bound is what keeps the server alive.
+const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
+/// How often (in VM instructions) the load hook looks at the clock, as Redis's.
+const LOAD_HOOK_EVERY: c_int = 100_000;
+
+thread_local! {
+    /// When the library being loaded started running. A real monotonic clock, not the
+    /// engine's (possibly frozen, manual) one: a frozen clock must not let a load loop on.
+    static LOAD_STARTED: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+unsafe extern "C-unwind" fn load_hook(l: *mut lua_State, _ar: *mut lua_Debug) {
+    let Some(start) = LOAD_STARTED.with(|s| s.get()) else { return };
+    if start.elapsed() <= LOAD_TIMEOUT {
+        return;
+    }
+    // From now on on every line and backward jump, so nothing can outrun the error.
+    lua_sethook(l, Some(load_hook), LUA_MASKLINE, 0);
+    super::api::push_redis_error(l, "FUNCTION LOAD timeout");
+    lua_error(l);
 }
 
 const NAME_RULE: &str = "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long";
@@ -218,9 +242,14 @@ pub fn load_library(rt: &Runtime, code: &Bytes) -> Result<Library, String> {
         super::sandbox::set_load_mode(l, true);
         lua_rawgeti_(l, LUA_REGISTRYINDEX, rt.handler_ref);
         lua_rawgeti_(l, LUA_REGISTRYINDEX, func);
+        let saved_hook = (lua_gethook(l), lua_gethookmask(l), lua_gethookcount(l));
+        lua_sethook(l, Some(load_hook), LUA_MASKCOUNT, LOAD_HOOK_EVERY);
+        LOAD_STARTED.with(|s| s.set(Some(Instant::now())));
         super::runtime::enforce_limit(l, true);
         let status = lua_pcall(l, 0, 0, base + 1);
         super::runtime::enforce_limit(l, false);
+        LOAD_STARTED.with(|s| s.set(None));
+        lua_sethook(l, saved_hook.0, saved_hook.1, saved_hook.2);
         super::sandbox::set_load_mode(l, false);
         let err = if status != 0 {
             let top = lua_gettop(l);

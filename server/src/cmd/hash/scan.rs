@@ -29,7 +29,7 @@ impl ScanOptions<'_> {
     pub fn matches(&self, item: &[u8]) -> bool {
         match self.pattern {
             None => true,
-            Some(p) => args::glob_match(p, item, false),
+            Some(p) => crate::glob::matches(p, item, false),
         }
     }
 }

@@ -1,6 +1,5 @@
 //! KEYS, SCAN and RANDOMKEY: the commands that walk the keyspace.
 
-use crate::cmd::args;
 use crate::db::{scan, Db};
 use crate::engine::{Call, Engine};
 use crate::reply::Reply;
@@ -13,7 +12,7 @@ pub fn keys(e: &mut Engine, call: &mut Call) -> Reply {
     let out = db
         .iter()
         .filter(|(_, en)| en.expire_at.is_none_or(|t| t > now))
-        .filter(|(k, _)| all || args::glob_match(pattern, k, false))
+        .filter(|(k, _)| all || crate::glob::matches(pattern, k, false))
         .map(|(k, _)| Reply::bulk(k))
         .collect();
     Reply::Array(out)

@@ -327,8 +327,8 @@ fn timeout_parsing_follows_redis() {
     use crate::cmd::args::timeout_deadline;
     let now = 1_000;
     assert_eq!(timeout_deadline(b"0", now), Ok(None));
-    // Truncated to whole milliseconds before the sign check: both mean "forever".
-    assert_eq!(timeout_deadline(b"0.0001", now), Ok(None));
+    // Rounded up to whole milliseconds before the sign check: a tiny wait, or -0 (forever).
+    assert_eq!(timeout_deadline(b"0.0001", now), Ok(Some(1_001)));
     assert_eq!(timeout_deadline(b"-0.0001", now), Ok(None));
     assert_eq!(timeout_deadline(b"1.5", now), Ok(Some(2_500)));
     assert_eq!(timeout_deadline(b"0x10", now), Ok(Some(17_000)));

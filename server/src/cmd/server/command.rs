@@ -125,7 +125,7 @@ fn list(_e: &mut Engine, call: &mut Call) -> Reply {
                 Filter::None => true,
                 Filter::Module => false,
                 Filter::AclCat(cat) => acl_categories(cmd).iter().any(|c| c[1..] == *cat),
-                Filter::Pattern(p) => args::glob_match(p, name.as_bytes(), true),
+                Filter::Pattern(p) => crate::glob::matches(p, name.as_bytes(), true),
             };
             if keep {
                 names.push(Reply::bulk(name));

@@ -1,7 +1,6 @@
 //! CONFIG GET / SET / RESETSTAT / REWRITE / HELP over the parameter table in
 //! `crate::config::params`.
 
-use super::args;
 use crate::config::{params, Param, PARAMS};
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -19,7 +18,7 @@ fn get(e: &mut Engine, call: &mut Call) -> Reply {
         for p in PARAMS {
             for name in std::iter::once(p.name).chain(p.alias) {
                 let hit = if has_glob {
-                    args::glob_match(pat, name.as_bytes(), true)
+                    crate::glob::matches(pat, name.as_bytes(), true)
                 } else {
                     pat.eq_ignore_ascii_case(name.as_bytes())
                 };

@@ -168,7 +168,7 @@ pub fn zscan(e: &mut Engine, call: &mut Call) -> Reply {
             return Reply::err(errors::SYNTAX);
         }
     }
-    let matches = |m: &[u8]| pattern.is_none_or(|p| args::glob_match(p, m, false));
+    let matches = |m: &[u8]| pattern.is_none_or(|p| crate::glob::matches(p, m, false));
     let mut items = Vec::new();
     let mut next = 0u64;
     if z.is_listpack() {
