@@ -567,16 +567,50 @@ lua_cfn!(decode, decode_body);
 
 // ---- configuration -----------------------------------------------------------------
 
-unsafe fn opt_bool(l: *mut lua_State, idx: c_int) -> Option<bool> {
+/// lua-cjson's enum option: absent or nil keeps the setting, a boolean picks "off"/"on", and
+/// anything else must name one of `opts` (Lua's "invalid option" argument error otherwise).
+unsafe fn opt_enum(l: *mut lua_State, idx: c_int, opts: &[&[u8]]) -> Option<usize> {
     match lua_type(l, idx) {
-        LUA_TBOOLEAN => Some(lua_toboolean(l, idx) != 0),
-        LUA_TSTRING => match to_bytes(l, idx) {
-            Some(b"on") => Some(true),
-            Some(b"off") => Some(false),
-            _ => None,
-        },
-        _ => None,
+        LUA_TNONE | LUA_TNIL => None,
+        LUA_TBOOLEAN => Some((lua_toboolean(l, idx) != 0) as usize),
+        _ => {
+            let mut len = 0usize;
+            let p = luaL_checklstring(l, idx, &mut len);
+            let given = std::slice::from_raw_parts(p as *const u8, len);
+            match opts.iter().position(|o| *o == given) {
+                Some(i) => Some(i),
+                None => {
+                    push_str(l, &format!("invalid option '{}'", String::from_utf8_lossy(given)));
+                    argerror_top(l, idx)
+                }
+            }
+        }
     }
+}
+
+/// Raises Lua's argument error with the message on top of the stack. The message lives in Lua,
+/// so nothing Rust owns is left behind by the longjmp.
+unsafe fn argerror_top<T>(l: *mut lua_State, idx: c_int) -> Option<T> {
+    luaL_argerror(l, idx, lua_tolstring(l, -1, std::ptr::null_mut()));
+    None
+}
+
+unsafe fn opt_bool(l: *mut lua_State, idx: c_int) -> Option<bool> {
+    opt_enum(l, idx, &[b"off", b"on"]).map(|i| i == 1)
+}
+
+/// lua-cjson's integer option: C converts the number to int (keeping its low 32 bits) before the
+/// range check, and names argument #1 whichever argument is wrong.
+unsafe fn opt_int(l: *mut lua_State, idx: c_int, lo: i64, hi: i64) -> Option<i64> {
+    if lua_type(l, idx) == LUA_TNONE || lua_type(l, idx) == LUA_TNIL {
+        return None;
+    }
+    let v = luaL_checkinteger(l, idx) as i32 as i64;
+    if v < lo || v > hi {
+        push_str(l, &format!("expected integer between {lo} and {hi}"));
+        argerror_top::<()>(l, 1);
+    }
+    Some(v)
 }
 
 unsafe fn push_bool(l: *mut lua_State, b: bool) {
@@ -587,12 +621,8 @@ unsafe fn push_bool(l: *mut lua_State, b: bool) {
     }
 }
 
-unsafe fn int_option(l: *mut lua_State, lo: i64, hi: i64, get: fn(&mut Cfg) -> &mut i64, errmsg: &std::ffi::CStr) -> CResult {
-    if lua_gettop(l) >= 1 && lua_type(l, 1) != LUA_TNIL {
-        let v = luaL_checkinteger(l, 1) as i64;
-        if v < lo || v > hi {
-            luaL_argerror(l, 1, errmsg.as_ptr());
-        }
+unsafe fn int_option(l: *mut lua_State, lo: i64, hi: i64, get: fn(&mut Cfg) -> &mut i64) -> CResult {
+    if let Some(v) = opt_int(l, 1, lo, hi) {
         cfg(|c| *get(c) = v);
     }
     let v = cfg(|c| *get(c));
@@ -601,17 +631,13 @@ unsafe fn int_option(l: *mut lua_State, lo: i64, hi: i64, get: fn(&mut Cfg) -> &
 }
 
 unsafe fn encode_max_depth_body(l: *mut lua_State) -> CResult {
-    int_option(l, 1, i32::MAX as i64, |c| &mut c.encode_max_depth, c"expected integer between 1 and 2147483647")
+    int_option(l, 1, i32::MAX as i64, |c| &mut c.encode_max_depth)
 }
 unsafe fn decode_max_depth_body(l: *mut lua_State) -> CResult {
-    int_option(l, 1, i32::MAX as i64, |c| &mut c.decode_max_depth, c"expected integer between 1 and 2147483647")
+    int_option(l, 1, i32::MAX as i64, |c| &mut c.decode_max_depth)
 }
 unsafe fn encode_number_precision_body(l: *mut lua_State) -> CResult {
-    if lua_gettop(l) >= 1 && lua_type(l, 1) != LUA_TNIL {
-        let v = luaL_checkinteger(l, 1) as i64;
-        if !(1..=14).contains(&v) {
-            luaL_argerror(l, 1, c"expected integer between 1 and 14".as_ptr());
-        }
+    if let Some(v) = opt_int(l, 1, 1, 14) {
         cfg(|c| c.precision = v as usize);
     }
     lua_pushnumber(l, cfg(|c| c.precision) as f64);
@@ -621,12 +647,10 @@ unsafe fn encode_sparse_array_body(l: *mut lua_State) -> CResult {
     if let Some(b) = opt_bool(l, 1) {
         cfg(|c| c.sparse_convert = b);
     }
-    if lua_type(l, 2) == LUA_TNUMBER {
-        let v = lua_tonumber(l, 2) as i64;
+    if let Some(v) = opt_int(l, 2, 0, i32::MAX as i64) {
         cfg(|c| c.sparse_ratio = v);
     }
-    if lua_type(l, 3) == LUA_TNUMBER {
-        let v = lua_tonumber(l, 3) as i64;
+    if let Some(v) = opt_int(l, 3, 0, i32::MAX as i64) {
         cfg(|c| c.sparse_safe = v);
     }
     let (b, r, s) = cfg(|c| (c.sparse_convert, c.sparse_ratio, c.sparse_safe));
@@ -643,10 +667,8 @@ unsafe fn encode_keep_buffer_body(l: *mut lua_State) -> CResult {
     Ok(1)
 }
 unsafe fn encode_invalid_numbers_body(l: *mut lua_State) -> CResult {
-    if lua_type(l, 1) == LUA_TSTRING && to_bytes(l, 1) == Some(b"null") {
-        cfg(|c| c.encode_invalid = 2);
-    } else if let Some(b) = opt_bool(l, 1) {
-        cfg(|c| c.encode_invalid = b as u8);
+    if let Some(i) = opt_enum(l, 1, &[b"off", b"on", b"null"]) {
+        cfg(|c| c.encode_invalid = i as u8);
     }
     match cfg(|c| c.encode_invalid) {
         2 => push_str(l, "null"),

@@ -307,10 +307,24 @@ unsafe fn unpack_body(l: *mut lua_State) -> CResult {
 }
 
 unsafe fn unpack_n(l: *mut lua_State, limit: i64, offset_arg: c_int) -> CResult {
-    let offset = luaL_optinteger(l, offset_arg, 0);
+    let offset = luaL_optinteger(l, offset_arg, 0) as i64;
+    let mut len = 0usize;
+    luaL_checklstring(l, 1, &mut len);
+    // Redis formats these 64-bit values with %d, so it prints their low 32 bits, and it names
+    // the input's length "limit".
     if offset < 0 || limit < 0 {
-        push_positioned(l, "Invalid request to unpack with offset of -1 and limit of 0.");
+        let msg = format!("Invalid request to unpack with offset of {} and limit of {}.", offset as i32, len as i32);
+        push_positioned(l, &msg);
         return Err(());
+    }
+    if offset as u64 > len as u64 {
+        let msg = format!("Start offset {} greater than input length {}.", offset as i32, len as i32);
+        push_positioned(l, &msg);
+        return Err(());
+    }
+    if limit == 0 && offset == 0 {
+        // Redis decodes everything then, without the leading next-offset, as cmsgpack.unpack.
+        return unpack_body(l);
     }
     let base = lua_gettop(l);
     lua_pushnil(l);

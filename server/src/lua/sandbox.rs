@@ -350,16 +350,12 @@ unsafe fn pcall_body(l: *mut lua_State) -> CResult {
 }
 lua_cfn!(pcall, pcall_body);
 
-/// loadstring that refuses precompiled chunks, as Redis's.
+/// loadstring as Lua's. A precompiled chunk needs no check here: the Lua that build.rs compiles
+/// has no bytecode loader, so it fails in the lexer exactly as in Redis.
 unsafe fn loadstring_body(l: *mut lua_State) -> CResult {
     let mut len = 0usize;
     let s = luaL_checklstring(l, 1, &mut len);
     let chunkname = luaL_optlstring(l, 2, s, std::ptr::null_mut());
-    if len > 0 && *s == 0x1b {
-        lua_pushnil(l);
-        push_str(l, "loadstring: binary chunks are not allowed");
-        return Ok(2);
-    }
     if luaL_loadbuffer(l, s, len, chunkname) == 0 {
         Ok(1)
     } else {

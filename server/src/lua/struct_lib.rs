@@ -206,18 +206,20 @@ unsafe fn unpack_body(l: *mut lua_State) -> CResult {
     let mut ld = 0usize;
     let dp = luaL_checklstring(l, 2, &mut ld);
     let data = std::slice::from_raw_parts(dp as *const u8, ld);
-    let start = luaL_optinteger(l, 3, 1);
-    if start <= 0 {
+    // As Redis's struct: the offset is converted to size_t first, so only 0 is "not 1 or greater"
+    // and a negative offset is a huge one, which the length check below refuses.
+    let start = luaL_optinteger(l, 3, 1) as usize;
+    if start == 0 {
         argerror(l, 3, c"offset must be 1 or greater");
     }
-    let mut pos = (start - 1) as usize;
+    let mut pos = start - 1;
     let mut n: c_int = 0;
     let mut i = 0;
     while i < fmt.len() {
         let opt = fmt[i];
         i += 1;
         let mut size = optsize(l, opt, fmt, &mut i);
-        pos += gettoalign(pos, &h, opt, size);
+        pos = pos.wrapping_add(gettoalign(pos, &h, opt, size));
         if !(size <= ld && pos <= ld - size) {
             argerror(l, 2, c"data string too short");
         }
@@ -282,7 +284,7 @@ unsafe fn size_body(l: *mut lua_State) -> CResult {
         let opt = fmt[i];
         i += 1;
         let size = optsize(l, opt, fmt, &mut i);
-        pos += gettoalign(pos, &h, opt, size);
+        pos = pos.wrapping_add(gettoalign(pos, &h, opt, size));
         if opt == b's' {
             argerror(l, 1, c"option 's' has no fixed size");
         } else if opt == b'c' && size == 0 {

@@ -139,6 +139,7 @@ impl ServerBuilder {
         let thread_faults = faults.clone();
         let thread = std::thread::Builder::new()
             .name(format!("redlab-server:{}", addr.port()))
+            .stack_size(8 << 20) // as large as redis-server's main thread: scripts run here
             .spawn(move || run(listener, config, thread_clock, thread_faults, stop_rx))?;
         Ok(Server { addr, clock, faults, stop: Some(stop_tx), thread: Some(thread) })
     }

@@ -1,0 +1,172 @@
+//! Builds the Lua 5.1.5 that redlab embeds, from the sources shipped in the `lua-src` crate, with
+//! a few small edits that make it behave like the Lua inside redis-server 7.0 and keep hostile
+//! scripts from crashing the process:
+//!
+//! - every byte of a string is hashed (stock 5.1 samples long strings, so strings differing only
+//!   in unsampled bytes all collide and building many of them is quadratic);
+//! - the pattern matcher's recursion is bounded, so a pattern of many items ends in a Lua error
+//!   instead of overflowing the thread's stack;
+//! - `unpack` checks its range in 64-bit arithmetic before counting it;
+//! - no precompiled chunk is ever loaded: every chunk goes to the text parser, as in Redis, where
+//!   a binary chunk is a syntax error;
+//! - the whole library is compiled with `-fwrapv`, so Lua's own signed-overflow checks cannot be
+//!   optimized away.
+//!
+//! Every edit names the text it replaces; if that text is missing (another Lua release) the build
+//! fails instead of silently compiling stock Lua.
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The lua-src release whose sources are edited; pinned in Cargo.toml's build-dependencies.
+const LUA_SRC_VERSION: &str = "551.0.2";
+
+/// Pattern-matcher recursion bound. Each level costs a few hundred bytes of C stack at most, so
+/// this stays well inside a 2 MB test thread while allowing patterns far longer than real ones.
+const MATCH_MAX_DEPTH: u32 = 5000;
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
+    let src = lua_sources(&out);
+    let dst = out.join("lua-5.1.5");
+    fs::create_dir_all(&dst).expect("create OUT_DIR/lua-5.1.5");
+    let mut c_files = Vec::new();
+    for entry in fs::read_dir(&src).unwrap_or_else(|e| panic!("read {}: {e}", src.display())) {
+        let path = entry.expect("dir entry").path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !(name.ends_with(".c") || name.ends_with(".h")) {
+            continue;
+        }
+        let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+        let text = edit(&name, text);
+        let target = dst.join(&name);
+        fs::write(&target, text).unwrap_or_else(|e| panic!("write {}: {e}", target.display()));
+        if name.ends_with(".c") {
+            c_files.push(target);
+        }
+    }
+    c_files.sort();
+
+    let target = env::var("TARGET").unwrap_or_default();
+    let mut build = cc::Build::new();
+    build.warnings(false).include(&dst).files(&c_files).flag("-fwrapv").flag_if_supported("-fno-common");
+    if target.contains("linux") || target.contains("bsd") || target.contains("apple-darwin") {
+        build.define("LUA_USE_LINUX", None);
+    } else if target.contains("windows") {
+        build.define("LUA_USE_WINDOWS", None);
+    } else {
+        build.define("LUA_USE_POSIX", None);
+    }
+    if env::var("PROFILE").as_deref() == Ok("debug") {
+        build.define("LUA_USE_APICHECK", None);
+    }
+    build.compile("lua5.1");
+}
+
+/// Applies the edits for one source file; panics if an anchor is missing.
+fn edit(name: &str, text: String) -> String {
+    match name {
+        "lstring.c" => replace(
+            name,
+            text,
+            "size_t step = (l>>5)+1;",
+            "size_t step = 1;  /* redlab: hash every byte, as Redis does */",
+            1,
+        ),
+        "ldo.c" => replace(
+            name,
+            text,
+            "tf = ((c == LUA_SIGNATURE[0]) ? luaU_undump : luaY_parser)(L, p->z,",
+            "(void)c;  /* redlab: binary chunks go to the parser and fail there, as in Redis */\n  tf = luaY_parser(L, p->z,",
+            1,
+        ),
+        "lbaselib.c" => replace(
+            name,
+            text,
+            "  n = e - i + 1;  /* number of elements */",
+            "  if ((long long)e - (long long)i >= (long long)INT_MAX)  /* redlab: checked range */\n    return luaL_error(L, \"too many results to unpack\");\n  n = e - i + 1;  /* number of elements */",
+            1,
+        ),
+        "lstrlib.c" => {
+            let text = replace(
+                name,
+                text,
+                "  int level;  /* total number of captures (finished or unfinished) */",
+                "  int level;  /* total number of captures (finished or unfinished) */\n  int matchdepth;  /* redlab: recursion depth of match */",
+                1,
+            );
+            let text = replace(name, text, "ms.level = 0;", "ms.level = 0; ms.matchdepth = 0;", 3);
+            let wrapper = format!(
+                "static const char *match_body (MatchState *ms, const char *s, const char *p);\n\
+                 /* redlab: bounds the matcher's recursion so a long pattern cannot overflow the C stack */\n\
+                 static const char *match (MatchState *ms, const char *s, const char *p) {{\n  \
+                   const char *r;\n  \
+                   if (++ms->matchdepth > {MATCH_MAX_DEPTH})\n    \
+                     luaL_error(ms->L, \"pattern too complex\");\n  \
+                   r = match_body(ms, s, p);\n  \
+                   ms->matchdepth--;\n  \
+                   return r;\n\
+                 }}\n\n\
+                 static const char *match_body (MatchState *ms, const char *s, const char *p) {{\n  init:"
+            );
+            replace(
+                name,
+                text,
+                "static const char *match (MatchState *ms, const char *s, const char *p) {\n  init:",
+                &wrapper,
+                1,
+            )
+        }
+        _ => text,
+    }
+}
+
+fn replace(file: &str, text: String, from: &str, to: &str, expected: usize) -> String {
+    let found = text.matches(from).count();
+    assert_eq!(found, expected, "{file}: expected {expected} occurrence(s) of {from:?}, found {found}; is this Lua 5.1.5?");
+    text.replace(from, to)
+}
+
+/// Finds lua-src's `lua-5.1.5` directory. Cargo has already fetched lua-src (it is a
+/// build-dependency), so an offline `cargo metadata` of a one-dependency manifest names its
+/// directory wherever the registry or a vendored source put it.
+fn lua_sources(out: &Path) -> PathBuf {
+    let probe = out.join("lua-src-probe");
+    fs::create_dir_all(probe.join("src")).expect("create probe dir");
+    fs::write(
+        probe.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"lua-src-probe\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
+             [lib]\npath = \"src/lib.rs\"\n\n[dependencies]\nlua-src = \"={LUA_SRC_VERSION}\"\n\n[workspace]\n"
+        ),
+    )
+    .expect("write probe manifest");
+    fs::write(probe.join("src/lib.rs"), "").expect("write probe lib");
+    let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--offline", "--manifest-path"])
+        .arg(probe.join("Cargo.toml"))
+        .current_dir(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run cargo metadata");
+    assert!(
+        output.status.success(),
+        "cargo metadata for lua-src {LUA_SRC_VERSION} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json = String::from_utf8_lossy(&output.stdout);
+    let key = "\"manifest_path\":\"";
+    for (at, _) in json.match_indices(key) {
+        let rest = &json[at + key.len()..];
+        let Some(end) = rest.find('"') else { continue };
+        let manifest = PathBuf::from(rest[..end].replace("\\\\", "\\"));
+        let dir = manifest.parent().unwrap().join("lua-5.1.5");
+        if dir.join("lstrlib.c").is_file() && dir.join("lua.h").is_file() {
+            return dir;
+        }
+    }
+    panic!("lua-src {LUA_SRC_VERSION}: no lua-5.1.5 directory in cargo metadata output");
+}
