@@ -211,6 +211,18 @@ impl Engine {
         self.sessions.get(&conn).is_some_and(|s| s.authenticated)
     }
 
+    /// What admission needs of this connection, for the network shell's copy.
+    pub(crate) fn conn_view(&self, conn: ConnId) -> Option<crate::admission::ConnView> {
+        self.sessions.get(&conn).map(view_of)
+    }
+
+    /// AUTH succeeded while a script held the engine (the busy loop checked the password).
+    pub(crate) fn grant_auth(&mut self, conn: ConnId) {
+        if let Some(s) = self.sessions.get_mut(&conn) {
+            s.authenticated = true;
+        }
+    }
+
     /// Whether the connection is waiting in a blocking command.
     pub fn is_blocked(&self, conn: ConnId) -> bool {
         self.sessions.get(&conn).is_some_and(|s| s.blocked.is_some())
@@ -369,17 +381,7 @@ impl Engine {
         };
         session.last_command = name.clone();
 
-        if !session.authenticated && !cmd.has(flags::NO_AUTH) {
-            return self.reject(conn, &args[0], Reply::err(errors::NOAUTH));
-        }
-        if in_multi && cmd.has(flags::NO_MULTI) {
-            return self.reject(conn, &args[0], Reply::err(errors::NOT_ALLOWED_IN_MULTI));
-        }
-        if session.resp == 2 && session.in_pubsub() && !allowed_in_pubsub_context(&name) {
-            let e = Reply::err(format!(
-                "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-                name
-            ));
+        if let Err(e) = crate::admission::admit(cmd, &name, &view_of(session), None) {
             return self.reject(conn, &args[0], e);
         }
         if in_multi && !matches!(cmd.name, "exec" | "discard" | "multi" | "watch" | "quit" | "reset") {
@@ -876,9 +878,7 @@ fn blocked_type(name: &str) -> Option<&'static str> {
     }
 }
 
-fn allowed_in_pubsub_context(name: &str) -> bool {
-    matches!(
-        name,
-        "ping" | "subscribe" | "unsubscribe" | "psubscribe" | "punsubscribe" | "ssubscribe" | "sunsubscribe" | "quit" | "reset"
-    )
+/// The part of a session that admission (`admission::admit`) looks at.
+pub(crate) fn view_of(s: &Session) -> crate::admission::ConnView {
+    crate::admission::ConnView { authenticated: s.authenticated, resp: s.resp, subscribed: s.in_pubsub(), in_multi: s.multi.is_some() }
 }

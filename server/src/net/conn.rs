@@ -10,16 +10,20 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::io::{ConnIo, ConnState};
+use super::io::{ConnIo, ConnState, NetConfig, Registry};
 use super::parser::Parsed;
 use super::server::Shared;
 use crate::reply::Reply;
 use crate::session::ConnId;
 
 pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
-    if refused_by_protected_mode(&shared, &io) {
+    refresh_net_config(&shared.engine.borrow(), &shared.registry);
+    if shared.registry.config.borrow().refuses(&io.stream) {
         let mut st = io.state.borrow_mut();
-        Reply::err(crate::errors::PROTECTED_MODE_DENIED).encode(2, &mut st.wbuf);
+        if !st.closing {
+            // (Refused during a busy script, it already got the error.)
+            Reply::err(crate::errors::PROTECTED_MODE_DENIED).encode(2, &mut st.wbuf);
+        }
         drop(st);
         let _ = io.flush().await;
         shared.registry.remove(io_id);
@@ -71,14 +75,18 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
     shared.registry.remove(io_id);
 }
 
-/// Redis's protected mode: with no password set, only loopback clients are served.
-fn refused_by_protected_mode(shared: &Shared, io: &ConnIo) -> bool {
-    let engine = shared.engine.borrow();
+/// Copies what the busy-script loop needs out of the configuration, when it changed.
+fn refresh_net_config(engine: &crate::Engine, registry: &Registry) {
     let config = engine.config();
-    if !config.protected_mode || config.requirepass.as_deref().is_some_and(|p| !p.is_empty()) {
-        return false;
+    if registry.config.borrow().generation != config.generation {
+        *registry.config.borrow_mut() = NetConfig::of(config);
     }
-    io.stream.peer_addr().is_ok_and(|a| !a.ip().is_loopback() && !a.ip().to_canonical().is_loopback())
+}
+
+/// Whether a client's unprocessed input passed client-query-buffer-limit: Redis closes it
+/// without a reply.
+pub(crate) fn over_query_limit(st: &ConnState, config: &NetConfig) -> bool {
+    (st.rbuf.len() + st.parser.held_bytes()) as u64 > config.query_buffer_limit
 }
 
 /// Runs every complete request in the read buffer; returns whether the connection must
@@ -88,11 +96,26 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
     let mut close = false;
     let mut delay: Option<Duration> = None;
     drain_output(&mut engine, conn, st);
-    while !engine.is_blocked(conn) && !engine.should_close(conn) {
-        let max_bulk = engine.config().proto_max_bulk_len;
-        let authed = engine.is_authenticated(conn);
-        match st.parser.next(&mut st.rbuf, max_bulk, authed) {
+    if std::mem::take(&mut st.auth_granted) {
+        engine.grant_auth(conn);
+    }
+    if over_query_limit(st, &shared.registry.config.borrow()) {
+        tracing::warn!("redlab: closing client {} that reached max query buffer length", conn);
+        st.rbuf.clear();
+        return (true, None);
+    }
+    loop {
+        if engine.is_blocked(conn) || engine.should_close(conn) {
+            break;
+        }
+        let parsed = match st.deferred.pop_front() {
+            // Admitted during a busy script, run now that it is over.
+            Some(args) => Ok(Parsed::Command(args)),
+            None => st.parser.next(&mut st.rbuf, engine.config().proto_max_bulk_len, engine.is_authenticated(conn)),
+        };
+        match parsed {
             Ok(Parsed::Command(args)) => {
+                refresh_net_config(&engine, &shared.registry);
                 let reply = engine.execute_args(conn, args);
                 drain_output(&mut engine, conn, st);
                 if let Some(d) = engine.take_fault_delay(conn) {
@@ -115,6 +138,9 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
                 break;
             }
         }
+    }
+    if let Some(view) = engine.conn_view(conn) {
+        st.view = view;
     }
     close |= engine.should_close(conn);
     if engine.shutdown_requested() {

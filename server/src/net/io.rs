@@ -6,16 +6,17 @@
 //! state, with plain non-blocking socket calls. Nothing here is held across an `.await`.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::rc::Rc;
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use socket2::SockRef;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 
 use super::parser::RequestParser;
+use crate::admission::ConnView;
 
 /// Bytes read from a socket in one go before the requests in them are run.
 pub const READ_CHUNK: usize = 64 * 1024;
@@ -32,6 +33,45 @@ pub(crate) struct ConnState {
     /// The flusher could not write all of `wbuf`: the task waits for the socket to drain
     /// before it reads again.
     pub write_pending: bool,
+    /// The engine's view of this connection after its last command (admission reads it
+    /// while a busy script holds the engine).
+    pub view: ConnView,
+    /// AUTH succeeded in the busy loop: the engine's session learns it before the next command.
+    pub auth_granted: bool,
+    /// Commands the busy loop admitted but cannot run without the engine (MULTI, HELLO,
+    /// WATCH...): they run, in order, once the script is over; nothing after them is read
+    /// until then.
+    pub deferred: VecDeque<Vec<Bytes>>,
+}
+
+/// What the network shell needs from the configuration while a script holds the engine.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NetConfig {
+    /// `Config::generation` this copy was taken at.
+    pub generation: u64,
+    pub requirepass: Option<String>,
+    pub protected_mode: bool,
+    pub proto_max_bulk_len: u64,
+    pub query_buffer_limit: u64,
+}
+
+impl NetConfig {
+    /// Redis's protected mode: with no password set, only loopback clients are served.
+    pub fn refuses(&self, stream: &TcpStream) -> bool {
+        self.protected_mode
+            && self.requirepass.is_none()
+            && stream.peer_addr().is_ok_and(|a| !a.ip().is_loopback() && !a.ip().to_canonical().is_loopback())
+    }
+
+    pub fn of(c: &crate::Config) -> NetConfig {
+        NetConfig {
+            generation: c.generation,
+            requirepass: c.requirepass.clone().filter(|p| !p.is_empty()),
+            protected_mode: c.protected_mode,
+            proto_max_bulk_len: c.proto_max_bulk_len,
+            query_buffer_limit: c.client_query_buffer_limit,
+        }
+    }
 }
 
 pub(crate) struct ConnIo {
@@ -41,7 +81,7 @@ pub(crate) struct ConnIo {
 }
 
 impl ConnIo {
-    fn new(stream: TcpStream) -> ConnIo {
+    fn new(stream: TcpStream, authenticated: bool) -> ConnIo {
         ConnIo {
             stream,
             state: RefCell::new(ConnState {
@@ -51,6 +91,9 @@ impl ConnIo {
                 closing: false,
                 queued: false,
                 write_pending: false,
+                view: ConnView::fresh(authenticated),
+                auth_granted: false,
+                deferred: VecDeque::new(),
             }),
             notify: Notify::new(),
         }
@@ -161,6 +204,7 @@ pub(crate) struct Registry {
     conns: RefCell<HashMap<u64, Rc<ConnIo>>>,
     next_id: Cell<u64>,
     pub listener: RefCell<Option<Rc<TcpListener>>>,
+    pub config: RefCell<NetConfig>,
 }
 
 impl Registry {
@@ -168,7 +212,8 @@ impl Registry {
         let _ = stream.set_nodelay(true);
         let id = self.next_id.get() + 1;
         self.next_id.set(id);
-        let io = Rc::new(ConnIo::new(stream));
+        let authenticated = self.config.borrow().requirepass.is_none();
+        let io = Rc::new(ConnIo::new(stream, authenticated));
         self.conns.borrow_mut().insert(id, io.clone());
         (id, io)
     }
