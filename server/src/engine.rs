@@ -98,6 +98,8 @@ pub struct Engine {
     pub(crate) any_no_touch: bool,
     /// Where the arguments of in-process callers' commands and of redis.call are built.
     pub(crate) arg_buffer: crate::arg_buffer::ArgBuffer,
+    /// INFO's client_recent_max_input_buffer / client_recent_max_output_buffer.
+    pub(crate) buffer_peaks: crate::session::BufferPeaks,
 }
 
 impl Engine {
@@ -142,6 +144,7 @@ impl Engine {
             maybe_expiring: all_dbs_mask(dbs_len),
             any_no_touch: false,
             arg_buffer: Default::default(),
+            buffer_peaks: Default::default(),
         }
     }
 
@@ -236,7 +239,10 @@ impl Engine {
     /// MONITOR lines, the late reply of a blocked command).
     pub fn take_output(&mut self, conn: ConnId) -> Vec<Reply> {
         match self.sessions.get_mut(&conn) {
-            Some(s) => s.outbox.drain(..).collect(),
+            Some(s) => {
+                s.outbox_bytes = 0;
+                s.outbox.drain(..).collect()
+            }
             None => Vec::new(),
         }
     }
@@ -651,8 +657,7 @@ impl Engine {
 
     /// Queues `reply` for a connection outside its request/reply cycle and wakes it.
     pub(crate) fn push_to(&mut self, conn: ConnId, reply: Reply) {
-        if let Some(s) = self.sessions.get_mut(&conn) {
-            s.outbox.push_back(reply);
+        if self.queue_output(conn, reply) {
             self.wakeups.push(conn);
         }
     }

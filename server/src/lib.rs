@@ -8,6 +8,7 @@
 pub mod admission;
 pub mod arg_buffer;
 pub mod busy;
+pub mod client_output;
 pub mod clock;
 pub mod cmd;
 pub mod config;

@@ -36,7 +36,8 @@ pub(crate) fn hook(registry: Rc<Registry>, spawn: Rc<dyn Fn(u64, Rc<ConnIo>)>) -
             if st.closing {
                 continue;
             }
-            if !io.read_now(&mut st) {
+            // A connection waiting for the script to end is not read further.
+            if st.deferred.is_empty() && !io.read_now(&mut st) {
                 st.closing = true;
             }
             if super::conn::over_query_limit(&st, &config) {

@@ -10,7 +10,7 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::io::{ConnIo, ConnState, NetConfig, Registry};
+use super::io::{ConnIo, ConnState, NetConfig, Registry, OUTPUT_HIGH};
 use super::parser::Parsed;
 use super::server::Shared;
 use crate::reply::Reply;
@@ -33,27 +33,61 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
     let laddr = io.stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
     let conn = shared.engine.borrow_mut().connect_from(&addr, &laddr);
     shared.attach(conn, io.clone());
+    if let Some(meters) = shared.engine.borrow().net_meters(conn) {
+        io.state.borrow_mut().meters = meters;
+    }
     loop {
-        if io.state.borrow().write_pending {
-            // The flusher left output the socket did not take: wait for it to drain
-            // before reading more.
-            if io.flush().await.is_err() {
-                break;
-            }
-            io.state.borrow_mut().write_pending = false;
+        if shared.engine.borrow().must_close_now(conn) {
+            // Over its output limit: closed at once, what it had pending is dropped.
+            break;
         }
-        let (close, delay) = {
+        if io.state.borrow().write_pending {
+            // Output the socket did not take: written out as the socket drains, one step at a
+            // time, reading no new request meanwhile (backpressure). New output for this
+            // client (a publish) still wakes it, as it may put it over its limit.
+            let blocked = {
+                let mut st = io.state.borrow_mut();
+                match io.write_now(&mut st) {
+                    Err(_) => break,
+                    Ok(_) if st.wbuf.is_empty() => {
+                        st.write_pending = false;
+                        super::io::shrink(&mut st);
+                        None
+                    }
+                    Ok(blocked) => Some(blocked),
+                }
+            };
+            match blocked {
+                None => {}
+                Some(true) => {
+                    tokio::select! {
+                        r = io.stream.writable() => if r.is_err() { break },
+                        _ = io.notify.notified() => {}
+                    }
+                    continue;
+                }
+                Some(false) => {
+                    tokio::task::yield_now().await;
+                    continue;
+                }
+            }
+        }
+        let (close, delay, paused) = {
             let mut st = io.state.borrow_mut();
-            if !st.closing && !io.read_available(&mut st) {
+            if !st.closing && !st.paused && !io.read_available(&mut st) {
                 st.closing = true;
             }
             let (close, delay) = handle_batch(&shared, conn, &mut st);
             let close = close || st.closing;
-            if !close && delay.is_none() && !st.wbuf.is_empty() && !st.queued {
+            if st.paused && !close {
+                // This task writes the output out itself, then carries on with the requests
+                // or the output that wait.
+                st.write_pending = true;
+            } else if !close && delay.is_none() && !st.wbuf.is_empty() && !st.queued {
                 st.queued = true;
                 shared.flusher.queue(&io);
             }
-            (close, delay)
+            (close, delay, st.paused)
         };
         if let Some(d) = delay {
             // An injected network delay: the whole batch's replies travel together, so a
@@ -62,8 +96,14 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
             // which sleeps to the microsecond while this thread serves everyone else.
             let _ = tokio::task::spawn_blocking(move || std::thread::sleep(d)).await;
         }
+        if close && shared.engine.borrow().must_close_now(conn) {
+            break;
+        }
         if (close || delay.is_some()) && (io.flush().await.is_err() || close) {
             break;
+        }
+        if paused {
+            continue;
         }
         tokio::select! {
             r = io.stream.readable() => if r.is_err() { break },
@@ -95,7 +135,7 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
     let mut engine = shared.engine.borrow_mut();
     let mut close = false;
     let mut delay: Option<Duration> = None;
-    drain_output(&mut engine, conn, st);
+    st.paused = drain_output(&mut engine, conn, st);
     if std::mem::take(&mut st.auth_granted) {
         engine.grant_auth(conn);
     }
@@ -104,8 +144,14 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
         st.rbuf.clear();
         return (true, None);
     }
+    engine.note_buffers(conn, st.qbuf());
     loop {
-        if engine.is_blocked(conn) || engine.should_close(conn) {
+        if engine.is_blocked(conn) || engine.should_close(conn) || engine.must_close_now(conn) {
+            break;
+        }
+        if st.paused || st.wbuf.len() >= OUTPUT_HIGH {
+            // Enough output waits: the next request runs once it is written.
+            st.paused = true;
             break;
         }
         let parsed = match st.deferred.pop_front() {
@@ -117,7 +163,7 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
             Ok(Parsed::Command(args)) => {
                 refresh_net_config(&engine, &shared.registry);
                 let reply = engine.execute_args(conn, args);
-                drain_output(&mut engine, conn, st);
+                st.paused = drain_output(&mut engine, conn, st);
                 if let Some(d) = engine.take_fault_delay(conn) {
                     delay = Some(delay.map_or(d, |x| x.max(d)));
                 }
@@ -142,6 +188,10 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
     if let Some(view) = engine.conn_view(conn) {
         st.view = view;
     }
+    // A client closed for its output is not paused: it goes.
+    st.paused = st.paused && !engine.must_close_now(conn);
+    engine.note_buffers(conn, st.qbuf());
+    st.report();
     close |= engine.should_close(conn);
     if engine.shutdown_requested() {
         shared.shutdown.notify_one();
@@ -156,9 +206,15 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
     (close, delay)
 }
 
-fn drain_output(engine: &mut crate::Engine, conn: ConnId, st: &mut ConnState) {
+/// Encodes the output others produced for this connection (pub/sub, MONITOR, late replies)
+/// until `OUTPUT_HIGH` bytes wait; returns whether some is left in the engine.
+fn drain_output(engine: &mut crate::Engine, conn: ConnId, st: &mut ConnState) -> bool {
     let resp = engine.resp(conn);
-    for r in engine.take_output(conn) {
-        r.encode(resp, &mut st.wbuf);
+    while st.wbuf.len() < OUTPUT_HIGH {
+        match engine.pop_output(conn) {
+            Some(r) => r.encode(resp, &mut st.wbuf),
+            None => return false,
+        }
     }
+    engine.has_output(conn)
 }
