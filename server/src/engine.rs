@@ -99,6 +99,8 @@ pub struct Engine {
     pub(crate) any_no_touch: bool,
     /// Where the arguments of in-process callers' commands and of redis.call are built.
     pub(crate) arg_buffer: crate::arg_buffer::ArgBuffer,
+    /// INFO's client_recent_max_input_buffer / client_recent_max_output_buffer.
+    pub(crate) buffer_peaks: crate::session::BufferPeaks,
 }
 
 impl Engine {
@@ -143,6 +145,7 @@ impl Engine {
             maybe_expiring: all_dbs_mask(dbs_len),
             any_no_touch: false,
             arg_buffer: Default::default(),
+            buffer_peaks: Default::default(),
         }
     }
 
@@ -212,6 +215,18 @@ impl Engine {
         self.sessions.get(&conn).is_some_and(|s| s.authenticated)
     }
 
+    /// What admission needs of this connection, for the network shell's copy.
+    pub(crate) fn conn_view(&self, conn: ConnId) -> Option<crate::admission::ConnView> {
+        self.sessions.get(&conn).map(view_of)
+    }
+
+    /// AUTH succeeded while a script held the engine (the busy loop checked the password).
+    pub(crate) fn grant_auth(&mut self, conn: ConnId) {
+        if let Some(s) = self.sessions.get_mut(&conn) {
+            s.authenticated = true;
+        }
+    }
+
     /// Whether the connection is waiting in a blocking command.
     pub fn is_blocked(&self, conn: ConnId) -> bool {
         self.sessions.get(&conn).is_some_and(|s| s.blocked.is_some())
@@ -225,7 +240,10 @@ impl Engine {
     /// MONITOR lines, the late reply of a blocked command).
     pub fn take_output(&mut self, conn: ConnId) -> Vec<Reply> {
         match self.sessions.get_mut(&conn) {
-            Some(s) => s.outbox.drain(..).collect(),
+            Some(s) => {
+                s.outbox_bytes = 0;
+                s.outbox.drain(..).collect()
+            }
             None => Vec::new(),
         }
     }
@@ -376,22 +394,12 @@ impl Engine {
         };
         session.last_command = name.clone();
 
-        if !session.authenticated && !cmd.has(flags::NO_AUTH) {
-            return self.reject(conn, &args[0], Reply::err(errors::NOAUTH));
-        }
-        if in_multi && cmd.has(flags::NO_MULTI) {
-            return self.reject(conn, &args[0], Reply::err(errors::NOT_ALLOWED_IN_MULTI));
-        }
-        let resp2_pubsub = session.resp == 2 && session.in_pubsub();
-        // Redis refuses on memory before it looks at the pub/sub context.
-        if self.config.maxmemory > 0 && crate::cmd::scripting::refused_when_over(self, conn, cmd, &args) && self.over_maxmemory() {
-            return self.reject(conn, &args[0], Reply::err(errors::OOM));
-        }
-        if resp2_pubsub && !allowed_in_pubsub_context(&name) {
-            let e = Reply::err(format!(
-                "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-                name
-            ));
+        let view = view_of(session);
+        // Redis refuses on memory after the MULTI check and before the pub/sub context check.
+        let oom = self.config.maxmemory > 0
+            && crate::cmd::scripting::refused_when_over(self, conn, cmd, &args)
+            && self.over_maxmemory();
+        if let Err(e) = crate::admission::admit(cmd, &name, &view, None, oom) {
             return self.reject(conn, &args[0], e);
         }
         if in_multi && !matches!(cmd.name, "exec" | "discard" | "multi" | "watch" | "quit" | "reset") {
@@ -655,8 +663,7 @@ impl Engine {
 
     /// Queues `reply` for a connection outside its request/reply cycle and wakes it.
     pub(crate) fn push_to(&mut self, conn: ConnId, reply: Reply) {
-        if let Some(s) = self.sessions.get_mut(&conn) {
-            s.outbox.push_back(reply);
+        if self.queue_output(conn, reply) {
             self.wakeups.push(conn);
         }
     }
@@ -892,9 +899,7 @@ fn blocked_type(name: &str) -> Option<&'static str> {
     }
 }
 
-fn allowed_in_pubsub_context(name: &str) -> bool {
-    matches!(
-        name,
-        "ping" | "subscribe" | "unsubscribe" | "psubscribe" | "punsubscribe" | "ssubscribe" | "sunsubscribe" | "quit" | "reset"
-    )
+/// The part of a session that admission (`admission::admit`) looks at.
+pub(crate) fn view_of(s: &Session) -> crate::admission::ConnView {
+    crate::admission::ConnView { authenticated: s.authenticated, resp: s.resp, subscribed: s.in_pubsub(), in_multi: s.multi.is_some() }
 }

@@ -5,8 +5,10 @@
 //! - [`Server`]: a real TCP port on a background thread, for any Redis client;
 //! - [`Engine`]: the same engine called directly, with no thread and no socket.
 
+pub mod admission;
 pub mod arg_buffer;
 pub mod busy;
+pub mod client_output;
 pub mod clock;
 pub mod cmd;
 pub mod config;

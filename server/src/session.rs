@@ -1,6 +1,8 @@
 //! Per-connection state: selected db, protocol, name, transaction, subscriptions, output.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use foldhash::fast::FixedState;
@@ -73,8 +75,17 @@ pub struct Session {
     /// Replies produced outside this connection's own request: pub/sub messages, MONITOR
     /// lines, the late reply of a blocked command. The shell drains it.
     pub outbox: VecDeque<Reply>,
+    /// Estimated bytes of `outbox` once encoded.
+    pub outbox_bytes: u64,
+    /// Written by the network shell: what it holds for this connection (see `NetMeters`).
+    pub net: Arc<NetMeters>,
+    /// When the output first went over the class's soft limit (engine ms).
+    pub obuf_soft_since: Option<i64>,
     /// The connection must be closed after its pending output is written (QUIT, CLIENT KILL).
     pub close_requested: bool,
+    /// The connection must be closed at once, its pending output dropped
+    /// (client-output-buffer-limit reached).
+    pub close_now: bool,
     /// Set by a fault: hold this connection's replies back this long (see faults.rs).
     pub fault_delay: Option<std::time::Duration>,
     /// Set by a fault: send only this many bytes of the last reply, then close.
@@ -108,7 +119,11 @@ impl Session {
             monitor: false,
             blocked: None,
             outbox: VecDeque::new(),
+            outbox_bytes: 0,
+            net: Arc::default(),
+            obuf_soft_since: None,
             close_requested: false,
+            close_now: false,
             fault_delay: None,
             fault_truncate: None,
         }
@@ -121,5 +136,114 @@ impl Session {
 
     pub fn subscription_count(&self) -> usize {
         self.channels.len() + self.patterns.len()
+    }
+}
+
+/// What the network shell holds for one connection, written by the shell as it reads and
+/// writes (atomics, so the engine stays `Send`; one thread uses them, so relaxed ordering).
+/// The engine reads them for client-output-buffer-limit and CLIENT LIST.
+#[derive(Debug, Default)]
+pub struct NetMeters {
+    /// Encoded replies not yet written to the socket.
+    pub unsent: AtomicU64,
+    /// Bytes of the query buffer not yet run (`qbuf`).
+    pub qbuf: AtomicU64,
+    /// Room left in the query buffer's allocation (`qbuf-free`).
+    pub qbuf_free: AtomicU64,
+}
+
+impl NetMeters {
+    pub fn set(field: &AtomicU64, v: usize) {
+        field.store(v as u64, Ordering::Relaxed);
+    }
+
+    pub fn get(field: &AtomicU64) -> u64 {
+        field.load(Ordering::Relaxed)
+    }
+}
+
+impl Session {
+    /// Output held for this client, as client-output-buffer-limit and CLIENT LIST's omem count it.
+    pub fn output_bytes(&self) -> u64 {
+        self.outbox_bytes + NetMeters::get(&self.net.unsent)
+    }
+
+    /// The class whose output limits apply (MONITOR clients are normal ones, as in Redis).
+    pub fn client_class(&self) -> crate::config::ClientClass {
+        if self.in_pubsub() {
+            crate::config::ClientClass::PubSub
+        } else {
+            crate::config::ClientClass::Normal
+        }
+    }
+}
+
+/// About the size of `r` once encoded (exact for the strings, a few bytes per header),
+/// without encoding it.
+pub fn encoded_size(r: &Reply) -> u64 {
+    const HEADER: u64 = 8;
+    let items = |v: &[Reply]| v.iter().map(encoded_size).sum::<u64>();
+    HEADER
+        + match r {
+            Reply::Status(s) | Reply::Error(s) | Reply::BigNumber(s) => s.len() as u64,
+            Reply::Bulk(b) | Reply::Verbatim(_, b) => b.len() as u64 + 4,
+            Reply::Int(_) | Reply::Double(_) => 20,
+            Reply::Nil | Reply::NilArray | Reply::Bool(_) | Reply::None => 0,
+            Reply::Array(v) | Reply::Set(v) | Reply::Push(v) | Reply::Multi(v) => items(v),
+            Reply::Map(kv) => kv.iter().map(|(k, v)| encoded_size(k) + encoded_size(v)).sum(),
+            Reply::Attribute(kv, inner) => kv.iter().map(|(k, v)| encoded_size(k) + encoded_size(v)).sum::<u64>() + encoded_size(inner),
+        }
+}
+
+/// The largest query and output buffers of any client over the last few seconds, as INFO's
+/// client_recent_max_input_buffer and client_recent_max_output_buffer report them (Redis keeps
+/// one peak per second for the last 8 seconds).
+#[derive(Debug, Default)]
+pub struct BufferPeaks {
+    /// (second on the engine clock, max input, max output) per slot, slot = second % 8.
+    slots: [(i64, u64, u64); 8],
+}
+
+impl BufferPeaks {
+    pub fn record(&mut self, now_ms: i64, input: u64, output: u64) {
+        let sec = now_ms.div_euclid(1000);
+        let slot = &mut self.slots[sec.rem_euclid(8) as usize];
+        if slot.0 != sec {
+            *slot = (sec, 0, 0);
+        }
+        slot.1 = slot.1.max(input);
+        slot.2 = slot.2.max(output);
+    }
+
+    pub fn recent(&self, now_ms: i64) -> (u64, u64) {
+        let sec = now_ms.div_euclid(1000);
+        self.slots
+            .iter()
+            .filter(|s| s.0 > sec - 8 && s.0 <= sec)
+            .fold((0, 0), |(i, o), s| (i.max(s.1), o.max(s.2)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peaks_last_eight_seconds() {
+        let mut p = BufferPeaks::default();
+        p.record(1_000, 10, 500);
+        p.record(2_500, 30, 5);
+        assert_eq!(p.recent(3_000), (30, 500));
+        assert_eq!(p.recent(9_999), (30, 5), "the first second has gone");
+        assert_eq!(p.recent(20_000), (0, 0));
+    }
+
+    #[test]
+    fn sizes_cover_the_payload() {
+        let msg = Reply::Push(vec![Reply::bulk("message"), Reply::bulk("ch"), Reply::Bulk(Bytes::from(vec![0u8; 1000]))]);
+        let mut buf = bytes::BytesMut::new();
+        msg.encode(2, &mut buf);
+        let est = encoded_size(&msg);
+        assert!(est >= buf.len() as u64 && est < buf.len() as u64 + 64, "{est} vs {}", buf.len());
     }
 }

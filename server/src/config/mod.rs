@@ -4,10 +4,12 @@
 //! `extra` under its canonical name, validated by the table in `params`, so CONFIG GET
 //! answers what was set and CONFIG GET * lists what Redis lists.
 
+pub mod client_limits;
 pub mod params;
 
 use std::collections::BTreeMap;
 
+pub use client_limits::{ClientClass, OutputLimit, OutputLimits};
 pub use params::{Param, PARAMS};
 
 /// Options a server starts with. Every field can also be changed at run time with
@@ -41,6 +43,15 @@ pub struct Config {
     pub strict_keys: bool,
     /// Protected mode, as Redis: refuse non-loopback clients when no password is set.
     pub protected_mode: bool,
+    /// `client-output-buffer-limit`, per client class.
+    pub client_output_buffer_limit: OutputLimits,
+    /// `client-query-buffer-limit`: a client whose unprocessed input grows past this is
+    /// disconnected.
+    pub client_query_buffer_limit: u64,
+    /// Bumped by every `set`: the network shell keeps a copy of what it needs while a script
+    /// holds the engine, and refreshes it when this changes.
+    #[doc(hidden)]
+    pub generation: u64,
     /// Every other parameter set by CONFIG SET or the command line, kept verbatim so
     /// CONFIG GET answers with what was set.
     pub extra: BTreeMap<String, String>,
@@ -62,6 +73,9 @@ impl Default for Config {
             lua_memory_limit: 1 << 30,
             strict_keys: false,
             protected_mode: true,
+            client_output_buffer_limit: OutputLimits::default(),
+            client_query_buffer_limit: 1 << 30,
+            generation: 0,
             extra: BTreeMap::new(),
         }
     }
@@ -83,6 +97,8 @@ impl Config {
             ),
             "proto-max-bulk-len" => self.proto_max_bulk_len.to_string(),
             "protected-mode" => if self.protected_mode { "yes" } else { "no" }.into(),
+            "client-output-buffer-limit" => self.client_output_buffer_limit.format(),
+            "client-query-buffer-limit" => self.client_query_buffer_limit.to_string(),
             "dir" => match self.extra.get("dir") {
                 Some(d) => d.clone(),
                 // Redis reports its working directory.
@@ -102,6 +118,7 @@ impl Config {
             v = v.parse::<i64>().map_or(10, |n| n.clamp(1, 500)).to_string();
         }
         let num = || v.parse::<u64>().unwrap_or(0);
+        self.generation += 1;
         match p.name {
             "port" => self.port = v.parse().unwrap_or(0),
             "bind" => self.bind = v,
@@ -113,6 +130,8 @@ impl Config {
             "notify-keyspace-events" => self.notify_keyspace_events = v,
             "proto-max-bulk-len" => self.proto_max_bulk_len = num(),
             "protected-mode" => self.protected_mode = v == "yes",
+            "client-output-buffer-limit" => self.client_output_buffer_limit = OutputLimits::parse(&v),
+            "client-query-buffer-limit" => self.client_query_buffer_limit = num(),
             name => {
                 self.extra.insert(name.to_string(), v);
             }

@@ -102,7 +102,7 @@ impl Param {
                 }
                 Ok(addrs.join(" "))
             }
-            Kind::ClientOutputBufferLimit => normalize_output_limits(value, current),
+            Kind::ClientOutputBufferLimit => super::client_limits::OutputLimits::parse(current).merge(value).map(|l| l.format()),
             Kind::OomScoreAdjValues => {
                 let parts: Vec<&str> = value.split_whitespace().collect();
                 if parts.len() != 3 {
@@ -186,48 +186,6 @@ fn normalize_save(value: &str) -> Result<String, String> {
         out.push(format!("{} {}", secs, changes));
     }
     Ok(out.join(" "))
-}
-
-/// client-output-buffer-limit: `<class> <hard> <soft> <soft-seconds>` groups, merged into
-/// the current limits of the three classes.
-fn normalize_output_limits(value: &str, current: &str) -> Result<String, String> {
-    let parts: Vec<&str> = value.split_whitespace().collect();
-    if parts.is_empty() || !parts.len().is_multiple_of(4) {
-        return Err("Wrong number of arguments in buffer limit configuration.".into());
-    }
-    let mut classes: Vec<(String, [u64; 3])> = vec![
-        ("normal".into(), [0, 0, 0]),
-        ("slave".into(), [268435456, 67108864, 60]),
-        ("pubsub".into(), [33554432, 8388608, 60]),
-    ];
-    let cur: Vec<&str> = current.split_whitespace().collect();
-    for g in cur.chunks(4) {
-        if let [class, h, s, secs] = g {
-            if let Some(c) = classes.iter_mut().find(|c| c.0 == *class) {
-                c.1 = [h.parse().unwrap_or(0), s.parse().unwrap_or(0), secs.parse().unwrap_or(0)];
-            }
-        }
-    }
-    for g in parts.chunks(4) {
-        let class = match g[0].to_ascii_lowercase().as_str() {
-            "normal" => "normal",
-            "slave" | "replica" => "slave",
-            "pubsub" => "pubsub",
-            _ => return Err("Invalid client class specified in buffer limit configuration.".into()),
-        };
-        let bad = || "Error in hard, soft or soft_seconds setting in buffer limit configuration.".to_string();
-        let hard = parse_memory(g[1]).ok_or_else(bad)?;
-        let soft = parse_memory(g[2]).ok_or_else(bad)?;
-        let secs = crate::numfmt::parse_i64(g[3].as_bytes()).filter(|n| *n >= 0).ok_or_else(bad)? as u64;
-        if let Some(c) = classes.iter_mut().find(|c| c.0 == class) {
-            c.1 = [hard, soft, secs];
-        }
-    }
-    Ok(classes
-        .iter()
-        .map(|(c, v)| format!("{} {} {} {}", c, v[0], v[1], v[2]))
-        .collect::<Vec<_>>()
-        .join(" "))
 }
 
 /// Finds a parameter by its name or alias, case-insensitively.

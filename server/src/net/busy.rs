@@ -3,15 +3,19 @@
 //! This is Redis's `processEventsWhileBlocked`, on redlab's one thread: the script runtime
 //! calls the hook built here every few milliseconds; it accepts new connections, reads
 //! every other connection's pending requests and answers them as Redis does during a busy
-//! script: -BUSY for everything, except SCRIPT KILL / FUNCTION KILL (matching the kind of
-//! script running) and SHUTDOWN NOSAVE, which stop the script.
+//! script. Whether a command may run is decided by `admission::admit`, the same function the
+//! engine's dispatcher calls, from the copy of the connection's state kept on its `ConnState`
+//! (so an unauthenticated client gets NOAUTH here too). Of the commands admitted, the ones
+//! that only need the network side run here (SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE,
+//! AUTH, QUIT); the others wait for the script to end (`ConnState::deferred`).
 
 use std::rc::Rc;
 
 use bytes::Bytes;
 
-use super::io::{ConnIo, ConnState, Registry};
+use super::io::{ConnIo, ConnState, NetConfig, Registry};
 use super::parser::Parsed;
+use crate::admission::{self, BusyKind};
 use crate::busy::{BusyHook, BusyScript, BusyVerdict};
 use crate::reply::Reply;
 
@@ -19,9 +23,10 @@ const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write com
 
 /// Builds the hook for one server. `spawn` starts the task of a connection accepted
 /// while the script runs.
-pub(crate) fn hook(registry: Rc<Registry>, spawn: Rc<dyn Fn(u64, Rc<ConnIo>)>, max_bulk: u64) -> BusyHook {
+pub(crate) fn hook(registry: Rc<Registry>, spawn: Rc<dyn Fn(u64, Rc<ConnIo>)>) -> BusyHook {
     Box::new(move |script: &BusyScript| {
         accept_pending(&registry, &*spawn);
+        let config = registry.config.borrow().clone();
         let mut verdict = BusyVerdict::Continue;
         for io in registry.all() {
             // The connection running the script holds its own state: skip it.
@@ -31,10 +36,15 @@ pub(crate) fn hook(registry: Rc<Registry>, spawn: Rc<dyn Fn(u64, Rc<ConnIo>)>, m
             if st.closing {
                 continue;
             }
-            if !io.read_now(&mut st) {
+            // A connection waiting for the script to end is not read further.
+            if st.deferred.is_empty() && !io.read_now(&mut st) {
                 st.closing = true;
             }
-            let v = answer_requests(&mut st, script, max_bulk);
+            if super::conn::over_query_limit(&st, &config) {
+                st.closing = true;
+                st.rbuf.clear();
+            }
+            let v = answer_requests(&mut st, script, &config);
             if v != BusyVerdict::Continue {
                 verdict = v;
             }
@@ -61,21 +71,27 @@ fn accept_pending(registry: &Registry, spawn: &dyn Fn(u64, Rc<ConnIo>)) {
         }
         if let Ok(stream) = tokio::net::TcpStream::from_std(std_stream) {
             let (id, io) = registry.add(stream);
+            if registry.config.borrow().refuses(&io.stream) {
+                // Refused now, as at any other time; its task only closes it.
+                let mut st = io.state.borrow_mut();
+                Reply::err(crate::errors::PROTECTED_MODE_DENIED).encode(2, &mut st.wbuf);
+                io.write_raw_now(&mut st);
+                st.closing = true;
+            }
             spawn(id, io);
         }
     }
 }
 
 /// Answers every complete request in the buffer; returns what the script must do.
-fn answer_requests(st: &mut ConnState, script: &BusyScript, max_bulk: u64) -> BusyVerdict {
+fn answer_requests(st: &mut ConnState, script: &BusyScript, config: &NetConfig) -> BusyVerdict {
     let mut verdict = BusyVerdict::Continue;
-    loop {
-        let ConnState { parser, rbuf, wbuf, .. } = st;
-        match parser.next(rbuf, max_bulk, true) {
+    // Once a command waits for the engine, everything after it waits too (replies stay in order).
+    while st.deferred.is_empty() {
+        let ConnState { parser, rbuf, wbuf, view, .. } = st;
+        match parser.next(rbuf, config.proto_max_bulk_len, view.authenticated) {
             Ok(Parsed::Command(args)) => {
-                let (reply, v) = busy_reply(&args, script);
-                // The protocol does not matter here: the replies are errors and +OK.
-                reply.encode(2, wbuf);
+                let v = run(st, args, script, config);
                 if v != BusyVerdict::Continue {
                     verdict = v;
                 }
@@ -83,31 +99,63 @@ fn answer_requests(st: &mut ConnState, script: &BusyScript, max_bulk: u64) -> Bu
             Ok(Parsed::Empty) => {}
             Ok(Parsed::Incomplete) => return verdict,
             Err(e) => {
-                Reply::Error(e.0).encode(2, wbuf);
+                Reply::Error(e.0).encode(st.view.resp, wbuf);
                 st.closing = true;
                 return verdict;
             }
         }
+        if st.closing {
+            break;
+        }
     }
+    verdict
 }
 
-fn busy_reply(args: &[Bytes], script: &BusyScript) -> (Reply, BusyVerdict) {
-    let is = |i: usize, word: &str| args.get(i).is_some_and(|a| a.eq_ignore_ascii_case(word.as_bytes()));
-    let kill_matches = args.len() == 2
-        && is(1, "kill")
-        && ((is(0, "script") && !script.is_function) || (is(0, "function") && script.is_function));
-    if kill_matches {
-        if script.has_written {
-            return (Reply::err(UNKILLABLE), BusyVerdict::Continue);
+/// One request during the busy script: resolved and admitted as the engine would, then run
+/// here when it needs no engine, or deferred.
+fn run(st: &mut ConnState, args: Vec<Bytes>, script: &BusyScript, config: &NetConfig) -> BusyVerdict {
+    let kind = BusyKind { is_function: script.is_function };
+    let admitted = crate::engine::resolve(&args)
+        .and_then(|(cmd, name)| admission::admit(cmd, &name, &st.view, Some(kind), false).map(|()| name));
+    let name = match admitted {
+        Ok(name) => name,
+        Err(e) => {
+            e.encode(st.view.resp, &mut st.wbuf);
+            return BusyVerdict::Continue;
         }
-        return (Reply::ok(), BusyVerdict::Kill);
-    }
-    if is(0, "shutdown") && args.len() == 2 && is(1, "nosave") {
-        return (Reply::None, BusyVerdict::Shutdown);
-    }
-    let kill = if script.is_function { "FUNCTION" } else { "SCRIPT" };
-    (
-        Reply::err(format!("BUSY Redis is busy running a script. You can only call {} KILL or SHUTDOWN NOSAVE.", kill)),
-        BusyVerdict::Continue,
-    )
+    };
+    let (reply, verdict) = match &*name {
+        "script|kill" | "function|kill" => {
+            if (name == "function|kill") != script.is_function {
+                // Redis answers a KILL of the other kind of script with -BUSY.
+                (admission::busy_error(kind), BusyVerdict::Continue)
+            } else if script.has_written {
+                (Reply::err(UNKILLABLE), BusyVerdict::Continue)
+            } else {
+                (Reply::ok(), BusyVerdict::Kill)
+            }
+        }
+        "shutdown" if args.len() == 2 && args[1].eq_ignore_ascii_case(b"nosave") => (Reply::None, BusyVerdict::Shutdown),
+        // Any other SHUTDOWN would have to save, or wait for the script: Redis refuses it.
+        "shutdown" => (admission::busy_error(kind), BusyVerdict::Continue),
+        "function|stats" if !script.is_function => (admission::busy_error(kind), BusyVerdict::Continue),
+        "auth" => match crate::cmd::connection::check_auth(config.requirepass.as_deref(), &args) {
+            Ok(()) => {
+                st.view.authenticated = true;
+                st.auth_granted = true;
+                (Reply::ok(), BusyVerdict::Continue)
+            }
+            Err(text) => (Reply::err(text), BusyVerdict::Continue),
+        },
+        "quit" => {
+            st.closing = true;
+            (Reply::ok(), BusyVerdict::Continue)
+        }
+        _ => {
+            st.deferred.push_back(args);
+            return BusyVerdict::Continue;
+        }
+    };
+    reply.encode(st.view.resp, &mut st.wbuf);
+    verdict
 }

@@ -10,16 +10,20 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::io::{ConnIo, ConnState};
+use super::io::{ConnIo, ConnState, NetConfig, Registry, OUTPUT_HIGH};
 use super::parser::Parsed;
 use super::server::Shared;
 use crate::reply::Reply;
 use crate::session::ConnId;
 
 pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
-    if refused_by_protected_mode(&shared, &io) {
+    refresh_net_config(&shared.engine.borrow(), &shared.registry);
+    if shared.registry.config.borrow().refuses(&io.stream) {
         let mut st = io.state.borrow_mut();
-        Reply::err(crate::errors::PROTECTED_MODE_DENIED).encode(2, &mut st.wbuf);
+        if !st.closing {
+            // (Refused during a busy script, it already got the error.)
+            Reply::err(crate::errors::PROTECTED_MODE_DENIED).encode(2, &mut st.wbuf);
+        }
         drop(st);
         let _ = io.flush().await;
         shared.registry.remove(io_id);
@@ -29,27 +33,61 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
     let laddr = io.stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
     let conn = shared.engine.borrow_mut().connect_from(&addr, &laddr);
     shared.attach(conn, io.clone());
+    if let Some(meters) = shared.engine.borrow().net_meters(conn) {
+        io.state.borrow_mut().meters = meters;
+    }
     loop {
-        if io.state.borrow().write_pending {
-            // The flusher left output the socket did not take: wait for it to drain
-            // before reading more.
-            if io.flush().await.is_err() {
-                break;
-            }
-            io.state.borrow_mut().write_pending = false;
+        if shared.engine.borrow().must_close_now(conn) {
+            // Over its output limit: closed at once, what it had pending is dropped.
+            break;
         }
-        let (close, delay) = {
+        if io.state.borrow().write_pending {
+            // Output the socket did not take: written out as the socket drains, one step at a
+            // time, reading no new request meanwhile (backpressure). New output for this
+            // client (a publish) still wakes it, as it may put it over its limit.
+            let blocked = {
+                let mut st = io.state.borrow_mut();
+                match io.write_now(&mut st) {
+                    Err(_) => break,
+                    Ok(_) if st.wbuf.is_empty() => {
+                        st.write_pending = false;
+                        super::io::shrink(&mut st);
+                        None
+                    }
+                    Ok(blocked) => Some(blocked),
+                }
+            };
+            match blocked {
+                None => {}
+                Some(true) => {
+                    tokio::select! {
+                        r = io.stream.writable() => if r.is_err() { break },
+                        _ = io.notify.notified() => {}
+                    }
+                    continue;
+                }
+                Some(false) => {
+                    tokio::task::yield_now().await;
+                    continue;
+                }
+            }
+        }
+        let (close, delay, paused) = {
             let mut st = io.state.borrow_mut();
-            if !st.closing && !io.read_available(&mut st) {
+            if !st.closing && !st.paused && !io.read_available(&mut st) {
                 st.closing = true;
             }
             let (close, delay) = handle_batch(&shared, conn, &mut st);
             let close = close || st.closing;
-            if !close && delay.is_none() && !st.wbuf.is_empty() && !st.queued {
+            if st.paused && !close {
+                // This task writes the output out itself, then carries on with the requests
+                // or the output that wait.
+                st.write_pending = true;
+            } else if !close && delay.is_none() && !st.wbuf.is_empty() && !st.queued {
                 st.queued = true;
                 shared.flusher.queue(&io);
             }
-            (close, delay)
+            (close, delay, st.paused)
         };
         if let Some(d) = delay {
             // An injected network delay: the whole batch's replies travel together, so a
@@ -58,8 +96,14 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
             // which sleeps to the microsecond while this thread serves everyone else.
             let _ = tokio::task::spawn_blocking(move || std::thread::sleep(d)).await;
         }
+        if close && shared.engine.borrow().must_close_now(conn) {
+            break;
+        }
         if (close || delay.is_some()) && (io.flush().await.is_err() || close) {
             break;
+        }
+        if paused {
+            continue;
         }
         tokio::select! {
             r = io.stream.readable() => if r.is_err() { break },
@@ -71,14 +115,18 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
     shared.registry.remove(io_id);
 }
 
-/// Redis's protected mode: with no password set, only loopback clients are served.
-fn refused_by_protected_mode(shared: &Shared, io: &ConnIo) -> bool {
-    let engine = shared.engine.borrow();
+/// Copies what the busy-script loop needs out of the configuration, when it changed.
+fn refresh_net_config(engine: &crate::Engine, registry: &Registry) {
     let config = engine.config();
-    if !config.protected_mode || config.requirepass.as_deref().is_some_and(|p| !p.is_empty()) {
-        return false;
+    if registry.config.borrow().generation != config.generation {
+        *registry.config.borrow_mut() = NetConfig::of(config);
     }
-    io.stream.peer_addr().is_ok_and(|a| !a.ip().is_loopback() && !a.ip().to_canonical().is_loopback())
+}
+
+/// Whether a client's unprocessed input passed client-query-buffer-limit: Redis closes it
+/// without a reply.
+pub(crate) fn over_query_limit(st: &ConnState, config: &NetConfig) -> bool {
+    (st.rbuf.len() + st.parser.held_bytes()) as u64 > config.query_buffer_limit
 }
 
 /// Runs every complete request in the read buffer; returns whether the connection must
@@ -87,14 +135,35 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
     let mut engine = shared.engine.borrow_mut();
     let mut close = false;
     let mut delay: Option<Duration> = None;
-    drain_output(&mut engine, conn, st);
-    while !engine.is_blocked(conn) && !engine.should_close(conn) {
-        let max_bulk = engine.config().proto_max_bulk_len;
-        let authed = engine.is_authenticated(conn);
-        match st.parser.next(&mut st.rbuf, max_bulk, authed) {
+    st.paused = drain_output(&mut engine, conn, st);
+    if std::mem::take(&mut st.auth_granted) {
+        engine.grant_auth(conn);
+    }
+    if over_query_limit(st, &shared.registry.config.borrow()) {
+        tracing::warn!("redlab: closing client {} that reached max query buffer length", conn);
+        st.rbuf.clear();
+        return (true, None);
+    }
+    engine.note_buffers(conn, st.qbuf());
+    loop {
+        if engine.is_blocked(conn) || engine.should_close(conn) || engine.must_close_now(conn) {
+            break;
+        }
+        if st.paused || st.wbuf.len() >= OUTPUT_HIGH {
+            // Enough output waits: the next request runs once it is written.
+            st.paused = true;
+            break;
+        }
+        let parsed = match st.deferred.pop_front() {
+            // Admitted during a busy script, run now that it is over.
+            Some(args) => Ok(Parsed::Command(args)),
+            None => st.parser.next(&mut st.rbuf, engine.config().proto_max_bulk_len, engine.is_authenticated(conn)),
+        };
+        match parsed {
             Ok(Parsed::Command(args)) => {
+                refresh_net_config(&engine, &shared.registry);
                 let reply = engine.execute_args(conn, args);
-                drain_output(&mut engine, conn, st);
+                st.paused = drain_output(&mut engine, conn, st);
                 if let Some(d) = engine.take_fault_delay(conn) {
                     delay = Some(delay.map_or(d, |x| x.max(d)));
                 }
@@ -116,6 +185,13 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
             }
         }
     }
+    if let Some(view) = engine.conn_view(conn) {
+        st.view = view;
+    }
+    // A client closed for its output is not paused: it goes.
+    st.paused = st.paused && !engine.must_close_now(conn);
+    engine.note_buffers(conn, st.qbuf());
+    st.report();
     close |= engine.should_close(conn);
     if engine.shutdown_requested() {
         shared.shutdown.notify_one();
@@ -130,9 +206,15 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
     (close, delay)
 }
 
-fn drain_output(engine: &mut crate::Engine, conn: ConnId, st: &mut ConnState) {
+/// Encodes the output others produced for this connection (pub/sub, MONITOR, late replies)
+/// until `OUTPUT_HIGH` bytes wait; returns whether some is left in the engine.
+fn drain_output(engine: &mut crate::Engine, conn: ConnId, st: &mut ConnState) -> bool {
     let resp = engine.resp(conn);
-    for r in engine.take_output(conn) {
-        r.encode(resp, &mut st.wbuf);
+    while st.wbuf.len() < OUTPUT_HIGH {
+        match engine.pop_output(conn) {
+            Some(r) => r.encode(resp, &mut st.wbuf),
+            None => return false,
+        }
     }
+    engine.has_output(conn)
 }

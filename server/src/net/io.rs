@@ -6,19 +6,29 @@
 //! state, with plain non-blocking socket calls. Nothing here is held across an `.await`.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::rc::Rc;
+use std::sync::Arc;
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use socket2::SockRef;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 
 use super::parser::RequestParser;
+use crate::admission::ConnView;
+use crate::session::NetMeters;
 
 /// Bytes read from a socket in one go before the requests in them are run.
 pub const READ_CHUNK: usize = 64 * 1024;
+/// Unsent output past which a connection's requests wait (backpressure: a pipeline of large
+/// replies to a slow reader holds this much plus one reply, never the whole pipeline's worth),
+/// and past which pending pub/sub or MONITOR output stays in the engine's outbox.
+pub const OUTPUT_HIGH: usize = 256 * 1024;
+/// Most bytes written to one socket in one go, so a large backlog is written out in steps
+/// between other clients' turns instead of in one long run.
+pub const WRITE_STEP: usize = 1 << 20;
 
 pub(crate) struct ConnState {
     pub parser: RequestParser,
@@ -32,6 +42,63 @@ pub(crate) struct ConnState {
     /// The flusher could not write all of `wbuf`: the task waits for the socket to drain
     /// before it reads again.
     pub write_pending: bool,
+    /// The engine's view of this connection after its last command (admission reads it
+    /// while a busy script holds the engine).
+    pub view: ConnView,
+    /// AUTH succeeded in the busy loop: the engine's session learns it before the next command.
+    pub auth_granted: bool,
+    /// Commands the busy loop admitted but cannot run without the engine (MULTI, HELLO,
+    /// WATCH...): they run, in order, once the script is over; nothing after them is read
+    /// until then.
+    pub deferred: VecDeque<Vec<Bytes>>,
+    /// Requests wait in `rbuf` (or output in the engine) until the output here is written.
+    pub paused: bool,
+    /// Sizes reported to the engine (omem, qbuf, client-output-buffer-limit).
+    pub meters: Arc<NetMeters>,
+}
+
+impl ConnState {
+    /// Reports the buffers' sizes to the engine's copy.
+    pub fn report(&self) {
+        NetMeters::set(&self.meters.unsent, self.wbuf.len());
+        NetMeters::set(&self.meters.qbuf, self.qbuf());
+        NetMeters::set(&self.meters.qbuf_free, self.rbuf.capacity() - self.rbuf.len());
+    }
+
+    /// The client's query buffer as Redis counts it: bytes received and not yet run.
+    pub fn qbuf(&self) -> usize {
+        self.rbuf.len() + self.parser.held_bytes()
+    }
+}
+
+/// What the network shell needs from the configuration while a script holds the engine.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NetConfig {
+    /// `Config::generation` this copy was taken at.
+    pub generation: u64,
+    pub requirepass: Option<String>,
+    pub protected_mode: bool,
+    pub proto_max_bulk_len: u64,
+    pub query_buffer_limit: u64,
+}
+
+impl NetConfig {
+    /// Redis's protected mode: with no password set, only loopback clients are served.
+    pub fn refuses(&self, stream: &TcpStream) -> bool {
+        self.protected_mode
+            && self.requirepass.is_none()
+            && stream.peer_addr().is_ok_and(|a| !a.ip().is_loopback() && !a.ip().to_canonical().is_loopback())
+    }
+
+    pub fn of(c: &crate::Config) -> NetConfig {
+        NetConfig {
+            generation: c.generation,
+            requirepass: c.requirepass.clone().filter(|p| !p.is_empty()),
+            protected_mode: c.protected_mode,
+            proto_max_bulk_len: c.proto_max_bulk_len,
+            query_buffer_limit: c.client_query_buffer_limit,
+        }
+    }
 }
 
 pub(crate) struct ConnIo {
@@ -41,7 +108,7 @@ pub(crate) struct ConnIo {
 }
 
 impl ConnIo {
-    fn new(stream: TcpStream) -> ConnIo {
+    fn new(stream: TcpStream, authenticated: bool) -> ConnIo {
         ConnIo {
             stream,
             state: RefCell::new(ConnState {
@@ -51,6 +118,11 @@ impl ConnIo {
                 closing: false,
                 queued: false,
                 write_pending: false,
+                view: ConnView::fresh(authenticated),
+                auth_granted: false,
+                deferred: VecDeque::new(),
+                paused: false,
+                meters: Arc::default(),
             }),
             notify: Notify::new(),
         }
@@ -111,17 +183,28 @@ impl ConnIo {
         let _ = self.stream.try_io(tokio::io::Interest::READABLE, || Err::<(), _>(io::ErrorKind::WouldBlock.into()));
     }
 
-    /// Writes as much of the pending output as the socket takes now.
-    pub fn write_now(&self, st: &mut ConnState) -> io::Result<()> {
-        while !st.wbuf.is_empty() {
-            match self.stream.try_write(&st.wbuf) {
-                Ok(n) => st.wbuf.advance(n),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+    /// Writes as much of the pending output as the socket takes now, up to `WRITE_STEP`.
+    /// Ok(true) when the socket would block (wait for it), Ok(false) when it took everything
+    /// or the step is done.
+    pub fn write_now(&self, st: &mut ConnState) -> io::Result<bool> {
+        let mut written = 0;
+        let mut blocked = false;
+        while !st.wbuf.is_empty() && written < WRITE_STEP {
+            match self.stream.try_write(&st.wbuf[..st.wbuf.len().min(WRITE_STEP - written)]) {
+                Ok(n) => {
+                    st.wbuf.advance(n);
+                    written += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    blocked = true;
+                    break;
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
         }
-        Ok(())
+        NetMeters::set(&st.meters.unsent, st.wbuf.len());
+        Ok(blocked)
     }
 
     /// `write_now` without tokio's readiness cache, for the busy hook (a connection
@@ -131,26 +214,37 @@ impl ConnIo {
             match (&*SockRef::from(&self.stream)).write(&st.wbuf) {
                 Ok(n) => st.wbuf.advance(n),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return,
+                Err(_) => break,
             }
         }
+        NetMeters::set(&st.meters.unsent, st.wbuf.len());
     }
 
     /// Writes all pending output, waiting for the socket as needed.
     pub async fn flush(&self) -> io::Result<()> {
         loop {
-            {
+            let blocked = {
                 let mut st = self.state.borrow_mut();
-                self.write_now(&mut st)?;
+                let blocked = self.write_now(&mut st)?;
                 if st.wbuf.is_empty() {
-                    if st.wbuf.capacity() > 1 << 20 {
-                        st.wbuf = BytesMut::with_capacity(16 * 1024);
-                    }
+                    shrink(&mut st);
                     return Ok(());
                 }
+                blocked
+            };
+            if blocked {
+                self.stream.writable().await?;
+            } else {
+                tokio::task::yield_now().await;
             }
-            self.stream.writable().await?;
         }
+    }
+}
+
+/// A write buffer that held a large backlog gives its memory back once written.
+pub(crate) fn shrink(st: &mut ConnState) {
+    if st.wbuf.is_empty() && st.wbuf.capacity() > 1 << 20 {
+        st.wbuf = BytesMut::with_capacity(16 * 1024);
     }
 }
 
@@ -161,6 +255,7 @@ pub(crate) struct Registry {
     conns: RefCell<HashMap<u64, Rc<ConnIo>>>,
     next_id: Cell<u64>,
     pub listener: RefCell<Option<Rc<TcpListener>>>,
+    pub config: RefCell<NetConfig>,
 }
 
 impl Registry {
@@ -168,7 +263,8 @@ impl Registry {
         let _ = stream.set_nodelay(true);
         let id = self.next_id.get() + 1;
         self.next_id.set(id);
-        let io = Rc::new(ConnIo::new(stream));
+        let authenticated = self.config.borrow().requirepass.is_none();
+        let io = Rc::new(ConnIo::new(stream, authenticated));
         self.conns.borrow_mut().insert(id, io.clone());
         (id, io)
     }

@@ -33,6 +33,8 @@ pub struct RequestParser {
     /// Length of the bulk being read, once its `$` line was parsed.
     bulk_len: Option<usize>,
     args: Vec<Bytes>,
+    /// Bytes of `args` (taken out of the read buffer, still part of the client's query).
+    held: usize,
 }
 
 /// What one call to `next` found.
@@ -49,6 +51,12 @@ pub enum Parsed {
 impl RequestParser {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Bytes of a request in progress that no longer sit in the read buffer: with it, the
+    /// client's query buffer size as Redis counts it (client-query-buffer-limit, CLIENT LIST).
+    pub fn held_bytes(&self) -> usize {
+        self.held
     }
 
     /// Parses the next request from the front of `buf`, consuming what it used.
@@ -113,10 +121,12 @@ impl RequestParser {
             let arg = buf.split_to(len).freeze();
             // Like Redis, the two bytes after the data are skipped, not checked.
             buf.advance(2);
+            self.held += arg.len();
             self.args.push(arg);
             self.bulk_len = None;
             self.remaining -= 1;
         }
+        self.held = 0;
         Ok(Parsed::Command(std::mem::take(&mut self.args)))
     }
 }

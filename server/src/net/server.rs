@@ -253,12 +253,13 @@ fn run(listener: std::net::TcpListener, config: Config, clock: Clock, faults: Fa
                 return;
             }
         };
-        let max_bulk = config.proto_max_bulk_len;
+        let net_config = super::io::NetConfig::of(&config);
         let mut engine = Engine::with_clock(config, clock);
         engine.faults = faults;
         let listener = Rc::new(listener);
         let registry = Rc::new(Registry::default());
         *registry.listener.borrow_mut() = Some(listener.clone());
+        *registry.config.borrow_mut() = net_config;
         let shared = Rc::new(Shared {
             engine: RefCell::new(engine),
             registry: registry.clone(),
@@ -274,7 +275,7 @@ fn run(listener: std::net::TcpListener, config: Config, clock: Clock, faults: Fa
                 tokio::task::spawn_local(super::conn::serve(shared, id, io));
             }
         });
-        let hook = super::busy::hook(registry.clone(), spawn, max_bulk);
+        let hook = super::busy::hook(registry.clone(), spawn);
         shared.engine.borrow_mut().set_busy_hook(hook);
         tokio::task::spawn_local(ticker(shared.clone()));
         tokio::task::spawn_local(shared.flusher.clone().run());

@@ -13,7 +13,7 @@ use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::numfmt;
 use crate::reply::Reply;
-use crate::session::{ConnId, ReplyMode, Session};
+use crate::session::{ConnId, NetMeters, ReplyMode, Session};
 
 /// Client types as CLIENT LIST TYPE and CLIENT KILL TYPE name them.
 #[derive(Clone, Copy, PartialEq)]
@@ -86,12 +86,21 @@ fn info_line(s: &Session, now_ms: i64, current: Option<&Call>) -> String {
     let (qbuf, qbuf_free, argv_mem, rbs, tot_base) = match current {
         // Redis's figures for a connection in the middle of a small command.
         Some(call) => (26, 20448, call.args.iter().map(|a| a.len()).sum::<usize>(), 1024, 22288),
-        None => (0, 0, 0, 1024, 1928),
+        None => {
+            let qbuf = NetMeters::get(&s.net.qbuf) as usize;
+            let free = if qbuf > 0 { NetMeters::get(&s.net.qbuf_free) as usize } else { 0 };
+            (qbuf, free, 0, 1024, 1928 + qbuf + free)
+        }
     };
+    // Redis keeps the first 16 KiB of output in a fixed buffer (obl) and the rest in a list of
+    // 16 KiB blocks (oll); omem is what the output holds in all.
+    let omem = s.output_bytes();
+    let obl = omem.min(16 * 1024);
+    let oll = (omem - obl).div_ceil(16 * 1024);
     let _ = write!(
         line,
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} \
-         qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp=0 obl=0 oll=0 omem=0 tot-mem={} events=r \
+         qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp=0 obl={} oll={} omem={} tot-mem={} events=r \
          cmd={} user=default redir=-1 resp={}",
         s.id,
         s.addr,
@@ -111,7 +120,10 @@ fn info_line(s: &Session, now_ms: i64, current: Option<&Call>) -> String {
         argv_mem,
         multi_mem,
         rbs,
-        tot_base + argv_mem + multi_mem,
+        obl,
+        oll,
+        omem,
+        tot_base as u64 + (argv_mem + multi_mem) as u64 + omem,
         s.last_command,
         s.resp,
     );

@@ -72,24 +72,34 @@ pub(crate) fn starts_authenticated(e: &Engine) -> bool {
 
 /// ACL authentication of user/password against the only user, `default`.
 fn credentials_ok(e: &Engine, user: &[u8], pass: &[u8]) -> bool {
-    user == b"default" && default_password(e).is_none_or(|p| p.as_bytes() == pass)
+    password_matches(default_password(e), user, pass)
+}
+
+fn password_matches(password: Option<&str>, user: &[u8], pass: &[u8]) -> bool {
+    user == b"default" && password.is_none_or(|p| p.as_bytes() == pass)
+}
+
+/// AUTH's verdict from the arguments and `requirepass` alone (no engine), so the loop that
+/// serves clients during a busy script authenticates exactly as the command does.
+pub(crate) fn check_auth(requirepass: Option<&str>, args: &[bytes::Bytes]) -> Result<(), &'static str> {
+    let password = requirepass.filter(|p| !p.is_empty());
+    let (user, pass): (&[u8], &[u8]) = match args.len() {
+        2 if password.is_none() => return Err(errors::AUTH_NOT_CONFIGURED),
+        2 => (b"default", &args[1]),
+        3 => (&args[1], &args[2]),
+        _ => return Err(errors::SYNTAX),
+    };
+    if password_matches(password, user, pass) {
+        Ok(())
+    } else {
+        Err(errors::WRONGPASS)
+    }
 }
 
 fn auth(e: &mut Engine, call: &mut Call) -> Reply {
-    if call.argc() > 3 {
-        return Reply::err(errors::SYNTAX);
-    }
-    let (user, pass): (&[u8], &[u8]) = if call.argc() == 2 {
-        if default_password(e).is_none() {
-            return Reply::err(errors::AUTH_NOT_CONFIGURED);
-        }
-        (b"default", &call.args[1])
-    } else {
-        (&call.args[1], &call.args[2])
-    };
-    if !credentials_ok(e, user, pass) {
-        // A failed AUTH leaves an authenticated connection authenticated, as in Redis.
-        return Reply::err(errors::WRONGPASS);
+    // A failed AUTH leaves an authenticated connection authenticated, as in Redis.
+    if let Err(text) = check_auth(default_password(e), &call.args) {
+        return Reply::err(text);
     }
     if let Some(s) = e.sessions.get_mut(&call.conn) {
         s.authenticated = true;

@@ -149,8 +149,9 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             f("connected_clients", &e.sessions.len());
             f("cluster_connections", &0);
             f("maxclients", &c.get_by_name("maxclients").unwrap_or_default());
-            f("client_recent_max_input_buffer", &0);
-            f("client_recent_max_output_buffer", &0);
+            let (input, output) = e.buffer_peaks.recent(e.clock.now_ms());
+            f("client_recent_max_input_buffer", &input);
+            f("client_recent_max_output_buffer", &output);
             f("blocked_clients", &st.blocked_clients);
             f("tracking_clients", &0);
             f("clients_in_timeout_table", &st.blocked_clients);

@@ -1,0 +1,139 @@
+//! "May this connection run this command now?" — one answer for the engine's dispatcher and
+//! for the loop that serves other connections while a script is busy.
+//!
+//! Before this existed the busy loop had its own list of names and no idea of authentication,
+//! so an unauthenticated client could SCRIPT KILL or SHUTDOWN NOSAVE a server with a
+//! password. The decision is pure: it sees the command's table entry and a small copy of the
+//! connection's state, which the network shell keeps next to the socket so it can be read
+//! while the engine is borrowed by the running script.
+//!
+//! The checks run in the order of Redis's `processCommand`: authentication, MULTI, the RESP2
+//! pub/sub context, then the busy script. Unknown commands and wrong arity are found earlier,
+//! by `engine::resolve`, as in Redis (they answer even an unauthenticated client).
+
+use crate::cmd::table::{flags, Command};
+use crate::errors;
+use crate::reply::Reply;
+
+/// What admission needs to know about a connection. Copied out of the engine's session after
+/// every command, so the busy loop reads it without the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnView {
+    pub authenticated: bool,
+    pub resp: u8,
+    /// Subscribed to a channel, pattern or shard channel.
+    pub subscribed: bool,
+    pub in_multi: bool,
+}
+
+impl ConnView {
+    /// A connection that has run nothing yet.
+    pub fn fresh(authenticated: bool) -> ConnView {
+        ConnView { authenticated, resp: 2, subscribed: false, in_multi: false }
+    }
+}
+
+/// The script holding the server, when there is one past busy-reply-threshold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BusyKind {
+    /// FCALL (FUNCTION KILL applies) rather than EVAL (SCRIPT KILL applies).
+    pub is_function: bool,
+}
+
+/// Allow, or the exact error Redis answers. `name` is the command's full name (`client|id`).
+/// `over_memory`: memory is over maxmemory and Redis would refuse this command for it (the
+/// engine works that out; the busy loop never runs commands, so it passes false).
+pub fn admit(cmd: &Command, name: &str, conn: &ConnView, busy: Option<BusyKind>, over_memory: bool) -> Result<(), Reply> {
+    if !conn.authenticated && !cmd.has(flags::NO_AUTH) {
+        return Err(Reply::err(errors::NOAUTH));
+    }
+    if conn.in_multi && cmd.has(flags::NO_MULTI) {
+        return Err(Reply::err(errors::NOT_ALLOWED_IN_MULTI));
+    }
+    if over_memory {
+        return Err(Reply::err(errors::OOM));
+    }
+    if conn.resp == 2 && conn.subscribed && !allowed_in_pubsub_context(name) {
+        return Err(Reply::err(format!(
+            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+            name
+        )));
+    }
+    if let Some(kind) = busy {
+        if !cmd.has(flags::ALLOW_BUSY) {
+            return Err(busy_error(kind));
+        }
+    }
+    Ok(())
+}
+
+/// Redis's -BUSY text, which names the KILL that applies to the running script.
+pub fn busy_error(kind: BusyKind) -> Reply {
+    let kill = if kind.is_function { "FUNCTION" } else { "SCRIPT" };
+    Reply::err(format!("BUSY Redis is busy running a script. You can only call {} KILL or SHUTDOWN NOSAVE.", kill))
+}
+
+/// What a RESP2 subscriber may still run (Redis hard-codes the same list).
+fn allowed_in_pubsub_context(name: &str) -> bool {
+    matches!(
+        name,
+        "ping" | "subscribe" | "unsubscribe" | "psubscribe" | "punsubscribe" | "ssubscribe" | "sunsubscribe" | "quit" | "reset"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cmd::table::{lookup, lookup_sub};
+
+    fn sub(parent: &str, name: &str) -> &'static Command {
+        lookup_sub(lookup(parent.as_bytes()).unwrap(), name.as_bytes()).unwrap()
+    }
+
+    fn err(r: Result<(), Reply>) -> String {
+        match r {
+            Err(Reply::Error(t)) => t.to_string(),
+            other => panic!("expected an error, got {:?}", other),
+        }
+    }
+
+    const EVAL: Option<BusyKind> = Some(BusyKind { is_function: false });
+
+    #[test]
+    fn unauthenticated_gets_noauth_even_for_what_a_busy_script_allows() {
+        let anon = ConnView::fresh(false);
+        for (cmd, name) in [(sub("script", "kill"), "script|kill"), (sub("function", "kill"), "function|kill")] {
+            assert_eq!(err(admit(cmd, name, &anon, EVAL, false)), errors::NOAUTH);
+            assert_eq!(err(admit(cmd, name, &anon, None, false)), errors::NOAUTH);
+        }
+        let shutdown = lookup(b"shutdown").unwrap();
+        assert_eq!(err(admit(shutdown, "shutdown", &anon, EVAL, false)), errors::NOAUTH);
+        for name in ["auth", "hello", "quit", "reset"] {
+            assert!(admit(lookup(name.as_bytes()).unwrap(), name, &anon, EVAL, false).is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn busy_lets_through_only_allow_busy_commands() {
+        let user = ConnView::fresh(true);
+        assert!(admit(sub("script", "kill"), "script|kill", &user, EVAL, false).is_ok());
+        assert!(admit(lookup(b"multi").unwrap(), "multi", &user, EVAL, false).is_ok());
+        let ping = lookup(b"ping").unwrap();
+        assert!(admit(ping, "ping", &user, None, false).is_ok());
+        assert_eq!(
+            err(admit(ping, "ping", &user, EVAL, false)),
+            "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+        );
+        assert!(err(admit(ping, "ping", &user, Some(BusyKind { is_function: true }), false)).contains("FUNCTION KILL"));
+    }
+
+    #[test]
+    fn resp2_subscriber_context_and_multi() {
+        let subscriber = ConnView { subscribed: true, ..ConnView::fresh(true) };
+        let get = lookup(b"get").unwrap();
+        assert!(err(admit(get, "get", &subscriber, None, false)).starts_with("ERR Can't execute 'get'"));
+        assert!(admit(get, "get", &ConnView { resp: 3, ..subscriber }, None, false).is_ok());
+        let in_multi = ConnView { in_multi: true, ..ConnView::fresh(true) };
+        assert_eq!(err(admit(lookup(b"shutdown").unwrap(), "shutdown", &in_multi, None, false)), errors::NOT_ALLOWED_IN_MULTI);
+    }
+}

@@ -1,0 +1,132 @@
+//! Output held for a client, and the limits on it (client-output-buffer-limit).
+//!
+//! Output for a connection waits in two places: the engine's outbox (pub/sub messages,
+//! MONITOR lines, late replies, not yet encoded) and the shell's write buffer (encoded, not
+//! yet taken by the socket; the shell reports its size through `NetMeters`). Their sum is
+//! what Redis calls the client's output buffer. It is checked each time output is added, as
+//! Redis does: over the class's hard limit, or over its soft limit for longer than allowed,
+//! the client is closed at once and what it had pending is dropped.
+
+use std::sync::Arc;
+
+use crate::engine::Engine;
+use crate::reply::Reply;
+use crate::session::{encoded_size, ConnId, NetMeters};
+
+impl Engine {
+    /// Queues `reply` in `conn`'s outbox, then enforces the output limits. A client being
+    /// closed for its output gets nothing more.
+    pub(crate) fn queue_output(&mut self, conn: ConnId, reply: Reply) -> bool {
+        let now = self.clock.now_ms();
+        let limits = self.config.client_output_buffer_limit;
+        let Some(s) = self.sessions.get_mut(&conn) else {
+            return false;
+        };
+        if s.close_now {
+            return false;
+        }
+        s.outbox_bytes += encoded_size(&reply);
+        s.outbox.push_back(reply);
+        let used = s.output_bytes();
+        self.buffer_peaks.record(now, 0, used);
+        let s = self.sessions.get_mut(&conn).expect("checked above");
+        if limits.get(s.client_class()).exceeded(used, &mut s.obuf_soft_since, now) {
+            tracing::warn!(
+                "redlab: client {} closed for overcoming of output buffer limits ({} bytes held)",
+                conn,
+                used
+            );
+            s.close_now = true;
+            s.outbox.clear();
+            s.outbox_bytes = 0;
+        }
+        true
+    }
+
+    /// The next reply waiting in `conn`'s outbox, for the shell to encode.
+    pub fn pop_output(&mut self, conn: ConnId) -> Option<Reply> {
+        let s = self.sessions.get_mut(&conn)?;
+        let r = s.outbox.pop_front()?;
+        s.outbox_bytes = s.outbox_bytes.saturating_sub(encoded_size(&r));
+        Some(r)
+    }
+
+    /// Whether output for `conn` waits in the engine.
+    pub fn has_output(&self, conn: ConnId) -> bool {
+        self.sessions.get(&conn).is_some_and(|s| !s.outbox.is_empty())
+    }
+
+    /// The client went over its output limit: close it now, without writing what it holds.
+    pub fn must_close_now(&self, conn: ConnId) -> bool {
+        self.sessions.get(&conn).is_some_and(|s| s.close_now)
+    }
+
+    /// Where the shell reports what it holds for `conn`.
+    pub(crate) fn net_meters(&self, conn: ConnId) -> Option<Arc<NetMeters>> {
+        self.sessions.get(&conn).map(|s| s.net.clone())
+    }
+
+    /// The shell's sizes for `conn` right now (query buffer, output it holds), for INFO's
+    /// recent maximums; the output limits are checked when output is added.
+    pub(crate) fn note_buffers(&mut self, conn: ConnId, qbuf: usize) {
+        let now = self.clock.now_ms();
+        let out = self.sessions.get(&conn).map_or(0, |s| s.output_bytes());
+        self.buffer_peaks.record(now, qbuf as u64, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::session::NetMeters;
+    use crate::{Config, Engine, Reply};
+
+    fn publish(e: &mut Engine, payload: usize) {
+        let r = e.execute(1, &[&b"PUBLISH"[..], b"ch", &vec![b'x'; payload]]);
+        assert!(matches!(r, Reply::Int(_)), "{r:?}");
+    }
+
+    #[test]
+    fn a_subscriber_over_the_hard_limit_is_closed_and_gets_nothing_more() {
+        let mut e = Engine::new(Config::default());
+        e.execute(2, &["CONFIG", "SET", "client-output-buffer-limit", "pubsub 100kb 0 0"]);
+        e.execute(2, &["SUBSCRIBE", "ch"]);
+        let _ = e.take_output(2);
+        for _ in 0..9 {
+            publish(&mut e, 10_000);
+        }
+        assert!(!e.must_close_now(2));
+        // What the shell still holds counts too.
+        NetMeters::set(&e.sessions[&2].net.unsent, 20_000);
+        publish(&mut e, 10_000);
+        assert!(e.must_close_now(2));
+        assert!(e.take_output(2).is_empty(), "pending output is dropped");
+        publish(&mut e, 10);
+        assert!(e.take_output(2).is_empty());
+    }
+
+    #[test]
+    fn soft_limit_closes_after_its_seconds_on_the_engine_clock() {
+        let clock = crate::Clock::manual(1_000_000);
+        let mut e = Engine::with_clock(Config::default(), clock.clone());
+        e.execute(2, &["CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 10kb 5"]);
+        e.execute(2, &["SUBSCRIBE", "ch"]);
+        publish(&mut e, 20_000);
+        clock.advance(std::time::Duration::from_secs(5));
+        publish(&mut e, 10);
+        assert!(!e.must_close_now(2), "5 s over the soft limit is allowed");
+        clock.advance(std::time::Duration::from_secs(1));
+        publish(&mut e, 10);
+        assert!(e.must_close_now(2));
+    }
+
+    #[test]
+    fn normal_clients_have_no_limit_by_default() {
+        let mut e = Engine::new(Config::default());
+        e.execute(2, &["MONITOR"]);
+        for _ in 0..100 {
+            e.execute(1, &[&b"SET"[..], b"k", &vec![b'x'; 100_000]]);
+        }
+        assert!(!e.must_close_now(2));
+        assert!(e.pop_output(2).is_some());
+    }
+}

@@ -1,0 +1,328 @@
+//! Clients that try to get around authentication while a script holds the server, and
+//! clients that make the server hold their output or input without bound.
+//!
+//! Each scenario runs against redlab and, where Redis has an answer, against a real
+//! redis-server 7.0.15: what the clients see must be the same.
+
+mod support;
+
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+use redlab_client::RealRedis;
+use support::resp::{show, RawConn};
+
+fn cmd(c: &mut RawConn, args: &[&str]) -> String {
+    c.send(&args.iter().map(|a| a.as_bytes().to_vec()).collect::<Vec<_>>());
+    show(&c.read_frame(Duration::from_secs(10)).unwrap_or_else(|| panic!("no answer to {args:?}")))
+}
+
+fn reply_or_closed(c: &mut RawConn) -> String {
+    c.read_frame(Duration::from_secs(10)).map_or_else(|| "(closed)".to_string(), |f| show(&f))
+}
+
+const SPIN: &str = "while true do end";
+const BUSY: &str = "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\\r\\n";
+const NOAUTH: &str = "-NOAUTH Authentication required.\\r\\n";
+
+/// Sets a password and a short busy threshold, starts a spinning script from an
+/// authenticated client and waits until it is busy. Returns the script's connection.
+fn start_busy_script(addr: SocketAddr) -> RawConn {
+    let mut setup = RawConn::connect(addr);
+    assert_eq!(cmd(&mut setup, &["CONFIG", "SET", "busy-reply-threshold", "100"]), "+OK\\r\\n");
+    assert_eq!(cmd(&mut setup, &["CONFIG", "SET", "requirepass", "s3cret"]), "+OK\\r\\n");
+    let mut runner = RawConn::connect(addr);
+    assert_eq!(cmd(&mut runner, &["AUTH", "s3cret"]), "+OK\\r\\n");
+    runner.send(&[b"EVAL".to_vec(), SPIN.as_bytes().to_vec(), b"0".to_vec()]);
+    let mut probe = RawConn::connect(addr);
+    assert_eq!(cmd(&mut probe, &["AUTH", "s3cret"]), "+OK\\r\\n", "AUTH works before and during the script");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while cmd(&mut probe, &["PING"]) != BUSY {
+        assert!(Instant::now() < deadline, "the script never became busy");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    runner
+}
+
+/// What unauthenticated and then authenticated clients see during a busy script.
+fn busy_auth_scenario(addr: SocketAddr) -> Vec<String> {
+    let mut runner = start_busy_script(addr);
+    let mut seen = Vec::new();
+    let mut anon = RawConn::connect(addr);
+    for args in [
+        &["SCRIPT", "KILL"][..],
+        &["FUNCTION", "KILL"],
+        &["SHUTDOWN", "NOSAVE"],
+        &["SHUTDOWN"],
+        &["PING"],
+        &["GET", "x"],
+        &["MULTI"],
+        &["NOSUCHCOMMAND"],
+        &["GET"],
+        &["AUTH", "wrong"],
+        &["AUTH", "default", "wrong"],
+    ] {
+        seen.push(cmd(&mut anon, args));
+    }
+    // Redis's limits for unauthenticated clients hold during the script too.
+    let mut big = RawConn::connect(addr);
+    big.send_raw(b"*11\r\n");
+    seen.push(reply_or_closed(&mut big));
+    seen.push(reply_or_closed(&mut big));
+    let mut big = RawConn::connect(addr);
+    big.send_raw(b"*1\r\n$16385\r\n");
+    seen.push(reply_or_closed(&mut big));
+    seen.push(reply_or_closed(&mut big));
+    let mut small = RawConn::connect(addr);
+    small.send_raw(b"*2\r\n$4\r\nPING\r\n$16384\r\n");
+    small.send_raw(&[b'a'; 16384]);
+    small.send_raw(b"\r\n");
+    seen.push(reply_or_closed(&mut small));
+
+    // The script survived all of that; authenticating during it makes SCRIPT KILL work.
+    seen.push(cmd(&mut anon, &["AUTH", "s3cret"]));
+    seen.push(cmd(&mut anon, &["PING"]));
+    seen.push(cmd(&mut anon, &["SCRIPT", "KILL"]));
+    let killed = show(&runner.read_frame(Duration::from_secs(10)).expect("the EVAL caller's reply"));
+    seen.push(killed.split("script: ").next().unwrap_or_default().to_string());
+    seen.push(cmd(&mut anon, &["PING"]));
+    seen
+}
+
+#[test]
+fn unauthenticated_clients_cannot_kill_or_shut_down_during_a_busy_script() {
+    let server = redlab::Server::start();
+    let ours = busy_auth_scenario(server.addr());
+    assert!(server.is_running(), "an unauthenticated SHUTDOWN NOSAVE did not stop the server");
+    assert_eq!(&ours[..3], &[NOAUTH, NOAUTH, NOAUTH], "{ours:#?}");
+    assert_eq!(ours[4], NOAUTH);
+    assert_eq!(ours[11], "-ERR Protocol error: unauthenticated multibulk length\\r\\n");
+    assert_eq!(ours[12], "(closed)");
+    assert_eq!(ours[13], "-ERR Protocol error: unauthenticated bulk length\\r\\n");
+    assert_eq!(ours[18], "+OK\\r\\n", "an authenticated SCRIPT KILL works");
+    assert_eq!(ours[19], "-ERR Script killed by user with SCRIPT KILL... ");
+    assert_eq!(ours[20], "+PONG\\r\\n");
+    if let Some(real) = RealRedis::start_or_skip("busy_auth") {
+        assert_eq!(busy_auth_scenario(real.addr()), ours, "differs from Redis");
+    }
+}
+
+/// Commands that an authenticated client may send during the script but that need the
+/// engine run once the script is over, in order; SHUTDOWN NOSAVE from it stops the server.
+#[test]
+fn authenticated_allow_busy_commands_and_shutdown_nosave() {
+    let server = redlab::Server::start();
+    let addr = server.addr();
+    let _runner = start_busy_script(addr);
+    let mut c = RawConn::connect(addr);
+    assert_eq!(cmd(&mut c, &["AUTH", "default", "s3cret"]), "+OK\\r\\n");
+    assert_eq!(cmd(&mut c, &["FUNCTION", "KILL"]), BUSY, "FUNCTION KILL does not stop an EVAL (as Redis)");
+    assert_eq!(cmd(&mut c, &["SHUTDOWN"]), BUSY, "only SHUTDOWN NOSAVE gets through (as Redis)");
+    assert_eq!(cmd(&mut c, &["CLIENT", "ID"]), BUSY);
+    c.send(&[b"SHUTDOWN".to_vec(), b"NOSAVE".to_vec()]);
+    assert_eq!(c.read_frame(Duration::from_secs(10)), None, "the server closes the connection");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.is_running() {
+        assert!(Instant::now() < deadline, "SHUTDOWN NOSAVE stopped the server");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// This machine's address on its default route, if it has one (no packet is sent).
+fn outside_ip() -> Option<IpAddr> {
+    let s = UdpSocket::bind("0.0.0.0:0").ok()?;
+    s.connect("192.0.2.1:9").ok()?;
+    let ip = s.local_addr().ok()?.ip();
+    (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
+}
+
+#[test]
+fn protected_mode_applies_to_clients_accepted_during_a_busy_script() {
+    let Some(ip) = outside_ip() else {
+        eprintln!("skipped: no non-loopback address");
+        return;
+    };
+    let server = redlab::Server::builder().bind("0.0.0.0").busy_reply_threshold(Duration::from_millis(100)).start();
+    let local = SocketAddr::from(([127, 0, 0, 1], server.port()));
+    let mut runner = RawConn::connect(local);
+    runner.send(&[b"EVAL".to_vec(), SPIN.as_bytes().to_vec(), b"0".to_vec()]);
+    let mut probe = RawConn::connect(local);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while cmd(&mut probe, &["PING"]) != BUSY {
+        assert!(Instant::now() < deadline, "the script never became busy");
+    }
+    let mut outside = RawConn::connect(SocketAddr::new(ip, server.port()));
+    outside.send(&[b"SCRIPT".to_vec(), b"KILL".to_vec()]);
+    let r = reply_or_closed(&mut outside);
+    assert!(r.starts_with("-DENIED Redis is running in protected mode"), "{r}");
+    assert_eq!(reply_or_closed(&mut outside), "(closed)");
+    assert_eq!(cmd(&mut probe, &["SCRIPT", "KILL"]), "+OK\\r\\n", "the script was still running");
+}
+
+/// A field of the CLIENT LIST line of the client named `name` (None once it is gone).
+fn client_field(admin: &mut RawConn, name: &str, field: &str) -> Option<u64> {
+    admin.send(&[b"CLIENT".to_vec(), b"LIST".to_vec()]);
+    let frame = admin.read_frame(Duration::from_secs(10)).expect("CLIENT LIST");
+    let text = String::from_utf8_lossy(&frame).to_string();
+    let line = text.lines().find(|l| l.contains(&format!(" name={name} ")))?;
+    let value = line.split(' ').find_map(|kv| kv.strip_prefix(&format!("{field}=")))?;
+    value.parse().ok()
+}
+
+fn numsub(admin: &mut RawConn, channel: &str) -> String {
+    cmd(admin, &["PUBSUB", "NUMSUB", channel])
+}
+
+/// Publishes `size`-byte messages to a subscriber that never reads, until the server drops
+/// it (or `max_total` bytes went out). Returns the bytes published, and the largest omem
+/// CLIENT LIST showed for it (None when not asked to look).
+fn stall_a_subscriber(addr: SocketAddr, size: usize, max_total: usize, watch_omem: bool) -> (Option<usize>, u64) {
+    let mut subscriber = RawConn::connect(addr);
+    assert_eq!(cmd(&mut subscriber, &["CLIENT", "SETNAME", "stalled"]), "+OK\\r\\n");
+    subscriber.send(&[b"SUBSCRIBE".to_vec(), b"news".to_vec()]);
+    assert!(subscriber.read_frame(Duration::from_secs(10)).is_some());
+    // From here on the subscriber reads nothing.
+    let mut publisher = RawConn::connect(addr);
+    let mut admin = RawConn::connect(addr);
+    let payload = vec![b'm'; size];
+    let mut total = 0;
+    let mut max_omem = 0;
+    while total < max_total {
+        publisher.send(&[b"PUBLISH".to_vec(), b"news".to_vec(), payload.clone()]);
+        assert!(publisher.read_frame(Duration::from_secs(10)).is_some());
+        total += size;
+        if watch_omem {
+            max_omem = max_omem.max(client_field(&mut admin, "stalled", "omem").unwrap_or(0));
+        }
+        if numsub(&mut admin, "news") == "*2\\r\\n$4\\r\\nnews\\r\\n:0\\r\\n" {
+            return (Some(total), max_omem);
+        }
+    }
+    (None, max_omem)
+}
+
+#[test]
+fn a_subscriber_that_never_reads_is_dropped_at_the_pubsub_hard_limit() {
+    let server = redlab::Server::start();
+    let mut admin = RawConn::connect(server.addr());
+    assert_eq!(cmd(&mut admin, &["CONFIG", "SET", "client-output-buffer-limit", "pubsub 2mb 0 0"]), "+OK\\r\\n");
+    let (dropped_after, max_omem) = stall_a_subscriber(server.addr(), 64 * 1024, 256 << 20, true);
+    let dropped_after = dropped_after.expect("the stalled subscriber was dropped");
+    assert!(max_omem > 0, "CLIENT LIST shows the output it holds");
+    assert!(max_omem <= (2 << 20) + 64 * 1024 + 1024, "omem stayed under the limit: {max_omem}");
+    // The socket buffers take a few MB before the server holds anything; after that 2 MB.
+    assert!(dropped_after < 64 << 20, "dropped after {dropped_after} bytes");
+    let info = cmd(&mut admin, &["INFO", "clients"]);
+    let recent: u64 = info
+        .split("client_recent_max_output_buffer:")
+        .nth(1)
+        .and_then(|v| v.split("\\r\\n").next())
+        .and_then(|v| v.parse().ok())
+        .expect("client_recent_max_output_buffer");
+    assert!(recent >= 1 << 20 && recent <= (2 << 20) + 64 * 1024 + 1024, "INFO saw it: {recent}");
+    if let Some(real) = RealRedis::start_or_skip("stalled_subscriber") {
+        let mut admin = RawConn::connect(real.addr());
+        assert_eq!(cmd(&mut admin, &["CONFIG", "SET", "client-output-buffer-limit", "pubsub 2mb 0 0"]), "+OK\\r\\n");
+        assert!(stall_a_subscriber(real.addr(), 64 * 1024, 256 << 20, false).0.is_some(), "Redis drops it too");
+    }
+}
+
+#[test]
+fn the_default_pubsub_limit_is_redis_s_32mb() {
+    let server = redlab::Server::start();
+    let mut admin = RawConn::connect(server.addr());
+    let ours = cmd(&mut admin, &["CONFIG", "GET", "client-output-buffer-limit"]);
+    assert!(ours.contains("pubsub 33554432 8388608 60"), "{ours}");
+    let (dropped_after, _) = stall_a_subscriber(server.addr(), 256 * 1024, 512 << 20, false);
+    let dropped_after = dropped_after.expect("dropped at the default hard limit");
+    assert!(dropped_after >= 32 << 20, "not before 32 MB: {dropped_after}");
+    if let Some(real) = RealRedis::start_or_skip("default_pubsub_limit") {
+        assert_eq!(cmd(&mut RawConn::connect(real.addr()), &["CONFIG", "GET", "client-output-buffer-limit"]), ours);
+    }
+}
+
+fn config_set_sequence(addr: SocketAddr) -> Vec<String> {
+    let mut c = RawConn::connect(addr);
+    let mut seen = Vec::new();
+    for v in ["pubsub 1mb 512kb 10", "normal 1gb 2k 5 replica 100 200 3", "", "   ", "normal  1 2 3", "NORMAL 1kb 2 3 normal 5 6 7", "normal 1 2 -1"] {
+        seen.push(cmd(&mut c, &["CONFIG", "SET", "client-output-buffer-limit", v]));
+        seen.push(cmd(&mut c, &["CONFIG", "GET", "client-output-buffer-limit"]));
+    }
+    for v in ["1000", "1mb", "2gb"] {
+        seen.push(cmd(&mut c, &["CONFIG", "SET", "client-query-buffer-limit", v]));
+        seen.push(cmd(&mut c, &["CONFIG", "GET", "client-query-buffer-limit"]));
+    }
+    seen
+}
+
+#[test]
+fn buffer_limits_read_back_as_redis_formats_them() {
+    let server = redlab::Server::start();
+    let ours = config_set_sequence(server.addr());
+    assert_eq!(ours[3], "*2\\r\\n$26\\r\\nclient-output-buffer-limit\\r\\n$65\\r\\nnormal 1073741824 2000 5 slave 100 200 3 pubsub 1048576 524288 10\\r\\n");
+    if let Some(real) = RealRedis::start_or_skip("buffer_limit_config") {
+        assert_eq!(config_set_sequence(real.addr()), ours, "differs from Redis");
+    }
+}
+
+/// A request bigger than client-query-buffer-limit: the connection is closed, no reply.
+fn oversized_query(addr: SocketAddr) -> String {
+    let mut admin = RawConn::connect(addr);
+    assert_eq!(cmd(&mut admin, &["CONFIG", "SET", "client-query-buffer-limit", "1mb"]), "+OK\\r\\n");
+    let mut c = RawConn::connect(addr);
+    c.send_raw(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3000000\r\n");
+    c.send_raw(&vec![b'v'; 3_000_000]);
+    c.send_raw(b"\r\n");
+    let got = reply_or_closed(&mut c);
+    let after = cmd(&mut admin, &["EXISTS", "k"]);
+    format!("{got} {after}")
+}
+
+#[test]
+fn client_query_buffer_limit_closes_the_connection() {
+    let server = redlab::Server::start();
+    let ours = oversized_query(server.addr());
+    assert_eq!(ours, "(closed) :0\\r\\n");
+    if let Some(real) = RealRedis::start_or_skip("query_buffer_limit") {
+        assert_eq!(oversized_query(real.addr()), ours, "differs from Redis");
+    }
+}
+
+/// A client pipelines many GETs of a large value and reads slowly: the server holds a
+/// bounded amount of output for it (Redis would build all of it; redlab stops reading the
+/// client's requests while its unsent output is large), and every reply arrives intact.
+#[test]
+fn a_pipeline_of_large_replies_to_a_slow_reader_stays_bounded() {
+    let server = redlab::Server::start();
+    let mut admin = RawConn::connect(server.addr());
+    let value = vec![b'v'; 1 << 20];
+    admin.send(&[b"SET".to_vec(), b"big".to_vec(), value.clone()]);
+    assert!(admin.read_frame(Duration::from_secs(10)).is_some());
+    let mut slow = RawConn::connect(server.addr());
+    assert_eq!(cmd(&mut slow, &["CLIENT", "SETNAME", "slow"]), "+OK\\r\\n");
+    const N: usize = 300;
+    let mut pipeline = Vec::new();
+    for _ in 0..N {
+        pipeline.extend_from_slice(b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n");
+    }
+    slow.send_raw(&pipeline);
+    // Wait until the server has stopped on it (requests still queued), watching its omem.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let omem = client_field(&mut admin, "slow", "omem").expect("the slow client is there");
+        assert!(omem <= 4 << 20, "the server holds {omem} bytes for a client that does not read");
+        if client_field(&mut admin, "slow", "qbuf").unwrap_or(0) > 0 && omem > 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the server never paused on the slow reader");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for i in 0..N {
+        let frame = slow.read_frame(Duration::from_secs(30)).unwrap_or_else(|| panic!("reply {i}"));
+        assert_eq!(frame.len(), (1 << 20) + 12, "reply {i}");
+        if i % 50 == 0 {
+            let omem = client_field(&mut admin, "slow", "omem").expect("still connected");
+            assert!(omem <= 4 << 20, "{omem}");
+        }
+    }
+}
