@@ -98,6 +98,8 @@ pub struct Engine {
     pub(crate) any_no_touch: bool,
     /// Where the arguments of in-process callers' commands and of redis.call are built.
     pub(crate) arg_buffer: crate::arg_buffer::ArgBuffer,
+    /// Every random choice the engine makes; seeded from `config.seed` or afresh.
+    pub(crate) rng: crate::rng::EngineRng,
 }
 
 impl Engine {
@@ -107,11 +109,12 @@ impl Engine {
     }
 
     /// An engine reading time from `clock` (share it to control time from a test).
-    pub fn with_clock(config: Config, clock: Clock) -> Engine {
+    pub fn with_clock(mut config: Config, clock: Clock) -> Engine {
         let now = clock.now_ms();
         let dbs_len = config.databases.max(1);
         let dbs = (0..dbs_len).map(|_| Db::new()).collect();
         let notify_flags = notify::parse_flags(&config.notify_keyspace_events).unwrap_or(0);
+        let seed = *config.seed.get_or_insert_with(crate::rng::fresh_seed);
         Engine {
             config,
             clock,
@@ -142,6 +145,7 @@ impl Engine {
             maybe_expiring: all_dbs_mask(dbs_len),
             any_no_touch: false,
             arg_buffer: Default::default(),
+            rng: crate::rng::EngineRng::new(seed),
         }
     }
 
