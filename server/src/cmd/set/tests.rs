@@ -168,7 +168,8 @@ fn sscan_pages_through_a_big_set() {
         let Reply::Array(parts) = run(&mut e, &["SSCAN", "s", &cursor, "COUNT", "15"]) else { panic!() };
         let Reply::Bulk(next) = &parts[0] else { panic!() };
         let page = strings(&parts[1]);
-        assert!(page.len() <= 15);
+        // Whole buckets, as Redis: a page may pass COUNT by a bucket's few elements.
+        assert!(page.len() <= 15 + 8, "{}", page.len());
         seen.extend(page);
         cursor = String::from_utf8_lossy(next).into_owned();
         if cursor == "0" {

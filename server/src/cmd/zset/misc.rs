@@ -2,7 +2,7 @@
 
 use super::{args, zset_ref};
 use crate::cmd::hash::random::{picks, MAX_PICKS};
-use crate::db::{Db, ZSet};
+use crate::db::{scan, Db, ZSet};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::numfmt;
@@ -108,12 +108,6 @@ fn parse_cursor(arg: &[u8]) -> Option<u64> {
     Some(if neg { v.wrapping_neg() } else { v })
 }
 
-/// Where a member sits in the cursor space of a large set: its hash, so a member present
-/// for the whole scan is returned whatever else is added or removed meanwhile.
-fn cursor_pos(m: &[u8]) -> u64 {
-    (Db::key_hash(m) >> 1).max(1)
-}
-
 pub fn zscan(e: &mut Engine, call: &mut Call) -> Reply {
     let Some(cursor) = parse_cursor(call.arg(2)) else {
         return Reply::err(errors::INVALID_CURSOR);
@@ -157,14 +151,10 @@ pub fn zscan(e: &mut Engine, call: &mut Call) -> Reply {
             }
         }
     } else {
-        let mut found: Vec<(u64, &Vec<u8>, f64)> =
-            z.iter().map(|(m, s)| (cursor_pos(m), m, s)).filter(|(h, _, _)| *h >= cursor).collect();
-        found.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
-        let take = (count as usize).min(found.len());
-        if take < found.len() {
-            next = found[take].0;
-        }
-        for &(_, m, s) in &found[..take] {
+        // Redis's reverse-binary bucket cursor, over a virtual table (see `db::scan`).
+        let (found, after) = scan::step(z.iter().map(|(m, s)| (Db::key_hash(m), (m, s))), cursor, count as usize);
+        next = after;
+        for (m, s) in found {
             if matches(m) {
                 items.push(Reply::bulk(m));
                 items.push(Reply::bulk(numfmt::format_double(s)));
