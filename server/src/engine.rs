@@ -101,6 +101,8 @@ pub struct Engine {
     pub(crate) arg_buffer: crate::arg_buffer::ArgBuffer,
     /// INFO's client_recent_max_input_buffer / client_recent_max_output_buffer.
     pub(crate) buffer_peaks: crate::session::BufferPeaks,
+    /// Every random choice the engine makes; seeded from `config.seed` or afresh.
+    pub(crate) rng: crate::rng::EngineRng,
 }
 
 impl Engine {
@@ -110,11 +112,12 @@ impl Engine {
     }
 
     /// An engine reading time from `clock` (share it to control time from a test).
-    pub fn with_clock(config: Config, clock: Clock) -> Engine {
+    pub fn with_clock(mut config: Config, clock: Clock) -> Engine {
         let now = clock.now_ms();
         let dbs_len = config.databases.max(1);
         let dbs = (0..dbs_len).map(|_| Db::new()).collect();
         let notify_flags = notify::parse_flags(&config.notify_keyspace_events).unwrap_or(0);
+        let seed = *config.seed.get_or_insert_with(crate::rng::fresh_seed);
         Engine {
             config,
             clock,
@@ -146,6 +149,7 @@ impl Engine {
             any_no_touch: false,
             arg_buffer: Default::default(),
             buffer_peaks: Default::default(),
+            rng: crate::rng::EngineRng::new(seed),
         }
     }
 

@@ -25,6 +25,7 @@ pub mod net;
 pub mod notify;
 pub mod numfmt;
 pub mod reply;
+pub mod rng;
 pub mod session;
 pub mod stats;
 #[cfg(test)]

@@ -243,7 +243,7 @@ impl Scenario {
         };
         if let Some(v) = run.violation {
             let real = self.confirm(&run.schedule, &v);
-            report.failure = Some(Failure { violation: v, schedule: run.schedule.clone(), timeline: run.timeline, found: schedule, real });
+            report.failure = Some(Failure { violation: v, schedule: run.schedule.clone(), timeline: run.timeline, found: schedule, real, seed: self.engine_seed() });
         }
         Some(report)
     }
@@ -298,6 +298,7 @@ impl Scenario {
                 timeline: run.timeline,
                 found: Schedule(found[..found_len].to_vec()),
                 real,
+                seed: self.engine_seed(),
             }),
             real_replayed: 0,
             real_failed: None,

@@ -192,6 +192,8 @@ pub struct Failure {
     /// The schedule as first found, before shrinking.
     pub found: Schedule,
     pub real: RealCheck,
+    /// The engine seed the schedule ran with: random replies repeat only with it.
+    pub seed: u64,
 }
 
 impl Failure {
@@ -215,9 +217,11 @@ impl fmt::Display for Failure {
         writeln!(f, "schedule: {}   (found as {}, shrunk to {} steps)", self.schedule, self.found, self.schedule.len())?;
         writeln!(
             f,
-            "replay: scenario.replay(\"{s}\").in_process() or .on_real_redis(addr); or rerun the test with REDLAB_SCHEDULE={s}",
-            s = self.schedule
+            "replay: scenario.seed({seed}).replay(\"{s}\").in_process() or .on_real_redis(addr); or rerun the test with REDLAB_SEED={seed} REDLAB_SCHEDULE={s}",
+            s = self.schedule,
+            seed = self.seed
         )?;
+        writeln!(f, "engine seed: {}", self.seed)?;
         match &self.real {
             RealCheck::NotChecked => writeln!(f, "real Redis: not checked (Scenario::real_redis)"),
             RealCheck::Reproduced(_) => writeln!(f, "real Redis: REPRODUCED (the same invariant broke at the same step)"),

@@ -81,7 +81,17 @@ impl Scenario {
             faults: Vec::new(),
             preemption_bound: None,
             max_steps: 1000,
-            config: Config::default(),
+            // Every schedule of one scenario (and every replay of it) runs engines with the
+            // same seed, so random replies repeat; REDLAB_SEED picks it, as a failure prints.
+            config: Config {
+                seed: Some(
+                    std::env::var("REDLAB_SEED")
+                        .ok()
+                        .and_then(|s| s.parse().ok())
+                        .unwrap_or_else(redlab_server::rng::fresh_seed),
+                ),
+                ..Config::default()
+            },
             real: None,
             before_each: Vec::new(),
         }
@@ -181,10 +191,23 @@ impl Scenario {
         self
     }
 
-    /// The configuration of the in-process engine.
-    pub fn config(mut self, config: Config) -> Scenario {
+    /// The configuration of the in-process engine (a config without a seed keeps the
+    /// scenario's).
+    pub fn config(mut self, mut config: Config) -> Scenario {
+        config.seed = config.seed.or(self.config.seed);
         self.config = config;
         self
+    }
+
+    /// The engine seed every schedule and replay runs with (SPOP, RANDOMKEY, math.random...).
+    pub fn seed(mut self, seed: u64) -> Scenario {
+        self.config.seed = Some(seed);
+        self
+    }
+
+    /// The engine seed in use: what a counterexample prints and REDLAB_SEED gives back.
+    pub fn engine_seed(&self) -> u64 {
+        self.config.seed.unwrap_or(0)
     }
 
     /// Confirms on a real redis-server at `addr`: a failure is replayed there (the report

@@ -105,7 +105,6 @@ pub(crate) fn new_ctx(e: &Engine, call: &Call, flags: u32, read_only_cmd: bool, 
         threshold_ms: e.config.busy_reply_threshold_ms,
         busy_hook: None,
         stop: None,
-        rand: crate::lua::sandbox::rand_seed(0),
         outcome: None,
     })
 }

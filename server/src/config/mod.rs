@@ -52,6 +52,10 @@ pub struct Config {
     /// holds the engine, and refreshes it when this changes.
     #[doc(hidden)]
     pub generation: u64,
+    /// `redlab-seed` (redlab's own): the seed of the engine's random generator (SPOP,
+    /// SRANDMEMBER, math.random...). None picks a fresh one per engine; the engine then
+    /// records the seed it picked here, so CONFIG GET redlab-seed always tells it.
+    pub seed: Option<u64>,
     /// Every other parameter set by CONFIG SET or the command line, kept verbatim so
     /// CONFIG GET answers with what was set.
     pub extra: BTreeMap<String, String>,
@@ -76,6 +80,7 @@ impl Default for Config {
             client_output_buffer_limit: OutputLimits::default(),
             client_query_buffer_limit: 1 << 30,
             generation: 0,
+            seed: None,
             extra: BTreeMap::new(),
         }
     }
@@ -99,6 +104,7 @@ impl Config {
             "protected-mode" => if self.protected_mode { "yes" } else { "no" }.into(),
             "client-output-buffer-limit" => self.client_output_buffer_limit.format(),
             "client-query-buffer-limit" => self.client_query_buffer_limit.to_string(),
+            "redlab-seed" => self.seed.unwrap_or(0).to_string(),
             "dir" => match self.extra.get("dir") {
                 Some(d) => d.clone(),
                 // Redis reports its working directory.
@@ -132,6 +138,7 @@ impl Config {
             "protected-mode" => self.protected_mode = v == "yes",
             "client-output-buffer-limit" => self.client_output_buffer_limit = OutputLimits::parse(&v),
             "client-query-buffer-limit" => self.client_query_buffer_limit = num(),
+            "redlab-seed" => self.seed = Some(num()),
             name => {
                 self.extra.insert(name.to_string(), v);
             }
@@ -178,7 +185,7 @@ mod tests {
         for p in PARAMS {
             p.normalize(p.default, p.default).unwrap_or_else(|e| panic!("{}: {}", p.name, e));
         }
-        let names: usize = PARAMS.iter().map(|p| 1 + p.alias.is_some() as usize).sum();
+        let names: usize = PARAMS.iter().filter(|p| !p.is_redlab()).map(|p| 1 + p.alias.is_some() as usize).sum();
         assert_eq!(names, 192, "Redis 7.0.15 lists 192 names in CONFIG GET *");
     }
 }

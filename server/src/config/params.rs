@@ -11,6 +11,9 @@ use crate::notify;
 pub const IMMUTABLE: u8 = 1;
 /// CONFIG SET refuses it unless enable-protected-configs ("can't set protected config").
 pub const PROTECTED: u8 = 2;
+/// redlab's own: answered by CONFIG GET/SET by its exact name, but left out of glob
+/// matches (CONFIG GET *) so the listing stays Redis's.
+pub const REDLAB: u8 = 4;
 
 #[derive(Clone, Copy, Debug)]
 pub enum Kind {
@@ -45,6 +48,10 @@ pub struct Param {
 impl Param {
     pub fn is_immutable(&self) -> bool {
         self.flags & IMMUTABLE != 0
+    }
+
+    pub fn is_redlab(&self) -> bool {
+        self.flags & REDLAB != 0
     }
 
     pub fn is_protected(&self) -> bool {
@@ -310,6 +317,7 @@ pub static PARAMS: &[Param] = &[
     p("rdb-save-incremental-fsync", None, Bool, "yes", 0),
     p("rdbchecksum", None, Bool, "yes", IMMUTABLE),
     p("rdbcompression", None, Bool, "yes", 0),
+    p("redlab-seed", None, Int(0, i64::MAX), "0", REDLAB),
     p("repl-backlog-size", None, Mem(1, i64::MAX), "1048576", 0),
     p("repl-backlog-ttl", None, Int(0, i64::MAX), "3600", 0),
     p("repl-disable-tcp-nodelay", None, Bool, "no", 0),

@@ -1,39 +1,65 @@
 //! The SCAN family's cursor, shared by SCAN, HSCAN, SSCAN and ZSCAN.
 //!
-//! Redis's cursor walks hash-table buckets in reverse-binary order so that rehashing never
-//! skips an element. redlab gets the same guarantee more simply: every element has a fixed
-//! 64-bit hash (`element_hash`), a step returns the elements with the smallest hashes at or
-//! above the cursor, and the next cursor is one past the last hash returned. An element
-//! present for the whole iteration is returned exactly once, whatever is added or removed
-//! in between; elements sharing a hash are always returned together; the same data scanned
-//! twice gives the same steps. Cursor 0 starts and ends an iteration, as in Redis.
+//! As in Redis, a cursor names a bucket of a hash table and advances in reverse-binary
+//! order (the bucket index is incremented from its highest bit down), so cursors stay below
+//! the table size and an element present for the whole iteration is returned even when the
+//! table grows or shrinks between calls. redlab keeps no real bucket array for this: each
+//! element has a fixed 64-bit hash (`element_hash`), and a collection of n elements is
+//! scanned as if it sat in a table of Redis's size for n (the next power of two, at least
+//! 4), bucket = hash & (size - 1). Visiting the buckets in reverse-binary order is visiting
+//! the elements by the reversed low bits of their hashes, so for any table size the buckets
+//! already visited are exactly those below the cursor in that order: when the table grows a
+//! bucket splits into buckets that all sort where it did, and when it shrinks a bucket
+//! merges with others that all sort at or before the cursor, so an unvisited element can
+//! never end up behind the cursor (a merged bucket may return an element twice, as Redis
+//! may). Each call visits whole buckets until it has at least COUNT elements, or has visited
+//! 10 x COUNT buckets, as Redis's SCAN does. Cursor 0 starts and ends an iteration.
 
 use crate::cmd::args;
 use crate::errors;
 use crate::reply::Reply;
 
-/// The hash an element is ordered by; the same every run.
+/// The hash an element is bucketed by; the same every run.
 pub fn element_hash(b: &[u8]) -> u64 {
     super::Db::key_hash(b)
 }
 
-/// One step: from `(hash, item)` pairs, the items with hash >= `cursor`, at least `count`
-/// of them (fewer only at the end), in hash order, and the cursor to continue from (0 when
-/// the iteration is complete).
+/// Redis's table size for `n` elements: a dict grows to the next power of two once it is
+/// full, and never below 4. Returned as its log2.
+fn table_bits(n: usize) -> u32 {
+    n.max(4).next_power_of_two().trailing_zeros()
+}
+
+/// A bucket index with its low `bits` bits reversed: the order SCAN visits buckets in.
+fn reverse(x: u64, bits: u32) -> u64 {
+    x.reverse_bits() >> (64 - bits)
+}
+
+/// One step: from `(hash, item)` pairs (the whole collection), the items of the buckets
+/// visited from `cursor`, in visiting order, and the cursor to continue from (0 when the
+/// iteration is complete).
 pub fn step<T>(items: impl IntoIterator<Item = (u64, T)>, cursor: u64, count: usize) -> (Vec<T>, u64) {
-    let mut due: Vec<(u64, T)> = items.into_iter().filter(|(h, _)| *h >= cursor).collect();
+    let items: Vec<(u64, T)> = items.into_iter().collect();
+    let bits = table_bits(items.len());
+    let last = (1u64 << bits) - 1;
+    let start = reverse(cursor & last, bits);
+    let mut due: Vec<(u64, u64, T)> = items
+        .into_iter()
+        .map(|(h, t)| (reverse(h & last, bits), h, t))
+        .filter(|(pos, _, _)| *pos >= start)
+        .collect();
     let count = count.max(1);
-    if due.len() <= count {
-        due.sort_unstable_by_key(|(h, _)| *h);
-        return (due.into_iter().map(|(_, t)| t).collect(), 0);
+    // Redis stops once it has `count` elements, or after 10 x count buckets, empty or not.
+    let budget = (count as u64).saturating_mul(10).saturating_add(1);
+    let mut end = start.saturating_add(budget - 1).min(last);
+    if due.len() >= count {
+        due.select_nth_unstable_by_key(count - 1, |(pos, _, _)| *pos);
+        end = end.min(due[count - 1].0);
     }
-    due.select_nth_unstable_by_key(count - 1, |(h, _)| *h);
-    let last = due[count - 1].0;
-    // Elements sharing the boundary hash must come now: the next cursor starts past it.
-    let (mut taken, rest): (Vec<_>, Vec<_>) = due.into_iter().partition(|(h, _)| *h <= last);
-    taken.sort_unstable_by_key(|(h, _)| *h);
-    let next = if rest.is_empty() { 0 } else { last.wrapping_add(1) };
-    (taken.into_iter().map(|(_, t)| t).collect(), next)
+    let mut taken: Vec<(u64, u64, T)> = due.into_iter().filter(|(pos, _, _)| *pos <= end).collect();
+    taken.sort_by_key(|(pos, h, _)| (*pos, *h));
+    let next = if end == last { 0 } else { reverse(end + 1, bits) };
+    (taken.into_iter().map(|(_, _, t)| t).collect(), next)
 }
 
 /// Parses a cursor as Redis does (`strtoul` base 10): an optional sign, digits, nothing
@@ -134,36 +160,79 @@ mod tests {
     }
 
     #[test]
-    fn equal_hashes_come_together() {
-        let keys = [5, 5, 5, 7, 9];
-        let (got, next) = step(keys.iter().map(|&h| (h, h)), 0, 2);
-        assert_eq!(got, vec![5, 5, 5]);
-        assert_eq!(next, 6);
-        assert_eq!(scan_all(&keys, 1).len(), 5);
-    }
-
-    #[test]
-    fn survives_changes_between_steps() {
-        let mut keys: Vec<u64> = (0..200u64).map(|i| element_hash(&i.to_le_bytes())).collect();
-        let stable: HashSet<u64> = keys[..100].iter().copied().collect();
+    fn cursors_are_reverse_binary_bucket_indices_below_the_table_size() {
+        // 100 elements: a table of 128 buckets, visited 0, 64, 32, 96, 16, ...
+        let keys: Vec<u64> = (0..100u64).map(|i| element_hash(format!("key:{i}").as_bytes())).collect();
         let mut cursor = 0;
-        let mut seen = HashSet::new();
-        let mut round = 0u64;
+        let mut cursors = Vec::new();
         loop {
-            let (got, next) = step(keys.iter().map(|&h| (h, h)), cursor, 7);
-            seen.extend(got);
-            // Churn: remove an unstable key, add a new one.
-            if keys.len() > 100 {
-                keys.pop();
-            }
-            keys.push(element_hash(&(10_000 + round).to_le_bytes()));
-            round += 1;
+            let (_, next) = step(keys.iter().map(|&h| (h, h)), cursor, 1);
             if next == 0 {
                 break;
             }
+            assert!(next < 128, "{next}");
+            cursors.push(next);
             cursor = next;
         }
-        assert!(stable.is_subset(&seen));
+        let order: Vec<u64> = cursors.iter().map(|&c| reverse(c, 7)).collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{cursors:?}");
+        // With COUNT 1 a bucket at a time: the first steps are Redis's first buckets.
+        let (_, first) = step(keys.iter().map(|&h| (h, h)), 0, 1);
+        assert!([64, 32, 96].contains(&first) || first == 0, "{first}");
+    }
+
+    #[test]
+    fn a_bucket_comes_whole() {
+        // Three elements in bucket 0 of a 4-bucket table, then one in bucket 1 (visited last).
+        let keys = [0u64, 4, 8, 1];
+        let (got, next) = step(keys.iter().map(|&h| (h, h)), 0, 1);
+        assert_eq!(got, vec![0, 4, 8]);
+        assert_eq!(next, 2);
+        assert_eq!(scan_all(&keys, 1).len(), 4);
+    }
+
+    #[test]
+    fn empty_buckets_count_against_ten_times_count() {
+        // 1024 buckets, elements only in the last one visited (index 1023).
+        let keys: Vec<u64> = (0..600u64).map(|i| 1023 + (i << 10)).collect();
+        let (got, next) = step(keys.iter().map(|&h| (h, h)), 0, 1);
+        assert!(got.is_empty());
+        assert_eq!(reverse(next, 10), 11, "visited 11 buckets, continues at the 12th");
+        assert_eq!(scan_all(&keys, 1).len(), 600);
+    }
+
+    /// Elements present throughout are all returned whatever happens between calls: the
+    /// collection grows past several table sizes, or shrinks to a few elements.
+    #[test]
+    fn survives_growth_and_shrinking_between_steps() {
+        for (grow, count) in [(true, 1), (true, 7), (false, 1), (false, 5)] {
+            let stable: Vec<u64> = (0..50u64).map(|i| element_hash(format!("s{i}").as_bytes())).collect();
+            let mut extra: Vec<u64> = if grow {
+                Vec::new()
+            } else {
+                (0..2000u64).map(|i| element_hash(format!("x{i}").as_bytes())).collect()
+            };
+            let mut cursor = 0;
+            let mut seen = HashSet::new();
+            let mut round = 0u64;
+            loop {
+                let all: Vec<u64> = stable.iter().chain(&extra).copied().collect();
+                let (got, next) = step(all.iter().map(|&h| (h, h)), cursor, count);
+                seen.extend(got);
+                if grow && round < 30 {
+                    extra.extend((0..40).map(|j| element_hash(format!("g{round}:{j}").as_bytes())));
+                } else if !grow {
+                    extra.truncate(extra.len().saturating_sub(150));
+                }
+                round += 1;
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
+            }
+            let missing: Vec<&u64> = stable.iter().filter(|h| !seen.contains(h)).collect();
+            assert!(missing.is_empty(), "grow={grow} count={count}: {} missed", missing.len());
+        }
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod convert;
 pub mod ffi;
 pub mod functions;
 pub mod global_writes;
+pub mod math_random;
 pub mod runtime;
 pub mod sandbox;
 pub mod shebang;

@@ -223,8 +223,6 @@ pub struct RunCtx {
     pub threshold_ms: u64,
     pub busy_hook: Option<BusyHook>,
     pub stop: Option<Stop>,
-    /// Redis's drand48 state for math.random.
-    pub rand: u64,
     /// The outcome of the redis.call being converted to Lua (see `api::call_body`).
     pub outcome: Option<Result<Reply, String>>,
 }

@@ -10,6 +10,7 @@
 use std::ffi::c_int;
 
 use super::ffi::*;
+use super::math_random::{math_random, math_randomseed};
 use super::runtime::Kind;
 use crate::lua_cfn;
 
@@ -365,72 +366,3 @@ unsafe fn loadstring_body(l: *mut lua_State) -> CResult {
     }
 }
 lua_cfn!(loadstring, loadstring_body);
-
-// ---- math.random as Redis: drand48-style generator -----------------------------------
-
-const RAND_A: u64 = 0x5DEECE66D;
-const RAND_C: u64 = 0xB;
-const RAND_MASK: u64 = (1 << 48) - 1;
-
-/// The initial state for seed `s`, as srand48.
-pub fn rand_seed(s: i32) -> u64 {
-    (((s as u32 as u64) << 16) | 0x330E) & RAND_MASK
-}
-
-fn rand_next(state: &mut u64) -> i32 {
-    *state = (state.wrapping_mul(RAND_A).wrapping_add(RAND_C)) & RAND_MASK;
-    (*state >> 17) as i32
-}
-
-thread_local! {
-    /// Used when math.random runs outside a script (FUNCTION LOAD code).
-    static SPARE_RAND: std::cell::Cell<u64> = const { std::cell::Cell::new(0x330E) };
-}
-
-fn with_rand<R>(f: impl FnOnce(&mut u64) -> R) -> R {
-    match super::runtime::ctx() {
-        Some(c) => f(&mut c.rand),
-        None => SPARE_RAND.with(|s| {
-            let mut v = s.get();
-            let r = f(&mut v);
-            s.set(v);
-            r
-        }),
-    }
-}
-
-unsafe fn math_random_body(l: *mut lua_State) -> CResult {
-    const MAX: i64 = i32::MAX as i64;
-    let r = with_rand(|s| (rand_next(s) as i64 % MAX) as f64 / MAX as f64);
-    match lua_gettop(l) {
-        0 => lua_pushnumber(l, r),
-        1 => {
-            let u = luaL_checkinteger(l, 1);
-            if u < 1 {
-                luaL_argerror(l, 1, c"interval is empty".as_ptr());
-            }
-            lua_pushnumber(l, (r * u as f64).floor() + 1.0);
-        }
-        2 => {
-            let lo = luaL_checkinteger(l, 1);
-            let up = luaL_checkinteger(l, 2);
-            if lo > up {
-                luaL_argerror(l, 2, c"interval is empty".as_ptr());
-            }
-            lua_pushnumber(l, (r * (up - lo + 1) as f64).floor() + lo as f64);
-        }
-        _ => {
-            push_positioned(l, "wrong number of arguments");
-            return Err(());
-        }
-    }
-    Ok(1)
-}
-lua_cfn!(math_random, math_random_body);
-
-unsafe fn math_randomseed_body(l: *mut lua_State) -> CResult {
-    let s = luaL_checkinteger(l, 1) as i32;
-    with_rand(|st| *st = rand_seed(s));
-    Ok(0)
-}
-lua_cfn!(math_randomseed, math_randomseed_body);

@@ -114,6 +114,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Seeds the engine's random generator (SPOP, RANDOMKEY, math.random...) so the same
+    /// commands get the same replies on every run; without it each server gets a fresh seed.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.config.seed = Some(seed);
+        self
+    }
+
     /// Uses this clock (keep a clone to control time).
     pub fn clock(mut self, clock: Clock) -> Self {
         self.clock = Some(clock);

@@ -1,4 +1,4 @@
-//! HRANDFIELD, and the random picking SRANDMEMBER and SPOP share.
+//! HRANDFIELD, and the count rules SRANDMEMBER and ZRANDMEMBER share.
 
 use super::hash_ref;
 use crate::cmd::args;
@@ -7,9 +7,20 @@ use crate::errors;
 use crate::numfmt;
 use crate::reply::Reply;
 
-/// The most picks a negative count may ask for. Redis would try to send any number and run
-/// out of memory; past this we answer "value is out of range" instead.
-pub(crate) const MAX_REPEATED_PICKS: u64 = 1 << 22;
+/// The most elements a random-member reply may hold. Redis streams a reply of any length,
+/// so an absurd negative count (say -10^12) keeps it busy until it runs out of memory;
+/// redlab builds a reply in memory before sending it and refuses such a count up front with
+/// `too_many_picks` instead. Any count up to this many is answered exactly.
+pub(crate) const MAX_PICKS: u64 = 1 << 24;
+
+/// The error for a count past `MAX_PICKS` (checked after the key's type, as Redis checks
+/// WRONGTYPE before it starts producing elements).
+pub(crate) fn too_many_picks() -> Reply {
+    Reply::err(format!(
+        "ERR count is too large: redlab builds this reply in memory and returns at most {} elements",
+        MAX_PICKS
+    ))
+}
 
 /// A count parsed as Redis's `getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX)`.
 pub(crate) fn parse_count(arg: &[u8]) -> Result<i64, Reply> {
@@ -20,16 +31,21 @@ pub(crate) fn parse_count(arg: &[u8]) -> Result<i64, Reply> {
     }
 }
 
-/// `n` uniformly random indices below `len` (len > 0), repeats allowed.
-pub(crate) fn random_indices(len: usize, n: usize) -> Vec<usize> {
-    (0..n).map(|_| rand::random_range(0..len)).collect()
-}
-
-/// `n` distinct random indices below `len` (n <= len), in ascending order.
-pub(crate) fn distinct_indices(len: usize, n: usize) -> Vec<usize> {
-    let mut idx = rand::seq::index::sample(&mut rand::rng(), len, n).into_vec();
-    idx.sort_unstable();
-    idx
+/// Which elements a count picks from a collection of `len` (> 0): all of them in order when
+/// count >= len, distinct ones (in collection order) for a smaller positive count, |count|
+/// with repeats for a negative one. Errors when the reply would pass `MAX_PICKS`.
+pub(crate) fn picks(e: &mut Engine, len: usize, count: i64) -> Result<Vec<usize>, Reply> {
+    if count >= 0 && count as u64 >= len as u64 {
+        return Ok((0..len).collect());
+    }
+    if count.unsigned_abs() > MAX_PICKS {
+        return Err(too_many_picks());
+    }
+    Ok(if count >= 0 {
+        e.rng.distinct(len, count as usize)
+    } else {
+        e.rng.indices(len, count.unsigned_abs() as usize)
+    })
 }
 
 /// HRANDFIELD key [count [WITHVALUES]]. With a count the reply is an array: all fields in
@@ -42,8 +58,12 @@ pub(super) fn hrandfield(e: &mut Engine, call: &mut Call) -> Reply {
             Err(r) => r,
             Ok(None) => Reply::Nil,
             Ok(Some(h)) => {
-                let i = rand::random_range(0..h.len());
-                Reply::opt_bulk(h.get_index(i).map(|(k, _)| k))
+                let len = h.len();
+                let i = e.rng.below(len);
+                match hash_ref(e, call.db, call.arg(1)) {
+                    Ok(Some(h)) => Reply::opt_bulk(h.get_index(i).map(|(k, _)| k)),
+                    _ => Reply::Nil,
+                }
             }
         };
     }
@@ -59,21 +79,18 @@ pub(super) fn hrandfield(e: &mut Engine, call: &mut Call) -> Reply {
     if withvalues && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&count) {
         return Reply::err(errors::VALUE_OUT_OF_RANGE);
     }
-    if count < 0 && count.unsigned_abs() > MAX_REPEATED_PICKS {
-        return Reply::err(errors::VALUE_OUT_OF_RANGE);
-    }
     let resp3 = call.resp >= 3;
-    let h = match hash_ref(e, call.db, call.arg(1)) {
+    let len = match hash_ref(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Array(Vec::new()),
-        Ok(Some(h)) => h,
+        Ok(Some(h)) => h.len(),
     };
-    let picks: Vec<usize> = if count >= 0 && count as u64 >= h.len() as u64 {
-        (0..h.len()).collect()
-    } else if count >= 0 {
-        distinct_indices(h.len(), count as usize)
-    } else {
-        random_indices(h.len(), count.unsigned_abs() as usize)
+    let picks = match picks(e, len, count) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let Ok(Some(h)) = hash_ref(e, call.db, call.arg(1)) else {
+        return Reply::Array(Vec::new());
     };
     let mut out = Vec::with_capacity(picks.len() * if withvalues && !resp3 { 2 } else { 1 });
     for i in picks {

@@ -160,10 +160,12 @@ fn huge_negative_counts_are_refused_not_allocated() {
     let mut e = Engine::new(Config::default());
     run(&mut e, &["HSET", "h", "a", "1"]);
     assert_eq!(
-        run(&mut e, &["HRANDFIELD", "h", "-4611686018427387903", "WITHVALUES"]),
+        run(&mut e, &["HRANDFIELD", "h", "-4611686018427387904", "WITHVALUES"]),
         Reply::err(errors::VALUE_OUT_OF_RANGE)
     );
-    assert_eq!(run(&mut e, &["HRANDFIELD", "h", "-9223372036854775807"]), Reply::err(errors::VALUE_OUT_OF_RANGE));
+    // Within Redis's range, but Redis would stream 2^62 pairs: refused here.
+    assert_eq!(run(&mut e, &["HRANDFIELD", "h", "-4611686018427387903", "WITHVALUES"]), super::random::too_many_picks());
+    assert_eq!(run(&mut e, &["HRANDFIELD", "h", "-9223372036854775807"]), super::random::too_many_picks());
     // A huge positive count is just "the whole hash".
     assert_eq!(strings(&run(&mut e, &["HRANDFIELD", "h", "9223372036854775807"])), vec!["a"]);
 }
@@ -179,7 +181,8 @@ fn full_hscan(e: &mut Engine, key: &str, count: usize, mut between: impl FnMut(&
         let Reply::Array(parts) = r else { panic!("{r:?}") };
         let Reply::Bulk(next) = &parts[0] else { panic!() };
         let items = strings(&parts[1]);
-        assert!(items.len() <= 2 * count);
+        // Whole buckets, as Redis: a page may pass COUNT by a bucket's few elements.
+        assert!(items.len() <= 2 * (count + 8), "{}", items.len());
         for pair in items.chunks(2) {
             seen.insert(pair[0].clone(), pair[1].clone());
         }
@@ -201,7 +204,7 @@ fn hscan_pages_through_a_big_hash() {
     let (seen, calls) = full_hscan(&mut e, "h", 10, |_| {});
     assert_eq!(seen.len(), 500);
     assert!(seen.iter().all(|(f, v)| f[1..] == *v));
-    assert!(calls >= 50);
+    assert!(calls >= 500 / (10 + 8), "{calls}");
 }
 
 #[test]

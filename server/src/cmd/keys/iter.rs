@@ -44,16 +44,17 @@ pub fn scan(e: &mut Engine, call: &mut Call) -> Reply {
     scan::reply(next, items)
 }
 
+/// A uniformly chosen live key, drawn from the engine's generator over the keys in the
+/// map's (fixed-seed, so repeatable) order.
 pub fn randomkey(e: &mut Engine, call: &mut Call) -> Reply {
-    let db = e.db(call.db);
-    let now = db.now;
-    let live: Vec<&[u8]> = db
-        .iter()
-        .filter(|(_, en)| en.expire_at.is_none_or(|t| t > now))
-        .map(|(k, _)| k)
-        .collect();
-    if live.is_empty() {
+    fn live(db: &Db) -> impl Iterator<Item = &[u8]> + '_ {
+        let now = db.now;
+        db.iter().filter(move |(_, en)| en.expire_at.is_none_or(|t| t > now)).map(|(k, _)| k)
+    }
+    let n = live(e.db(call.db)).count();
+    if n == 0 {
         return Reply::Nil;
     }
-    Reply::bulk(live[rand::random_range(0..live.len())])
+    let i = e.rng.below(n);
+    live(e.db(call.db)).nth(i).map_or(Reply::Nil, Reply::bulk)
 }

@@ -18,7 +18,7 @@ fn get(e: &mut Engine, call: &mut Call) -> Reply {
         for p in PARAMS {
             for name in std::iter::once(p.name).chain(p.alias) {
                 let hit = if has_glob {
-                    crate::glob::matches(pat, name.as_bytes(), true)
+                    !p.is_redlab() && crate::glob::matches(pat, name.as_bytes(), true)
                 } else {
                     pat.eq_ignore_ascii_case(name.as_bytes())
                 };
@@ -65,6 +65,10 @@ fn set(e: &mut Engine, call: &mut Call) -> Reply {
         }
     }
     apply(e);
+    if pairs.iter().any(|(_, p, _)| p.name == "redlab-seed") {
+        // Setting the seed, even to its current value, restarts the random sequence.
+        e.rng = crate::rng::EngineRng::new(e.config.seed.unwrap_or(0));
+    }
     Reply::ok()
 }
 

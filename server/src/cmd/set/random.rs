@@ -1,7 +1,7 @@
 //! SPOP and SRANDMEMBER.
 
 use super::{delete_if_empty, max_intset, members_reply, set_mut, set_ref};
-use crate::cmd::hash::random::{distinct_indices, parse_count, random_indices, MAX_REPEATED_PICKS};
+use crate::cmd::hash::random::{parse_count, picks};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::notify;
@@ -19,12 +19,15 @@ pub(super) fn spop(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 fn spop_one(e: &mut Engine, call: &mut Call) -> Reply {
-    let s = match set_mut(e, call.db, call.arg(1)) {
+    let len = match set_ref(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Nil,
-        Ok(Some(s)) => s,
+        Ok(Some(s)) => s.len(),
     };
-    let i = rand::random_range(0..s.len());
+    let i = e.rng.below(len);
+    let Ok(Some(s)) = set_mut(e, call.db, call.arg(1)) else {
+        return Reply::Nil;
+    };
     let Some(member) = s.swap_remove_index(i) else {
         return Reply::Nil;
     };
@@ -39,21 +42,25 @@ fn spop_count(e: &mut Engine, call: &mut Call) -> Reply {
         _ => return Reply::err(errors::POP_COUNT_NOT_POSITIVE),
     };
     let max = max_intset(e);
-    let s = match set_mut(e, call.db, call.arg(1)) {
+    let len = match set_ref(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Set(Vec::new()),
-        Ok(Some(s)) => s,
+        Ok(Some(s)) => s.len(),
     };
     if count == 0 {
         return Reply::Set(Vec::new());
     }
-    let reply = if count >= s.len() as u64 {
+    let chosen = if count < len as u64 { e.rng.distinct(len, count as usize) } else { Vec::new() };
+    let Ok(Some(s)) = set_mut(e, call.db, call.arg(1)) else {
+        return Reply::Set(Vec::new());
+    };
+    let reply = if count >= len as u64 {
         let reply = members_reply(s.iter().map(|m| &m[..]), max);
         s.clear();
         reply
     } else {
         // Remove from the highest index down so swap_remove never moves a chosen member.
-        let mut idx = distinct_indices(s.len(), count as usize);
+        let mut idx = chosen;
         idx.reverse();
         let popped: Vec<Reply> = idx.into_iter().filter_map(|i| s.swap_remove_index(i)).map(Reply::bulk).collect();
         Reply::Set(popped)
@@ -74,32 +81,38 @@ pub(super) fn srandmember(e: &mut Engine, call: &mut Call) -> Reply {
         return match set_ref(e, call.db, call.arg(1)) {
             Err(r) => r,
             Ok(None) => Reply::Nil,
-            Ok(Some(s)) => Reply::opt_bulk(s.get_index(rand::random_range(0..s.len()))),
+            Ok(Some(s)) => {
+                let len = s.len();
+                let i = e.rng.below(len);
+                match set_ref(e, call.db, call.arg(1)) {
+                    Ok(Some(s)) => Reply::opt_bulk(s.get_index(i)),
+                    _ => Reply::Nil,
+                }
+            }
         };
     }
     let count = match parse_count(call.arg(2)) {
         Ok(n) => n,
         Err(r) => return r,
     };
-    if count < 0 && count.unsigned_abs() > MAX_REPEATED_PICKS {
-        return Reply::err(errors::VALUE_OUT_OF_RANGE);
-    }
     let max = max_intset(e);
-    let s = match set_ref(e, call.db, call.arg(1)) {
+    let len = match set_ref(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Array(Vec::new()),
-        Ok(Some(s)) => s,
+        Ok(Some(s)) => s.len(),
     };
-    if count >= 0 && count as u64 >= s.len() as u64 {
+    let picks = match picks(e, len, count) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let Ok(Some(s)) = set_ref(e, call.db, call.arg(1)) else {
+        return Reply::Array(Vec::new());
+    };
+    if count >= 0 && count as u64 >= len as u64 {
         return match members_reply(s.iter().map(|m| &m[..]), max) {
             Reply::Set(items) => Reply::Array(items),
             other => other,
         };
     }
-    let picks = if count >= 0 {
-        distinct_indices(s.len(), count as usize)
-    } else {
-        random_indices(s.len(), count.unsigned_abs() as usize)
-    };
     Reply::Array(picks.into_iter().filter_map(|i| s.get_index(i)).map(Reply::bulk).collect())
 }

@@ -153,7 +153,7 @@ fn srandmember_counts_and_membership() {
     assert_eq!(got.into_iter().collect::<HashSet<_>>(), all);
     // Nothing was removed.
     assert_eq!(run(&mut e, &["SCARD", "s"]), Reply::Int(5));
-    assert_eq!(run(&mut e, &["SRANDMEMBER", "s", "-9223372036854775807"]), Reply::err(errors::VALUE_OUT_OF_RANGE));
+    assert_eq!(run(&mut e, &["SRANDMEMBER", "s", "-9223372036854775807"]), crate::cmd::hash::random::too_many_picks());
 }
 
 #[test]
@@ -168,7 +168,8 @@ fn sscan_pages_through_a_big_set() {
         let Reply::Array(parts) = run(&mut e, &["SSCAN", "s", &cursor, "COUNT", "15"]) else { panic!() };
         let Reply::Bulk(next) = &parts[0] else { panic!() };
         let page = strings(&parts[1]);
-        assert!(page.len() <= 15);
+        // Whole buckets, as Redis: a page may pass COUNT by a bucket's few elements.
+        assert!(page.len() <= 15 + 8, "{}", page.len());
         seen.extend(page);
         cursor = String::from_utf8_lossy(next).into_owned();
         if cursor == "0" {

@@ -1,29 +1,12 @@
 //! ZRANDMEMBER and ZSCAN.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use super::{args, zset_ref};
-use crate::db::{Db, ZSet};
+use crate::cmd::hash::random::{picks, MAX_PICKS};
+use crate::db::{scan, Db, ZSet};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::numfmt;
 use crate::reply::Reply;
-
-/// The most elements ZRANDMEMBER with a negative count returns: Redis streams any number,
-/// here the reply is built in memory first.
-const MAX_RANDOM_REPLY: u64 = 1 << 20;
-
-/// A fixed-seed generator: random replies repeat from run to run.
-static RNG: AtomicU64 = AtomicU64::new(0x9e37_79b9_7f4a_7c15);
-
-fn random_below(n: usize) -> usize {
-    let mut x = RNG.load(Ordering::Relaxed);
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    RNG.store(x, Ordering::Relaxed);
-    (x % n.max(1) as u64) as usize
-}
 
 fn push_member(out: &mut Vec<Reply>, resp: u8, m: &[u8], s: f64, withscores: bool) {
     if !withscores {
@@ -52,53 +35,47 @@ pub fn zrandmember(e: &mut Engine, call: &mut Call) -> Reply {
         if withscores && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&l) {
             return Reply::err(errors::VALUE_OUT_OF_RANGE);
         }
-        let z = match zset_ref(e, call.db, call.arg(1)) {
+        let len = match zset_ref(e, call.db, call.arg(1)) {
             Err(r) => return r,
             Ok(None) => return Reply::Array(Vec::new()),
-            Ok(Some(z)) => z,
+            Ok(Some(z)) => z.len(),
         };
-        return with_count(z, l, withscores, call.resp);
+        let ranks = match picks(e, len, l) {
+            Ok(p) => p,
+            Err(r) => return r,
+        };
+        let Ok(Some(z)) = zset_ref(e, call.db, call.arg(1)) else {
+            return Reply::Array(Vec::new());
+        };
+        return with_count(z, l, ranks, withscores, call.resp);
     }
+    let len = match zset_ref(e, call.db, call.arg(1)) {
+        Err(r) => return r,
+        Ok(None) => return Reply::Nil,
+        Ok(Some(z)) => z.len(),
+    };
+    let rank = e.rng.below(len);
     match zset_ref(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(None) => Reply::Nil,
-        Ok(Some(z)) => match z.get_by_rank(random_below(z.len())) {
+        Ok(Some(z)) => match z.get_by_rank(rank) {
             Some((m, _)) => Reply::bulk(m),
             None => Reply::Nil,
         },
+        _ => Reply::Nil,
     }
 }
 
-fn with_count(z: &ZSet, l: i64, withscores: bool, resp: u8) -> Reply {
-    let size = z.len();
-    let count = l.unsigned_abs();
-    let mut out = Vec::new();
-    if count == 0 || size == 0 {
-        return Reply::Array(out);
-    }
-    if l < 0 || count == 1 {
-        for _ in 0..count.min(MAX_RANDOM_REPLY) {
-            if let Some((m, s)) = z.get_by_rank(random_below(size)) {
-                push_member(&mut out, resp, m, s, withscores);
-            }
-        }
-        return Reply::Array(out);
-    }
-    if count >= size as u64 {
-        // Redis walks its listpack from the tail here.
+/// The reply for `ranks` (from `picks`): Redis answers a count covering the whole set from
+/// the tail of its listpack, so that case comes out highest rank first.
+fn with_count(z: &ZSet, l: i64, ranks: Vec<usize>, withscores: bool, resp: u8) -> Reply {
+    debug_assert!(ranks.len() as u64 <= MAX_PICKS.max(z.len() as u64));
+    let mut out = Vec::with_capacity(ranks.len() * if withscores && resp < 3 { 2 } else { 1 });
+    if l > 0 && l as u64 >= z.len() as u64 {
         for (m, s) in z.iter().rev() {
             push_member(&mut out, resp, m, s, withscores);
         }
         return Reply::Array(out);
     }
-    // Distinct members: a partial Fisher-Yates shuffle of the ranks.
-    let count = count as usize;
-    let mut ranks: Vec<usize> = (0..size).collect();
-    for i in 0..count {
-        let j = i + random_below(size - i);
-        ranks.swap(i, j);
-    }
-    for &r in &ranks[..count] {
+    for r in ranks {
         if let Some((m, s)) = z.get_by_rank(r) {
             push_member(&mut out, resp, m, s, withscores);
         }
@@ -129,12 +106,6 @@ fn parse_cursor(arg: &[u8]) -> Option<u64> {
         v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
     }
     Some(if neg { v.wrapping_neg() } else { v })
-}
-
-/// Where a member sits in the cursor space of a large set: its hash, so a member present
-/// for the whole scan is returned whatever else is added or removed meanwhile.
-fn cursor_pos(m: &[u8]) -> u64 {
-    (Db::key_hash(m) >> 1).max(1)
 }
 
 pub fn zscan(e: &mut Engine, call: &mut Call) -> Reply {
@@ -180,14 +151,10 @@ pub fn zscan(e: &mut Engine, call: &mut Call) -> Reply {
             }
         }
     } else {
-        let mut found: Vec<(u64, &Vec<u8>, f64)> =
-            z.iter().map(|(m, s)| (cursor_pos(m), m, s)).filter(|(h, _, _)| *h >= cursor).collect();
-        found.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
-        let take = (count as usize).min(found.len());
-        if take < found.len() {
-            next = found[take].0;
-        }
-        for &(_, m, s) in &found[..take] {
+        // Redis's reverse-binary bucket cursor, over a virtual table (see `db::scan`).
+        let (found, after) = scan::step(z.iter().map(|(m, s)| (Db::key_hash(m), (m, s))), cursor, count as usize);
+        next = after;
+        for (m, s) in found {
             if matches(m) {
                 items.push(Reply::bulk(m));
                 items.push(Reply::bulk(numfmt::format_double(s)));
