@@ -12,8 +12,11 @@ fn usage(e: &mut Engine, call: &mut Call) -> Reply {
     let mut i = 3;
     while i < call.argc() {
         if args::is(call.arg(i), "samples") && i + 1 < call.argc() {
-            if let Err(r) = args::int(call.arg(i + 1)) {
-                return r;
+            match args::int(call.arg(i + 1)) {
+                Err(r) => return r,
+                // Redis treats a negative sample count as a syntax error, checked before the key.
+                Ok(n) if n < 0 => return Reply::err(errors::SYNTAX),
+                Ok(_) => {}
             }
             i += 2;
         } else {
