@@ -225,8 +225,11 @@ impl Checker {
                     );
                 }
                 for (i, (m, s)) in pairs.iter().enumerate().take(64) {
-                    let got = self.bulk(&[b"ZSCORE", key, m]);
-                    let got: f64 = String::from_utf8_lossy(&got).parse().unwrap_or(f64::NAN);
+                    let got = match self.run(&[b"ZSCORE", key, m]) {
+                        Reply::Double(d) => d,
+                        Reply::Bulk(b) => String::from_utf8_lossy(&b).parse().unwrap_or(f64::NAN),
+                        other => panic!("ZSCORE of {m:?} answered {other:?}"),
+                    };
                     assert_eq!(got, *s, "ZSCORE of {m:?}");
                     assert_eq!(self.int(&[b"ZRANK", key, m]), i as i64, "ZRANK of {m:?}");
                 }
@@ -319,8 +322,17 @@ pub fn restore(seeds: &[Seed], data: &[u8]) {
     check_payload(&payload);
 }
 
+/// `restore` with seeded choices, for the bounded test: returns the payload it tried.
+pub fn restore_seeded(seed: &Seed, rng: u64) -> (Vec<u8>, bool) {
+    let mut input = super::generate::Choices::seeded(rng);
+    let payload = mutate(&seed.payload, &mut input);
+    let accepted = check_payload(&payload);
+    (payload, accepted)
+}
+
 /// RESTOREs one payload into a fresh engine and checks the outcome (see the module doc).
-pub fn check_payload(payload: &[u8]) {
+/// Returns whether RESTORE accepted it.
+pub fn check_payload(payload: &[u8]) -> bool {
     let e = Engine::with_clock(Config::default(), Clock::manual(1_700_000_000_000));
     let mut c = Checker { e };
     let reply = c.run(&[b"RESTORE", b"k", b"0", payload]);
@@ -328,7 +340,7 @@ pub fn check_payload(payload: &[u8]) {
         Reply::Status(ref s) if s == "OK" => {}
         Reply::Error(_) => {
             assert_eq!(c.int(&[b"EXISTS", b"k"]), 0, "a refused RESTORE ({reply:?}) left a key");
-            return;
+            return false;
         }
         other => panic!("RESTORE answered {other:?}"),
     }
@@ -341,4 +353,5 @@ pub fn check_payload(payload: &[u8]) {
     assert_eq!(c.read(b"copy"), content, "DUMP and RESTORE changed the content");
     c.write(b"k", &content);
     c.read(b"k");
+    true
 }
