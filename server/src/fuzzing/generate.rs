@@ -158,10 +158,12 @@ fn p(c: &mut Choices, items: &[&str]) -> Vec<u8> {
 /// A plausible value for one leaf argument, by its type and name.
 fn leaf(c: &mut Choices, kind: &Kind, blocking: bool) -> Vec<u8> {
     let name = kind.name();
-    // A timeout of 0 blocks forever: timeouts always come from their own lists.
-    let timeout = name == "timeout" || (blocking && name == "milliseconds");
+    // A timeout of 0 blocks forever, and a key given 1 ms to live expires in one server
+    // and not yet in the other: times always come from their own lists.
+    let timed = name == "timeout" || matches!(kind, Kind::UnixTime(_))
+        || matches!(name, "seconds" | "milliseconds" | "ttl" | "ms");
     // One value in sixteen ignores the argument's meaning altogether.
-    if !timeout && c.chance(16) {
+    if !timed && c.chance(16) {
         return match c.below(3) {
             0 => p(c, INTS),
             1 => p(c, DOUBLES),
