@@ -40,9 +40,12 @@ fn report(d: &Differential, out: &Outcome, seeds: &str) -> String {
     }
     let _ = writeln!(r, "\n# Value differences (same type): {} in {} commands", out.value_differences.len(), by_name.len());
     for (name, list) in &by_name {
-        let _ = writeln!(r, "\n## {name}: {}", list.len());
+        let _ = writeln!(r, "\n## {}: {}", name.escape_debug(), list.len());
         for v in list.iter().take(3) {
             let _ = writeln!(r, "{}\n  redis:  {}\n  redlab: {}", show_command(&v.command), v.redis, v.redlab);
+            for b in v.before.iter().rev().take(6).rev() {
+                let _ = writeln!(r, "    after: {}", show_command(b));
+            }
         }
     }
     let never: Vec<&str> = d.command_names().into_iter().filter(|n| !out.sent.contains_key(*n)).collect();

@@ -119,6 +119,8 @@ pub struct ValueDifference {
     pub command: Vec<Vec<u8>>,
     pub redis: String,
     pub redlab: String,
+    /// The commands of the case before this one.
+    pub before: Vec<Vec<Vec<u8>>>,
 }
 
 /// Everything one run saw.
@@ -284,7 +286,13 @@ impl Differential {
             Compare::TypeOnly => true,
         };
         if !same {
-            out.value_differences.push(ValueDifference { name: name.clone(), command: args.clone(), redis: t.show(), redlab: o.show() });
+            out.value_differences.push(ValueDifference {
+                name: name.clone(),
+                command: args.clone(),
+                redis: t.show(),
+                redlab: o.show(),
+                before: before.to_vec(),
+            });
             let both_errors = matches!((&t, &o), (Frame::Error(_), Frame::Error(_)));
             if !both_errors {
                 return Some(false);

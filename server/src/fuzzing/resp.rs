@@ -67,8 +67,8 @@ impl Frame {
             format!("[{}{more}]", shown.join(", "))
         }
         match self {
-            Frame::Status(s) => format!("+{}", String::from_utf8_lossy(s)),
-            Frame::Error(s) => format!("-{}", String::from_utf8_lossy(s)),
+            Frame::Status(s) => format!("+{}", String::from_utf8_lossy(s).escape_debug()),
+            Frame::Error(s) => format!("-{}", String::from_utf8_lossy(s).escape_debug()),
             Frame::Int(n) => format!(":{n}"),
             Frame::Bulk(b) => text(b),
             Frame::NilBulk => "(nil bulk)".into(),
