@@ -5,6 +5,12 @@
 //! code under test, or a broken invariant. They live in the library, not in `fuzz/`, so a
 //! crash found once becomes a corpus file that every `cargo test` replays.
 
+pub mod argspec;
+pub mod differential;
+pub mod generate;
+pub mod resp;
+pub mod restore;
+
 use bytes::{Bytes, BytesMut};
 
 use crate::busy::{BusyScript, BusyVerdict};

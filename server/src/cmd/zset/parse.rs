@@ -117,7 +117,18 @@ fn parse_hex(h: &[u8]) -> Option<(f64, bool)> {
     if j != h.len() {
         return None;
     }
-    let r = v * 2f64.powi(scale);
+    // 2^scale itself underflows to 0 below 2^-1074 (and overflows above 2^1023) even when
+    // v * 2^scale is a representable subnormal such as 0x1p-1074: scale in steps.
+    let mut r = v;
+    while scale < -1000 && r != 0.0 {
+        r *= 2f64.powi(-1000);
+        scale += 1000;
+    }
+    while scale > 1000 && r.is_finite() {
+        r *= 2f64.powi(1000);
+        scale -= 1000;
+    }
+    r *= 2f64.powi(scale);
     Some((r, r.is_infinite() || (r == 0.0 && v != 0.0)))
 }
 
