@@ -1,9 +1,16 @@
 //! BLPOP through the network shell: a client blocked on one TCP connection is woken by a
 //! push from another, and a blocked client with a timeout gets its null reply on time.
+//!
+//! Pushes wait until the server reports the waiter blocked (INFO blocked_clients), not for a
+//! fixed sleep, and the timeout runs on the manual clock: a loaded machine changes nothing.
+
+mod support;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
+
+use support::resp::RawConn;
 
 fn connect(server: &redlab::Server) -> TcpStream {
     let s = TcpStream::connect(server.addr()).expect("connect");
@@ -17,6 +24,22 @@ fn send(s: &mut TcpStream, args: &[&str]) {
         out.extend_from_slice(format!("${}\r\n{}\r\n", a.len(), a).as_bytes());
     }
     s.write_all(&out).expect("write");
+}
+
+/// Waits (up to 30 s) until the server counts `n` blocked clients.
+fn wait_blocked(server: &redlab::Server, n: u64) {
+    let mut admin = RawConn::connect(server.addr());
+    let want = format!("blocked_clients:{n}\r\n");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        admin.send(&[b"INFO".to_vec(), b"clients".to_vec()]);
+        let info = admin.read_frame(Duration::from_secs(30)).expect("INFO answers");
+        if String::from_utf8_lossy(&info).contains(&want) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the server never counted {n} blocked clients");
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Reads until `len` bytes arrived (or `wait` passed) and returns what came.
@@ -47,18 +70,19 @@ fn blpop_waits_until_another_connection_pushes() {
     let mut pusher = connect(&server);
 
     send(&mut waiter, &["BLPOP", "jobs", "0"]);
+    wait_blocked(&server, 1);
     // Nothing arrives while the list is empty.
     assert_eq!(read_exactly(&mut waiter, 1, Duration::from_millis(200)), b"");
 
     send(&mut pusher, &["LPUSH", "jobs", "hello"]);
     // The pusher's reply counts the element the waiter is about to take.
-    assert_eq!(read_exactly(&mut pusher, 4, Duration::from_secs(5)), b":1\r\n");
+    assert_eq!(read_exactly(&mut pusher, 4, Duration::from_secs(30)), b":1\r\n");
     let expected = b"*2\r\n$4\r\njobs\r\n$5\r\nhello\r\n";
-    assert_eq!(read_exactly(&mut waiter, expected.len(), Duration::from_secs(5)), expected);
+    assert_eq!(read_exactly(&mut waiter, expected.len(), Duration::from_secs(30)), expected);
 
     // The element went to the waiter, and the waiter's connection is usable again.
     send(&mut waiter, &["LLEN", "jobs"]);
-    assert_eq!(read_exactly(&mut waiter, 4, Duration::from_secs(5)), b":0\r\n");
+    assert_eq!(read_exactly(&mut waiter, 4, Duration::from_secs(30)), b":0\r\n");
 }
 
 #[test]
@@ -69,20 +93,27 @@ fn commands_pipelined_behind_a_blocked_one_run_after_it_is_served() {
 
     send(&mut waiter, &["BRPOP", "q", "0"]);
     send(&mut waiter, &["RPUSH", "after", "x"]);
+    wait_blocked(&server, 1);
     assert_eq!(read_exactly(&mut waiter, 1, Duration::from_millis(200)), b"");
 
     send(&mut pusher, &["RPUSH", "q", "a", "b"]);
-    assert_eq!(read_exactly(&mut pusher, 4, Duration::from_secs(5)), b":2\r\n");
+    assert_eq!(read_exactly(&mut pusher, 4, Duration::from_secs(30)), b":2\r\n");
     let expected = b"*2\r\n$1\r\nq\r\n$1\r\nb\r\n:1\r\n";
-    assert_eq!(read_exactly(&mut waiter, expected.len(), Duration::from_secs(5)), expected);
+    assert_eq!(read_exactly(&mut waiter, expected.len(), Duration::from_secs(30)), expected);
 }
 
 #[test]
 fn blpop_with_a_timeout_answers_null_when_nothing_comes() {
-    let server = redlab::Server::start();
+    let clock = redlab::Clock::manual(1_700_000_000_000);
+    let server = redlab::Server::builder().clock(clock.clone()).start();
     let mut waiter = connect(&server);
-    let started = Instant::now();
     send(&mut waiter, &["BLPOP", "nothing", "0.1"]);
-    assert_eq!(read_exactly(&mut waiter, 5, Duration::from_secs(5)), b"*-1\r\n");
-    assert!(started.elapsed() >= Duration::from_millis(100));
+    wait_blocked(&server, 1);
+    // 99 ms of server time: still waiting.
+    clock.advance(Duration::from_millis(99));
+    assert_eq!(read_exactly(&mut waiter, 1, Duration::from_millis(200)), b"");
+    // Past the 100th: the timeout passed and the null reply comes.
+    clock.advance(Duration::from_millis(2));
+    assert_eq!(read_exactly(&mut waiter, 5, Duration::from_secs(30)), b"*-1\r\n");
+    wait_blocked(&server, 0);
 }

@@ -6,15 +6,29 @@
 mod support;
 
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use redlab_client::RealRedis;
 use support::resp::RawConn;
 
 fn cmd(c: &mut RawConn, args: &[&str]) -> String {
     c.send(&args.iter().map(|a| a.as_bytes().to_vec()).collect::<Vec<_>>());
-    let frame = c.read_frame(Duration::from_secs(10)).expect("a reply");
+    let frame = c.read_frame(Duration::from_secs(30)).expect("a reply");
     String::from_utf8_lossy(&frame).trim_end().to_string()
+}
+
+/// PINGs until the answer is not +PONG: a loaded machine may take long to start the script,
+/// so no fixed sleep is enough. Returns the first other answer (-BUSY once the script passed
+/// busy-reply-threshold), or +PONG after 30 s.
+fn ping_until_busy(c: &mut RawConn) -> String {
+    let start = Instant::now();
+    loop {
+        let r = cmd(c, &["PING"]);
+        if r != "+PONG" || start.elapsed() > Duration::from_secs(30) {
+            return r;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Runs the scenario against one server; returns what each client saw.
@@ -23,14 +37,14 @@ fn scenario(addr: SocketAddr, script: &str) -> Vec<String> {
     assert_eq!(cmd(&mut setup, &["CONFIG", "SET", "busy-reply-threshold", "100"]), "+OK");
     let mut runner = RawConn::connect(addr);
     runner.send(&[b"EVAL".to_vec(), script.as_bytes().to_vec(), b"0".to_vec()]);
-    std::thread::sleep(Duration::from_millis(300));
     let mut other = RawConn::connect(addr);
-    let mut seen = vec![cmd(&mut other, &["PING"]), cmd(&mut other, &["SCRIPT", "KILL"])];
+    let busy = ping_until_busy(&mut other);
+    let mut seen = vec![busy, cmd(&mut other, &["SCRIPT", "KILL"])];
     if seen[1].starts_with("-UNKILLABLE") {
         // Only SHUTDOWN NOSAVE can end it now: done by the caller of `scenario`.
         return seen;
     }
-    let killed = runner.read_frame(Duration::from_secs(10)).expect("the EVAL caller's reply");
+    let killed = runner.read_frame(Duration::from_secs(30)).expect("the EVAL caller's reply");
     seen.push(String::from_utf8_lossy(&killed).trim_end().to_string());
     seen.push(cmd(&mut other, &["PING"]));
     seen
@@ -62,10 +76,10 @@ fn a_script_that_wrote_is_unkillable_and_shutdown_nosave_still_works() {
     assert!(ours[1].starts_with("-UNKILLABLE Sorry the script already executed write commands"), "{}", ours[1]);
     let mut admin = RawConn::connect(addr);
     admin.send(&[b"SHUTDOWN".to_vec(), b"NOSAVE".to_vec()]);
-    assert_eq!(admin.read_frame(Duration::from_secs(10)), None, "the server closes the connection");
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    assert_eq!(admin.read_frame(Duration::from_secs(30)), None, "the server closes the connection");
+    let deadline = Instant::now() + Duration::from_secs(30);
     while server.is_running() {
-        assert!(std::time::Instant::now() < deadline, "SHUTDOWN NOSAVE stopped the server");
+        assert!(Instant::now() < deadline, "SHUTDOWN NOSAVE stopped the server");
         std::thread::sleep(Duration::from_millis(10));
     }
     if let Some(real) = RealRedis::start_or_skip("unkillable") {
@@ -73,6 +87,6 @@ fn a_script_that_wrote_is_unkillable_and_shutdown_nosave_still_works() {
         assert_eq!(theirs, ours, "real Redis answers the same");
         let mut admin = RawConn::connect(real.addr());
         admin.send(&[b"SHUTDOWN".to_vec(), b"NOSAVE".to_vec()]);
-        let _ = admin.read_frame(Duration::from_secs(5));
+        let _ = admin.read_frame(Duration::from_secs(30));
     }
 }

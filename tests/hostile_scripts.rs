@@ -1,6 +1,8 @@
 //! Hostile Lua scripts: each gets Redis's reply (compared with a real redis-server when one
 //! is installed) or, for what Redis itself cannot survive, a script error; the server keeps
-//! serving another client afterwards, and memory returns to its baseline.
+//! serving another client afterwards. (Memory bombs, and memory returning to its baseline
+//! after them, are checked in tests/memory_returns.rs, a binary of its own: resident size
+//! is a whole-process figure that tests running beside it would move.)
 
 mod support;
 
@@ -126,62 +128,12 @@ fn scripts_that_crash_redis_get_an_error_here() {
     }
 }
 
-/// Bytes resident in this process (the server runs in it).
-fn rss() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
-    pages * 4096
-}
-
-fn used_memory(c: &mut RawConn) -> u64 {
-    let info = cmd(c, &["INFO", "memory"]);
-    info.split("\\r\\n")
-        .find_map(|l| l.strip_prefix("used_memory:"))
-        .and_then(|v| v.parse().ok())
-        .expect("INFO memory has used_memory")
-}
-
-/// Memory bombs: Redis's Lua has no heap limit (it would build the gigabyte), redlab's has
-/// one, so the script fails with "not enough memory" and everything is given back.
-#[test]
-fn memory_bombs_fail_as_script_errors_and_memory_returns() {
-    let mut config = redlab::Config::default();
-    config.lua_memory_limit = 64 << 20;
-    let server = redlab::Server::builder().config(config).start();
-    let mut c = RawConn::connect(server.addr());
-    let mut bystander = RawConn::connect(server.addr());
-    let bombs = [
-        ("string.rep bomb", "return #string.rep('x', 1e9)"),
-        ("string.rep bomb in pcall", "local ok, e = pcall(string.rep, 'x', 1e9) return #string.rep('y', 1e9)"),
-        ("doubling concat", "local s = 'x' for i = 1, 40 do s = s .. s end return #s"),
-        ("table growth", "local t = {} for i = 1, 1e9 do t[i] = i end return #t"),
-        ("table of strings", "local t = {} for i = 1, 1e9 do t[i] = tostring(i) .. 'padding padding' end return #t"),
-        ("table.concat bomb", "local t = {} for i = 1, 1e6 do t[i] = string.rep('x', 1000) end return #table.concat(t)"),
-        ("closures", "local t = {} for i = 1, 1e9 do t[i] = function() return i end end return #t"),
-    ];
-    // Warm up the Lua state and the allocator so the baseline includes them.
-    assert_eq!(eval(&mut c, "return 1"), ":1\\r\\n");
-    let base_used = used_memory(&mut c);
-    let base_rss = rss();
-    for (name, script) in bombs {
-        let got = eval(&mut c, script);
-        assert!(got.starts_with("-ERR Error running script"), "{name}: {got}");
-        assert!(got.contains("not enough memory"), "{name}: {got}");
-        assert_eq!(cmd(&mut bystander, &["PING"]), "+PONG\\r\\n", "after {name}, another client is not served");
-        assert_eq!(eval(&mut c, "return 2"), ":2\\r\\n", "after {name}, scripts no longer run");
-    }
-    let used = used_memory(&mut c);
-    assert!(used < base_used + (8 << 20), "used_memory {base_used} -> {used}");
-    let now = rss();
-    assert!(now < base_rss + (128 << 20), "RSS {base_rss} -> {now}: the bombs' memory was not given back");
-}
-
 /// Waits until `c` gets -BUSY for PING (the script passed busy-reply-threshold).
 fn wait_busy(c: &mut RawConn) -> String {
     let start = Instant::now();
     loop {
         let r = cmd(c, &["PING"]);
-        if r.starts_with("-BUSY") || start.elapsed() > Duration::from_secs(10) {
+        if r.starts_with("-BUSY") || start.elapsed() > Duration::from_secs(30) {
             return r;
         }
         std::thread::sleep(Duration::from_millis(20));

@@ -95,7 +95,7 @@ fn a_thousand_clients_and_every_acknowledged_write_is_kept() {
         let tasks: Vec<_> = (0..CLIENTS).map(|id| tokio::spawn(client(addr, id))).collect();
         let mut logs = Vec::new();
         for t in tasks {
-            logs.push(tokio::time::timeout(Duration::from_secs(60), t).await.expect("a client hung").expect("client"));
+            logs.push(tokio::time::timeout(Duration::from_secs(120), t).await.expect("a client hung").expect("client"));
         }
         logs
     });

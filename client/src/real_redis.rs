@@ -10,7 +10,14 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use tied::{forget_child, remember_child, spawn_tied};
+
 /// A redis-server child process, killed on drop.
+///
+/// Drop is not the only way out: a value kept in a static (a server shared by a whole test
+/// binary) is never dropped, and a test process can be killed. So the child is also tied to
+/// this process: it is killed when the process exits normally (an exit hook) and, on Linux,
+/// when it dies in any way (the parent-death signal). No redis-server outlives its tests.
 pub struct RealRedis {
     child: Child,
     port: u16,
@@ -45,6 +52,35 @@ pub fn redis_server_bin() -> Option<PathBuf> {
     std::env::split_paths(&path).map(|d| d.join("redis-server")).find(|p| p.is_file())
 }
 
+/// Each server's directory is `<temp>/redlab-real-redis-<test pid>-<port>`.
+const DIR_PREFIX: &str = "redlab-real-redis-";
+
+/// Removes the directories of servers whose test process is gone (killed before it could
+/// clean up), so temp does not fill up across runs. A directory whose process still runs is
+/// left alone: it may be another test binary's, running right now.
+fn remove_stale_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(DIR_PREFIX)) else { continue };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        if pid != std::process::id() && !process_alive(pid) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn process_alive(pid: u32) -> bool {
+    std::path::Path::new("/proc").join(pid.to_string()).exists()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn process_alive(_pid: u32) -> bool {
+    // No cheap portable check: assume alive, so nothing is removed that may be in use.
+    true
+}
+
 fn free_port() -> std::io::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
@@ -54,11 +90,12 @@ impl RealRedis {
     /// `--name value` arguments appended. Returns once it answers PING.
     pub fn start_with(extra: &[&str]) -> Result<RealRedis, RealRedisError> {
         let bin = redis_server_bin().ok_or(RealRedisError::NotInstalled)?;
+        remove_stale_dirs();
         let mut last_err = String::new();
         // A free port can be taken between the probe and the bind; try a few.
         for _ in 0..5 {
             let port = free_port().map_err(|e| RealRedisError::Failed(e.to_string()))?;
-            let dir = std::env::temp_dir().join(format!("redlab-real-redis-{}-{}", std::process::id(), port));
+            let dir = std::env::temp_dir().join(format!("{}{}-{}", DIR_PREFIX, std::process::id(), port));
             std::fs::create_dir_all(&dir).map_err(|e| RealRedisError::Failed(e.to_string()))?;
             let mut cmd = Command::new(&bin);
             cmd.arg("--port")
@@ -69,7 +106,14 @@ impl RealRedis {
                 .args(extra)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null());
-            let child = cmd.spawn().map_err(|e| RealRedisError::Failed(e.to_string()))?;
+            let child = match spawn_tied(cmd) {
+                Ok(child) => child,
+                Err(e) => {
+                    let _ = std::fs::remove_dir_all(&dir);
+                    return Err(RealRedisError::Failed(e.to_string()));
+                }
+            };
+            remember_child(child.id(), &dir);
             let mut server = RealRedis { child, port, dir };
             match server.wait_ready(Duration::from_secs(10)) {
                 Ok(()) => return Ok(server),
@@ -137,8 +181,139 @@ impl RealRedis {
 
 impl Drop for RealRedis {
     fn drop(&mut self) {
+        forget_child(self.child.id());
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Ties child processes to this process's lifetime (see `RealRedis`).
+mod tied {
+    use std::path::{Path, PathBuf};
+    use std::process::{Child, Command};
+    use std::sync::{Mutex, Once, TryLockError};
+    #[cfg(target_os = "linux")]
+    use std::sync::{mpsc, OnceLock};
+
+    /// Children started and not yet dropped: (pid, directory), killed and removed at exit.
+    static LIVE: Mutex<Vec<(u32, PathBuf)>> = Mutex::new(Vec::new());
+
+    pub fn remember_child(pid: u32, dir: &Path) {
+        static HOOK: Once = Once::new();
+        HOOK.call_once(|| {
+            // SAFETY: `atexit` only stores the function pointer; `kill_remembered` is an
+            // `extern "C" fn()` with no arguments, as atexit requires, and never unwinds.
+            unsafe { sys::atexit(kill_remembered) };
+        });
+        LIVE.lock().unwrap_or_else(|e| e.into_inner()).push((pid, dir.to_path_buf()));
+    }
+
+    pub fn forget_child(pid: u32) {
+        LIVE.lock().unwrap_or_else(|e| e.into_inner()).retain(|(p, _)| *p != pid);
+    }
+
+    /// Runs at normal process exit, after main returned (a test harness always ends so, pass
+    /// or fail). Every remembered child is still unreaped, so its pid cannot have been reused.
+    extern "C" fn kill_remembered() {
+        // try_lock: a thread stopped mid-start at exit must not hang the exit.
+        let mut live = match LIVE.try_lock() {
+            Ok(live) => live,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => return,
+        };
+        for (pid, dir) in live.drain(..) {
+            // SAFETY: `kill` takes plain integers; `pid` is our own unreaped child.
+            unsafe { sys::kill(pid as i32, sys::SIGKILL) };
+            // Give it a moment to go before its directory is removed.
+            for _ in 0..100 {
+                let _ = std::fs::remove_dir_all(&dir);
+                if !dir.exists() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
+    }
+
+    /// Spawns `cmd` so that the child also dies when this process dies (Linux).
+    ///
+    /// The parent-death signal fires when the *thread* that forked the child ends, not the
+    /// process; test harnesses run every test on its own short-lived thread, and a server kept
+    /// in a static outlives the test that started it. So the fork happens on one spawner
+    /// thread that lives as long as the process.
+    #[cfg(target_os = "linux")]
+    pub fn spawn_tied(cmd: Command) -> std::io::Result<Child> {
+        type Request = (Command, mpsc::Sender<std::io::Result<Child>>);
+        static SPAWNER: OnceLock<Mutex<mpsc::Sender<Request>>> = OnceLock::new();
+        let spawner = SPAWNER.get_or_init(|| {
+            let (tx, rx) = mpsc::channel::<Request>();
+            std::thread::Builder::new()
+                .name("redlab-real-redis-spawner".into())
+                .spawn(move || {
+                    for (mut cmd, reply) in rx {
+                        let _ = reply.send(spawn_with_death_signal(&mut cmd));
+                    }
+                })
+                .expect("start the redis-server spawner thread");
+            Mutex::new(tx)
+        });
+        let (reply_tx, reply_rx) = mpsc::channel();
+        let gone = || std::io::Error::other("the redis-server spawner thread is gone");
+        spawner.lock().unwrap_or_else(|e| e.into_inner()).send((cmd, reply_tx)).map_err(|_| gone())?;
+        reply_rx.recv().map_err(|_| gone())?
+    }
+
+    #[cfg(target_os = "linux")]
+    fn spawn_with_death_signal(cmd: &mut Command) -> std::io::Result<Child> {
+        use std::os::unix::process::CommandExt;
+        let parent = std::process::id() as i32;
+        // SAFETY: the closure runs in the forked child before exec and calls only prctl and
+        // getppid, which are async-signal-safe; it allocates nothing and takes no lock.
+        unsafe {
+            cmd.pre_exec(move || {
+                if sys::prctl(sys::PR_SET_PDEATHSIG, sys::SIGKILL as std::os::raw::c_ulong) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The parent may have died between fork and prctl: then nobody would signal.
+                if sys::getppid() != parent {
+                    return Err(std::io::Error::from_raw_os_error(3)); // ESRCH
+                }
+                Ok(())
+            })
+        };
+        cmd.spawn()
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn spawn_tied(mut cmd: Command) -> std::io::Result<Child> {
+        cmd.spawn()
+    }
+
+    #[cfg(unix)]
+    mod sys {
+        use std::os::raw::{c_int, c_ulong};
+        pub const SIGKILL: c_int = 9;
+        #[cfg(target_os = "linux")]
+        pub const PR_SET_PDEATHSIG: c_int = 1;
+        extern "C" {
+            pub fn atexit(f: extern "C" fn()) -> c_int;
+            pub fn kill(pid: c_int, sig: c_int) -> c_int;
+            #[cfg(target_os = "linux")]
+            pub fn getppid() -> c_int;
+            #[cfg(target_os = "linux")]
+            pub fn prctl(option: c_int, arg2: c_ulong, ...) -> c_int;
+        }
+    }
+
+    #[cfg(not(unix))]
+    mod sys {
+        pub const SIGKILL: i32 = 9;
+        pub unsafe fn atexit(_f: extern "C" fn()) -> i32 {
+            0
+        }
+        pub unsafe fn kill(_pid: i32, _sig: i32) -> i32 {
+            0
+        }
     }
 }

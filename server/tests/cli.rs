@@ -1,6 +1,8 @@
 //! The `redlab-server` binary as a test setup runs it: redis-server's command line, RESP on
 //! its port, SHUTDOWN NOSAVE to stop it.
 
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
@@ -17,7 +19,7 @@ fn connect(port: u16) -> TcpStream {
     loop {
         match TcpStream::connect(("127.0.0.1", port)) {
             Ok(s) => {
-                s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
                 return s;
             }
             Err(e) if Instant::now() > deadline => panic!("server did not start: {}", e),
@@ -76,13 +78,17 @@ fn unknown_option_is_a_fatal_config_error() {
 #[test]
 fn serves_resp_with_the_given_options_and_stops_on_shutdown() {
     let port = free_port();
-    let mut child = Command::new(BIN)
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-        .args(["--maxmemory", "100mb", "--daemonize", "no", "--databases", "4"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    // Killed on drop: an assertion failing below does not leave the server running.
+    let mut child = support::Killed(
+        support::spawn_tied(
+            Command::new(BIN)
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+                .args(["--maxmemory", "100mb", "--daemonize", "no", "--databases", "4"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped()),
+        )
+        .unwrap(),
+    );
     let mut r = BufReader::new(connect(port));
     assert_eq!(call(&mut r, &["PING"]), "+PONG");
     assert_eq!(call(&mut r, &["CONFIG", "GET", "maxmemory"]), "maxmemory 104857600");
@@ -93,20 +99,19 @@ fn serves_resp_with_the_given_options_and_stops_on_shutdown() {
     assert_eq!(call(&mut r, &["DBSIZE"]), ":1");
     // SHUTDOWN NOSAVE closes the connection without a reply and ends the process.
     r.get_mut().write_all(b"*2\r\n$8\r\nSHUTDOWN\r\n$6\r\nNOSAVE\r\n").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(30);
     let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
+        if let Some(s) = child.0.try_wait().unwrap() {
             break s;
         }
         if Instant::now() > deadline {
-            let _ = child.kill();
             panic!("server did not stop after SHUTDOWN NOSAVE");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(status.success());
     let mut log = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut log).unwrap();
+    child.0.stderr.take().unwrap().read_to_string(&mut log).unwrap();
     assert!(log.contains("Ready to accept connections tcp"), "{log}");
     assert!(log.contains("option 'appendonly' has no effect"), "{log}");
 }
@@ -120,7 +125,7 @@ fn shutdown_stops_an_embedded_server() {
     let mut rest = Vec::new();
     // The connection is closed with no reply.
     assert_eq!(r.read_to_end(&mut rest).unwrap_or(0), 0);
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + Duration::from_secs(30);
     while server.is_running() {
         assert!(Instant::now() < deadline, "server still running after SHUTDOWN");
         std::thread::sleep(Duration::from_millis(10));

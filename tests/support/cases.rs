@@ -6,8 +6,15 @@
 //! Modifiers: `?sort` (unordered aggregate), `?type` (compare only the reply's type byte),
 //! `?ignore` (run, do not compare), `?replies=N` (the command answers N frames),
 //! `?noreply` (read nothing), `?read` (send nothing, read one pending frame, e.g. a pub/sub
-//! message), `?sleep=MS` (wait before the line), `?raw` (send the one argument as raw
-//! bytes, for protocol cases), `?closed` (expect the server to close the connection).
+//! message), `?idle` (read one frame where none is expected: a short wait), `?sleep=MS`
+//! (wait before the line), `?blocked=N` (before the line, wait until the server counts N
+//! blocked clients), `?raw` (send the one argument as raw bytes, for protocol cases),
+//! `?closed` (expect the server to close the connection).
+//!
+//! Nothing here depends on how fast the machine is: a reply or message that is expected is
+//! waited for with a generous bound (`WAIT`), and an ordering between connections (who
+//! blocks first) is established by polling the server, not by a sleep. Only `?idle`, where
+//! nothing must come, waits briefly: a slow machine can only make it miss a late frame.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -16,6 +23,17 @@ use std::time::Duration;
 use redlab_server::net::parser::split_args;
 
 use super::resp::{show, sorted, RawConn};
+
+/// How long an expected reply or message may take: generous, for a loaded machine.
+const WAIT: Duration = Duration::from_secs(30);
+
+/// How long a command's reply may take. Some lines block with no reply on either server
+/// (BZPOPMIN on an empty key, say), so this is shorter than `WAIT`, and still far above
+/// any reply's time on a loaded machine.
+const REPLY: Duration = Duration::from_secs(5);
+
+/// How long `?idle` listens for a frame that should not come.
+const IDLE: Duration = Duration::from_millis(500);
 
 #[derive(Debug, Clone)]
 pub struct Line {
@@ -96,9 +114,13 @@ impl Target {
     fn reset(&mut self) {
         self.conns.clear();
         let mut admin = RawConn::connect(self.addr);
+        // The previous case's connections are gone (and none of them still blocked) before
+        // this case starts, however long the server takes to notice the closes.
+        wait_info(&mut admin, "connected_clients:1\r\n");
+        wait_info(&mut admin, "blocked_clients:0\r\n");
         for cmd in [&["FLUSHALL"][..], &["SCRIPT", "FLUSH"], &["FUNCTION", "FLUSH"]] {
             admin.send(&cmd.iter().map(|s| s.as_bytes().to_vec()).collect::<Vec<_>>());
-            admin.read_frame(Duration::from_secs(10));
+            admin.read_frame(WAIT);
         }
     }
 
@@ -113,9 +135,16 @@ impl Target {
         if let Some(ms) = line.mods.iter().find_map(|m| m.strip_prefix("sleep=")) {
             std::thread::sleep(Duration::from_millis(ms.parse().expect("sleep=MS")));
         }
+        if let Some(n) = line.mods.iter().find_map(|m| m.strip_prefix("blocked=")) {
+            let n: u64 = n.parse().expect("blocked=N");
+            wait_info(&mut RawConn::connect(self.addr), &format!("blocked_clients:{n}\r\n"));
+        }
         let conn = self.conn(&line.conn);
         if has("read") {
-            return vec![conn.read_frame(Duration::from_millis(500))];
+            return vec![conn.read_frame(WAIT)];
+        }
+        if has("idle") {
+            return vec![conn.read_frame(IDLE)];
         }
         if has("raw") {
             conn.send_raw(&line.args.concat());
@@ -126,11 +155,26 @@ impl Target {
             return Vec::new();
         }
         let mut out: Vec<Option<Vec<u8>>> =
-            (0..replies).map(|_| conn.read_frame(Duration::from_secs(5))).collect();
+            (0..replies).map(|_| conn.read_frame(REPLY)).collect();
         if has("closed") {
             out.push(conn.read_frame(Duration::from_secs(2)));
         }
         out
+    }
+}
+
+/// Polls INFO on `admin` until it contains `field` (a whole `name:value\r\n` line); panics
+/// after `WAIT`.
+fn wait_info(admin: &mut RawConn, field: &str) {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        admin.send(&[b"INFO".to_vec(), b"clients".to_vec()]);
+        let info = admin.read_frame(WAIT).map(|f| String::from_utf8_lossy(&f).into_owned()).unwrap_or_default();
+        if info.contains(field) {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "the server never reported {field:?}:\n{info}");
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 

@@ -1,38 +1,80 @@
 //! Starting the built `redlab-server` binary for the standalone tests.
+//!
+//! A started binary must never outlive its test, whatever the outcome: `Standalone` and
+//! `Killed` kill it on drop (pass, fail or panic), and on Linux the child also gets the
+//! parent-death signal, so it dies even when the test process is killed.
 #![allow(dead_code)]
 
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// A child process killed (and reaped) on drop.
+pub struct Killed(pub Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A running `redlab-server` process on a free port, killed on drop.
 pub struct Standalone {
-    child: Child,
+    child: Killed,
     pub port: u16,
 }
 
-impl Drop for Standalone {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+/// Spawns `cmd`; on Linux the child is killed when the thread that spawned it ends (the
+/// parent-death signal follows the spawning thread). Tests spawn and drop on their own
+/// thread, so that is when the test ends at the latest.
+pub fn spawn_tied(cmd: &mut Command) -> std::io::Result<Child> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        extern "C" {
+            fn prctl(option: std::os::raw::c_int, arg2: std::os::raw::c_ulong, ...) -> std::os::raw::c_int;
+            fn getppid() -> std::os::raw::c_int;
+        }
+        const PR_SET_PDEATHSIG: std::os::raw::c_int = 1;
+        const SIGKILL: std::os::raw::c_ulong = 9;
+        let parent = std::process::id() as std::os::raw::c_int;
+        // SAFETY: the closure runs in the forked child before exec and calls only prctl and
+        // getppid, which are async-signal-safe; it allocates nothing and takes no lock.
+        unsafe {
+            cmd.pre_exec(move || {
+                if prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The parent may have died between fork and prctl: then nobody would signal.
+                if getppid() != parent {
+                    return Err(std::io::Error::from_raw_os_error(3)); // ESRCH
+                }
+                Ok(())
+            })
+        };
     }
+    cmd.spawn()
 }
 
 /// Starts the binary with `--port <free port>` and `extra` options; returns once it accepts
 /// connections.
 pub fn start(extra: &[&str]) -> Standalone {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let child = Command::new(env!("CARGO_BIN_EXE_redlab-server"))
-        .args(["--port", &port.to_string()])
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn redlab-server");
+    let child = spawn_tied(
+        Command::new(env!("CARGO_BIN_EXE_redlab-server"))
+            .args(["--port", &port.to_string()])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    )
+    .expect("spawn redlab-server");
+    // Owned before the wait: a start that times out still kills it.
+    let server = Standalone { child: Killed(child), port };
     let t = Instant::now();
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(t.elapsed() < Duration::from_secs(10), "redlab-server did not start");
+        assert!(t.elapsed() < Duration::from_secs(30), "redlab-server did not start");
         std::thread::sleep(Duration::from_millis(5));
     }
-    Standalone { child, port }
+    server
 }
