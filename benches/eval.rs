@@ -45,8 +45,16 @@ struct Path {
 }
 
 const PATHS: [Path; 2] = [
-    Path { name: "update (GET, compare, SET, SADD)", expect: 1, value: |i| (START + 1 + i).to_string() },
-    Path { name: "stale (GET, compare)", expect: 0, value: |i| (i % START).to_string() },
+    Path {
+        name: "update (GET, compare, SET, SADD)",
+        expect: 1,
+        value: |i| (START + 1 + i).to_string(),
+    },
+    Path {
+        name: "stale (GET, compare)",
+        expect: 0,
+        value: |i| (i % START).to_string(),
+    },
 ];
 
 /// EVALSHA calls per second on an in-process engine, checking every reply is `expect` so a
@@ -64,7 +72,10 @@ fn redlab(path: &Path) -> f64 {
     while start.elapsed() < MEASURE {
         let values: Vec<String> = (n..n + batch).map(path.value).collect();
         for v in &values {
-            let r = e.execute(1, &["EVALSHA", sha.as_str(), "2", "max", "seen", v.as_str()]);
+            let r = e.execute(
+                1,
+                &["EVALSHA", sha.as_str(), "2", "max", "seen", v.as_str()],
+            );
             assert!(matches!(r, Reply::Int(i) if i == path.expect), "{r:?}");
         }
         n += batch;
@@ -73,7 +84,12 @@ fn redlab(path: &Path) -> f64 {
 }
 
 fn cli(port: u16, args: &[&str]) -> String {
-    let out = Command::new("redis-cli").arg("-p").arg(port.to_string()).args(args).output().expect("run redis-cli");
+    let out = Command::new("redis-cli")
+        .arg("-p")
+        .arg(port.to_string())
+        .args(args)
+        .output()
+        .expect("run redis-cli");
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -93,7 +109,10 @@ fn redis(real: &RealRedis, path: &Path) -> f64 {
     cli(port, &["CONFIG", "RESETSTAT"]);
     let mut input = Vec::new();
     for i in 0..REDIS_CALLS {
-        resp(&["EVALSHA", &sha, "2", "max", "seen", &(path.value)(i)], &mut input);
+        resp(
+            &["EVALSHA", &sha, "2", "max", "seen", &(path.value)(i)],
+            &mut input,
+        );
     }
     let mut pipe = Command::new("redis-cli")
         .args(["-p", &port.to_string(), "--pipe"])
@@ -101,14 +120,24 @@ fn redis(real: &RealRedis, path: &Path) -> f64 {
         .stdout(Stdio::piped())
         .spawn()
         .expect("run redis-cli --pipe");
-    pipe.stdin.take().expect("stdin").write_all(&input).expect("pipe commands");
+    pipe.stdin
+        .take()
+        .expect("stdin")
+        .write_all(&input)
+        .expect("pipe commands");
     let out = pipe.wait_with_output().expect("redis-cli --pipe");
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(report.contains("errors: 0"), "redis-cli --pipe: {report}");
     let stats = cli(port, &["INFO", "commandstats"]);
-    let line = stats.lines().find(|l| l.starts_with("cmdstat_evalsha:")).expect("evalsha in commandstats");
+    let line = stats
+        .lines()
+        .find(|l| l.starts_with("cmdstat_evalsha:"))
+        .expect("evalsha in commandstats");
     let field = |name: &str| -> f64 {
-        line.split([':', ',']).find_map(|kv| kv.strip_prefix(name)).and_then(|v| v.parse().ok()).expect(name)
+        line.split([':', ','])
+            .find_map(|kv| kv.strip_prefix(name))
+            .and_then(|v| v.parse().ok())
+            .expect(name)
     };
     assert_eq!(field("calls=") as u64, REDIS_CALLS, "{line}");
     1e6 / field("usec_per_call=")
@@ -116,14 +145,28 @@ fn redis(real: &RealRedis, path: &Path) -> f64 {
 
 fn main() {
     let only = std::env::var("EVAL_BENCH_ONLY").ok();
-    let real = RealRedis::start().map_err(|e| println!("redis-server not started ({e}): redlab only")).ok();
-    println!("{:<36} {:>14} {:>14} {:>8}", "eval/monotonic-max", "redlab EVALSHA/s", "redis EVALSHA/s", "ratio");
-    for path in PATHS.iter().filter(|p| only.as_deref().is_none_or(|o| p.name.starts_with(o))) {
+    let real = RealRedis::start()
+        .map_err(|e| println!("redis-server not started ({e}): redlab only"))
+        .ok();
+    println!(
+        "{:<36} {:>14} {:>14} {:>8}",
+        "eval/monotonic-max", "redlab EVALSHA/s", "redis EVALSHA/s", "ratio"
+    );
+    for path in PATHS
+        .iter()
+        .filter(|p| only.as_deref().is_none_or(|o| p.name.starts_with(o)))
+    {
         let ours = redlab(path);
         match &real {
             Some(real) => {
                 let theirs = redis(real, path);
-                println!("{:<36} {:>14.0} {:>14.0} {:>7.2}x", path.name, ours, theirs, ours / theirs);
+                println!(
+                    "{:<36} {:>14.0} {:>14.0} {:>7.2}x",
+                    path.name,
+                    ours,
+                    theirs,
+                    ours / theirs
+                );
             }
             None => println!("{:<36} {:>14.0} {:>14} {:>8}", path.name, ours, "-", "-"),
         }

@@ -22,7 +22,9 @@ fn scenario() -> Scenario {
         .client("A", |c| async move { max_client(&c, 150).await })
         .client("B", |c| async move { max_client(&c, 120).await })
         .client("C", |c| async move { max_client(&c, 170).await })
-        .invariant("holds a submitted value", |v: &mut View| matches!(v.get_int("k"), Some(100 | 120 | 150 | 170)))
+        .invariant("holds a submitted value", |v: &mut View| {
+            matches!(v.get_int("k"), Some(100 | 120 | 150 | 170))
+        })
 }
 
 fn main() {
@@ -56,5 +58,9 @@ fn main() {
     let t = Instant::now();
     let r = s.pct(42, 3, 20_000);
     let pct = t.elapsed();
-    println!("pct: {} schedules, {:.0} commands/s", r.schedules, r.steps as f64 / pct.as_secs_f64());
+    println!(
+        "pct: {} schedules, {:.0} commands/s",
+        r.schedules,
+        r.steps as f64 / pct.as_secs_f64()
+    );
 }

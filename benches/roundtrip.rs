@@ -22,10 +22,22 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 fn main() {
     let server = Server::start();
-    let mut c = redis::Client::open(server.url()).unwrap().get_connection().unwrap();
+    let mut c = redis::Client::open(server.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
     let script = redis::Script::new(SCRIPT);
-    let _: i64 = script.key("a").key("b").key("c").key("s").arg("x").invoke(&mut c).unwrap();
-    server.faults().add(Fault::on_any().delay(Duration::from_micros(1500)));
+    let _: i64 = script
+        .key("a")
+        .key("b")
+        .key("c")
+        .key("s")
+        .arg("x")
+        .invoke(&mut c)
+        .unwrap();
+    server
+        .faults()
+        .add(Fault::on_any().delay(Duration::from_micros(1500)));
     let runs = 40;
 
     let sequential = median(
@@ -36,7 +48,11 @@ fn main() {
                 let _: i64 = redis::cmd("INCR").arg("b").query(&mut c).unwrap();
                 let _: () = redis::cmd("SET").arg("c").arg("x").query(&mut c).unwrap();
                 let _: i64 = redis::cmd("SADD").arg("s").arg("x").query(&mut c).unwrap();
-                let _: i64 = redis::cmd("EXPIRE").arg("c").arg(100).query(&mut c).unwrap();
+                let _: i64 = redis::cmd("EXPIRE")
+                    .arg("c")
+                    .arg(100)
+                    .query(&mut c)
+                    .unwrap();
                 t.elapsed()
             })
             .collect(),
@@ -46,11 +62,19 @@ fn main() {
             .map(|_| {
                 let t = Instant::now();
                 let _: (i64, i64, (), i64, i64) = redis::pipe()
-                    .cmd("INCR").arg("a")
-                    .cmd("INCR").arg("b")
-                    .cmd("SET").arg("c").arg("x")
-                    .cmd("SADD").arg("s").arg("x")
-                    .cmd("EXPIRE").arg("c").arg(100)
+                    .cmd("INCR")
+                    .arg("a")
+                    .cmd("INCR")
+                    .arg("b")
+                    .cmd("SET")
+                    .arg("c")
+                    .arg("x")
+                    .cmd("SADD")
+                    .arg("s")
+                    .arg("x")
+                    .cmd("EXPIRE")
+                    .arg("c")
+                    .arg(100)
                     .query(&mut c)
                     .unwrap();
                 t.elapsed()
@@ -61,14 +85,32 @@ fn main() {
         (0..runs)
             .map(|_| {
                 let t = Instant::now();
-                let _: i64 = script.key("a").key("b").key("c").key("s").arg("x").invoke(&mut c).unwrap();
+                let _: i64 = script
+                    .key("a")
+                    .key("b")
+                    .key("c")
+                    .key("s")
+                    .arg("x")
+                    .invoke(&mut c)
+                    .unwrap();
                 t.elapsed()
             })
             .collect(),
     );
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    println!("injected round trip: 1.5 ms per request ({} runs, medians)", runs);
+    println!(
+        "injected round trip: 1.5 ms per request ({} runs, medians)",
+        runs
+    );
     println!("5 sequential commands : {:>6.2} ms", ms(sequential));
-    println!("1 pipeline of 5       : {:>6.2} ms  ({:.1}x faster than sequential)", ms(pipelined), ms(sequential) / ms(pipelined));
-    println!("1 EVALSHA doing the 5 : {:>6.2} ms  ({:.1}x faster than sequential)", ms(scripted), ms(sequential) / ms(scripted));
+    println!(
+        "1 pipeline of 5       : {:>6.2} ms  ({:.1}x faster than sequential)",
+        ms(pipelined),
+        ms(sequential) / ms(pipelined)
+    );
+    println!(
+        "1 EVALSHA doing the 5 : {:>6.2} ms  ({:.1}x faster than sequential)",
+        ms(scripted),
+        ms(sequential) / ms(scripted)
+    );
 }

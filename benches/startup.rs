@@ -10,7 +10,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn ping(addr: std::net::SocketAddr) -> bool {
-    let Ok(mut s) = TcpStream::connect(addr) else { return false };
+    let Ok(mut s) = TcpStream::connect(addr) else {
+        return false;
+    };
     let _ = s.set_nodelay(true);
     if s.write_all(b"*1\r\n$4\r\nPING\r\n").is_err() {
         return false;
@@ -34,11 +36,24 @@ fn redlab_once() -> Duration {
 }
 
 fn redis_once(bin: &std::path::Path) -> Duration {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
     let t = Instant::now();
     let mut child = Command::new(bin)
-        .args(["--port", &port.to_string(), "--save", "", "--appendonly", "no", "--bind", "127.0.0.1"])
+        .args([
+            "--port",
+            &port.to_string(),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--bind",
+            "127.0.0.1",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -57,12 +72,21 @@ fn main() {
         redlab_once();
     }
     let redlab = median((0..500).map(|_| redlab_once()).collect());
-    println!("redlab  Server::start() -> first PONG: median {:>9.1} us (500 runs)", redlab.as_secs_f64() * 1e6);
+    println!(
+        "redlab  Server::start() -> first PONG: median {:>9.1} us (500 runs)",
+        redlab.as_secs_f64() * 1e6
+    );
     match redlab_client::real_redis::redis_server_bin() {
         Some(bin) => {
             let redis = median((0..30).map(|_| redis_once(&bin)).collect());
-            println!("redis-server spawn  -> first PONG: median {:>9.1} us (30 runs)", redis.as_secs_f64() * 1e6);
-            println!("ratio: redlab starts {:.0}x faster", redis.as_secs_f64() / redlab.as_secs_f64());
+            println!(
+                "redis-server spawn  -> first PONG: median {:>9.1} us (30 runs)",
+                redis.as_secs_f64() * 1e6
+            );
+            println!(
+                "ratio: redlab starts {:.0}x faster",
+                redis.as_secs_f64() / redlab.as_secs_f64()
+            );
         }
         None => println!("redis-server not found: no comparison"),
     }

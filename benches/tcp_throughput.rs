@@ -38,7 +38,19 @@ fn redis_benchmark(port: u16, pipeline: u32, args: &[&str], pinned: bool) -> f64
         Command::new("redis-benchmark")
     };
     let out = cmd
-        .args(["-p", &port.to_string(), "-c", "50", "-n", "200000", "-r", "100000", "--csv", "-P", &pipeline.to_string()])
+        .args([
+            "-p",
+            &port.to_string(),
+            "-c",
+            "50",
+            "-n",
+            "200000",
+            "-r",
+            "100000",
+            "--csv",
+            "-P",
+            &pipeline.to_string(),
+        ])
         .args(args)
         .output()
         .expect("run redis-benchmark");
@@ -51,7 +63,10 @@ fn redis_benchmark(port: u16, pipeline: u32, args: &[&str], pinned: bool) -> f64
 }
 
 fn script_load(port: u16) -> String {
-    let out = Command::new("redis-cli").args(["-p", &port.to_string(), "SCRIPT", "LOAD", MAX_SCRIPT]).output().expect("redis-cli");
+    let out = Command::new("redis-cli")
+        .args(["-p", &port.to_string(), "SCRIPT", "LOAD", MAX_SCRIPT])
+        .output()
+        .expect("redis-cli");
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -71,8 +86,13 @@ fn pin(pid: u32, cpu: usize) -> bool {
 
 /// The pid a server reports in INFO server.
 fn server_pid(port: u16) -> Option<u32> {
-    let out = Command::new("redis-cli").args(["-p", &port.to_string(), "INFO", "server"]).output().ok()?;
-    String::from_utf8_lossy(&out.stdout).lines().find_map(|l| l.strip_prefix("process_id:")?.trim().parse().ok())
+    let out = Command::new("redis-cli")
+        .args(["-p", &port.to_string(), "INFO", "server"])
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("process_id:")?.trim().parse().ok())
 }
 
 fn main() {
@@ -95,14 +115,24 @@ fn main() {
     } else {
         println!("not pinned (REDLAB_BENCH_NO_PIN, no taskset, or one CPU): -P 1 figures vary with placement; {RUNS} runs each");
     }
-    println!("{:<28} {:>26} {:>26} {:>8}", "test (50 clients)", "redlab ops/s", "redis ops/s", "ratio");
+    println!(
+        "{:<28} {:>26} {:>26} {:>8}",
+        "test (50 clients)", "redlab ops/s", "redis ops/s", "ratio"
+    );
     for pipeline in [1, 16] {
         let rows: Vec<(String, Vec<String>)> = vec![
             ("SET".into(), vec!["-t".into(), "set".into()]),
             ("GET".into(), vec!["-t".into(), "get".into()]),
             (
                 "EVALSHA max script".into(),
-                vec!["EVALSHA".into(), sha.clone(), "2".into(), "max:__rand_int__".into(), "dirty".into(), "__rand_int__".into()],
+                vec![
+                    "EVALSHA".into(),
+                    sha.clone(),
+                    "2".into(),
+                    "max:__rand_int__".into(),
+                    "dirty".into(),
+                    "__rand_int__".into(),
+                ],
             ),
         ];
         for (name, args) in rows {
@@ -114,7 +144,9 @@ fn main() {
                 theirs.push(redis_benchmark(b, pipeline, &args, pinned));
             }
             let ((o, olo, ohi), (t, tlo, thi)) = (summary(ours), summary(theirs));
-            let spread = |m: f64, lo: f64, hi: f64| format!("{m:.0} ({:.0}-{:.0}k)", lo / 1000.0, hi / 1000.0);
+            let spread = |m: f64, lo: f64, hi: f64| {
+                format!("{m:.0} ({:.0}-{:.0}k)", lo / 1000.0, hi / 1000.0)
+            };
             println!(
                 "{:<28} {:>26} {:>26} {:>7.2}x",
                 format!("{name} -P {pipeline}"),

@@ -30,8 +30,14 @@ fn main() {
     let real = RealRedis::start().ok();
     let mut naive = Scenario::new()
         .setup(&[&["SET", "lastRead:u1", "100"]])
-        .client("A", |c| async move { naive_max(&c, "lastRead:u1", 150).await })
-        .client("B", |c| async move { naive_max(&c, "lastRead:u1", 120).await })
+        .client(
+            "A",
+            |c| async move { naive_max(&c, "lastRead:u1", 150).await },
+        )
+        .client(
+            "B",
+            |c| async move { naive_max(&c, "lastRead:u1", 120).await },
+        )
         .invariant("never decreases", never_decreases);
     if let Some(r) = &real {
         naive = naive.real_redis(r.addr(), 0);
@@ -42,13 +48,28 @@ fn main() {
     let mut scripted = Scenario::new()
         .setup(&[&["SET", "lastRead:u1", "100"]])
         .load_script(&script)
-        .client("A", |c| async move { MonotonicMax::new(c, "lastRead:dirty").update("lastRead:u1", 150).await })
-        .client("B", |c| async move { MonotonicMax::new(c, "lastRead:dirty").update("lastRead:u1", 120).await })
-        .client("C", |c| async move { MonotonicMax::new(c, "lastRead:dirty").update("lastRead:u1", 170).await })
+        .client("A", |c| async move {
+            MonotonicMax::new(c, "lastRead:dirty")
+                .update("lastRead:u1", 150)
+                .await
+        })
+        .client("B", |c| async move {
+            MonotonicMax::new(c, "lastRead:dirty")
+                .update("lastRead:u1", 120)
+                .await
+        })
+        .client("C", |c| async move {
+            MonotonicMax::new(c, "lastRead:dirty")
+                .update("lastRead:u1", 170)
+                .await
+        })
         .invariant("never decreases", never_decreases);
     if let Some(r) = &real {
         scripted = scripted.real_redis(r.addr(), 20);
     }
-    println!("== the script (monotonic_max.lua) ==\n{}", scripted.exhaustive());
+    println!(
+        "== the script (monotonic_max.lua) ==\n{}",
+        scripted.exhaustive()
+    );
     println!("{}", scripted.random(1, 10_000));
 }

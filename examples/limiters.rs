@@ -16,19 +16,34 @@ async fn main() -> Result<(), redlab_client::Error> {
     for i in 1..=4 {
         println!("fixed window hit {i}: {:?}", fixed.hit("api:user:1").await?);
     }
-    println!("fixed window with limit \"1.5\": {:?}", FixedWindow::new(conn.clone(), "1.5", 60).hit("k").await);
+    println!(
+        "fixed window with limit \"1.5\": {:?}",
+        FixedWindow::new(conn.clone(), "1.5", 60).hit("k").await
+    );
 
     let sliding = SlidingLog::new(conn.clone(), 2, Duration::from_secs(1));
     for i in 1..=3 {
-        println!("sliding log hit {i}: {:?}", sliding.hit("upload:user:1").await?);
+        println!(
+            "sliding log hit {i}: {:?}",
+            sliding.hit("upload:user:1").await?
+        );
     }
     clock.advance(Duration::from_secs(1));
-    println!("one second later: {:?}", sliding.hit("upload:user:1").await?);
+    println!(
+        "one second later: {:?}",
+        sliding.hit("upload:user:1").await?
+    );
 
     let bucket = TokenBucket::new(conn.clone(), 5, 1);
-    println!("take 5 of 5 tokens: {:?}", bucket.take("bucket:user:1", 5).await?);
+    println!(
+        "take 5 of 5 tokens: {:?}",
+        bucket.take("bucket:user:1", 5).await?
+    );
     println!("take 1 more: {:?}", bucket.take("bucket:user:1", 1).await?);
     clock.advance(Duration::from_secs(2));
-    println!("two seconds later, take 2: {:?}", bucket.take("bucket:user:1", 2).await?);
+    println!(
+        "two seconds later, take 2: {:?}",
+        bucket.take("bucket:user:1", 2).await?
+    );
     Ok(())
 }

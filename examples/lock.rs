@@ -14,17 +14,30 @@ async fn main() -> Result<(), redlab_client::Error> {
     let conn = Connection::tcp(server.addr()).await?;
     let lock = Lock::new(conn.clone(), "lock:order:100", Duration::from_secs(5));
 
-    let Acquire::Acquired(a) = lock.try_acquire().await? else { unreachable!("the lock is free") };
+    let Acquire::Acquired(a) = lock.try_acquire().await? else {
+        unreachable!("the lock is free")
+    };
     println!("A acquired the lock, fencing token {}", a.fence);
     println!("B tries: {:?}", lock.try_acquire().await?);
     println!("A renews: {}", lock.renew(&a).await?);
 
     // A stalls (a GC pause) longer than its lease; the server's clock moves on.
     clock.advance(Duration::from_secs(6));
-    let Acquire::Acquired(b) = lock.try_acquire().await? else { unreachable!("the lease ran out") };
-    println!("after A's 6 s pause, B acquired it, fencing token {}", b.fence);
-    println!("A's late release deletes nothing: {}", lock.release(&a).await?);
-    println!("a resource that saw token {} rejects A's write with token {}", b.fence, a.fence);
+    let Acquire::Acquired(b) = lock.try_acquire().await? else {
+        unreachable!("the lease ran out")
+    };
+    println!(
+        "after A's 6 s pause, B acquired it, fencing token {}",
+        b.fence
+    );
+    println!(
+        "A's late release deletes nothing: {}",
+        lock.release(&a).await?
+    );
+    println!(
+        "a resource that saw token {} rejects A's write with token {}",
+        b.fence, a.fence
+    );
 
     let c = lock.handover(&b).await?.expect("B owns the lock");
     println!("B handed the lock over to C, fencing token {}", c.fence);

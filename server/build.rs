@@ -40,7 +40,8 @@ fn main() {
         if !(name.ends_with(".c") || name.ends_with(".h")) {
             continue;
         }
-        let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+        let text =
+            fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
         let text = edit(&name, text);
         let target = dst.join(&name);
         fs::write(&target, text).unwrap_or_else(|e| panic!("write {}: {e}", target.display()));
@@ -52,7 +53,12 @@ fn main() {
 
     let target = env::var("TARGET").unwrap_or_default();
     let mut build = cc::Build::new();
-    build.warnings(false).include(&dst).files(&c_files).flag("-fwrapv").flag_if_supported("-fno-common");
+    build
+        .warnings(false)
+        .include(&dst)
+        .files(&c_files)
+        .flag("-fwrapv")
+        .flag_if_supported("-fno-common");
     if target.contains("linux") || target.contains("bsd") || target.contains("apple-darwin") {
         build.define("LUA_USE_LINUX", None);
     } else if target.contains("windows") {
@@ -126,7 +132,10 @@ fn edit(name: &str, text: String) -> String {
 
 fn replace(file: &str, text: String, from: &str, to: &str, expected: usize) -> String {
     let found = text.matches(from).count();
-    assert_eq!(found, expected, "{file}: expected {expected} occurrence(s) of {from:?}, found {found}; is this Lua 5.1.5?");
+    assert_eq!(
+        found, expected,
+        "{file}: expected {expected} occurrence(s) of {from:?}, found {found}; is this Lua 5.1.5?"
+    );
     text.replace(from, to)
 }
 
@@ -147,7 +156,13 @@ fn lua_sources(out: &Path) -> PathBuf {
     fs::write(probe.join("src/lib.rs"), "").expect("write probe lib");
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--offline", "--manifest-path"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--offline",
+            "--manifest-path",
+        ])
         .arg(probe.join("Cargo.toml"))
         .current_dir(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"))
         .output()

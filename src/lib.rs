@@ -8,7 +8,9 @@
 //! ```
 
 pub use redlab_server::faults::{Fault, FaultAction, Faults, Fired};
-pub use redlab_server::{clock, config, reply, Clock, Config, ConnId, Engine, Reply, Server, ServerBuilder};
+pub use redlab_server::{
+    clock, config, reply, Clock, Config, ConnId, Engine, Reply, Server, ServerBuilder,
+};
 
 /// The client crate: connections, scripts and the tested patterns.
 pub use redlab_client as client;

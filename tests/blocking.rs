@@ -33,11 +33,16 @@ fn wait_blocked(server: &redlab::Server, n: u64) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         admin.send(&[b"INFO".to_vec(), b"clients".to_vec()]);
-        let info = admin.read_frame(Duration::from_secs(30)).expect("INFO answers");
+        let info = admin
+            .read_frame(Duration::from_secs(30))
+            .expect("INFO answers");
         if String::from_utf8_lossy(&info).contains(&want) {
             return;
         }
-        assert!(Instant::now() < deadline, "the server never counted {n} blocked clients");
+        assert!(
+            Instant::now() < deadline,
+            "the server never counted {n} blocked clients"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
 }
@@ -56,7 +61,14 @@ fn read_exactly(s: &mut TcpStream, len: usize, wait: Duration) -> Vec<u8> {
         match s.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => got.extend_from_slice(&buf[..n]),
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => break,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                break
+            }
             Err(e) => panic!("read: {e}"),
         }
     }
@@ -72,17 +84,29 @@ fn blpop_waits_until_another_connection_pushes() {
     send(&mut waiter, &["BLPOP", "jobs", "0"]);
     wait_blocked(&server, 1);
     // Nothing arrives while the list is empty.
-    assert_eq!(read_exactly(&mut waiter, 1, Duration::from_millis(200)), b"");
+    assert_eq!(
+        read_exactly(&mut waiter, 1, Duration::from_millis(200)),
+        b""
+    );
 
     send(&mut pusher, &["LPUSH", "jobs", "hello"]);
     // The pusher's reply counts the element the waiter is about to take.
-    assert_eq!(read_exactly(&mut pusher, 4, Duration::from_secs(30)), b":1\r\n");
+    assert_eq!(
+        read_exactly(&mut pusher, 4, Duration::from_secs(30)),
+        b":1\r\n"
+    );
     let expected = b"*2\r\n$4\r\njobs\r\n$5\r\nhello\r\n";
-    assert_eq!(read_exactly(&mut waiter, expected.len(), Duration::from_secs(30)), expected);
+    assert_eq!(
+        read_exactly(&mut waiter, expected.len(), Duration::from_secs(30)),
+        expected
+    );
 
     // The element went to the waiter, and the waiter's connection is usable again.
     send(&mut waiter, &["LLEN", "jobs"]);
-    assert_eq!(read_exactly(&mut waiter, 4, Duration::from_secs(30)), b":0\r\n");
+    assert_eq!(
+        read_exactly(&mut waiter, 4, Duration::from_secs(30)),
+        b":0\r\n"
+    );
 }
 
 #[test]
@@ -94,12 +118,21 @@ fn commands_pipelined_behind_a_blocked_one_run_after_it_is_served() {
     send(&mut waiter, &["BRPOP", "q", "0"]);
     send(&mut waiter, &["RPUSH", "after", "x"]);
     wait_blocked(&server, 1);
-    assert_eq!(read_exactly(&mut waiter, 1, Duration::from_millis(200)), b"");
+    assert_eq!(
+        read_exactly(&mut waiter, 1, Duration::from_millis(200)),
+        b""
+    );
 
     send(&mut pusher, &["RPUSH", "q", "a", "b"]);
-    assert_eq!(read_exactly(&mut pusher, 4, Duration::from_secs(30)), b":2\r\n");
+    assert_eq!(
+        read_exactly(&mut pusher, 4, Duration::from_secs(30)),
+        b":2\r\n"
+    );
     let expected = b"*2\r\n$1\r\nq\r\n$1\r\nb\r\n:1\r\n";
-    assert_eq!(read_exactly(&mut waiter, expected.len(), Duration::from_secs(30)), expected);
+    assert_eq!(
+        read_exactly(&mut waiter, expected.len(), Duration::from_secs(30)),
+        expected
+    );
 }
 
 #[test]
@@ -111,9 +144,15 @@ fn blpop_with_a_timeout_answers_null_when_nothing_comes() {
     wait_blocked(&server, 1);
     // 99 ms of server time: still waiting.
     clock.advance(Duration::from_millis(99));
-    assert_eq!(read_exactly(&mut waiter, 1, Duration::from_millis(200)), b"");
+    assert_eq!(
+        read_exactly(&mut waiter, 1, Duration::from_millis(200)),
+        b""
+    );
     // Past the 100th: the timeout passed and the null reply comes.
     clock.advance(Duration::from_millis(2));
-    assert_eq!(read_exactly(&mut waiter, 5, Duration::from_secs(30)), b"*-1\r\n");
+    assert_eq!(
+        read_exactly(&mut waiter, 5, Duration::from_secs(30)),
+        b"*-1\r\n"
+    );
     wait_blocked(&server, 0);
 }

@@ -12,7 +12,12 @@ use redlab_client::RealRedis;
 use support::resp::RawConn;
 
 fn cmd(c: &mut RawConn, args: &[&str]) -> String {
-    c.send(&args.iter().map(|a| a.as_bytes().to_vec()).collect::<Vec<_>>());
+    c.send(
+        &args
+            .iter()
+            .map(|a| a.as_bytes().to_vec())
+            .collect::<Vec<_>>(),
+    );
     let frame = c.read_frame(Duration::from_secs(30)).expect("a reply");
     String::from_utf8_lossy(&frame).trim_end().to_string()
 }
@@ -34,7 +39,13 @@ fn ping_until_busy(c: &mut RawConn) -> String {
 /// Runs the scenario against one server; returns what each client saw.
 fn scenario(addr: SocketAddr, script: &str) -> Vec<String> {
     let mut setup = RawConn::connect(addr);
-    assert_eq!(cmd(&mut setup, &["CONFIG", "SET", "busy-reply-threshold", "100"]), "+OK");
+    assert_eq!(
+        cmd(
+            &mut setup,
+            &["CONFIG", "SET", "busy-reply-threshold", "100"]
+        ),
+        "+OK"
+    );
     let mut runner = RawConn::connect(addr);
     runner.send(&[b"EVAL".to_vec(), script.as_bytes().to_vec(), b"0".to_vec()]);
     let mut other = RawConn::connect(addr);
@@ -44,7 +55,9 @@ fn scenario(addr: SocketAddr, script: &str) -> Vec<String> {
         // Only SHUTDOWN NOSAVE can end it now: done by the caller of `scenario`.
         return seen;
     }
-    let killed = runner.read_frame(Duration::from_secs(30)).expect("the EVAL caller's reply");
+    let killed = runner
+        .read_frame(Duration::from_secs(30))
+        .expect("the EVAL caller's reply");
     seen.push(String::from_utf8_lossy(&killed).trim_end().to_string());
     seen.push(cmd(&mut other, &["PING"]));
     seen
@@ -57,13 +70,24 @@ const WRITE_THEN_SPIN: &str = "redis.call('SET', 'x', '1') while true do end";
 fn busy_then_script_kill() {
     let server = redlab::Server::start();
     let ours = scenario(server.addr(), SPIN);
-    assert_eq!(ours[0], "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
+    assert_eq!(
+        ours[0],
+        "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+    );
     assert_eq!(ours[1], "+OK");
-    assert!(ours[2].starts_with("-ERR Script killed by user with SCRIPT KILL... script: "), "{}", ours[2]);
+    assert!(
+        ours[2].starts_with("-ERR Script killed by user with SCRIPT KILL... script: "),
+        "{}",
+        ours[2]
+    );
     assert!(ours[2].ends_with(", on @user_script:1."), "{}", ours[2]);
     assert_eq!(ours[3], "+PONG");
     if let Some(real) = RealRedis::start_or_skip("busy_then_script_kill") {
-        assert_eq!(scenario(real.addr(), SPIN), ours, "real Redis answers the same");
+        assert_eq!(
+            scenario(real.addr(), SPIN),
+            ours,
+            "real Redis answers the same"
+        );
     }
 }
 
@@ -72,14 +96,28 @@ fn a_script_that_wrote_is_unkillable_and_shutdown_nosave_still_works() {
     let server = redlab::Server::start();
     let addr = server.addr();
     let ours = scenario(addr, WRITE_THEN_SPIN);
-    assert_eq!(ours[0], "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
-    assert!(ours[1].starts_with("-UNKILLABLE Sorry the script already executed write commands"), "{}", ours[1]);
+    assert_eq!(
+        ours[0],
+        "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+    );
+    assert!(
+        ours[1].starts_with("-UNKILLABLE Sorry the script already executed write commands"),
+        "{}",
+        ours[1]
+    );
     let mut admin = RawConn::connect(addr);
     admin.send(&[b"SHUTDOWN".to_vec(), b"NOSAVE".to_vec()]);
-    assert_eq!(admin.read_frame(Duration::from_secs(30)), None, "the server closes the connection");
+    assert_eq!(
+        admin.read_frame(Duration::from_secs(30)),
+        None,
+        "the server closes the connection"
+    );
     let deadline = Instant::now() + Duration::from_secs(30);
     while server.is_running() {
-        assert!(Instant::now() < deadline, "SHUTDOWN NOSAVE stopped the server");
+        assert!(
+            Instant::now() < deadline,
+            "SHUTDOWN NOSAVE stopped the server"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     if let Some(real) = RealRedis::start_or_skip("unkillable") {

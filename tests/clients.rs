@@ -25,10 +25,18 @@ fn redis_rs_pipeline() {
     let client = redis::Client::open(server.url()).unwrap();
     let mut con = client.get_connection().unwrap();
     let (a, b): (String, String) = redis::pipe()
-        .cmd("SET").arg("a").arg("1").ignore()
-        .cmd("SET").arg("b").arg("2").ignore()
-        .cmd("GET").arg("a")
-        .cmd("GET").arg("b")
+        .cmd("SET")
+        .arg("a")
+        .arg("1")
+        .ignore()
+        .cmd("SET")
+        .arg("b")
+        .arg("2")
+        .ignore()
+        .cmd("GET")
+        .arg("a")
+        .cmd("GET")
+        .arg("b")
         .query(&mut con)
         .unwrap();
     assert_eq!((a.as_str(), b.as_str()), ("1", "2"));
@@ -39,15 +47,30 @@ fn redis_rs_error_reply_keeps_its_text() {
     let server = redlab::Server::start();
     let client = redis::Client::open(server.url()).unwrap();
     let mut con = client.get_connection().unwrap();
-    let err = redis::cmd("NOSUCH").arg("x").query::<()>(&mut con).unwrap_err();
-    assert!(err.to_string().contains("unknown command 'NOSUCH'"), "{err}");
+    let err = redis::cmd("NOSUCH")
+        .arg("x")
+        .query::<()>(&mut con)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("unknown command 'NOSUCH'"),
+        "{err}"
+    );
 }
 
 async fn async_roundtrip(url: String) {
     let client = redis::Client::open(url).unwrap();
     let mut con = client.get_multiplexed_async_connection().await.unwrap();
-    let _: () = redis::cmd("SET").arg("k").arg("v").query_async(&mut con).await.unwrap();
-    let v: String = redis::cmd("GET").arg("k").query_async(&mut con).await.unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("k")
+        .arg("v")
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    let v: String = redis::cmd("GET")
+        .arg("k")
+        .query_async(&mut con)
+        .await
+        .unwrap();
     assert_eq!(v, "v");
 }
 
@@ -67,11 +90,17 @@ async fn redis_rs_async_multi_thread() {
 fn many_servers_in_one_process() {
     let servers: Vec<_> = (0..8).map(|_| redlab::Server::start()).collect();
     for (i, s) in servers.iter().enumerate() {
-        let mut con = redis::Client::open(s.url()).unwrap().get_connection().unwrap();
+        let mut con = redis::Client::open(s.url())
+            .unwrap()
+            .get_connection()
+            .unwrap();
         let _: () = con.set("id", i).unwrap();
     }
     for (i, s) in servers.iter().enumerate() {
-        let mut con = redis::Client::open(s.url()).unwrap().get_connection().unwrap();
+        let mut con = redis::Client::open(s.url())
+            .unwrap()
+            .get_connection()
+            .unwrap();
         let got: usize = con.get("id").unwrap();
         assert_eq!(got, i, "each server has its own keyspace");
     }
@@ -82,12 +111,17 @@ fn dropping_the_server_closes_its_port() {
     let server = redlab::Server::start();
     let addr = server.addr();
     drop(server);
-    assert!(std::net::TcpStream::connect(addr).is_err(), "port still open after drop");
+    assert!(
+        std::net::TcpStream::connect(addr).is_err(),
+        "port still open after drop"
+    );
 }
 
 fn redis_cli() -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH")?;
-    let found = std::env::split_paths(&path).map(|d| d.join("redis-cli")).find(|p| p.is_file());
+    let found = std::env::split_paths(&path)
+        .map(|d| d.join("redis-cli"))
+        .find(|p| p.is_file());
     if found.is_none() {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
             panic!("redis-cli is not installed and CI=true");
@@ -103,13 +137,24 @@ fn redis_cli_works_unchanged() {
     let server = redlab::Server::start();
     let port = server.port().to_string();
     let run = |args: &[&str]| {
-        let out = Command::new(&cli).args(["-p", &port]).args(args).output().unwrap();
+        let out = Command::new(&cli)
+            .args(["-p", &port])
+            .args(args)
+            .output()
+            .unwrap();
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
     assert_eq!(run(&["PING"]), "PONG");
     assert_eq!(run(&["SET", "k", "from cli"]), "OK");
     assert_eq!(run(&["GET", "k"]), "from cli");
     assert_eq!(run(&["-3", "GET", "k"]), "from cli");
-    assert_eq!(run(&["-3", "--no-raw", "DEBUG", "PROTOCOL", "double"]), "(double) 3.141", "RESP3 types reach redis-cli");
-    assert_eq!(run(&["-3", "--no-raw", "DEBUG", "PROTOCOL", "true"]), "(true)");
+    assert_eq!(
+        run(&["-3", "--no-raw", "DEBUG", "PROTOCOL", "double"]),
+        "(double) 3.141",
+        "RESP3 types reach redis-cli"
+    );
+    assert_eq!(
+        run(&["-3", "--no-raw", "DEBUG", "PROTOCOL", "true"]),
+        "(true)"
+    );
 }

@@ -12,7 +12,9 @@ use support::cases;
 fn run_group(group: &str) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance");
     let text = std::fs::read_to_string(dir.join(format!("{group}.txt"))).expect("case file");
-    let known = cases::known_differences(&std::fs::read_to_string(dir.join("DIFFERENCES.md")).unwrap_or_default());
+    let known = cases::known_differences(
+        &std::fs::read_to_string(dir.join("DIFFERENCES.md")).unwrap_or_default(),
+    );
     let parsed = cases::parse(&text);
     assert!(!parsed.is_empty(), "{group}.txt has no cases");
     let Some(redis) = RealRedis::start_or_skip(&format!("conformance::{group}")) else {
@@ -20,14 +22,26 @@ fn run_group(group: &str) {
     };
     let redlab = redlab::Server::start();
     let mismatches = cases::run_cases(&parsed, redis.addr(), redlab.addr());
-    let (expected, unexpected): (Vec<_>, Vec<_>) = mismatches.into_iter().partition(|m| known.contains(&m.case));
+    let (expected, unexpected): (Vec<_>, Vec<_>) = mismatches
+        .into_iter()
+        .partition(|m| known.contains(&m.case));
     for m in &expected {
         eprintln!("known difference (DIFFERENCES.md): {m}");
     }
-    eprintln!("{group}: {} cases, {} differ, {} of them known", parsed.len(), unexpected.len() + expected.len(), expected.len());
+    eprintln!(
+        "{group}: {} cases, {} differ, {} of them known",
+        parsed.len(),
+        unexpected.len() + expected.len(),
+        expected.len()
+    );
     if !unexpected.is_empty() {
         let report: Vec<String> = unexpected.iter().map(|m| m.to_string()).collect();
-        panic!("{} of {} {group} cases differ from Redis:\n{}", unexpected.len(), parsed.len(), report.join("\n"));
+        panic!(
+            "{} of {} {group} cases differ from Redis:\n{}",
+            unexpected.len(),
+            parsed.len(),
+            report.join("\n")
+        );
     }
 }
 
@@ -37,4 +51,26 @@ macro_rules! groups {
     };
 }
 
-groups!(basics, protocol, strings, bitmap, list, hash, set, keys, connection, transactions, pubsub, notify, server, list_resp3, server_resp3, zset, scripting, scripting_libs, functions, scripting_cmds, scripting_oom);
+groups!(
+    basics,
+    protocol,
+    strings,
+    bitmap,
+    list,
+    hash,
+    set,
+    keys,
+    connection,
+    transactions,
+    pubsub,
+    notify,
+    server,
+    list_resp3,
+    server_resp3,
+    zset,
+    scripting,
+    scripting_libs,
+    functions,
+    scripting_cmds,
+    scripting_oom
+);

@@ -57,8 +57,12 @@ fn engines_without_a_seed_get_fresh_ones() {
     let (sa, sb) = (session(&mut a), session(&mut b));
     assert_ne!(sa, sb);
     // The seed picked is reported, and giving it back repeats the engine.
-    let Reply::Map(kv) = run(&mut a, &["CONFIG", "GET", "redlab-seed"]) else { panic!() };
-    let Reply::Bulk(seed) = &kv[0].1 else { panic!() };
+    let Reply::Map(kv) = run(&mut a, &["CONFIG", "GET", "redlab-seed"]) else {
+        panic!()
+    };
+    let Reply::Bulk(seed) = &kv[0].1 else {
+        panic!()
+    };
     let seed: u64 = std::str::from_utf8(seed).unwrap().parse().unwrap();
     assert_eq!(session(&mut engine(Some(seed))), sa);
 }
@@ -67,14 +71,32 @@ fn engines_without_a_seed_get_fresh_ones() {
 fn config_set_redlab_seed_restarts_the_sequence() {
     let mut e = engine(None);
     let _ = e.connect();
-    let draw = |e: &mut Engine| run(e, &["EVAL", "return {math.random(1000000), math.random(1000000)}", "0"]);
-    assert_eq!(run(&mut e, &["CONFIG", "SET", "redlab-seed", "7"]), Reply::ok());
+    let draw = |e: &mut Engine| {
+        run(
+            e,
+            &[
+                "EVAL",
+                "return {math.random(1000000), math.random(1000000)}",
+                "0",
+            ],
+        )
+    };
+    assert_eq!(
+        run(&mut e, &["CONFIG", "SET", "redlab-seed", "7"]),
+        Reply::ok()
+    );
     let first = draw(&mut e);
-    assert_ne!(draw(&mut e), first, "consecutive scripts continue the sequence");
+    assert_ne!(
+        draw(&mut e),
+        first,
+        "consecutive scripts continue the sequence"
+    );
     run(&mut e, &["CONFIG", "SET", "redlab-seed", "7"]);
     assert_eq!(draw(&mut e), first);
     // Not listed by CONFIG GET *, so that listing stays Redis's.
-    let Reply::Map(all) = run(&mut e, &["CONFIG", "GET", "*"]) else { panic!() };
+    let Reply::Map(all) = run(&mut e, &["CONFIG", "GET", "*"]) else {
+        panic!()
+    };
     assert!(!all.iter().any(|(k, _)| *k == Reply::bulk("redlab-seed")));
 }
 
@@ -83,9 +105,23 @@ fn math_randomseed_gives_redis_numbers() {
     // Redis 7.0.15: EVAL "math.randomseed(1); return tostring(math.random())" 0
     let mut e = engine(None);
     let _ = e.connect();
-    let r = run(&mut e, &["EVAL", "math.randomseed(1); return tostring(math.random())", "0"]);
+    let r = run(
+        &mut e,
+        &[
+            "EVAL",
+            "math.randomseed(1); return tostring(math.random())",
+            "0",
+        ],
+    );
     assert_eq!(r, Reply::bulk("0.041630344484761"));
-    let r = run(&mut e, &["EVAL", "math.randomseed(1); return math.random(2^31, 1)", "0"]);
+    let r = run(
+        &mut e,
+        &[
+            "EVAL",
+            "math.randomseed(1); return math.random(2^31, 1)",
+            "0",
+        ],
+    );
     let Reply::Int(n) = r else { panic!("{r:?}") };
     assert!(n < -(1 << 31), "2^31 wraps to a C int: {n}");
 }
@@ -104,16 +140,32 @@ fn negative_counts_return_exactly_that_many() {
     run(&mut e, &["SADD", "s", "a", "b"]);
     run(&mut e, &["HSET", "h", "a", "1"]);
     run(&mut e, &["ZADD", "z", "1", "a"]);
-    assert_eq!(len(&run(&mut e, &["ZRANDMEMBER", "z", "-1100000"])), 1_100_000);
-    assert_eq!(len(&run(&mut e, &["SRANDMEMBER", "s", "-4300000"])), 4_300_000);
-    assert_eq!(len(&run(&mut e, &["HRANDFIELD", "h", "-4300000"])), 4_300_000);
+    assert_eq!(
+        len(&run(&mut e, &["ZRANDMEMBER", "z", "-1100000"])),
+        1_100_000
+    );
+    assert_eq!(
+        len(&run(&mut e, &["SRANDMEMBER", "s", "-4300000"])),
+        4_300_000
+    );
+    assert_eq!(
+        len(&run(&mut e, &["HRANDFIELD", "h", "-4300000"])),
+        4_300_000
+    );
     run(&mut e, &["SET", "str", "v"]);
     let wrong = Reply::err("WRONGTYPE Operation against a key holding the wrong kind of value");
     for cmd in ["SRANDMEMBER", "HRANDFIELD", "ZRANDMEMBER"] {
-        assert_eq!(run(&mut e, &[cmd, "str", "-9223372036854775807"]), wrong, "{cmd}");
+        assert_eq!(
+            run(&mut e, &[cmd, "str", "-9223372036854775807"]),
+            wrong,
+            "{cmd}"
+        );
         let key = &cmd[..1].to_ascii_lowercase();
         let r = run(&mut e, &[cmd, key, "-9223372036854775807"]);
-        assert!(matches!(&r, Reply::Error(m) if m.starts_with("ERR count is too large")), "{cmd}: {r:?}");
+        assert!(
+            matches!(&r, Reply::Error(m) if m.starts_with("ERR count is too large")),
+            "{cmd}: {r:?}"
+        );
     }
 }
 

@@ -16,7 +16,14 @@ use support::resp::{show, sorted, RawConn};
 type Step = (Vec<String>, bool);
 
 fn key() -> impl Strategy<Value = String> {
-    prop_oneof![Just("k1"), Just("k2"), Just("k3"), Just("{t}a"), Just("{t}b")].prop_map(String::from)
+    prop_oneof![
+        Just("k1"),
+        Just("k2"),
+        Just("k3"),
+        Just("{t}a"),
+        Just("{t}b")
+    ]
+    .prop_map(String::from)
 }
 
 fn small_value() -> impl Strategy<Value = String> {
@@ -46,7 +53,12 @@ fn step() -> impl Strategy<Value = Step> {
         (k(), n()).prop_map(move |(k, n)| cmd(vec!["INCRBY".into(), k, n.to_string()])),
         (k(), v()).prop_map(move |(k, v)| cmd(vec!["APPEND".into(), k, v])),
         k().prop_map(move |k| cmd(vec!["STRLEN".into(), k])),
-        (k(), n(), n()).prop_map(move |(k, a, b)| cmd(vec!["GETRANGE".into(), k, a.to_string(), b.to_string()])),
+        (k(), n(), n()).prop_map(move |(k, a, b)| cmd(vec![
+            "GETRANGE".into(),
+            k,
+            a.to_string(),
+            b.to_string()
+        ])),
         k().prop_map(move |k| cmd(vec!["TYPE".into(), k])),
         (k(), k()).prop_map(move |(a, b)| cmd(vec!["RENAME".into(), a, b])),
         (k(), v(), v()).prop_map(move |(k, f, x)| cmd(vec!["HSET".into(), k, f, x])),
@@ -62,12 +74,23 @@ fn step() -> impl Strategy<Value = Step> {
         (k(), v()).prop_map(move |(k, x)| cmd(vec!["LPUSH".into(), k, x])),
         (k(), v()).prop_map(move |(k, x)| cmd(vec!["RPUSH".into(), k, x])),
         k().prop_map(move |k| cmd(vec!["LPOP".into(), k])),
-        (k(), n(), n()).prop_map(move |(k, a, b)| cmd(vec!["LRANGE".into(), k, a.to_string(), b.to_string()])),
+        (k(), n(), n()).prop_map(move |(k, a, b)| cmd(vec![
+            "LRANGE".into(),
+            k,
+            a.to_string(),
+            b.to_string()
+        ])),
         k().prop_map(move |k| cmd(vec!["LLEN".into(), k])),
         (k(), n(), v()).prop_map(move |(k, s, m)| cmd(vec!["ZADD".into(), k, s.to_string(), m])),
         (k(), v()).prop_map(move |(k, m)| cmd(vec!["ZSCORE".into(), k, m])),
         (k(), v()).prop_map(move |(k, m)| cmd(vec!["ZINCRBY".into(), k, "1.5".into(), m])),
-        k().prop_map(move |k| cmd(vec!["ZRANGE".into(), k, "0".into(), "-1".into(), "WITHSCORES".into()])),
+        k().prop_map(move |k| cmd(vec![
+            "ZRANGE".into(),
+            k,
+            "0".into(),
+            "-1".into(),
+            "WITHSCORES".into()
+        ])),
         (k(), v()).prop_map(move |(k, m)| cmd(vec!["ZREM".into(), k, m])),
         k().prop_map(move |k| cmd(vec!["EXPIRE".into(), k, "1000".into()])),
         k().prop_map(move |k| cmd(vec!["TTL".into(), k])),
@@ -89,7 +112,12 @@ fn servers() -> Option<&'static Pair> {
     PAIR.get_or_init(|| {
         let real = RealRedis::start_or_skip("differential_prop")?;
         let server = redlab::Server::start();
-        Some(Pair { redis: real.addr(), redlab: server.addr(), _real: real, _server: server })
+        Some(Pair {
+            redis: real.addr(),
+            redlab: server.addr(),
+            _real: real,
+            _server: server,
+        })
     })
     .as_ref()
 }
@@ -101,9 +129,18 @@ fn run(addr: SocketAddr, steps: &[Step]) -> Vec<Vec<u8>> {
     steps
         .iter()
         .map(|(args, unordered)| {
-            c.send(&args.iter().map(|a| a.as_bytes().to_vec()).collect::<Vec<_>>());
+            c.send(
+                &args
+                    .iter()
+                    .map(|a| a.as_bytes().to_vec())
+                    .collect::<Vec<_>>(),
+            );
             let frame = c.read_frame(Duration::from_secs(5)).unwrap_or_default();
-            if *unordered { sorted(&frame) } else { frame }
+            if *unordered {
+                sorted(&frame)
+            } else {
+                frame
+            }
         })
         .collect()
 }

@@ -32,17 +32,38 @@ fn a_spop_schedule_replays_identically_100_times() {
     }
     // The same seed in another scenario gives the same run; another seed does not.
     let seed = s.engine_seed();
-    assert_eq!(spop_scenario().seed(seed).replay("ABAB").in_process().replies(), first.replies());
-    assert_ne!(spop_scenario().seed(seed ^ 1).replay("ABAB").in_process().replies(), first.replies());
+    assert_eq!(
+        spop_scenario()
+            .seed(seed)
+            .replay("ABAB")
+            .in_process()
+            .replies(),
+        first.replies()
+    );
+    assert_ne!(
+        spop_scenario()
+            .seed(seed ^ 1)
+            .replay("ABAB")
+            .in_process()
+            .replies(),
+        first.replies()
+    );
 }
 
 #[test]
 fn a_counterexample_prints_its_engine_seed() {
     // An invariant that breaks as soon as A finishes, so there is always a counterexample.
-    let s = spop_scenario().seed(1234).invariant("A never finishes", |v: &mut View| v.result::<String>("A").is_none());
+    let s = spop_scenario()
+        .seed(1234)
+        .invariant("A never finishes", |v: &mut View| {
+            v.result::<String>("A").is_none()
+        });
     let report = s.random(1, 20);
     let f = report.expect_failure();
     assert_eq!(f.seed, 1234);
     let text = f.to_string();
-    assert!(text.contains("engine seed: 1234") && text.contains("REDLAB_SEED=1234"), "{text}");
+    assert!(
+        text.contains("engine seed: 1234") && text.contains("REDLAB_SEED=1234"),
+        "{text}"
+    );
 }

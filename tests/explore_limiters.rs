@@ -8,9 +8,13 @@ mod explore_support;
 
 use std::time::Duration;
 
-use explore_support::{assert_reproduced, lua_ready, note, real, stamp, Belief, Journal, Shared, RANDOM};
+use explore_support::{
+    assert_reproduced, lua_ready, note, real, stamp, Belief, Journal, Shared, RANDOM,
+};
 use redlab_client::explore::{Scenario, View};
-use redlab_client::{Connection, Decision, Error, FixedWindow, Result, Script, SlidingLog, TokenBucket};
+use redlab_client::{
+    Connection, Decision, Error, FixedWindow, Result, Script, SlidingLog, TokenBucket,
+};
 
 /// The naive limiter: read the count, check it in the client, then INCR.
 async fn naive_hit(c: &Connection, limit: i64) -> Result<bool> {
@@ -30,9 +34,20 @@ fn naive(clients: usize, limit: i64) -> Scenario {
     for name in ["A", "B", "C"].into_iter().take(clients) {
         s = s.client(name, move |c| async move { naive_hit(&c, limit).await });
     }
-    s.invariant("the counter never goes over the limit", move |v: &mut View| v.get_int("rl").unwrap_or(0) <= limit).invariant(
+    s.invariant(
+        "the counter never goes over the limit",
+        move |v: &mut View| v.get_int("rl").unwrap_or(0) <= limit,
+    )
+    .invariant(
         "admits at most the limit per window",
-        move |v: &mut View| ["A", "B", "C"].into_iter().take(clients).filter(|c| v.result::<Result<bool>>(c) == Some(&Ok(true))).count() as i64 <= limit,
+        move |v: &mut View| {
+            ["A", "B", "C"]
+                .into_iter()
+                .take(clients)
+                .filter(|c| v.result::<Result<bool>>(c) == Some(&Ok(true)))
+                .count() as i64
+                <= limit
+        },
     )
 }
 
@@ -76,7 +91,11 @@ fn limiter_scenario(kind: &'static str, j: &Shared) -> Scenario {
                 for _ in 0..2 {
                     let d = match kind {
                         "fixed" => FixedWindow::new(c.clone(), 2, 1).hit("fw").await?,
-                        "sliding" => SlidingLog::new(c.clone(), 2, Duration::from_millis(WINDOW_MS as u64)).hit("sl").await?,
+                        "sliding" => {
+                            SlidingLog::new(c.clone(), 2, Duration::from_millis(WINDOW_MS as u64))
+                                .hit("sl")
+                                .await?
+                        }
                         _ => TokenBucket::new(c.clone(), 2, 2).take("tb", 1).await?,
                     };
                     if let Decision::Allowed { .. } = d {
@@ -90,9 +109,13 @@ fn limiter_scenario(kind: &'static str, j: &Shared) -> Scenario {
     }
     s = s.client("bad", |c| async move {
         let a = FixedWindow::new(c.clone(), 0, 1).hit("fw:bad").await;
-        let b = SlidingLog::new(c.clone(), "abc", Duration::from_millis(100)).hit("sl:bad").await;
+        let b = SlidingLog::new(c.clone(), "abc", Duration::from_millis(100))
+            .hit("sl:bad")
+            .await;
         let t = TokenBucket::new(c.clone(), 2, 2).take("tb:bad", 5).await;
-        [a, b, t].into_iter().all(|r| matches!(r, Err(Error::Invalid(_))))
+        [a, b, t]
+            .into_iter()
+            .all(|r| matches!(r, Err(Error::Invalid(_))))
     });
     let j2 = j.clone();
     s.clock_step(Duration::from_millis(600), 2)
@@ -145,7 +168,10 @@ fn the_scripts_hold_in_every_schedule_here_and_on_real_redis() {
         report.assert_holds();
         // Exhaustive over the two valid clients' hits and the clock, bounded.
         let j = Shared::default();
-        limiter_scenario(kind, &j).preemption_bound(2).exhaustive().assert_holds();
+        limiter_scenario(kind, &j)
+            .preemption_bound(2)
+            .exhaustive()
+            .assert_holds();
     }
 }
 
@@ -159,17 +185,28 @@ fn the_fixed_window_admits_twice_the_limit_across_a_boundary() {
     let j = Shared::default();
     let j2 = j.clone();
     let reset = j.clone();
-    let s = limiter_scenario("fixed", &j).before_each(move || *reset.borrow_mut() = Journal::default()).invariant(
-        "at most the limit in any window-long span",
-        move |v: &mut View| {
-            stamp(&j2, v.elapsed_ms());
-            let times: Vec<i64> = j2.borrow().entries.iter().filter_map(|e| e.at).collect();
-            times.iter().all(|&t1| times.iter().filter(|&&t| t >= t1 && t - t1 < WINDOW_MS).count() <= 2)
-        },
-    );
+    let s = limiter_scenario("fixed", &j)
+        .before_each(move || *reset.borrow_mut() = Journal::default())
+        .invariant(
+            "at most the limit in any window-long span",
+            move |v: &mut View| {
+                stamp(&j2, v.elapsed_ms());
+                let times: Vec<i64> = j2.borrow().entries.iter().filter_map(|e| e.at).collect();
+                times.iter().all(|&t1| {
+                    times
+                        .iter()
+                        .filter(|&&t| t >= t1 && t - t1 < WINDOW_MS)
+                        .count()
+                        <= 2
+                })
+            },
+        );
     let f = s.exhaustive().failure.expect("the boundary burst exists");
     println!("{}", f);
-    assert_eq!(f.violation.invariant, "at most the limit in any window-long span");
+    assert_eq!(
+        f.violation.invariant,
+        "at most the limit in any window-long span"
+    );
     assert!(f.schedule.commands() <= 4, "{}", f);
     if let Some(r) = real("limiters: boundary burst") {
         let run = s.replay(&f.schedule.to_string()).on_real_redis(r.addr());

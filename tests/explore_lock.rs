@@ -9,7 +9,9 @@ mod explore_support;
 
 use std::time::Duration;
 
-use explore_support::{assert_reproduced, lua_ready, note, real, stamp, Belief, Journal, Shared, RANDOM};
+use explore_support::{
+    assert_reproduced, lua_ready, note, real, stamp, Belief, Journal, Shared, RANDOM,
+};
 use redlab_client::explore::{Scenario, View};
 use redlab_client::{Acquire, Connection, Lock, Result, Script, VersionedHash, Write};
 
@@ -45,15 +47,36 @@ struct Plan {
 /// release. Returns the resource write's outcome, if it wrote.
 async fn holder(c: Connection, j: Shared, who: &'static str, plan: Plan) -> Result<Option<Write>> {
     let lock = Lock::new(c.clone(), KEY, Duration::from_millis(TTL));
-    let Acquire::Acquired(g) = lock.try_acquire().await? else { return Ok(None) };
-    note(&j, who, Belief::Holds { token: g.token.clone(), fence: g.fence });
+    let Acquire::Acquired(g) = lock.try_acquire().await? else {
+        return Ok(None);
+    };
+    note(
+        &j,
+        who,
+        Belief::Holds {
+            token: g.token.clone(),
+            fence: g.fence,
+        },
+    );
     let mut wrote = None;
     if plan.write {
-        wrote = Some(VersionedHash::new(c.clone()).write("resource", &[("owner", who)], g.fence as u64).await?);
+        wrote = Some(
+            VersionedHash::new(c.clone())
+                .write("resource", &[("owner", who)], g.fence as u64)
+                .await?,
+        );
     }
     match plan.renew {
         Renew::No => {}
-        Renew::Script => note(&j, who, if lock.renew(&g).await? { Belief::Renewed } else { Belief::Released }),
+        Renew::Script => note(
+            &j,
+            who,
+            if lock.renew(&g).await? {
+                Belief::Renewed
+            } else {
+                Belief::Released
+            },
+        ),
         Renew::NaivePexpire => {
             if c.cmd(&["PEXPIRE", KEY, &TTL.to_string()]).await?.as_int() == Some(1) {
                 note(&j, who, Belief::Renewed);
@@ -75,12 +98,28 @@ async fn holder(c: Connection, j: Shared, who: &'static str, plan: Plan) -> Resu
 /// Hands the lock over right after acquiring it; the new owner is "A2".
 async fn hand_over(c: Connection, j: Shared) -> Result<bool> {
     let lock = Lock::new(c, KEY, Duration::from_millis(TTL));
-    let Acquire::Acquired(g) = lock.try_acquire().await? else { return Ok(false) };
-    note(&j, "A", Belief::Holds { token: g.token.clone(), fence: g.fence });
+    let Acquire::Acquired(g) = lock.try_acquire().await? else {
+        return Ok(false);
+    };
+    note(
+        &j,
+        "A",
+        Belief::Holds {
+            token: g.token.clone(),
+            fence: g.fence,
+        },
+    );
     if let Some(next) = lock.handover(&g).await? {
         note(&j, "A", Belief::Released);
         assert!(next.fence > g.fence, "the new owner gets a higher fence");
-        note(&j, "A2", Belief::Holds { token: next.token, fence: next.fence });
+        note(
+            &j,
+            "A2",
+            Belief::Holds {
+                token: next.token,
+                fence: next.fence,
+            },
+        );
     }
     Ok(true)
 }
@@ -108,7 +147,10 @@ fn holders(j: &Journal, now: i64) -> Vec<(&'static str, String, i64)> {
             Belief::Admitted(_) => {}
         }
     }
-    state.into_iter().filter_map(|(w, h)| h.filter(|h| h.1 > now).map(|(t, end)| (w, t, end))).collect()
+    state
+        .into_iter()
+        .filter_map(|(w, h)| h.filter(|h| h.1 > now).map(|(t, end)| (w, t, end)))
+        .collect()
 }
 
 fn crashed_holder_token(j: &Journal, v: &View, who: &'static str) -> Option<(String, i64)> {
@@ -116,7 +158,9 @@ fn crashed_holder_token(j: &Journal, v: &View, who: &'static str) -> Option<(Str
     let mut held = None;
     for e in j.entries.iter().filter(|e| e.who == who) {
         match &e.what {
-            Belief::Holds { token, .. } => held = Some((token.clone(), e.at.unwrap_or(0) + TTL as i64)),
+            Belief::Holds { token, .. } => {
+                held = Some((token.clone(), e.at.unwrap_or(0) + TTL as i64))
+            }
             Belief::Released => held = None,
             _ => {}
         }
@@ -212,7 +256,11 @@ fn two_holders(a: Plan, b: Plan) -> Scenario {
     invariants(s, &j)
 }
 
-const CORRECT: Plan = Plan { write: true, renew: Renew::Script, release: Release::Script };
+const CORRECT: Plan = Plan {
+    write: true,
+    renew: Renew::Script,
+    release: Release::Script,
+};
 
 #[test]
 fn the_naive_del_release_is_caught_and_reproduces_on_real_redis() {
@@ -220,7 +268,11 @@ fn the_naive_del_release_is_caught_and_reproduces_on_real_redis() {
         return;
     }
     let real = real("lock: naive DEL release");
-    let naive = Plan { write: false, renew: Renew::No, release: Release::NaiveDel };
+    let naive = Plan {
+        write: false,
+        renew: Renew::No,
+        release: Release::NaiveDel,
+    };
     let mut s = two_holders(naive, naive);
     if let Some(r) = &real {
         s = s.real_redis(r.addr(), 0);
@@ -230,7 +282,11 @@ fn the_naive_del_release_is_caught_and_reproduces_on_real_redis() {
     println!("{}", report);
     // A acquires, its lease runs out, B acquires, A's DEL removes B's lock.
     assert_eq!(f.schedule.to_string(), "A+300BA", "{}", f);
-    assert!(f.violation.invariant.starts_with("a release never deletes"), "{}", f);
+    assert!(
+        f.violation.invariant.starts_with("a release never deletes"),
+        "{}",
+        f
+    );
     assert_reproduced(f, &real);
     assert!(s.random(3, RANDOM).expect_failure().schedule.len() <= 4);
 }
@@ -241,8 +297,18 @@ fn the_renewal_without_owner_check_is_caught_and_reproduces_on_real_redis() {
         return;
     }
     let real = real("lock: naive renewal");
-    let naive = Plan { write: false, renew: Renew::NaivePexpire, release: Release::Script };
-    let mut s = two_holders(naive, Plan { renew: Renew::No, ..naive });
+    let naive = Plan {
+        write: false,
+        renew: Renew::NaivePexpire,
+        release: Release::Script,
+    };
+    let mut s = two_holders(
+        naive,
+        Plan {
+            renew: Renew::No,
+            ..naive
+        },
+    );
     if let Some(r) = &real {
         s = s.real_redis(r.addr(), 0);
     }
@@ -251,7 +317,10 @@ fn the_renewal_without_owner_check_is_caught_and_reproduces_on_real_redis() {
     println!("{}", report);
     assert_eq!(f.schedule.to_string(), "A+300BA", "{}", f);
     // Renewed at the moment B acquired, A's PEXPIRE makes A believe it holds B's lock.
-    let caught_by = ["a renewal never extends another owner's lease", "at most one client holds an unexpired lease"];
+    let caught_by = [
+        "a renewal never extends another owner's lease",
+        "at most one client holds an unexpired lease",
+    ];
     assert!(caught_by.contains(&f.violation.invariant.as_str()), "{}", f);
     assert_reproduced(f, &real);
     assert!(s.pct(3, 3, RANDOM).expect_failure().schedule.len() <= 4);
@@ -270,7 +339,10 @@ fn the_scripts_hold_with_pauses_and_crashes_here_and_on_real_redis() {
     let report = s.exhaustive();
     report.assert_holds();
     assert!(report.schedules > 1000, "{}", report);
-    let mut s = two_holders(CORRECT, CORRECT).pause("A", STEP).crash("A").clock_step(Duration::from_millis(100), 3);
+    let mut s = two_holders(CORRECT, CORRECT)
+        .pause("A", STEP)
+        .crash("A")
+        .clock_step(Duration::from_millis(100), 3);
     if let Some(r) = &real {
         s = s.real_redis(r.addr(), 4);
     }
@@ -292,7 +364,11 @@ fn after_a_pause_longer_than_the_ttl_the_fence_rejects_the_stale_write() {
     }
     for run in runs {
         assert!(run.holds(), "{}", run);
-        assert_eq!(run.timeline.results[0], "Ok(Some(Stale { stored: 2 }))", "{}", run);
+        assert_eq!(
+            run.timeline.results[0], "Ok(Some(Stale { stored: 2 }))",
+            "{}",
+            run
+        );
         assert_eq!(run.timeline.results[1], "Ok(Some(Applied))", "{}", run);
     }
 }
@@ -310,7 +386,11 @@ fn a_crashed_holders_lock_is_free_after_its_ttl_and_a_handover_leaves_one_owner(
     }
     for run in runs {
         assert!(run.holds(), "{}", run);
-        assert_eq!(run.timeline.results[1], "Ok(Some(Applied))", "B got the lock after A's TTL: {}", run);
+        assert_eq!(
+            run.timeline.results[1], "Ok(Some(Applied))",
+            "B got the lock after A's TTL: {}",
+            run
+        );
     }
     let j = Shared::default();
     let (ja, jb) = (j.clone(), j.clone());

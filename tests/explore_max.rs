@@ -55,33 +55,49 @@ fn invariants(s: Scenario, subs: &'static [(&'static str, &'static str, i64)]) -
         }
         Ok(())
     })
-    .invariant("is the maximum of the ids submitted so far", move |v: &mut View| {
-        let mut keys: Vec<&str> = subs.iter().map(|s| s.1).collect();
-        keys.sort();
-        keys.dedup();
-        for key in keys {
-            let initial = initial_of(key);
-            let stored = v.get_int(key).unwrap_or(initial);
-            let done = subs.iter().filter(|s| s.1 == key && v.finished(s.0)).map(|s| s.2).fold(initial, i64::max);
-            let sent_or_initial = stored == initial || subs.iter().any(|s| s.1 == key && s.2 == stored);
-            if stored < done || !sent_or_initial {
-                return Err(format!("{} holds {}, but the finished submissions' maximum is {}", key, stored, done));
+    .invariant(
+        "is the maximum of the ids submitted so far",
+        move |v: &mut View| {
+            let mut keys: Vec<&str> = subs.iter().map(|s| s.1).collect();
+            keys.sort();
+            keys.dedup();
+            for key in keys {
+                let initial = initial_of(key);
+                let stored = v.get_int(key).unwrap_or(initial);
+                let done = subs
+                    .iter()
+                    .filter(|s| s.1 == key && v.finished(s.0))
+                    .map(|s| s.2)
+                    .fold(initial, i64::max);
+                let sent_or_initial =
+                    stored == initial || subs.iter().any(|s| s.1 == key && s.2 == stored);
+                if stored < done || !sent_or_initial {
+                    return Err(format!(
+                        "{} holds {}, but the finished submissions' maximum is {}",
+                        key, stored, done
+                    ));
+                }
             }
-        }
-        Ok(())
-    })
-    .invariant("the dirty set holds every key that changed", move |v: &mut View| {
-        if !v.is_final() {
-            return Ok(());
-        }
-        let dirty = v.smembers(DIRTY);
-        for s in subs {
-            if v.get_int(s.1).unwrap_or(initial_of(s.1)) != initial_of(s.1) && !dirty.iter().any(|d| d == s.1) {
-                return Err(format!("{} changed but is not in {}", s.1, DIRTY));
+            Ok(())
+        },
+    )
+    .invariant(
+        "the dirty set holds every key that changed",
+        move |v: &mut View| {
+            if !v.is_final() {
+                return Ok(());
             }
-        }
-        Ok(())
-    })
+            let dirty = v.smembers(DIRTY);
+            for s in subs {
+                if v.get_int(s.1).unwrap_or(initial_of(s.1)) != initial_of(s.1)
+                    && !dirty.iter().any(|d| d == s.1)
+                {
+                    return Err(format!("{} changed but is not in {}", s.1, DIRTY));
+                }
+            }
+            Ok(())
+        },
+    )
 }
 
 const READ_RECEIPT: &[(&str, &str, i64)] = &[("A", "lastRead:u1", 150), ("B", "lastRead:u1", 120)];
@@ -89,8 +105,14 @@ const READ_RECEIPT: &[(&str, &str, i64)] = &[("A", "lastRead:u1", 150), ("B", "l
 fn naive_read_receipt() -> Scenario {
     let s = Scenario::new()
         .setup(&[&["SET", "lastRead:u1", "100"]])
-        .client("A", |c| async move { naive_max(&c, "lastRead:u1", 150).await })
-        .client("B", |c| async move { naive_max(&c, "lastRead:u1", 120).await });
+        .client(
+            "A",
+            |c| async move { naive_max(&c, "lastRead:u1", 150).await },
+        )
+        .client(
+            "B",
+            |c| async move { naive_max(&c, "lastRead:u1", 120).await },
+        );
     invariants(s, READ_RECEIPT)
 }
 
@@ -107,13 +129,30 @@ fn naive_max_is_caught_with_the_read_receipt_race() {
     // it (T4). Four steps, no more; the shrinker prefers the order with fewer switches.
     assert_eq!(f.schedule.to_string(), "BAAB", "{}", f);
     assert_eq!(f.violation.invariant, "never decreases", "{}", f);
-    let rows: Vec<String> = f.timeline.rows.iter().map(|r| format!("{} {}", r.what, r.reply)).collect();
-    assert_eq!(rows, ["GET lastRead:u1 \"100\"", "GET lastRead:u1 \"100\"", "SET lastRead:u1 150 OK", "SET lastRead:u1 120 OK"]);
+    let rows: Vec<String> = f
+        .timeline
+        .rows
+        .iter()
+        .map(|r| format!("{} {}", r.what, r.reply))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "GET lastRead:u1 \"100\"",
+            "GET lastRead:u1 \"100\"",
+            "SET lastRead:u1 150 OK",
+            "SET lastRead:u1 120 OK"
+        ]
+    );
     assert_reproduced(f, &real);
     println!("{}", report);
     // The table names the clients and the replay command.
     let text = report.to_string();
-    assert!(text.contains("REDLAB_SCHEDULE=BAAB") && text.contains("| A"), "{}", text);
+    assert!(
+        text.contains("REDLAB_SCHEDULE=BAAB") && text.contains("| A"),
+        "{}",
+        text
+    );
 }
 
 #[test]
@@ -134,21 +173,34 @@ fn replay_gives_the_same_replies_in_process_and_on_real_redis() {
     if let Some(r) = real("replay_gives_the_same_replies") {
         let there = s.replay("ABAB").on_real_redis(r.addr());
         assert_eq!(here.replies(), there.replies(), "{}\n{}", here, there);
-        assert!(there.reproduces(here.violation.as_ref().unwrap()), "{}", there);
+        assert!(
+            there.reproduces(here.violation.as_ref().unwrap()),
+            "{}",
+            there
+        );
     }
     // A serial schedule holds.
     assert!(s.replay("AAABB").in_process().holds());
 }
 
-const THREE: &[(&str, &str, i64)] =
-    &[("A", "lastRead:u1", 150), ("B", "lastRead:u1", 120), ("C", "lastRead:u1", 170), ("D", "lastRead:u2", 90)];
+const THREE: &[(&str, &str, i64)] = &[
+    ("A", "lastRead:u1", 150),
+    ("B", "lastRead:u1", 120),
+    ("C", "lastRead:u1", 170),
+    ("D", "lastRead:u2", 90),
+];
 
 fn script_scenario(clients: usize) -> Scenario {
-    let mut s = Scenario::new().setup(&[&["SET", "lastRead:u1", "100"]]).load_script(&redlab_client::Script::new(include_str!(
-        "../scripts/monotonic_max.lua"
-    )));
+    let mut s = Scenario::new()
+        .setup(&[&["SET", "lastRead:u1", "100"]])
+        .load_script(&redlab_client::Script::new(include_str!(
+            "../scripts/monotonic_max.lua"
+        )));
     for &(name, key, id) in &THREE[..clients] {
-        s = s.client(name, move |c| async move { script_max(c, key, id as u64).await });
+        s = s.client(
+            name,
+            move |c| async move { script_max(c, key, id as u64).await },
+        );
     }
     invariants(s, &THREE[..clients])
 }
@@ -175,7 +227,10 @@ fn the_script_holds_in_every_schedule_here_and_on_real_redis() {
     s.random(7, RANDOM).assert_holds();
     // The exact schedule that breaks the naive version.
     if let Some(r) = &real {
-        assert!(script_scenario(2).replay("ABAB").on_real_redis(r.addr()).holds());
+        assert!(script_scenario(2)
+            .replay("ABAB")
+            .on_real_redis(r.addr())
+            .holds());
     }
 }
 
@@ -183,10 +238,25 @@ fn the_script_holds_in_every_schedule_here_and_on_real_redis() {
 fn naive_max_random_scope_of_three_clients_and_two_keys() {
     let s = Scenario::new()
         .setup(&[&["SET", "lastRead:u1", "100"]])
-        .client("A", |c| async move { naive_max(&c, "lastRead:u1", 150).await })
-        .client("B", |c| async move { naive_max(&c, "lastRead:u1", 120).await })
-        .client("C", |c| async move { naive_max(&c, "lastRead:u1", 170).await })
-        .client("D", |c| async move { naive_max(&c, "lastRead:u2", 90).await });
-    let f = invariants(s, THREE).random(3, RANDOM).failure.expect("caught");
+        .client(
+            "A",
+            |c| async move { naive_max(&c, "lastRead:u1", 150).await },
+        )
+        .client(
+            "B",
+            |c| async move { naive_max(&c, "lastRead:u1", 120).await },
+        )
+        .client(
+            "C",
+            |c| async move { naive_max(&c, "lastRead:u1", 170).await },
+        )
+        .client(
+            "D",
+            |c| async move { naive_max(&c, "lastRead:u2", 90).await },
+        );
+    let f = invariants(s, THREE)
+        .random(3, RANDOM)
+        .failure
+        .expect("caught");
     assert_eq!(f.schedule.len(), 4, "{}", f);
 }

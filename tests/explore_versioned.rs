@@ -22,7 +22,11 @@ async fn naive_batch(c: &Connection, fields: &[(&str, &str)], version: u64) -> R
     Ok(())
 }
 
-async fn script_write(c: Connection, fields: &'static [(&'static str, &'static str)], version: u64) -> Result<Write> {
+async fn script_write(
+    c: Connection,
+    fields: &'static [(&'static str, &'static str)],
+    version: u64,
+) -> Result<Write> {
     VersionedHash::new(c).write(KEY, fields, version).await
 }
 
@@ -32,21 +36,32 @@ const ADMIN: &[(&str, &str)] = &[("stock", "0")];
 /// Once the admin's version 2 is in, no step may bring back an older version or the
 /// batch's stock.
 fn never_overwritten(s: Scenario) -> Scenario {
-    s.invariant("an admin's newer version is never overwritten by a stale batch", |v: &mut View| {
-        if !v.finished("admin") {
-            return Ok(());
-        }
-        let version: i64 = v.hget(KEY, "version").and_then(|s| s.parse().ok()).unwrap_or(0);
-        let stock = v.hget(KEY, "stock");
-        if version < 2 || stock.as_deref() != Some("0") {
-            return Err(format!("after the admin's edit (version 2, stock 0): version {}, stock {:?}", version, stock));
-        }
-        Ok(())
-    })
+    s.invariant(
+        "an admin's newer version is never overwritten by a stale batch",
+        |v: &mut View| {
+            if !v.finished("admin") {
+                return Ok(());
+            }
+            let version: i64 = v
+                .hget(KEY, "version")
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
+            let stock = v.hget(KEY, "stock");
+            if version < 2 || stock.as_deref() != Some("0") {
+                return Err(format!(
+                    "after the admin's edit (version 2, stock 0): version {}, stock {:?}",
+                    version, stock
+                ));
+            }
+            Ok(())
+        },
+    )
 }
 
 fn setup(s: Scenario) -> Scenario {
-    s.setup(&[&["HSET", KEY, "price", "100000", "stock", "10", "status", "ACTIVE", "version", "0"]])
+    s.setup(&[&[
+        "HSET", KEY, "price", "100000", "stock", "10", "status", "ACTIVE", "version", "0",
+    ]])
 }
 
 fn naive() -> Scenario {
@@ -71,7 +86,12 @@ fn the_naive_pipelined_batch_is_caught_and_reproduces_on_real_redis() {
     assert_eq!(f.schedule.to_string(), "BBAA", "{}", f);
     for report in [s.random(5, RANDOM), s.pct(5, 2, RANDOM), s.proptest(500)] {
         let g = report.expect_failure();
-        assert!(g.schedule.len() <= f.schedule.len(), "{}: {}", report.strategy, g);
+        assert!(
+            g.schedule.len() <= f.schedule.len(),
+            "{}: {}",
+            report.strategy,
+            g
+        );
     }
 }
 
@@ -79,14 +99,26 @@ fn the_naive_pipelined_batch_is_caught_and_reproduces_on_real_redis() {
 fn the_batch_worker_is_interleaved_inside_its_pipeline() {
     // Background article's timeline: the batch's price, the admin's edit, the batch's stock.
     let run = naive().replay("ABBAA").in_process();
-    let rows: Vec<_> = run.timeline.rows.iter().map(|r| (r.client, r.what.clone())).collect();
-    assert_eq!(rows[1], (Some(1), "HSET product:42 stock 0".to_string()), "{}", run);
+    let rows: Vec<_> = run
+        .timeline
+        .rows
+        .iter()
+        .map(|r| (r.client, r.what.clone()))
+        .collect();
+    assert_eq!(
+        rows[1],
+        (Some(1), "HSET product:42 stock 0".to_string()),
+        "{}",
+        run
+    );
     assert!(run.violation.is_some(), "{}", run);
 }
 
 fn scripted(batches: usize) -> Scenario {
     let mut s = setup(Scenario::new())
-        .load_script(&Script::new(include_str!("../scripts/versioned_hash_write.lua")))
+        .load_script(&Script::new(include_str!(
+            "../scripts/versioned_hash_write.lua"
+        )))
         .client("batch", |c| async move { script_write(c, BATCH, 1).await })
         .client("admin", |c| async move { script_write(c, ADMIN, 2).await });
     if batches > 1 {
@@ -97,7 +129,10 @@ fn scripted(batches: usize) -> Scenario {
         let stock = v.hget(KEY, "stock");
         match (version.as_deref(), stock.as_deref()) {
             (Some("0"), Some("10")) | (Some("1"), Some("50")) | (Some("2"), Some("0")) => Ok(()),
-            other => Err(format!("version and stock from different writes: {:?}", other)),
+            other => Err(format!(
+                "version and stock from different writes: {:?}",
+                other
+            )),
         }
     })
 }

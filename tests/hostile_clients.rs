@@ -13,29 +13,52 @@ use redlab_client::RealRedis;
 use support::resp::{show, RawConn};
 
 fn cmd(c: &mut RawConn, args: &[&str]) -> String {
-    c.send(&args.iter().map(|a| a.as_bytes().to_vec()).collect::<Vec<_>>());
-    show(&c.read_frame(Duration::from_secs(10)).unwrap_or_else(|| panic!("no answer to {args:?}")))
+    c.send(
+        &args
+            .iter()
+            .map(|a| a.as_bytes().to_vec())
+            .collect::<Vec<_>>(),
+    );
+    show(
+        &c.read_frame(Duration::from_secs(10))
+            .unwrap_or_else(|| panic!("no answer to {args:?}")),
+    )
 }
 
 fn reply_or_closed(c: &mut RawConn) -> String {
-    c.read_frame(Duration::from_secs(10)).map_or_else(|| "(closed)".to_string(), |f| show(&f))
+    c.read_frame(Duration::from_secs(10))
+        .map_or_else(|| "(closed)".to_string(), |f| show(&f))
 }
 
 const SPIN: &str = "while true do end";
-const BUSY: &str = "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\\r\\n";
+const BUSY: &str =
+    "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\\r\\n";
 const NOAUTH: &str = "-NOAUTH Authentication required.\\r\\n";
 
 /// Sets a password and a short busy threshold, starts a spinning script from an
 /// authenticated client and waits until it is busy. Returns the script's connection.
 fn start_busy_script(addr: SocketAddr) -> RawConn {
     let mut setup = RawConn::connect(addr);
-    assert_eq!(cmd(&mut setup, &["CONFIG", "SET", "busy-reply-threshold", "100"]), "+OK\\r\\n");
-    assert_eq!(cmd(&mut setup, &["CONFIG", "SET", "requirepass", "s3cret"]), "+OK\\r\\n");
+    assert_eq!(
+        cmd(
+            &mut setup,
+            &["CONFIG", "SET", "busy-reply-threshold", "100"]
+        ),
+        "+OK\\r\\n"
+    );
+    assert_eq!(
+        cmd(&mut setup, &["CONFIG", "SET", "requirepass", "s3cret"]),
+        "+OK\\r\\n"
+    );
     let mut runner = RawConn::connect(addr);
     assert_eq!(cmd(&mut runner, &["AUTH", "s3cret"]), "+OK\\r\\n");
     runner.send(&[b"EVAL".to_vec(), SPIN.as_bytes().to_vec(), b"0".to_vec()]);
     let mut probe = RawConn::connect(addr);
-    assert_eq!(cmd(&mut probe, &["AUTH", "s3cret"]), "+OK\\r\\n", "AUTH works before and during the script");
+    assert_eq!(
+        cmd(&mut probe, &["AUTH", "s3cret"]),
+        "+OK\\r\\n",
+        "AUTH works before and during the script"
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     while cmd(&mut probe, &["PING"]) != BUSY {
         assert!(Instant::now() < deadline, "the script never became busy");
@@ -83,8 +106,18 @@ fn busy_auth_scenario(addr: SocketAddr) -> Vec<String> {
     seen.push(cmd(&mut anon, &["AUTH", "s3cret"]));
     seen.push(cmd(&mut anon, &["PING"]));
     seen.push(cmd(&mut anon, &["SCRIPT", "KILL"]));
-    let killed = show(&runner.read_frame(Duration::from_secs(10)).expect("the EVAL caller's reply"));
-    seen.push(killed.split("script: ").next().unwrap_or_default().to_string());
+    let killed = show(
+        &runner
+            .read_frame(Duration::from_secs(10))
+            .expect("the EVAL caller's reply"),
+    );
+    seen.push(
+        killed
+            .split("script: ")
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+    );
     seen.push(cmd(&mut anon, &["PING"]));
     seen
 }
@@ -93,12 +126,21 @@ fn busy_auth_scenario(addr: SocketAddr) -> Vec<String> {
 fn unauthenticated_clients_cannot_kill_or_shut_down_during_a_busy_script() {
     let server = redlab::Server::start();
     let ours = busy_auth_scenario(server.addr());
-    assert!(server.is_running(), "an unauthenticated SHUTDOWN NOSAVE did not stop the server");
+    assert!(
+        server.is_running(),
+        "an unauthenticated SHUTDOWN NOSAVE did not stop the server"
+    );
     assert_eq!(&ours[..3], &[NOAUTH, NOAUTH, NOAUTH], "{ours:#?}");
     assert_eq!(ours[4], NOAUTH);
-    assert_eq!(ours[11], "-ERR Protocol error: unauthenticated multibulk length\\r\\n");
+    assert_eq!(
+        ours[11],
+        "-ERR Protocol error: unauthenticated multibulk length\\r\\n"
+    );
     assert_eq!(ours[12], "(closed)");
-    assert_eq!(ours[13], "-ERR Protocol error: unauthenticated bulk length\\r\\n");
+    assert_eq!(
+        ours[13],
+        "-ERR Protocol error: unauthenticated bulk length\\r\\n"
+    );
     assert_eq!(ours[18], "+OK\\r\\n", "an authenticated SCRIPT KILL works");
     assert_eq!(ours[19], "-ERR Script killed by user with SCRIPT KILL... ");
     assert_eq!(ours[20], "+PONG\\r\\n");
@@ -116,14 +158,29 @@ fn authenticated_allow_busy_commands_and_shutdown_nosave() {
     let _runner = start_busy_script(addr);
     let mut c = RawConn::connect(addr);
     assert_eq!(cmd(&mut c, &["AUTH", "default", "s3cret"]), "+OK\\r\\n");
-    assert_eq!(cmd(&mut c, &["FUNCTION", "KILL"]), BUSY, "FUNCTION KILL does not stop an EVAL (as Redis)");
-    assert_eq!(cmd(&mut c, &["SHUTDOWN"]), BUSY, "only SHUTDOWN NOSAVE gets through (as Redis)");
+    assert_eq!(
+        cmd(&mut c, &["FUNCTION", "KILL"]),
+        BUSY,
+        "FUNCTION KILL does not stop an EVAL (as Redis)"
+    );
+    assert_eq!(
+        cmd(&mut c, &["SHUTDOWN"]),
+        BUSY,
+        "only SHUTDOWN NOSAVE gets through (as Redis)"
+    );
     assert_eq!(cmd(&mut c, &["CLIENT", "ID"]), BUSY);
     c.send(&[b"SHUTDOWN".to_vec(), b"NOSAVE".to_vec()]);
-    assert_eq!(c.read_frame(Duration::from_secs(10)), None, "the server closes the connection");
+    assert_eq!(
+        c.read_frame(Duration::from_secs(10)),
+        None,
+        "the server closes the connection"
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     while server.is_running() {
-        assert!(Instant::now() < deadline, "SHUTDOWN NOSAVE stopped the server");
+        assert!(
+            Instant::now() < deadline,
+            "SHUTDOWN NOSAVE stopped the server"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
 }
@@ -142,7 +199,10 @@ fn protected_mode_applies_to_clients_accepted_during_a_busy_script() {
         eprintln!("skipped: no non-loopback address");
         return;
     };
-    let server = redlab::Server::builder().bind("0.0.0.0").busy_reply_threshold(Duration::from_millis(100)).start();
+    let server = redlab::Server::builder()
+        .bind("0.0.0.0")
+        .busy_reply_threshold(Duration::from_millis(100))
+        .start();
     let local = SocketAddr::from(([127, 0, 0, 1], server.port()));
     let mut runner = RawConn::connect(local);
     runner.send(&[b"EVAL".to_vec(), SPIN.as_bytes().to_vec(), b"0".to_vec()]);
@@ -154,18 +214,31 @@ fn protected_mode_applies_to_clients_accepted_during_a_busy_script() {
     let mut outside = RawConn::connect(SocketAddr::new(ip, server.port()));
     outside.send(&[b"SCRIPT".to_vec(), b"KILL".to_vec()]);
     let r = reply_or_closed(&mut outside);
-    assert!(r.starts_with("-DENIED Redis is running in protected mode"), "{r}");
+    assert!(
+        r.starts_with("-DENIED Redis is running in protected mode"),
+        "{r}"
+    );
     assert_eq!(reply_or_closed(&mut outside), "(closed)");
-    assert_eq!(cmd(&mut probe, &["SCRIPT", "KILL"]), "+OK\\r\\n", "the script was still running");
+    assert_eq!(
+        cmd(&mut probe, &["SCRIPT", "KILL"]),
+        "+OK\\r\\n",
+        "the script was still running"
+    );
 }
 
 /// A field of the CLIENT LIST line of the client named `name` (None once it is gone).
 fn client_field(admin: &mut RawConn, name: &str, field: &str) -> Option<u64> {
     admin.send(&[b"CLIENT".to_vec(), b"LIST".to_vec()]);
-    let frame = admin.read_frame(Duration::from_secs(10)).expect("CLIENT LIST");
+    let frame = admin
+        .read_frame(Duration::from_secs(10))
+        .expect("CLIENT LIST");
     let text = String::from_utf8_lossy(&frame).to_string();
-    let line = text.lines().find(|l| l.contains(&format!(" name={name} ")))?;
-    let value = line.split(' ').find_map(|kv| kv.strip_prefix(&format!("{field}=")))?;
+    let line = text
+        .lines()
+        .find(|l| l.contains(&format!(" name={name} ")))?;
+    let value = line
+        .split(' ')
+        .find_map(|kv| kv.strip_prefix(&format!("{field}=")))?;
     value.parse().ok()
 }
 
@@ -176,9 +249,17 @@ fn numsub(admin: &mut RawConn, channel: &str) -> String {
 /// Publishes `size`-byte messages to a subscriber that never reads, until the server drops
 /// it (or `max_total` bytes went out). Returns the bytes published, and the largest omem
 /// CLIENT LIST showed for it (None when not asked to look).
-fn stall_a_subscriber(addr: SocketAddr, size: usize, max_total: usize, watch_omem: bool) -> (Option<usize>, u64) {
+fn stall_a_subscriber(
+    addr: SocketAddr,
+    size: usize,
+    max_total: usize,
+    watch_omem: bool,
+) -> (Option<usize>, u64) {
     let mut subscriber = RawConn::connect(addr);
-    assert_eq!(cmd(&mut subscriber, &["CLIENT", "SETNAME", "stalled"]), "+OK\\r\\n");
+    assert_eq!(
+        cmd(&mut subscriber, &["CLIENT", "SETNAME", "stalled"]),
+        "+OK\\r\\n"
+    );
     subscriber.send(&[b"SUBSCRIBE".to_vec(), b"news".to_vec()]);
     assert!(subscriber.read_frame(Duration::from_secs(10)).is_some());
     // From here on the subscriber reads nothing.
@@ -205,13 +286,30 @@ fn stall_a_subscriber(addr: SocketAddr, size: usize, max_total: usize, watch_ome
 fn a_subscriber_that_never_reads_is_dropped_at_the_pubsub_hard_limit() {
     let server = redlab::Server::start();
     let mut admin = RawConn::connect(server.addr());
-    assert_eq!(cmd(&mut admin, &["CONFIG", "SET", "client-output-buffer-limit", "pubsub 2mb 0 0"]), "+OK\\r\\n");
+    assert_eq!(
+        cmd(
+            &mut admin,
+            &[
+                "CONFIG",
+                "SET",
+                "client-output-buffer-limit",
+                "pubsub 2mb 0 0"
+            ]
+        ),
+        "+OK\\r\\n"
+    );
     let (dropped_after, max_omem) = stall_a_subscriber(server.addr(), 64 * 1024, 256 << 20, true);
     let dropped_after = dropped_after.expect("the stalled subscriber was dropped");
     assert!(max_omem > 0, "CLIENT LIST shows the output it holds");
-    assert!(max_omem <= (2 << 20) + 64 * 1024 + 1024, "omem stayed under the limit: {max_omem}");
+    assert!(
+        max_omem <= (2 << 20) + 64 * 1024 + 1024,
+        "omem stayed under the limit: {max_omem}"
+    );
     // The socket buffers take a few MB before the server holds anything; after that 2 MB.
-    assert!(dropped_after < 64 << 20, "dropped after {dropped_after} bytes");
+    assert!(
+        dropped_after < 64 << 20,
+        "dropped after {dropped_after} bytes"
+    );
     let info = cmd(&mut admin, &["INFO", "clients"]);
     let recent: u64 = info
         .split("client_recent_max_output_buffer:")
@@ -219,11 +317,30 @@ fn a_subscriber_that_never_reads_is_dropped_at_the_pubsub_hard_limit() {
         .and_then(|v| v.split("\\r\\n").next())
         .and_then(|v| v.parse().ok())
         .expect("client_recent_max_output_buffer");
-    assert!(recent >= 1 << 20 && recent <= (2 << 20) + 64 * 1024 + 1024, "INFO saw it: {recent}");
+    assert!(
+        recent >= 1 << 20 && recent <= (2 << 20) + 64 * 1024 + 1024,
+        "INFO saw it: {recent}"
+    );
     if let Some(real) = RealRedis::start_or_skip("stalled_subscriber") {
         let mut admin = RawConn::connect(real.addr());
-        assert_eq!(cmd(&mut admin, &["CONFIG", "SET", "client-output-buffer-limit", "pubsub 2mb 0 0"]), "+OK\\r\\n");
-        assert!(stall_a_subscriber(real.addr(), 64 * 1024, 256 << 20, false).0.is_some(), "Redis drops it too");
+        assert_eq!(
+            cmd(
+                &mut admin,
+                &[
+                    "CONFIG",
+                    "SET",
+                    "client-output-buffer-limit",
+                    "pubsub 2mb 0 0"
+                ]
+            ),
+            "+OK\\r\\n"
+        );
+        assert!(
+            stall_a_subscriber(real.addr(), 64 * 1024, 256 << 20, false)
+                .0
+                .is_some(),
+            "Redis drops it too"
+        );
     }
 }
 
@@ -235,21 +352,47 @@ fn the_default_pubsub_limit_is_redis_s_32mb() {
     assert!(ours.contains("pubsub 33554432 8388608 60"), "{ours}");
     let (dropped_after, _) = stall_a_subscriber(server.addr(), 256 * 1024, 512 << 20, false);
     let dropped_after = dropped_after.expect("dropped at the default hard limit");
-    assert!(dropped_after >= 32 << 20, "not before 32 MB: {dropped_after}");
+    assert!(
+        dropped_after >= 32 << 20,
+        "not before 32 MB: {dropped_after}"
+    );
     if let Some(real) = RealRedis::start_or_skip("default_pubsub_limit") {
-        assert_eq!(cmd(&mut RawConn::connect(real.addr()), &["CONFIG", "GET", "client-output-buffer-limit"]), ours);
+        assert_eq!(
+            cmd(
+                &mut RawConn::connect(real.addr()),
+                &["CONFIG", "GET", "client-output-buffer-limit"]
+            ),
+            ours
+        );
     }
 }
 
 fn config_set_sequence(addr: SocketAddr) -> Vec<String> {
     let mut c = RawConn::connect(addr);
     let mut seen = Vec::new();
-    for v in ["pubsub 1mb 512kb 10", "normal 1gb 2k 5 replica 100 200 3", "", "   ", "normal  1 2 3", "NORMAL 1kb 2 3 normal 5 6 7", "normal 1 2 -1"] {
-        seen.push(cmd(&mut c, &["CONFIG", "SET", "client-output-buffer-limit", v]));
-        seen.push(cmd(&mut c, &["CONFIG", "GET", "client-output-buffer-limit"]));
+    for v in [
+        "pubsub 1mb 512kb 10",
+        "normal 1gb 2k 5 replica 100 200 3",
+        "",
+        "   ",
+        "normal  1 2 3",
+        "NORMAL 1kb 2 3 normal 5 6 7",
+        "normal 1 2 -1",
+    ] {
+        seen.push(cmd(
+            &mut c,
+            &["CONFIG", "SET", "client-output-buffer-limit", v],
+        ));
+        seen.push(cmd(
+            &mut c,
+            &["CONFIG", "GET", "client-output-buffer-limit"],
+        ));
     }
     for v in ["1000", "1mb", "2gb"] {
-        seen.push(cmd(&mut c, &["CONFIG", "SET", "client-query-buffer-limit", v]));
+        seen.push(cmd(
+            &mut c,
+            &["CONFIG", "SET", "client-query-buffer-limit", v],
+        ));
         seen.push(cmd(&mut c, &["CONFIG", "GET", "client-query-buffer-limit"]));
     }
     seen
@@ -268,7 +411,13 @@ fn buffer_limits_read_back_as_redis_formats_them() {
 /// A request bigger than client-query-buffer-limit: the connection is closed, no reply.
 fn oversized_query(addr: SocketAddr) -> String {
     let mut admin = RawConn::connect(addr);
-    assert_eq!(cmd(&mut admin, &["CONFIG", "SET", "client-query-buffer-limit", "1mb"]), "+OK\\r\\n");
+    assert_eq!(
+        cmd(
+            &mut admin,
+            &["CONFIG", "SET", "client-query-buffer-limit", "1mb"]
+        ),
+        "+OK\\r\\n"
+    );
     let mut c = RawConn::connect(addr);
     c.send_raw(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3000000\r\n");
     c.send_raw(&vec![b'v'; 3_000_000]);
@@ -310,15 +459,23 @@ fn a_pipeline_of_large_replies_to_a_slow_reader_stays_bounded() {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let omem = client_field(&mut admin, "slow", "omem").expect("the slow client is there");
-        assert!(omem <= 4 << 20, "the server holds {omem} bytes for a client that does not read");
+        assert!(
+            omem <= 4 << 20,
+            "the server holds {omem} bytes for a client that does not read"
+        );
         if client_field(&mut admin, "slow", "qbuf").unwrap_or(0) > 0 && omem > 0 {
             break;
         }
-        assert!(Instant::now() < deadline, "the server never paused on the slow reader");
+        assert!(
+            Instant::now() < deadline,
+            "the server never paused on the slow reader"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     for i in 0..N {
-        let frame = slow.read_frame(Duration::from_secs(30)).unwrap_or_else(|| panic!("reply {i}"));
+        let frame = slow
+            .read_frame(Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("reply {i}"));
         assert_eq!(frame.len(), (1 << 20) + 12, "reply {i}");
         if i % 50 == 0 {
             let omem = client_field(&mut admin, "slow", "omem").expect("still connected");

@@ -11,8 +11,16 @@ use redlab_client::RealRedis;
 use support::resp::{show, RawConn};
 
 fn cmd(c: &mut RawConn, args: &[&str]) -> String {
-    c.send(&args.iter().map(|a| a.as_bytes().to_vec()).collect::<Vec<_>>());
-    show(&c.read_frame(Duration::from_secs(30)).unwrap_or_else(|| panic!("no answer to {args:?}")))
+    c.send(
+        &args
+            .iter()
+            .map(|a| a.as_bytes().to_vec())
+            .collect::<Vec<_>>(),
+    );
+    show(
+        &c.read_frame(Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("no answer to {args:?}")),
+    )
 }
 
 /// Each line is a command; replies are compared with Redis's. Offsets stay under 64 MB
@@ -27,7 +35,12 @@ const CASES: &[&[&str]] = &[
     &["EXISTS", "s"],
     &["SETRANGE", "s", "33554432", "x"],
     &["STRLEN", "s"],
-    &["GETRANGE", "s", "-9223372036854775808", "9223372036854775807"],
+    &[
+        "GETRANGE",
+        "s",
+        "-9223372036854775808",
+        "9223372036854775807",
+    ],
     &["DEL", "s"],
     &["SETBIT", "b", "4294967296", "1"],
     &["SETBIT", "b", "-1", "1"],
@@ -35,7 +48,13 @@ const CASES: &[&[&str]] = &[
     &["SETBIT", "b", "268435455", "1"],
     &["STRLEN", "b"],
     &["BITCOUNT", "b", "0", "9223372036854775807"],
-    &["BITPOS", "b", "1", "-9223372036854775808", "9223372036854775807"],
+    &[
+        "BITPOS",
+        "b",
+        "1",
+        "-9223372036854775808",
+        "9223372036854775807",
+    ],
     &["GETBIT", "b", "4294967295"],
     &["BITFIELD", "b", "SET", "u8", "4294967296", "1"],
     &["DEL", "b"],
@@ -49,13 +68,54 @@ const CASES: &[&[&str]] = &[
     &["LTRIM", "l", "-9223372036854775808", "9223372036854775807"],
     &["LINDEX", "l", "-9223372036854775808"],
     &["LPOS", "l", "a", "RANK", "-9223372036854775808"],
-    &["LPOS", "l", "a", "COUNT", "9223372036854775807", "MAXLEN", "9223372036854775807"],
+    &[
+        "LPOS",
+        "l",
+        "a",
+        "COUNT",
+        "9223372036854775807",
+        "MAXLEN",
+        "9223372036854775807",
+    ],
     &["ZADD", "z", "1", "a", "2", "b"],
     &["ZRANGE", "z", "0", "9223372036854775807"],
-    &["ZRANGE", "z", "-9223372036854775808", "9223372036854775807", "WITHSCORES"],
-    &["ZRANGE", "z", "-inf", "+inf", "BYSCORE", "LIMIT", "0", "9223372036854775807"],
-    &["ZRANGE", "z", "-inf", "+inf", "BYSCORE", "LIMIT", "9223372036854775807", "-1"],
-    &["ZRANGE", "z", "-", "+", "BYLEX", "LIMIT", "-9223372036854775808", "9223372036854775807"],
+    &[
+        "ZRANGE",
+        "z",
+        "-9223372036854775808",
+        "9223372036854775807",
+        "WITHSCORES",
+    ],
+    &[
+        "ZRANGE",
+        "z",
+        "-inf",
+        "+inf",
+        "BYSCORE",
+        "LIMIT",
+        "0",
+        "9223372036854775807",
+    ],
+    &[
+        "ZRANGE",
+        "z",
+        "-inf",
+        "+inf",
+        "BYSCORE",
+        "LIMIT",
+        "9223372036854775807",
+        "-1",
+    ],
+    &[
+        "ZRANGE",
+        "z",
+        "-",
+        "+",
+        "BYLEX",
+        "LIMIT",
+        "-9223372036854775808",
+        "9223372036854775807",
+    ],
     &["ZRANGEBYSCORE", "z", "-inf", "+inf", "LIMIT", "-1", "-1"],
     &["ZREVRANGE", "z", "9223372036854775807", "0"],
     &["ZPOPMIN", "z", "9223372036854775807"],
@@ -83,8 +143,14 @@ fn huge_offsets_and_counts_get_redis_replies() {
     let ours = run_all(server.addr());
     let mut bystander = RawConn::connect(server.addr());
     assert_eq!(cmd(&mut bystander, &["PING"]), "+PONG\\r\\n");
-    assert_eq!(ours[0], "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\\r\\n");
-    assert_eq!(ours[11], "-ERR bit offset is not an integer or out of range\\r\\n");
+    assert_eq!(
+        ours[0],
+        "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\\r\\n"
+    );
+    assert_eq!(
+        ours[11],
+        "-ERR bit offset is not an integer or out of range\\r\\n"
+    );
     if let Some(real) = RealRedis::start_or_skip("hostile_commands") {
         let theirs = run_all(real.addr());
         let diffs: Vec<String> = CASES
@@ -93,6 +159,10 @@ fn huge_offsets_and_counts_get_redis_replies() {
             .filter(|(_, (a, b))| a != b)
             .map(|(args, (a, b))| format!("{args:?}\n  redlab: {a}\n  redis:  {b}"))
             .collect();
-        assert!(diffs.is_empty(), "replies differ from Redis:\n{}", diffs.join("\n"));
+        assert!(
+            diffs.is_empty(),
+            "replies differ from Redis:\n{}",
+            diffs.join("\n")
+        );
     }
 }

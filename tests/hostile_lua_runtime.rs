@@ -14,11 +14,16 @@ const T: Duration = Duration::from_secs(60);
 
 fn eval(c: &mut RawConn, script: &str) -> String {
     c.send(&[b"EVAL".to_vec(), script.as_bytes().to_vec(), b"0".to_vec()]);
-    show(&c.read_frame(T).unwrap_or_else(|| panic!("no answer to {script:?}")))
+    show(
+        &c.read_frame(T)
+            .unwrap_or_else(|| panic!("no answer to {script:?}")),
+    )
 }
 
 /// Integer-ish extremes, as Lua expressions.
-const EXTREMES: &[&str] = &["0", "-1", "2^31", "-2^31", "2^31-1", "2^53", "1e308", "-1e308", "0/0", "1/0", "-1/0"];
+const EXTREMES: &[&str] = &[
+    "0", "-1", "2^31", "-2^31", "2^31-1", "2^53", "1e308", "-1e308", "0/0", "1/0", "-1/0",
+];
 
 /// Library calls with a count, index or size; `X` and `Y` are replaced by every extreme. Calls that
 /// would build a gigabyte for a large positive count (string.rep) are in `REP_COUNTS`.
@@ -69,7 +74,9 @@ const TEMPLATES: &[&str] = &[
 
 /// string.rep with every extreme but 2^31-1, the one count that survives the conversion to int
 /// (Redis would build the 4 GB string; see `memory_bombs...`).
-const REP_COUNTS: &[&str] = &["0", "-1", "2^31", "-2^31", "2^53", "1e308", "-1e308", "0/0", "1/0", "-1/0", "2^32 + 3"];
+const REP_COUNTS: &[&str] = &[
+    "0", "-1", "2^31", "-2^31", "2^53", "1e308", "-1e308", "0/0", "1/0", "-1/0", "2^32 + 3",
+];
 
 /// Struct formats with counts: sizes at and past the limits.
 const STRUCT_CASES: &[&str] = &[
@@ -153,8 +160,13 @@ fn same_as_redis() -> Vec<String> {
     ];
     // table.insert at +-2^31 (both convert to INT_MIN) shifts two billion slots, in Redis too.
     let insert_positions = EXTREMES.iter().filter(|x| !matches!(**x, "2^31" | "-2^31"));
-    scripts.extend(insert_positions.map(|x| wrapped(&format!("table.insert({{1, 2, 3}}, {x}, 'v')"))));
-    scripts.extend(REP_COUNTS.iter().map(|x| wrapped(&format!("string.rep('ab', {x})"))));
+    scripts
+        .extend(insert_positions.map(|x| wrapped(&format!("table.insert({{1, 2, 3}}, {x}, 'v')"))));
+    scripts.extend(
+        REP_COUNTS
+            .iter()
+            .map(|x| wrapped(&format!("string.rep('ab', {x})"))),
+    );
     for t in TEMPLATES {
         scripts.extend(expand(t).iter().map(|e| wrapped(e)));
     }
@@ -175,14 +187,24 @@ fn extreme_arguments_get_redis_replies() {
             let want = eval(t, &script);
             if got != want {
                 let cut = |s: &str| s.chars().take(300).collect::<String>();
-                mismatches.push(format!("{}:\n  redlab: {}\n  redis:  {}", cut(&script), cut(&got), cut(&want)));
+                mismatches.push(format!(
+                    "{}:\n  redlab: {}\n  redis:  {}",
+                    cut(&script),
+                    cut(&got),
+                    cut(&want)
+                ));
             }
         } else {
             assert!(!got.is_empty(), "{script}");
         }
     }
     assert_eq!(eval(&mut ours, "return 1"), ":1\\r\\n", "scripts still run");
-    assert!(mismatches.is_empty(), "{} replies differ from Redis:\n{}", mismatches.len(), mismatches.join("\n"));
+    assert!(
+        mismatches.is_empty(),
+        "{} replies differ from Redis:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
 }
 
 /// Patterns deep enough to overflow a C stack end in "pattern too complex". Redis (8 MB stack)
@@ -200,7 +222,10 @@ const DEEP_PATTERNS: &[&str] = &[
 ];
 
 fn assert_too_complex(script: &str, got: &str) {
-    assert!(got.starts_with("-ERR user_script:1: pattern too complex"), "{script}: {got}");
+    assert!(
+        got.starts_with("-ERR user_script:1: pattern too complex"),
+        "{script}: {got}"
+    );
 }
 
 #[test]
@@ -212,7 +237,10 @@ fn deep_patterns_end_in_a_lua_error_on_the_server() {
         assert_eq!(eval(&mut c, "return 1"), ":1\\r\\n", "after {script}");
     }
     // Inside pcall the error is catchable, as any Lua error.
-    let got = eval(&mut c, "return {pcall(string.find, string.rep('a', 100000), string.rep('a?', 100000))}");
+    let got = eval(
+        &mut c,
+        "return {pcall(string.find, string.rep('a', 100000), string.rep('a?', 100000))}",
+    );
     assert!(got.contains("pattern too complex"), "{got}");
 }
 
@@ -234,7 +262,10 @@ fn deep_patterns_end_in_a_lua_error_in_process_on_a_small_stack() {
         .expect("the engine thread survives");
     for (script, reply) in outcome {
         match reply {
-            redlab::Reply::Error(e) => assert!(e.starts_with("ERR user_script:1: pattern too complex"), "{script}: {e}"),
+            redlab::Reply::Error(e) => assert!(
+                e.starts_with("ERR user_script:1: pattern too complex"),
+                "{script}: {e}"
+            ),
             other => panic!("{script}: {other:?}"),
         }
     }
@@ -254,7 +285,13 @@ fn many_strings_differing_in_unsampled_bytes_complete() {
     assert_eq!(eval(&mut c, script), ":800000\\r\\n");
     eprintln!("800,000 colliding strings: {:?}", start.elapsed());
     let start = Instant::now();
-    assert_eq!(eval(&mut c, "local n = 0 for i = 1, 1000 do n = n + #(tostring(i) .. 'y') end return n"), ":3893\\r\\n");
+    assert_eq!(
+        eval(
+            &mut c,
+            "local n = 0 for i = 1, 1000 do n = n + #(tostring(i) .. 'y') end return n"
+        ),
+        ":3893\\r\\n"
+    );
     eprintln!("next script: {:?}", start.elapsed());
 }
 

@@ -41,7 +41,10 @@ fn hostile_inputs() -> Vec<(&'static str, Vec<u8>)> {
         ("missing dollar", b"*3\r\nfoo\r\n".to_vec()),
         ("10,000 nested arrays", nested),
         ("2 MB inline line", inline_2mb),
-        ("huge multibulk count", b"*2147483647\r\n$4\r\nPING\r\n".to_vec()),
+        (
+            "huge multibulk count",
+            b"*2147483647\r\n$4\r\nPING\r\n".to_vec(),
+        ),
         ("random bytes", random),
     ]
 }
@@ -64,7 +67,11 @@ fn hostile_frames_get_redis_errors_and_others_are_still_served() {
         }
         bystander.send(&[b"PING".to_vec()]);
         let pong = bystander.read_frame(Duration::from_secs(5));
-        assert_eq!(pong.as_deref(), Some(&b"+PONG\r\n"[..]), "after {name}, another client is not served");
+        assert_eq!(
+            pong.as_deref(),
+            Some(&b"+PONG\r\n"[..]),
+            "after {name}, another client is not served"
+        );
     }
 }
 
@@ -76,8 +83,14 @@ fn a_frame_arriving_a_byte_at_a_time_is_served() {
         c.send_raw(&[b]);
         std::thread::sleep(Duration::from_micros(200));
     }
-    assert_eq!(c.read_frame(Duration::from_secs(5)).as_deref(), Some(&b"+OK\r\n"[..]));
-    assert_eq!(c.read_frame(Duration::from_secs(5)).as_deref(), Some(&b"$5\r\nvalue\r\n"[..]));
+    assert_eq!(
+        c.read_frame(Duration::from_secs(5)).as_deref(),
+        Some(&b"+OK\r\n"[..])
+    );
+    assert_eq!(
+        c.read_frame(Duration::from_secs(5)).as_deref(),
+        Some(&b"$5\r\nvalue\r\n"[..])
+    );
 }
 
 #[test]
@@ -87,7 +100,10 @@ fn binary_keys_and_values_round_trip() {
     let key: Vec<u8> = (0u8..=255).collect();
     let value: Vec<u8> = (0u8..=255).rev().cycle().take(100_000).collect();
     c.send(&[b"SET".to_vec(), key.clone(), value.clone()]);
-    assert_eq!(c.read_frame(Duration::from_secs(5)).as_deref(), Some(&b"+OK\r\n"[..]));
+    assert_eq!(
+        c.read_frame(Duration::from_secs(5)).as_deref(),
+        Some(&b"+OK\r\n"[..])
+    );
     c.send(&[b"GET".to_vec(), key]);
     let mut expected = format!("${}\r\n", value.len()).into_bytes();
     expected.extend_from_slice(&value);

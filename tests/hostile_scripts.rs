@@ -15,12 +15,26 @@ use support::resp::{show, RawConn};
 const T: Duration = Duration::from_secs(30);
 
 fn eval(c: &mut RawConn, script: &str) -> String {
-    c.send(&[b"EVAL".to_vec(), script.as_bytes().to_vec(), b"1".to_vec(), b"k".to_vec(), b"v".to_vec()]);
-    show(&c.read_frame(T).unwrap_or_else(|| panic!("no answer to {script:?}")))
+    c.send(&[
+        b"EVAL".to_vec(),
+        script.as_bytes().to_vec(),
+        b"1".to_vec(),
+        b"k".to_vec(),
+        b"v".to_vec(),
+    ]);
+    show(
+        &c.read_frame(T)
+            .unwrap_or_else(|| panic!("no answer to {script:?}")),
+    )
 }
 
 fn cmd(c: &mut RawConn, args: &[&str]) -> String {
-    c.send(&args.iter().map(|a| a.as_bytes().to_vec()).collect::<Vec<_>>());
+    c.send(
+        &args
+            .iter()
+            .map(|a| a.as_bytes().to_vec())
+            .collect::<Vec<_>>(),
+    );
     show(&c.read_frame(T).expect("the server answers"))
 }
 
@@ -79,15 +93,27 @@ fn hostile_scripts_get_redis_replies() {
             let want = eval(t, script);
             if got != want {
                 let cut = |s: &str| s.chars().take(300).collect::<String>();
-                mismatches.push(format!("{name}:\n  redlab: {}\n  redis:  {}", cut(&got), cut(&want)));
+                mismatches.push(format!(
+                    "{name}:\n  redlab: {}\n  redis:  {}",
+                    cut(&got),
+                    cut(&want)
+                ));
             }
         } else {
             assert!(!got.is_empty(), "{name}");
         }
-        assert_eq!(cmd(&mut bystander, &["PING"]), "+PONG\\r\\n", "after {name}, another client is not served");
+        assert_eq!(
+            cmd(&mut bystander, &["PING"]),
+            "+PONG\\r\\n",
+            "after {name}, another client is not served"
+        );
     }
     assert_eq!(eval(&mut ours, "return 1"), ":1\\r\\n", "scripts still run");
-    assert!(mismatches.is_empty(), "replies differ from Redis:\n{}", mismatches.join("\n"));
+    assert!(
+        mismatches.is_empty(),
+        "replies differ from Redis:\n{}",
+        mismatches.join("\n")
+    );
 }
 
 /// Where redlab deliberately answers differently (tests/conformance/DIFFERENCES.md): the
@@ -98,20 +124,38 @@ fn hostile_scripts_with_documented_differences() {
     let mut c = RawConn::connect(server.addr());
     // Redis nests 7995 levels before "reached lua stack limit"; redlab cuts at 1000 so the
     // conversion cannot exhaust the server thread's stack.
-    for script in ["local t = {} t[1] = t return t", "local a, b = {}, {} a[1] = b b[1] = a return a"] {
+    for script in [
+        "local t = {} t[1] = t return t",
+        "local a, b = {}, {} a[1] = b b[1] = a return a",
+    ] {
         let got = eval(&mut c, script);
         assert_eq!(got.matches("*1\\r\\n").count(), 1001, "{script}");
-        assert!(got.ends_with("-ERR reached lua stack limit\\r\\n"), "{script}");
+        assert!(
+            got.ends_with("-ERR reached lua stack limit\\r\\n"),
+            "{script}"
+        );
     }
     // Redis: "stack overflow (in function mp_decode_to_lua_array)"; an error either way.
-    let got = eval(&mut c, "return #cmsgpack.unpack(string.rep('\\145', 100000))");
+    let got = eval(
+        &mut c,
+        "return #cmsgpack.unpack(string.rep('\\145', 100000))",
+    );
     assert!(got.starts_with("-ERR user_script:1: "), "{got}");
     // Redis's Lua has no bytecode loader, so its lexer rejects the chunk as text; redlab's
     // loadstring refuses it by its first byte. Both return nil and a message, never load it.
-    let got = eval(&mut c, "local f, e = loadstring('\\27Lua') return {tostring(f), e}");
+    let got = eval(
+        &mut c,
+        "local f, e = loadstring('\\27Lua') return {tostring(f), e}",
+    );
     assert!(got.starts_with("*2\\r\\n$3\\r\\nnil\\r\\n"), "{got}");
-    let got = eval(&mut c, "return loadstring(string.dump(function() return 1 end))");
-    assert!(got.starts_with('-') || got.starts_with("$-1"), "bytecode never loads: {got}");
+    let got = eval(
+        &mut c,
+        "return loadstring(string.dump(function() return 1 end))",
+    );
+    assert!(
+        got.starts_with('-') || got.starts_with("$-1"),
+        "bytecode never loads: {got}"
+    );
     assert_eq!(cmd(&mut c, &["PING"]), "+PONG\\r\\n");
 }
 
@@ -121,7 +165,11 @@ fn hostile_scripts_with_documented_differences() {
 fn scripts_that_crash_redis_get_an_error_here() {
     let server = redlab::Server::start();
     let mut c = RawConn::connect(server.addr());
-    for script in ["error({})", "error(setmetatable({}, {__index = function() error({}) end}))", "return error({err = 42})"] {
+    for script in [
+        "error({})",
+        "error(setmetatable({}, {__index = function() error({}) end}))",
+        "return error({err = 42})",
+    ] {
         let got = eval(&mut c, script);
         assert!(got.starts_with('-'), "{script}: {got}");
         assert_eq!(cmd(&mut c, &["PING"]), "+PONG\\r\\n");
@@ -145,7 +193,13 @@ fn wait_busy(c: &mut RawConn) -> String {
 fn loop_then_kill(addr: SocketAddr, script: &str) -> Vec<String> {
     let mut runner = RawConn::connect(addr);
     let mut other = RawConn::connect(addr);
-    assert_eq!(cmd(&mut other, &["CONFIG", "SET", "busy-reply-threshold", "100"]), "+OK\\r\\n");
+    assert_eq!(
+        cmd(
+            &mut other,
+            &["CONFIG", "SET", "busy-reply-threshold", "100"]
+        ),
+        "+OK\\r\\n"
+    );
     runner.send(&[b"EVAL".to_vec(), script.as_bytes().to_vec(), b"0".to_vec()]);
     let busy = wait_busy(&mut other);
     let kill = cmd(&mut other, &["SCRIPT", "KILL"]);
@@ -191,16 +245,34 @@ fn a_loop_after_a_write_is_unkillable_and_shutdown_nosave_stops_it() {
     let server = redlab::Server::start();
     let mut runner = RawConn::connect(server.addr());
     let mut other = RawConn::connect(server.addr());
-    assert_eq!(cmd(&mut other, &["CONFIG", "SET", "busy-reply-threshold", "100"]), "+OK\\r\\n");
-    runner.send(&[b"EVAL".to_vec(), b"redis.call('set', 'w', 1) while true do end".to_vec(), b"0".to_vec()]);
+    assert_eq!(
+        cmd(
+            &mut other,
+            &["CONFIG", "SET", "busy-reply-threshold", "100"]
+        ),
+        "+OK\\r\\n"
+    );
+    runner.send(&[
+        b"EVAL".to_vec(),
+        b"redis.call('set', 'w', 1) while true do end".to_vec(),
+        b"0".to_vec(),
+    ]);
     assert!(wait_busy(&mut other).starts_with("-BUSY"));
     let kill = cmd(&mut other, &["SCRIPT", "KILL"]);
-    assert!(kill.starts_with("-UNKILLABLE Sorry the script already executed write commands"), "{kill}");
+    assert!(
+        kill.starts_with("-UNKILLABLE Sorry the script already executed write commands"),
+        "{kill}"
+    );
     other.send(&[b"SHUTDOWN".to_vec(), b"NOSAVE".to_vec()]);
-    assert!(runner.read_frame(Duration::from_secs(10)).is_none_or(|f| f.starts_with(b"-")));
+    assert!(runner
+        .read_frame(Duration::from_secs(10))
+        .is_none_or(|f| f.starts_with(b"-")));
     let start = Instant::now();
     while server.is_running() && start.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert!(!server.is_running(), "SHUTDOWN NOSAVE did not stop the server");
+    assert!(
+        !server.is_running(),
+        "SHUTDOWN NOSAVE did not stop the server"
+    );
 }

@@ -34,7 +34,10 @@ fn check_fd_limit() {
             .and_then(|l| l.split_whitespace().nth(3))
             .and_then(|v| v.parse::<u64>().ok());
         if let Some(soft) = soft {
-            assert!(soft >= 2200, "needs about 2,200 file descriptors; `ulimit -n` is {soft}");
+            assert!(
+                soft >= 2200,
+                "needs about 2,200 file descriptors; `ulimit -n` is {soft}"
+            );
         }
     }
 }
@@ -49,7 +52,14 @@ async fn client(addr: std::net::SocketAddr, id: usize) -> Log {
         let mut frames = Vec::new();
         for j in 0..50 {
             let (k, v) = (format!("gone:{id}:{j}"), "x".repeat(100));
-            frames.extend_from_slice(format!("*3\r\n$3\r\nSET\r\n${}\r\n{k}\r\n${}\r\n{v}\r\n", k.len(), v.len()).as_bytes());
+            frames.extend_from_slice(
+                format!(
+                    "*3\r\n$3\r\nSET\r\n${}\r\n{k}\r\n${}\r\n{v}\r\n",
+                    k.len(),
+                    v.len()
+                )
+                .as_bytes(),
+            );
         }
         // Half a frame at the end, then gone.
         frames.extend_from_slice(b"*3\r\n$3\r\nSET\r\n$4\r\nhalf");
@@ -58,9 +68,14 @@ async fn client(addr: std::net::SocketAddr, id: usize) -> Log {
     }
     if id % 10 == 5 {
         let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
-        let script = "local n = 0 for i = 1, 200000 do n = n + i end redis.call('set', KEYS[1], n) return n";
+        let script =
+            "local n = 0 for i = 1, 200000 do n = n + i end redis.call('set', KEYS[1], n) return n";
         let key = format!("gone:{id}");
-        let frame = format!("*4\r\n$4\r\nEVAL\r\n${}\r\n{script}\r\n$1\r\n1\r\n${}\r\n{key}\r\n", script.len(), key.len());
+        let frame = format!(
+            "*4\r\n$4\r\nEVAL\r\n${}\r\n{script}\r\n$1\r\n1\r\n${}\r\n{key}\r\n",
+            script.len(),
+            key.len()
+        );
         let _ = s.write_all(frame.as_bytes()).await;
         return log;
     }
@@ -69,15 +84,27 @@ async fn client(addr: std::net::SocketAddr, id: usize) -> Log {
         let key = format!("k:{id}:{round}");
         let value = format!("v:{id}:{round}");
         if round % 2 == 0 {
-            let r = conn.cmd(&["EVAL", SCRIPT, "2", &key, &counter, &value]).await.expect("EVAL");
-            let Value::Int(n) = r else { panic!("EVAL answered {r:?}") };
+            let r = conn
+                .cmd(&["EVAL", SCRIPT, "2", &key, &counter, &value])
+                .await
+                .expect("EVAL");
+            let Value::Int(n) = r else {
+                panic!("EVAL answered {r:?}")
+            };
             log.counter = Some((counter.clone(), n));
         } else {
             let mut p = Pipeline::new();
-            p.cmd(&["MULTI"]).cmd(&["SET", &key, &value]).cmd(&["INCR", &counter]).cmd(&["EXEC"]);
+            p.cmd(&["MULTI"])
+                .cmd(&["SET", &key, &value])
+                .cmd(&["INCR", &counter])
+                .cmd(&["EXEC"]);
             let replies = conn.pipeline(&p).await.expect("MULTI/EXEC");
-            let Some(Value::Array(exec)) = replies.last() else { panic!("EXEC answered {replies:?}") };
-            let Some(Value::Int(n)) = exec.get(1) else { panic!("EXEC answered {exec:?}") };
+            let Some(Value::Array(exec)) = replies.last() else {
+                panic!("EXEC answered {replies:?}")
+            };
+            let Some(Value::Int(n)) = exec.get(1) else {
+                panic!("EXEC answered {exec:?}")
+            };
             log.counter = Some((counter.clone(), *n));
         }
         log.values.insert(key, value);
@@ -90,31 +117,59 @@ fn a_thousand_clients_and_every_acknowledged_write_is_kept() {
     check_fd_limit();
     let server = redlab::Server::start();
     let addr = server.addr();
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     let logs: Vec<Log> = rt.block_on(async move {
-        let tasks: Vec<_> = (0..CLIENTS).map(|id| tokio::spawn(client(addr, id))).collect();
+        let tasks: Vec<_> = (0..CLIENTS)
+            .map(|id| tokio::spawn(client(addr, id)))
+            .collect();
         let mut logs = Vec::new();
         for t in tasks {
-            logs.push(tokio::time::timeout(Duration::from_secs(120), t).await.expect("a client hung").expect("client"));
+            logs.push(
+                tokio::time::timeout(Duration::from_secs(120), t)
+                    .await
+                    .expect("a client hung")
+                    .expect("client"),
+            );
         }
         logs
     });
     let checked = rt.block_on(async move {
-        let conn = Connection::tcp(addr).await.expect("the server still accepts connections");
+        let conn = Connection::tcp(addr)
+            .await
+            .expect("the server still accepts connections");
         let mut checked = 0;
         for log in &logs {
             for (k, v) in &log.values {
                 let got = conn.cmd(&["GET", k]).await.expect("GET");
-                assert_eq!(got, Value::Bulk(v.clone().into()), "acknowledged write of {k} lost");
+                assert_eq!(
+                    got,
+                    Value::Bulk(v.clone().into()),
+                    "acknowledged write of {k} lost"
+                );
                 checked += 1;
             }
             if let Some((k, n)) = &log.counter {
                 let got = conn.cmd(&["GET", k]).await.expect("GET");
-                assert_eq!(got, Value::Bulk(n.to_string().into()), "acknowledged INCRs of {k} lost");
+                assert_eq!(
+                    got,
+                    Value::Bulk(n.to_string().into()),
+                    "acknowledged INCRs of {k} lost"
+                );
             }
         }
-        assert_eq!(conn.cmd(&["PING"]).await.expect("PING"), Value::Status("PONG".into()));
+        assert_eq!(
+            conn.cmd(&["PING"]).await.expect("PING"),
+            Value::Status("PONG".into())
+        );
         checked
     });
-    assert_eq!(checked, CLIENTS / 10 * 8 * ROUNDS, "every well-behaved client's writes were checked");
+    assert_eq!(
+        checked,
+        CLIENTS / 10 * 8 * ROUNDS,
+        "every well-behaved client's writes were checked"
+    );
 }

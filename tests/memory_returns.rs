@@ -15,19 +15,40 @@ use support::resp::{show, RawConn};
 const T: Duration = Duration::from_secs(30);
 
 fn cmd(c: &mut RawConn, args: &[&str]) -> String {
-    c.send(&args.iter().map(|a| a.as_bytes().to_vec()).collect::<Vec<_>>());
-    show(&c.read_frame(T).unwrap_or_else(|| panic!("no answer to {args:?}")))
+    c.send(
+        &args
+            .iter()
+            .map(|a| a.as_bytes().to_vec())
+            .collect::<Vec<_>>(),
+    );
+    show(
+        &c.read_frame(T)
+            .unwrap_or_else(|| panic!("no answer to {args:?}")),
+    )
 }
 
 fn eval(c: &mut RawConn, script: &str) -> String {
-    c.send(&[b"EVAL".to_vec(), script.as_bytes().to_vec(), b"1".to_vec(), b"k".to_vec(), b"v".to_vec()]);
-    show(&c.read_frame(T).unwrap_or_else(|| panic!("no answer to {script:?}")))
+    c.send(&[
+        b"EVAL".to_vec(),
+        script.as_bytes().to_vec(),
+        b"1".to_vec(),
+        b"k".to_vec(),
+        b"v".to_vec(),
+    ]);
+    show(
+        &c.read_frame(T)
+            .unwrap_or_else(|| panic!("no answer to {script:?}")),
+    )
 }
 
 /// Bytes resident in this process: the test thread and the server under test, nothing else.
 fn rss() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
     pages * 4096
 }
 
@@ -62,15 +83,32 @@ fn memory_bombs_fail_as_script_errors_and_memory_returns() {
     let base_rss = rss();
     for (name, script) in bombs {
         let got = eval(&mut c, script);
-        assert!(got.starts_with("-ERR Error running script"), "{name}: {got}");
+        assert!(
+            got.starts_with("-ERR Error running script"),
+            "{name}: {got}"
+        );
         assert!(got.contains("not enough memory"), "{name}: {got}");
-        assert_eq!(cmd(&mut bystander, &["PING"]), "+PONG\\r\\n", "after {name}, another client is not served");
-        assert_eq!(eval(&mut c, "return 2"), ":2\\r\\n", "after {name}, scripts no longer run");
+        assert_eq!(
+            cmd(&mut bystander, &["PING"]),
+            "+PONG\\r\\n",
+            "after {name}, another client is not served"
+        );
+        assert_eq!(
+            eval(&mut c, "return 2"),
+            ":2\\r\\n",
+            "after {name}, scripts no longer run"
+        );
     }
     let used = used_memory(&mut c);
-    assert!(used < base_used + (8 << 20), "used_memory {base_used} -> {used}");
+    assert!(
+        used < base_used + (8 << 20),
+        "used_memory {base_used} -> {used}"
+    );
     let now = rss();
-    assert!(now < base_rss + (128 << 20), "RSS {base_rss} -> {now}: the bombs' memory was not given back");
+    assert!(
+        now < base_rss + (128 << 20),
+        "RSS {base_rss} -> {now}: the bombs' memory was not given back"
+    );
 }
 
 fn memory_of_a_huge_offset_returns_when_the_key_goes() {
@@ -79,21 +117,36 @@ fn memory_of_a_huge_offset_returns_when_the_key_goes() {
     let base_used = used_memory(&mut c);
     let base_rss = rss();
     for _ in 0..3 {
-        assert_eq!(cmd(&mut c, &["SETRANGE", "s", "100000000", "x"]), ":100000001\\r\\n");
+        assert_eq!(
+            cmd(&mut c, &["SETRANGE", "s", "100000000", "x"]),
+            ":100000001\\r\\n"
+        );
         assert_eq!(cmd(&mut c, &["SETBIT", "b", "800000000", "1"]), ":0\\r\\n");
-        assert!(used_memory(&mut c) > base_used + 150_000_000, "used_memory counts the big strings");
+        assert!(
+            used_memory(&mut c) > base_used + 150_000_000,
+            "used_memory counts the big strings"
+        );
         assert_eq!(cmd(&mut c, &["DEL", "s", "b"]), ":2\\r\\n");
     }
     let used = used_memory(&mut c);
-    assert!(used < base_used + (1 << 20), "used_memory {base_used} -> {used}");
+    assert!(
+        used < base_used + (1 << 20),
+        "used_memory {base_used} -> {used}"
+    );
     let now = rss();
     assert!(now < base_rss + (64 << 20), "RSS {base_rss} -> {now}");
     assert_eq!(cmd(&mut c, &["PING"]), "+PONG\\r\\n");
 }
 
 const TESTS: &[(&str, fn())] = &[
-    ("memory_bombs_fail_as_script_errors_and_memory_returns", memory_bombs_fail_as_script_errors_and_memory_returns),
-    ("memory_of_a_huge_offset_returns_when_the_key_goes", memory_of_a_huge_offset_returns_when_the_key_goes),
+    (
+        "memory_bombs_fail_as_script_errors_and_memory_returns",
+        memory_bombs_fail_as_script_errors_and_memory_returns,
+    ),
+    (
+        "memory_of_a_huge_offset_returns_when_the_key_goes",
+        memory_of_a_huge_offset_returns_when_the_key_goes,
+    ),
 ];
 
 /// One test at a time on the main thread, in the libtest output format so `.ci/stress` and
@@ -108,12 +161,18 @@ fn main() {
         return;
     }
     let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
-    let chosen: Vec<_> = TESTS.iter().filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))).collect();
+    let chosen: Vec<_> = TESTS
+        .iter()
+        .filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())))
+        .collect();
     println!("\nrunning {} tests", chosen.len());
     let mut failed = Vec::new();
     for (name, test) in &chosen {
         let outcome = std::panic::catch_unwind(test);
-        println!("test {name} ... {}", if outcome.is_ok() { "ok" } else { "FAILED" });
+        println!(
+            "test {name} ... {}",
+            if outcome.is_ok() { "ok" } else { "FAILED" }
+        );
         if outcome.is_err() {
             failed.push(*name);
         }
@@ -125,7 +184,11 @@ fn main() {
         }
     }
     let result = if failed.is_empty() { "ok" } else { "FAILED" };
-    println!("\ntest result: {result}. {} passed; {} failed; 0 ignored; 0 measured; 0 filtered out\n", chosen.len() - failed.len(), failed.len());
+    println!(
+        "\ntest result: {result}. {} passed; {} failed; 0 ignored; 0 measured; 0 filtered out\n",
+        chosen.len() - failed.len(),
+        failed.len()
+    );
     if !failed.is_empty() {
         std::process::exit(101);
     }

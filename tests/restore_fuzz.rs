@@ -18,14 +18,24 @@ fn every_captured_payload_restores() {
         let accepted = std::panic::catch_unwind(|| check_payload(&seed.payload))
             .unwrap_or_else(|_| panic!("{} ({}) failed its checks", seed.name, seed.encoding));
         // redlab has no streams: their payload must be refused cleanly, the rest accepted.
-        assert_eq!(accepted, seed.encoding != "stream", "{} ({})", seed.name, seed.encoding);
+        assert_eq!(
+            accepted,
+            seed.encoding != "stream",
+            "{} ({})",
+            seed.name,
+            seed.encoding
+        );
     }
 }
 
 #[test]
 fn mutated_payloads_never_crash_and_read_back_consistently() {
-    let n: u64 = std::env::var("REDLAB_RESTORE_FUZZ_CASES").map(|v| v.parse().expect("a number")).unwrap_or(300);
-    let base: u64 = std::env::var("REDLAB_RESTORE_FUZZ_SEED").map(|v| v.parse().expect("a number")).unwrap_or(11);
+    let n: u64 = std::env::var("REDLAB_RESTORE_FUZZ_CASES")
+        .map(|v| v.parse().expect("a number"))
+        .unwrap_or(300);
+    let base: u64 = std::env::var("REDLAB_RESTORE_FUZZ_SEED")
+        .map(|v| v.parse().expect("a number"))
+        .unwrap_or(11);
     let seeds = parse_seeds(SEEDS);
     let mut accepted = 0;
     let mut total = 0;
@@ -37,7 +47,12 @@ fn mutated_payloads_never_crash_and_read_back_consistently() {
                 Err(_) => {
                     let mut c = redlab_server::fuzzing::generate::Choices::seeded(rng);
                     let payload = redlab_server::fuzzing::restore::mutate(&seed.payload, &mut c);
-                    panic!("seed {} ({}), rng {rng}: RESTORE k 0 (hex) {}", seed.name, seed.encoding, hex(&payload));
+                    panic!(
+                        "seed {} ({}), rng {rng}: RESTORE k 0 (hex) {}",
+                        seed.name,
+                        seed.encoding,
+                        hex(&payload)
+                    );
                 }
             }
             total += 1;
@@ -46,5 +61,8 @@ fn mutated_payloads_never_crash_and_read_back_consistently() {
     eprintln!("restore fuzz: {accepted} of {total} mutated payloads accepted");
     // If no mutation survives, the CRC fixing or the mutator is broken and nothing past the
     // checksum check is being tested.
-    assert!(accepted * 20 > total, "only {accepted} of {total} mutated payloads were accepted");
+    assert!(
+        accepted * 20 > total,
+        "only {accepted} of {total} mutated payloads were accepted"
+    );
 }

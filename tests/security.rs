@@ -10,8 +10,16 @@ use redlab_client::RealRedis;
 use support::resp::{show, RawConn};
 
 fn cmd(c: &mut RawConn, args: &[&str]) -> String {
-    c.send(&args.iter().map(|a| a.as_bytes().to_vec()).collect::<Vec<_>>());
-    show(&c.read_frame(Duration::from_secs(10)).unwrap_or_else(|| panic!("no answer to {args:?}")))
+    c.send(
+        &args
+            .iter()
+            .map(|a| a.as_bytes().to_vec())
+            .collect::<Vec<_>>(),
+    );
+    show(
+        &c.read_frame(Duration::from_secs(10))
+            .unwrap_or_else(|| panic!("no answer to {args:?}")),
+    )
 }
 
 #[test]
@@ -21,7 +29,11 @@ fn binds_loopback_unless_told_otherwise() {
     assert!(server.addr().ip().is_loopback(), "{}", server.addr());
     // Nothing answers on the machine's other addresses.
     if let Some(ip) = outside_ip() {
-        assert!(TcpStream::connect_timeout(&SocketAddr::new(ip, server.port()), Duration::from_secs(2)).is_err());
+        assert!(TcpStream::connect_timeout(
+            &SocketAddr::new(ip, server.port()),
+            Duration::from_secs(2)
+        )
+        .is_err());
     }
 }
 
@@ -47,18 +59,30 @@ fn requirepass_answers_noauth_until_auth_over_tcp() {
     let server = redlab::Server::builder().requirepass("s3cret").start();
     let ours = auth_session(server.addr());
     assert_eq!(ours[0], "-NOAUTH Authentication required.\\r\\n");
-    assert_eq!(ours[3], "-WRONGPASS invalid username-password pair or user is disabled.\\r\\n");
+    assert_eq!(
+        ours[3],
+        "-WRONGPASS invalid username-password pair or user is disabled.\\r\\n"
+    );
     assert_eq!(ours[9], "$1\\r\\nv\\r\\n");
     // (Started without a password: RealRedis waits for an unauthenticated PING.)
     if let Some(real) = RealRedis::start_or_skip("requirepass") {
-        assert_eq!(cmd(&mut RawConn::connect(real.addr()), &["CONFIG", "SET", "requirepass", "s3cret"]), "+OK\\r\\n");
+        assert_eq!(
+            cmd(
+                &mut RawConn::connect(real.addr()),
+                &["CONFIG", "SET", "requirepass", "s3cret"]
+            ),
+            "+OK\\r\\n"
+        );
         assert_eq!(ours, auth_session(real.addr()), "differs from Redis");
     }
     // A client that never authenticates cannot send a big frame either.
     let mut c = RawConn::connect(server.addr());
     c.send_raw(b"*1\r\n$20000\r\n");
     let r = c.read_frame(Duration::from_secs(5)).map(|f| show(&f));
-    assert_eq!(r.as_deref(), Some("-ERR Protocol error: unauthenticated bulk length\\r\\n"));
+    assert_eq!(
+        r.as_deref(),
+        Some("-ERR Protocol error: unauthenticated bulk length\\r\\n")
+    );
 }
 
 /// This machine's address on its default route, if it has one (no packet is sent).
@@ -87,22 +111,39 @@ fn protected_mode_denies_outside_clients_without_a_password() {
     let outside = SocketAddr::new(ip, server.port());
     let (reply, closed) = first_reply(outside);
     let reply = reply.expect("a reply before closing");
-    assert!(reply.starts_with("-DENIED Redis is running in protected mode because protected mode is enabled"), "{reply}");
+    assert!(
+        reply.starts_with(
+            "-DENIED Redis is running in protected mode because protected mode is enabled"
+        ),
+        "{reply}"
+    );
     assert!(closed, "the connection is closed after DENIED");
     let loopback = SocketAddr::from(([127, 0, 0, 1], server.port()));
-    assert_eq!(first_reply(loopback).0.as_deref(), Some("+PONG\\r\\n"), "loopback clients are served");
-    if let Some(real) = RealRedis::start_with(&["--bind", "0.0.0.0", "--protected-mode", "yes"]).ok() {
+    assert_eq!(
+        first_reply(loopback).0.as_deref(),
+        Some("+PONG\\r\\n"),
+        "loopback clients are served"
+    );
+    if let Some(real) =
+        RealRedis::start_with(&["--bind", "0.0.0.0", "--protected-mode", "yes"]).ok()
+    {
         let theirs = first_reply(SocketAddr::new(ip, real.addr().port()));
         assert_eq!((Some(reply), closed), theirs, "differs from Redis");
     }
 
     // With a password, or with protected mode off, outside clients get through.
-    let with_pass = redlab::Server::builder().bind("0.0.0.0").requirepass("p").start();
+    let with_pass = redlab::Server::builder()
+        .bind("0.0.0.0")
+        .requirepass("p")
+        .start();
     let r = first_reply(SocketAddr::new(ip, with_pass.port())).0;
     assert_eq!(r.as_deref(), Some("-NOAUTH Authentication required.\\r\\n"));
     let mut config = redlab::Config::default();
     config.bind = "0.0.0.0".into();
     config.protected_mode = false;
     let open = redlab::Server::builder().config(config).start();
-    assert_eq!(first_reply(SocketAddr::new(ip, open.port())).0.as_deref(), Some("+PONG\\r\\n"));
+    assert_eq!(
+        first_reply(SocketAddr::new(ip, open.port())).0.as_deref(),
+        Some("+PONG\\r\\n")
+    );
 }

@@ -27,7 +27,10 @@ pub const MAX_NESTING: usize = 256;
 /// Decodes one reply from the front of `buf`; Ok(None) when it is not complete yet.
 pub fn decode(buf: &mut BytesMut, resp: u8) -> Result<Option<Value>, Error> {
     if nested_deeper_than(buf, MAX_NESTING) {
-        return Err(Error::Protocol(format!("reply nested deeper than {} levels", MAX_NESTING)));
+        return Err(Error::Protocol(format!(
+            "reply nested deeper than {} levels",
+            MAX_NESTING
+        )));
     }
     if resp >= 3 {
         match redis_protocol::resp3::decode::complete::decode(buf) {
@@ -60,7 +63,11 @@ fn nested_deeper_than(b: &[u8], max: usize) -> bool {
     let mut open: Vec<i64> = Vec::new();
     let mut pos = 0;
     loop {
-        let Some(end) = b[pos..].windows(2).position(|w| w == b"\r\n").map(|e| pos + e) else {
+        let Some(end) = b[pos..]
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .map(|e| pos + e)
+        else {
             return false;
         };
         if end == pos {
@@ -68,7 +75,9 @@ fn nested_deeper_than(b: &[u8], max: usize) -> bool {
             return false;
         }
         let kind = b[pos];
-        let n = std::str::from_utf8(&b[pos + 1..end]).ok().and_then(|t| t.parse::<i64>().ok());
+        let n = std::str::from_utf8(&b[pos + 1..end])
+            .ok()
+            .and_then(|t| t.parse::<i64>().ok());
         pos = end + 2;
         match (kind, n) {
             (b'*' | b'~' | b'>', Some(n)) if n > 0 => open.push(n),
@@ -126,23 +135,33 @@ fn from2(f: Frame2) -> Value {
 fn from3(f: Frame3) -> Value {
     match f {
         Frame3::BlobString { data, .. } => Value::Bulk(Bytes::from(data)),
-        Frame3::SimpleString { data, .. } => Value::Status(String::from_utf8_lossy(&data).into_owned()),
+        Frame3::SimpleString { data, .. } => {
+            Value::Status(String::from_utf8_lossy(&data).into_owned())
+        }
         Frame3::SimpleError { data, .. } => Value::error(&data),
         Frame3::BlobError { data, .. } => Value::error(&String::from_utf8_lossy(&data)),
         Frame3::Number { data, .. } => Value::Int(data),
         Frame3::Double { data, .. } => Value::Double(data),
         Frame3::Boolean { data, .. } => Value::Bool(data),
         Frame3::Null => Value::Nil,
-        Frame3::BigNumber { data, .. } => Value::BigNumber(String::from_utf8_lossy(&data).into_owned()),
-        Frame3::VerbatimString { data, format, .. } => {
-            Value::Verbatim { format: format!("{:?}", format).to_lowercase(), text: Bytes::from(data) }
+        Frame3::BigNumber { data, .. } => {
+            Value::BigNumber(String::from_utf8_lossy(&data).into_owned())
         }
+        Frame3::VerbatimString { data, format, .. } => Value::Verbatim {
+            format: format!("{:?}", format).to_lowercase(),
+            text: Bytes::from(data),
+        },
         Frame3::Array { data, .. } => Value::Array(data.into_iter().map(from3).collect()),
         Frame3::Set { data, .. } => Value::Set(data.into_iter().map(from3).collect()),
         Frame3::Push { data, .. } => Value::Push(data.into_iter().map(from3).collect()),
         // redis-protocol builds its (insertion-ordered) map from the last pair to the first:
         // reversing restores the server's order, which replies like HGETALL rely on.
-        Frame3::Map { data, .. } => Value::Map(data.into_iter().rev().map(|(k, v)| (from3(k), from3(v))).collect()),
+        Frame3::Map { data, .. } => Value::Map(
+            data.into_iter()
+                .rev()
+                .map(|(k, v)| (from3(k), from3(v)))
+                .collect(),
+        ),
         Frame3::Hello { .. } | Frame3::ChunkedString(_) => Value::Nil,
     }
 }
@@ -155,7 +174,10 @@ mod tests {
     fn decodes_both_protocols() {
         let mut b = BytesMut::from(&b"*3\r\n:1\r\n$-1\r\n-ERR no\r\n"[..]);
         let v = decode(&mut b, 2).unwrap().unwrap();
-        assert_eq!(v, Value::Array(vec![Value::Int(1), Value::Nil, Value::error("ERR no")]));
+        assert_eq!(
+            v,
+            Value::Array(vec![Value::Int(1), Value::Nil, Value::error("ERR no")])
+        );
         let mut b = BytesMut::from(&b"%2\r\n+b\r\n,1.5\r\n+a\r\n#t\r\n"[..]);
         let v = decode(&mut b, 3).unwrap().unwrap();
         assert_eq!(
@@ -178,6 +200,10 @@ mod tests {
         assert!(decode(&mut deep, 3).is_err());
         let mut ok = BytesMut::from(&b"*1\r\n".repeat(MAX_NESTING - 1)[..]);
         ok.extend_from_slice(b"%1\r\n$1\r\na\r\n:2\r\n");
-        assert!(decode(&mut ok, 3).unwrap().is_some(), "{} levels decode", MAX_NESTING);
+        assert!(
+            decode(&mut ok, 3).unwrap().is_some(),
+            "{} levels decode",
+            MAX_NESTING
+        );
     }
 }

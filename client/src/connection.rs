@@ -37,14 +37,19 @@ impl Connection {
 
     /// Connects over TCP to `host:port` (RESP2).
     pub async fn tcp(addr: impl tokio::net::ToSocketAddrs) -> Result<Connection> {
-        Ok(Connection::new(Arc::new(crate::tcp::TcpTransport::connect(addr).await?)))
+        Ok(Connection::new(Arc::new(
+            crate::tcp::TcpTransport::connect(addr).await?,
+        )))
     }
 
     /// Runs one command; an error reply becomes `Err(Error::Redis)`.
     pub async fn cmd<A: AsRef<[u8]>>(&self, args: &[A]) -> Result<Value> {
         let command: Vec<Vec<u8>> = args.iter().map(arg).collect();
         let mut replies = self.transport.exchange(vec![command]).await?;
-        replies.pop().ok_or_else(|| Error::Protocol("no reply".into()))?.into_result()
+        replies
+            .pop()
+            .ok_or_else(|| Error::Protocol("no reply".into()))?
+            .into_result()
     }
 
     /// Runs a batch in one round trip; each reply is returned as is (errors included).

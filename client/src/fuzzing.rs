@@ -19,9 +19,17 @@ pub fn resp_decode(data: &[u8]) {
         // An error can be reported earlier or later depending on the split; the replies
         // before it cannot differ.
         let n = whole.0.len().min(parts.0.len());
-        assert_eq!(whole.0[..n], parts.0[..n], "replies depend on where the reads split (resp {resp})");
+        assert_eq!(
+            whole.0[..n],
+            parts.0[..n],
+            "replies depend on where the reads split (resp {resp})"
+        );
         if !whole.1 && !parts.1 {
-            assert_eq!(whole.0.len(), parts.0.len(), "replies depend on where the reads split (resp {resp})");
+            assert_eq!(
+                whole.0.len(),
+                parts.0.len(),
+                "replies depend on where the reads split (resp {resp})"
+            );
         }
     }
 }

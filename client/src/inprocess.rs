@@ -69,7 +69,10 @@ impl InProcess {
     }
 
     fn raw_connect(&self, conn: ConnId) -> InProcessTransport {
-        InProcessTransport { tx: std::sync::Mutex::new(self.tx.clone()), conn }
+        InProcessTransport {
+            tx: std::sync::Mutex::new(self.tx.clone()),
+            conn,
+        }
     }
 }
 
@@ -105,7 +108,8 @@ impl InProcessTransport {
             .map_err(|_| Error::Connection("in-process engine poisoned".into()))?
             .send(Request::Batch(self.conn, commands, tx))
             .map_err(|_| Error::Connection("in-process engine stopped".into()))?;
-        rx.await.map_err(|_| Error::Connection("connection closed".into()))
+        rx.await
+            .map_err(|_| Error::Connection("connection closed".into()))
     }
 }
 
@@ -119,7 +123,9 @@ impl Transport for InProcessTransport {
             while replies.len() < n {
                 match codec::decode(&mut buf, 2)? {
                     Some(v) => replies.push(v),
-                    None => return Err(Error::Connection("connection closed by the server".into())),
+                    None => {
+                        return Err(Error::Connection("connection closed by the server".into()))
+                    }
                 }
             }
             Ok(replies)
@@ -144,7 +150,12 @@ fn run(mut engine: Engine, rx: mpsc::Receiver<Request>) {
             }
             Ok(Request::Disconnect(conn)) => engine.disconnect(conn),
             Ok(Request::Batch(conn, commands, reply)) => {
-                let w = Waiting { conn, rest: commands.into_iter(), out: BytesMut::new(), reply };
+                let w = Waiting {
+                    conn,
+                    rest: commands.into_iter(),
+                    out: BytesMut::new(),
+                    reply,
+                };
                 if let Some(w) = advance(&mut engine, w) {
                     waiting.push(w);
                 }

@@ -36,7 +36,9 @@ pub enum RealRedisError {
 impl std::fmt::Display for RealRedisError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            RealRedisError::NotInstalled => write!(f, "redis-server not found on PATH (set REDIS_SERVER_BIN)"),
+            RealRedisError::NotInstalled => {
+                write!(f, "redis-server not found on PATH (set REDIS_SERVER_BIN)")
+            }
             RealRedisError::Failed(why) => write!(f, "redis-server did not start: {}", why),
         }
     }
@@ -49,7 +51,9 @@ pub fn redis_server_bin() -> Option<PathBuf> {
         return p.exists().then_some(p);
     }
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join("redis-server")).find(|p| p.is_file())
+    std::env::split_paths(&path)
+        .map(|d| d.join("redis-server"))
+        .find(|p| p.is_file())
 }
 
 /// Each server's directory is `<temp>/redlab-real-redis-<test pid>-<port>`.
@@ -59,11 +63,17 @@ const DIR_PREFIX: &str = "redlab-real-redis-";
 /// clean up), so temp does not fill up across runs. A directory whose process still runs is
 /// left alone: it may be another test binary's, running right now.
 fn remove_stale_dirs() {
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(DIR_PREFIX)) else { continue };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(DIR_PREFIX)) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
         if pid != std::process::id() && !process_alive(pid) {
             let _ = std::fs::remove_dir_all(entry.path());
         }
@@ -95,13 +105,29 @@ impl RealRedis {
         // A free port can be taken between the probe and the bind; try a few.
         for _ in 0..5 {
             let port = free_port().map_err(|e| RealRedisError::Failed(e.to_string()))?;
-            let dir = std::env::temp_dir().join(format!("{}{}-{}", DIR_PREFIX, std::process::id(), port));
+            let dir =
+                std::env::temp_dir().join(format!("{}{}-{}", DIR_PREFIX, std::process::id(), port));
             std::fs::create_dir_all(&dir).map_err(|e| RealRedisError::Failed(e.to_string()))?;
             let mut cmd = Command::new(&bin);
             cmd.arg("--port")
                 .arg(port.to_string())
-                .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"])
-                .args(["--protected-mode", "no", "--enable-debug-command", "yes", "--dir"])
+                .args([
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--daemonize",
+                    "no",
+                ])
+                .args([
+                    "--protected-mode",
+                    "no",
+                    "--enable-debug-command",
+                    "yes",
+                    "--dir",
+                ])
                 .arg(&dir)
                 .args(extra)
                 .stdout(Stdio::null())
@@ -135,7 +161,10 @@ impl RealRedis {
             Ok(r) => Some(r),
             Err(e) => {
                 if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-                    panic!("{}: {} and CI=true: a comparison with real Redis cannot be skipped", test, e);
+                    panic!(
+                        "{}: {} and CI=true: a comparison with real Redis cannot be skipped",
+                        test, e
+                    );
                 }
                 eprintln!("\n!!!! {}: SKIPPED, {} !!!!\n", test, e);
                 None
@@ -192,9 +221,9 @@ impl Drop for RealRedis {
 mod tied {
     use std::path::{Path, PathBuf};
     use std::process::{Child, Command};
-    use std::sync::{Mutex, Once, TryLockError};
     #[cfg(target_os = "linux")]
     use std::sync::{mpsc, OnceLock};
+    use std::sync::{Mutex, Once, TryLockError};
 
     /// Children started and not yet dropped: (pid, directory), killed and removed at exit.
     static LIVE: Mutex<Vec<(u32, PathBuf)>> = Mutex::new(Vec::new());
@@ -206,11 +235,15 @@ mod tied {
             // `extern "C" fn()` with no arguments, as atexit requires, and never unwinds.
             unsafe { sys::atexit(kill_remembered) };
         });
-        LIVE.lock().unwrap_or_else(|e| e.into_inner()).push((pid, dir.to_path_buf()));
+        LIVE.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((pid, dir.to_path_buf()));
     }
 
     pub fn forget_child(pid: u32) {
-        LIVE.lock().unwrap_or_else(|e| e.into_inner()).retain(|(p, _)| *p != pid);
+        LIVE.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|(p, _)| *p != pid);
     }
 
     /// Runs at normal process exit, after main returned (a test harness always ends so, pass
@@ -260,7 +293,11 @@ mod tied {
         });
         let (reply_tx, reply_rx) = mpsc::channel();
         let gone = || std::io::Error::other("the redis-server spawner thread is gone");
-        spawner.lock().unwrap_or_else(|e| e.into_inner()).send((cmd, reply_tx)).map_err(|_| gone())?;
+        spawner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send((cmd, reply_tx))
+            .map_err(|_| gone())?;
         reply_rx.recv().map_err(|_| gone())?
     }
 

@@ -23,7 +23,13 @@ fn split_commands(packed: &[u8]) -> RedisResult<Vec<Vec<Bytes>>> {
             Ok(Parsed::Command(args)) => out.push(args),
             Ok(Parsed::Empty) => {}
             Ok(Parsed::Incomplete) => return Ok(out),
-            Err(e) => return Err(redis::RedisError::from((redis::ErrorKind::Client, "bad packed command", e.0))),
+            Err(e) => {
+                return Err(redis::RedisError::from((
+                    redis::ErrorKind::Client,
+                    "bad packed command",
+                    e.0,
+                )))
+            }
         }
     }
 }
@@ -31,7 +37,9 @@ fn split_commands(packed: &[u8]) -> RedisResult<Vec<Vec<Bytes>>> {
 fn parse_values(bytes: &[u8], count: usize) -> RedisResult<Vec<Value>> {
     let mut parser = redis::Parser::new();
     let mut cursor = Cursor::new(bytes);
-    (0..count).map(|_| parser.parse_value(&mut cursor)).collect()
+    (0..count)
+        .map(|_| parser.parse_value(&mut cursor))
+        .collect()
 }
 
 /// Picks `count` replies after `offset`; an error among the skipped ones (a MULTI's queued
@@ -86,7 +94,12 @@ impl redis::ConnectionLike for EngineConnection {
         values.remove(0).extract_error()
     }
 
-    fn req_packed_commands(&mut self, cmd: &[u8], offset: usize, count: usize) -> RedisResult<Vec<Value>> {
+    fn req_packed_commands(
+        &mut self,
+        cmd: &[u8],
+        offset: usize,
+        count: usize,
+    ) -> RedisResult<Vec<Value>> {
         let (bytes, n) = self.run(cmd)?;
         select(parse_values(&bytes, n)?, offset, count)
     }
@@ -111,18 +124,20 @@ pub struct AsyncEngineConnection {
 
 impl AsyncEngineConnection {
     pub async fn new(engine: &InProcess) -> AsyncEngineConnection {
-        AsyncEngineConnection { raw: engine.connect_raw().await }
+        AsyncEngineConnection {
+            raw: engine.connect_raw().await,
+        }
     }
 
     async fn run(&self, packed: &[u8]) -> RedisResult<Vec<Value>> {
-        let commands: Vec<Vec<Vec<u8>>> =
-            split_commands(packed)?.into_iter().map(|c| c.into_iter().map(|a| a.to_vec()).collect()).collect();
+        let commands: Vec<Vec<Vec<u8>>> = split_commands(packed)?
+            .into_iter()
+            .map(|c| c.into_iter().map(|a| a.to_vec()).collect())
+            .collect();
         let n = commands.len();
-        let bytes = self
-            .raw
-            .exchange(commands)
-            .await
-            .map_err(|e| redis::RedisError::from((redis::ErrorKind::Io, "in-process engine", e.to_string())))?;
+        let bytes = self.raw.exchange(commands).await.map_err(|e| {
+            redis::RedisError::from((redis::ErrorKind::Io, "in-process engine", e.to_string()))
+        })?;
         parse_values(&bytes, n)
     }
 }
@@ -135,8 +150,19 @@ impl redis::aio::ConnectionLike for AsyncEngineConnection {
         })
     }
 
-    fn req_packed_commands<'a>(&'a mut self, pipeline: &'a redis::Pipeline, offset: usize, count: usize) -> redis::RedisFuture<'a, Vec<Value>> {
-        Box::pin(async move { select(self.run(&pipeline.get_packed_pipeline()).await?, offset, count) })
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisFuture<'a, Vec<Value>> {
+        Box::pin(async move {
+            select(
+                self.run(&pipeline.get_packed_pipeline()).await?,
+                offset,
+                count,
+            )
+        })
     }
 
     fn get_db(&self) -> i64 {

@@ -16,7 +16,10 @@ pub struct Script {
 
 impl Script {
     pub fn new(body: &str) -> Script {
-        Script { body: body.to_string(), sha: sha1_smol::Sha1::from(body).digest().to_string() }
+        Script {
+            body: body.to_string(),
+            sha: sha1_smol::Sha1::from(body).digest().to_string(),
+        }
     }
 
     /// The SHA1 of the body, lower-case hex, as SCRIPT LOAD returns it.
@@ -29,7 +32,12 @@ impl Script {
     }
 
     /// Runs the script by SHA; on NOSCRIPT loads it and retries once.
-    pub async fn invoke<K: AsRef<[u8]>, A: AsRef<[u8]>>(&self, conn: &Connection, keys: &[K], args: &[A]) -> Result<Value> {
+    pub async fn invoke<K: AsRef<[u8]>, A: AsRef<[u8]>>(
+        &self,
+        conn: &Connection,
+        keys: &[K],
+        args: &[A],
+    ) -> Result<Value> {
         let mut command = vec![arg("EVALSHA"), arg(&self.sha), arg(keys.len().to_string())];
         command.extend(keys.iter().map(arg));
         command.extend(args.iter().map(arg));

@@ -25,7 +25,13 @@ impl TcpTransport {
     pub async fn connect(addr: impl tokio::net::ToSocketAddrs) -> Result<TcpTransport> {
         let socket = TcpStream::connect(addr).await.map_err(Error::io)?;
         let _ = socket.set_nodelay(true);
-        Ok(TcpTransport { stream: Mutex::new(Stream { socket, buf: BytesMut::with_capacity(16 * 1024), broken: false }) })
+        Ok(TcpTransport {
+            stream: Mutex::new(Stream {
+                socket,
+                buf: BytesMut::with_capacity(16 * 1024),
+                broken: false,
+            }),
+        })
     }
 }
 
@@ -34,7 +40,9 @@ impl Transport for TcpTransport {
         Box::pin(async move {
             let mut s = self.stream.lock().await;
             if s.broken {
-                return Err(Error::Connection("connection closed after an earlier failure".into()));
+                return Err(Error::Connection(
+                    "connection closed after an earlier failure".into(),
+                ));
             }
             let result = exchange(&mut s, &commands).await;
             if result.is_err() {

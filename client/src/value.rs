@@ -14,14 +14,20 @@ pub enum Value {
     Status(String),
     /// An error reply inside a pipeline or transaction result; a single command's error
     /// becomes `Err(Error::Redis)` instead.
-    Error { code: String, message: String },
+    Error {
+        code: String,
+        message: String,
+    },
     Array(Vec<Value>),
     Map(Vec<(Value, Value)>),
     Set(Vec<Value>),
     Double(f64),
     Bool(bool),
     BigNumber(String),
-    Verbatim { format: String, text: Bytes },
+    Verbatim {
+        format: String,
+        text: Bytes,
+    },
     Push(Vec<Value>),
 }
 
@@ -29,7 +35,10 @@ impl Value {
     /// An error reply `-CODE message` split into its code and message.
     pub fn error(text: &str) -> Value {
         let (code, message) = text.split_once(' ').unwrap_or((text, ""));
-        Value::Error { code: code.to_string(), message: message.to_string() }
+        Value::Error {
+            code: code.to_string(),
+            message: message.to_string(),
+        }
     }
 
     /// Turns an error reply into `Err`, anything else into `Ok`.

@@ -6,7 +6,10 @@ use std::path::PathBuf;
 #[test]
 fn resp_decode_corpus() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/resp_decode");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).expect("corpus dir").map(|e| e.expect("entry").path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("corpus dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
     files.sort();
     assert!(!files.is_empty());
     for p in files {

@@ -43,9 +43,13 @@ fn spliced(script: &str, helpers: &BTreeMap<String, String>, file: &str) -> Stri
     while let Some(line) = lines.next() {
         out.push_str(line);
         out.push('\n');
-        let Some(names) = line.strip_prefix(START) else { continue };
+        let Some(names) = line.strip_prefix(START) else {
+            continue;
+        };
         for name in names.split(',').map(str::trim) {
-            let body = helpers.get(name).unwrap_or_else(|| panic!("{file}: no helper '{name}' in scripts/prelude.lua"));
+            let body = helpers
+                .get(name)
+                .unwrap_or_else(|| panic!("{file}: no helper '{name}' in scripts/prelude.lua"));
             out.push_str(body);
             out.push('\n');
         }
@@ -66,8 +70,13 @@ fn spliced(script: &str, helpers: &BTreeMap<String, String>, file: &str) -> Stri
 #[test]
 fn every_script_holds_the_current_prelude() {
     let dir = scripts_dir();
-    let helpers = helpers(&std::fs::read_to_string(dir.join("prelude.lua")).expect("scripts/prelude.lua"));
-    assert!(helpers.contains_key("bounded_positive") && helpers.contains_key("u63"), "helpers found: {:?}", helpers.keys());
+    let helpers =
+        helpers(&std::fs::read_to_string(dir.join("prelude.lua")).expect("scripts/prelude.lua"));
+    assert!(
+        helpers.contains_key("bounded_positive") && helpers.contains_key("u63"),
+        "helpers found: {:?}",
+        helpers.keys()
+    );
     let bless = std::env::var_os("REDLAB_BLESS").is_some();
     let mut stale = Vec::new();
     let mut users = 0;
@@ -96,10 +105,13 @@ fn every_script_holds_the_current_prelude() {
 
 #[test]
 fn splicing_replaces_an_old_copy_and_keeps_the_rest() {
-    let helpers = helpers("-- intro\n-- helper: a\nlocal function a() return 1 end\n\n-- helper: b\nlocal B = 2\n");
+    let helpers = helpers(
+        "-- intro\n-- helper: a\nlocal function a() return 1 end\n\n-- helper: b\nlocal B = 2\n",
+    );
     assert_eq!(helpers["a"], "local function a() return 1 end");
     assert_eq!(helpers["b"], "local B = 2");
-    let script = "-- top\n-- prelude: a, b\nlocal function a() return 0 end\n-- end prelude\nreturn a()\n";
+    let script =
+        "-- top\n-- prelude: a, b\nlocal function a() return 0 end\n-- end prelude\nreturn a()\n";
     assert_eq!(
         spliced(script, &helpers, "t.lua"),
         "-- top\n-- prelude: a, b\nlocal function a() return 1 end\nlocal B = 2\n-- end prelude\nreturn a()\n"

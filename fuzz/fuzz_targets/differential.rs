@@ -20,15 +20,24 @@ fn pair() -> &'static Pair {
     PAIR.get_or_init(|| {
         let real = RealRedis::start().expect("the differential target needs redis-server");
         let server = redlab_server::Server::start();
-        let diff = Differential::new(include_str!("../../tests/data/command_args.txt"), real.addr(), server.addr());
-        Pair { diff, _real: real, _server: server }
+        let diff = Differential::new(
+            include_str!("../../tests/data/command_args.txt"),
+            real.addr(),
+            server.addr(),
+        );
+        Pair {
+            diff,
+            _real: real,
+            _server: server,
+        }
     })
 }
 
 fuzz_target!(|data: &[u8]| {
     let p = pair();
     let mut out = Outcome::default();
-    p.diff.run_case(&mut Choices::from_bytes(data), 16, &mut out);
+    p.diff
+        .run_case(&mut Choices::from_bytes(data), 16, &mut out);
     for f in &out.findings {
         if known_difference(f).is_none() {
             let before: Vec<String> = f.before.iter().map(|b| show_command(b)).collect();

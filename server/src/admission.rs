@@ -29,7 +29,12 @@ pub struct ConnView {
 impl ConnView {
     /// A connection that has run nothing yet.
     pub fn fresh(authenticated: bool) -> ConnView {
-        ConnView { authenticated, resp: 2, subscribed: false, in_multi: false }
+        ConnView {
+            authenticated,
+            resp: 2,
+            subscribed: false,
+            in_multi: false,
+        }
     }
 }
 
@@ -43,7 +48,13 @@ pub struct BusyKind {
 /// Allow, or the exact error Redis answers. `name` is the command's full name (`client|id`).
 /// `over_memory`: memory is over maxmemory and Redis would refuse this command for it (the
 /// engine works that out; the busy loop never runs commands, so it passes false).
-pub fn admit(cmd: &Command, name: &str, conn: &ConnView, busy: Option<BusyKind>, over_memory: bool) -> Result<(), Reply> {
+pub fn admit(
+    cmd: &Command,
+    name: &str,
+    conn: &ConnView,
+    busy: Option<BusyKind>,
+    over_memory: bool,
+) -> Result<(), Reply> {
     if !conn.authenticated && !cmd.has(flags::NO_AUTH) {
         return Err(Reply::err(errors::NOAUTH));
     }
@@ -69,15 +80,30 @@ pub fn admit(cmd: &Command, name: &str, conn: &ConnView, busy: Option<BusyKind>,
 
 /// Redis's -BUSY text, which names the KILL that applies to the running script.
 pub fn busy_error(kind: BusyKind) -> Reply {
-    let kill = if kind.is_function { "FUNCTION" } else { "SCRIPT" };
-    Reply::err(format!("BUSY Redis is busy running a script. You can only call {} KILL or SHUTDOWN NOSAVE.", kill))
+    let kill = if kind.is_function {
+        "FUNCTION"
+    } else {
+        "SCRIPT"
+    };
+    Reply::err(format!(
+        "BUSY Redis is busy running a script. You can only call {} KILL or SHUTDOWN NOSAVE.",
+        kill
+    ))
 }
 
 /// What a RESP2 subscriber may still run (Redis hard-codes the same list).
 fn allowed_in_pubsub_context(name: &str) -> bool {
     matches!(
         name,
-        "ping" | "subscribe" | "unsubscribe" | "psubscribe" | "punsubscribe" | "ssubscribe" | "sunsubscribe" | "quit" | "reset"
+        "ping"
+            | "subscribe"
+            | "unsubscribe"
+            | "psubscribe"
+            | "punsubscribe"
+            | "ssubscribe"
+            | "sunsubscribe"
+            | "quit"
+            | "reset"
     )
 }
 
@@ -102,14 +128,23 @@ mod tests {
     #[test]
     fn unauthenticated_gets_noauth_even_for_what_a_busy_script_allows() {
         let anon = ConnView::fresh(false);
-        for (cmd, name) in [(sub("script", "kill"), "script|kill"), (sub("function", "kill"), "function|kill")] {
+        for (cmd, name) in [
+            (sub("script", "kill"), "script|kill"),
+            (sub("function", "kill"), "function|kill"),
+        ] {
             assert_eq!(err(admit(cmd, name, &anon, EVAL, false)), errors::NOAUTH);
             assert_eq!(err(admit(cmd, name, &anon, None, false)), errors::NOAUTH);
         }
         let shutdown = lookup(b"shutdown").unwrap();
-        assert_eq!(err(admit(shutdown, "shutdown", &anon, EVAL, false)), errors::NOAUTH);
+        assert_eq!(
+            err(admit(shutdown, "shutdown", &anon, EVAL, false)),
+            errors::NOAUTH
+        );
         for name in ["auth", "hello", "quit", "reset"] {
-            assert!(admit(lookup(name.as_bytes()).unwrap(), name, &anon, EVAL, false).is_ok(), "{name}");
+            assert!(
+                admit(lookup(name.as_bytes()).unwrap(), name, &anon, EVAL, false).is_ok(),
+                "{name}"
+            );
         }
     }
 
@@ -124,16 +159,50 @@ mod tests {
             err(admit(ping, "ping", &user, EVAL, false)),
             "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
         );
-        assert!(err(admit(ping, "ping", &user, Some(BusyKind { is_function: true }), false)).contains("FUNCTION KILL"));
+        assert!(err(admit(
+            ping,
+            "ping",
+            &user,
+            Some(BusyKind { is_function: true }),
+            false
+        ))
+        .contains("FUNCTION KILL"));
     }
 
     #[test]
     fn resp2_subscriber_context_and_multi() {
-        let subscriber = ConnView { subscribed: true, ..ConnView::fresh(true) };
+        let subscriber = ConnView {
+            subscribed: true,
+            ..ConnView::fresh(true)
+        };
         let get = lookup(b"get").unwrap();
-        assert!(err(admit(get, "get", &subscriber, None, false)).starts_with("ERR Can't execute 'get'"));
-        assert!(admit(get, "get", &ConnView { resp: 3, ..subscriber }, None, false).is_ok());
-        let in_multi = ConnView { in_multi: true, ..ConnView::fresh(true) };
-        assert_eq!(err(admit(lookup(b"shutdown").unwrap(), "shutdown", &in_multi, None, false)), errors::NOT_ALLOWED_IN_MULTI);
+        assert!(
+            err(admit(get, "get", &subscriber, None, false)).starts_with("ERR Can't execute 'get'")
+        );
+        assert!(admit(
+            get,
+            "get",
+            &ConnView {
+                resp: 3,
+                ..subscriber
+            },
+            None,
+            false
+        )
+        .is_ok());
+        let in_multi = ConnView {
+            in_multi: true,
+            ..ConnView::fresh(true)
+        };
+        assert_eq!(
+            err(admit(
+                lookup(b"shutdown").unwrap(),
+                "shutdown",
+                &in_multi,
+                None,
+                false
+            )),
+            errors::NOT_ALLOWED_IN_MULTI
+        );
     }
 }

@@ -32,7 +32,13 @@ const USED: &[&str] = &[
 ];
 
 /// Directives of redis.conf that are not parameters; accepted and ignored.
-const IGNORED_DIRECTIVES: &[&str] = &["include", "rename-command", "user", "loadmodule", "sentinel"];
+const IGNORED_DIRECTIVES: &[&str] = &[
+    "include",
+    "rename-command",
+    "user",
+    "loadmodule",
+    "sentinel",
+];
 
 pub fn version_line(redis_version: &str) -> String {
     format!(
@@ -61,7 +67,10 @@ pub fn usage() -> String {
 /// Parses the arguments after the program name. `read_file` loads a config file (a
 /// parameter so tests need no files).
 pub fn parse(args: &[String], read_file: &dyn Fn(&str) -> Result<String, String>) -> Action {
-    let mut config = Config { port: 6379, ..Config::default() };
+    let mut config = Config {
+        port: 6379,
+        ..Config::default()
+    };
     let mut rest = args;
     if let Some(first) = rest.first() {
         match first.as_str() {
@@ -75,7 +84,12 @@ pub fn parse(args: &[String], read_file: &dyn Fn(&str) -> Result<String, String>
         if !first.starts_with("--") {
             match read_file(first) {
                 Ok(t) => text = t,
-                Err(e) => return Action::Fail(format!("Fatal error, can't open config file '{}': {}", first, e)),
+                Err(e) => {
+                    return Action::Fail(format!(
+                        "Fatal error, can't open config file '{}': {}",
+                        first, e
+                    ))
+                }
             }
             rest = &rest[1..];
         }
@@ -120,7 +134,10 @@ fn load(config: &mut Config, text: &str) -> Result<(), String> {
         let err = |reason: &str| fatal(&version, i + 1, line, reason);
         let words = redlab_server::net::parser::split_args(line.as_bytes())
             .ok_or_else(|| err("Unbalanced quotes in configuration line"))?;
-        let words: Vec<String> = words.iter().map(|w| String::from_utf8_lossy(w).into_owned()).collect();
+        let words: Vec<String> = words
+            .iter()
+            .map(|w| String::from_utf8_lossy(w).into_owned())
+            .collect();
         let Some((name, values)) = words.split_first() else {
             continue;
         };
@@ -134,7 +151,12 @@ fn load(config: &mut Config, text: &str) -> Result<(), String> {
         };
         let multi = matches!(
             p.kind,
-            Kind::Save | Kind::Bind | Kind::ClientOutputBufferLimit | Kind::OomScoreAdjValues | Kind::Percentiles | Kind::ReplicaOf
+            Kind::Save
+                | Kind::Bind
+                | Kind::ClientOutputBufferLimit
+                | Kind::OomScoreAdjValues
+                | Kind::Percentiles
+                | Kind::ReplicaOf
         );
         if values.is_empty() || (!multi && values.len() != 1) {
             return Err(err("wrong number of arguments"));
@@ -142,14 +164,20 @@ fn load(config: &mut Config, text: &str) -> Result<(), String> {
         let mut value = values.join(" ");
         if matches!(p.kind, Kind::Save) {
             // Repeated `save` lines add save points.
-            if let Some(prev) = saves.as_ref().filter(|s| !s.is_empty() && !value.is_empty()) {
+            if let Some(prev) = saves
+                .as_ref()
+                .filter(|s| !s.is_empty() && !value.is_empty())
+            {
                 value = format!("{} {}", prev, value);
             }
             saves = Some(value.clone());
         }
         config.set(p, &value).map_err(|reason| err(&reason))?;
         if !USED.contains(&p.name) {
-            tracing::info!("option '{}' has no effect in redlab; accepted and ignored", name);
+            tracing::info!(
+                "option '{}' has no effect in redlab; accepted and ignored",
+                name
+            );
         }
     }
     Ok(())
@@ -172,37 +200,59 @@ mod tests {
 
     fn run(args: &[&str]) -> Action {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        parse(&args, &|_| Ok("port 7000\n# comment\nmaxmemory 10mb\nsave 900 1\nsave 300 10\n".into()))
+        parse(&args, &|_| {
+            Ok("port 7000\n# comment\nmaxmemory 10mb\nsave 900 1\nsave 300 10\n".into())
+        })
     }
 
     #[test]
     fn options_follow_the_file() {
-        let Action::Run(c) = run(&["redis.conf", "--port", "7001", "--lua-time-limit", "100", "--save", ""]) else {
+        let Action::Run(c) = run(&[
+            "redis.conf",
+            "--port",
+            "7001",
+            "--lua-time-limit",
+            "100",
+            "--save",
+            "",
+        ]) else {
             panic!("should run")
         };
         assert_eq!(c.port, 7001);
         assert_eq!(c.maxmemory, 10 << 20);
         assert_eq!(c.busy_reply_threshold_ms, 100);
         assert_eq!(c.get_by_name("save").unwrap(), "");
-        let Action::Run(c) = run(&["redis.conf"]) else { panic!() };
+        let Action::Run(c) = run(&["redis.conf"]) else {
+            panic!()
+        };
         assert_eq!(c.get_by_name("save").unwrap(), "900 1 300 10");
     }
 
     #[test]
     fn errors_read_like_redis() {
-        let Action::Fail(e) = run(&["--foo", "bar"]) else { panic!() };
+        let Action::Fail(e) = run(&["--foo", "bar"]) else {
+            panic!()
+        };
         assert_eq!(e, "\n*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\nReading the configuration file, at line 2\n>>> 'foo \"bar\"'\nBad directive or wrong number of arguments\n");
-        let Action::Fail(e) = run(&["--port", "1", "--databases", "0"]) else { panic!() };
+        let Action::Fail(e) = run(&["--port", "1", "--databases", "0"]) else {
+            panic!()
+        };
         assert!(e.contains("at line 3\n>>> 'databases \"0\"'\nargument must be between 1 and 2147483647 inclusive"), "{}", e);
-        let Action::Fail(e) = run(&["x.conf", "--maxmemory", "1x"]) else { panic!() };
+        let Action::Fail(e) = run(&["x.conf", "--maxmemory", "1x"]) else {
+            panic!()
+        };
         assert!(e.contains("at line 7\n"), "{}", e);
     }
 
     #[test]
     fn version_and_defaults() {
-        let Action::Print(v) = run(&["-v"]) else { panic!() };
+        let Action::Print(v) = run(&["-v"]) else {
+            panic!()
+        };
         assert!(v.starts_with("Redis server v=7.0.15 sha=00000000:0 malloc=libc bits=64 build="));
-        let Action::Run(c) = parse(&[], &|_| Err("none".into())) else { panic!() };
+        let Action::Run(c) = parse(&[], &|_| Err("none".into())) else {
+            panic!()
+        };
         assert_eq!((c.bind.as_str(), c.port), ("127.0.0.1", 6379));
         assert_eq!(listen_address("* -::*"), "0.0.0.0");
     }

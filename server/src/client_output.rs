@@ -30,7 +30,10 @@ impl Engine {
         let used = s.output_bytes();
         self.buffer_peaks.record(now, 0, used);
         let s = self.sessions.get_mut(&conn).expect("checked above");
-        if limits.get(s.client_class()).exceeded(used, &mut s.obuf_soft_since, now) {
+        if limits
+            .get(s.client_class())
+            .exceeded(used, &mut s.obuf_soft_since, now)
+        {
             tracing::warn!(
                 "redlab: client {} closed for overcoming of output buffer limits ({} bytes held)",
                 conn,
@@ -53,7 +56,9 @@ impl Engine {
 
     /// Whether output for `conn` waits in the engine.
     pub fn has_output(&self, conn: ConnId) -> bool {
-        self.sessions.get(&conn).is_some_and(|s| !s.outbox.is_empty())
+        self.sessions
+            .get(&conn)
+            .is_some_and(|s| !s.outbox.is_empty())
     }
 
     /// The client went over its output limit: close it now, without writing what it holds.
@@ -88,7 +93,15 @@ mod tests {
     #[test]
     fn a_subscriber_over_the_hard_limit_is_closed_and_gets_nothing_more() {
         let mut e = Engine::new(Config::default());
-        e.execute(2, &["CONFIG", "SET", "client-output-buffer-limit", "pubsub 100kb 0 0"]);
+        e.execute(
+            2,
+            &[
+                "CONFIG",
+                "SET",
+                "client-output-buffer-limit",
+                "pubsub 100kb 0 0",
+            ],
+        );
         e.execute(2, &["SUBSCRIBE", "ch"]);
         let _ = e.take_output(2);
         for _ in 0..9 {
@@ -108,7 +121,15 @@ mod tests {
     fn soft_limit_closes_after_its_seconds_on_the_engine_clock() {
         let clock = crate::Clock::manual(1_000_000);
         let mut e = Engine::with_clock(Config::default(), clock.clone());
-        e.execute(2, &["CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 10kb 5"]);
+        e.execute(
+            2,
+            &[
+                "CONFIG",
+                "SET",
+                "client-output-buffer-limit",
+                "pubsub 0 10kb 5",
+            ],
+        );
         e.execute(2, &["SUBSCRIBE", "ch"]);
         publish(&mut e, 20_000);
         clock.advance(std::time::Duration::from_secs(5));

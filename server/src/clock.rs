@@ -92,7 +92,9 @@ impl Clock {
     pub fn resume(&self) {
         if self.is_frozen() {
             let at = self.state.frozen_at_us.load(Ordering::Acquire);
-            self.state.offset_us.store(at - system_us(), Ordering::Release);
+            self.state
+                .offset_us
+                .store(at - system_us(), Ordering::Release);
             self.state.frozen.store(false, Ordering::Release);
         }
     }
@@ -107,13 +109,18 @@ impl Clock {
         if self.is_frozen() {
             self.state.frozen_at_us.store(target, Ordering::Release);
         } else {
-            self.state.offset_us.store(target - system_us(), Ordering::Release);
+            self.state
+                .offset_us
+                .store(target - system_us(), Ordering::Release);
         }
     }
 
     /// Jumps to a `SystemTime`, to the microsecond.
     pub fn set(&self, t: SystemTime) {
-        let us = t.duration_since(UNIX_EPOCH).map(|d| d.as_micros().min(i64::MAX as u128) as i64).unwrap_or(0);
+        let us = t
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_micros().min(i64::MAX as u128) as i64)
+            .unwrap_or(0);
         self.set_unix_us(us);
     }
 
@@ -149,16 +156,26 @@ mod tests {
         c.advance(Duration::from_micros(7));
         assert_eq!(c.now_us(), 1_700_000_000_123_463);
         c.set(UNIX_EPOCH + Duration::from_micros(42_000_017));
-        assert_eq!(c.now_us(), 42_000_017, "SystemTime is taken to the microsecond");
+        assert_eq!(
+            c.now_us(),
+            42_000_017,
+            "SystemTime is taken to the microsecond"
+        );
         c.set_unix_us(-5);
-        assert_eq!(c.now_ms(), -1, "before the epoch rounds down, as the clock's ms always has");
+        assert_eq!(
+            c.now_ms(),
+            -1,
+            "before the epoch rounds down, as the clock's ms always has"
+        );
     }
 
     #[test]
     fn another_thread_moves_the_clock_this_thread_reads() {
         let c = Clock::manual(1_000);
         let mover = c.clone();
-        std::thread::spawn(move || mover.advance(Duration::from_micros(2_500))).join().unwrap();
+        std::thread::spawn(move || mover.advance(Duration::from_micros(2_500)))
+            .join()
+            .unwrap();
         assert_eq!(c.now_us(), 1_002_500);
     }
 }

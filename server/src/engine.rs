@@ -233,7 +233,9 @@ impl Engine {
 
     /// Whether the connection is waiting in a blocking command.
     pub fn is_blocked(&self, conn: ConnId) -> bool {
-        self.sessions.get(&conn).is_some_and(|s| s.blocked.is_some())
+        self.sessions
+            .get(&conn)
+            .is_some_and(|s| s.blocked.is_some())
     }
 
     pub fn shutdown_requested(&self) -> bool {
@@ -271,7 +273,11 @@ impl Engine {
     /// `execute` for arguments already in `Bytes` (the network shell's path: no copy).
     pub fn execute_args(&mut self, conn: ConnId, args: Vec<Bytes>) -> Reply {
         if !self.sessions.contains_key(&conn) {
-            let mut s = Session::new(conn, self.clock.now_ms(), crate::cmd::connection::starts_authenticated(self));
+            let mut s = Session::new(
+                conn,
+                self.clock.now_ms(),
+                crate::cmd::connection::starts_authenticated(self),
+            );
             s.addr = "in-process".into();
             self.sessions.insert(conn, s);
             self.next_conn_id = self.next_conn_id.max(conn + 1);
@@ -406,7 +412,12 @@ impl Engine {
         if let Err(e) = crate::admission::admit(cmd, &name, &view, None, oom) {
             return self.reject(conn, &args[0], e);
         }
-        if in_multi && !matches!(cmd.name, "exec" | "discard" | "multi" | "watch" | "quit" | "reset") {
+        if in_multi
+            && !matches!(
+                cmd.name,
+                "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
+            )
+        {
             let s = self.sessions.get_mut(&conn).expect("session exists");
             s.multi.as_mut().expect("in multi").queue.push(args);
             return Reply::Status("QUEUED".into());
@@ -416,7 +427,15 @@ impl Engine {
         if let Some(early) = self.fault_before(conn, fault.as_ref()) {
             return early;
         }
-        let mut call = Call { conn, db, resp, args, in_script: false, in_multi: false, reprocessing: false };
+        let mut call = Call {
+            conn,
+            db,
+            resp,
+            args,
+            in_script: false,
+            in_multi: false,
+            reprocessing: false,
+        };
         let reply = self.call(cmd, &mut call);
         self.arg_buffer.recycle(call.args);
         // A command that blocked is counted when it is served or times out, as in Redis.
@@ -428,18 +447,39 @@ impl Engine {
 
     /// The fault rule that fires for this command, if any (REDLAB.* control commands are
     /// never faulted, so a test can always reach the server).
-    fn check_faults(&mut self, conn: ConnId, cmd: &Command, name: &str, args: &[Bytes]) -> Option<FaultAction> {
+    fn check_faults(
+        &mut self,
+        conn: ConnId,
+        cmd: &Command,
+        name: &str,
+        args: &[Bytes],
+    ) -> Option<FaultAction> {
         if self.faults.is_empty() || name.starts_with("redlab.") {
             return None;
         }
-        let key_slices: Vec<&[u8]> = cmd.key_positions(args).into_iter().map(|i| &args[i][..]).collect();
+        let key_slices: Vec<&[u8]> = cmd
+            .key_positions(args)
+            .into_iter()
+            .map(|i| &args[i][..])
+            .collect();
         let script = match name {
-            "eval" | "eval_ro" => args.get(1).map(|body| sha1_smol::Sha1::from(&body[..]).digest().to_string()),
-            "evalsha" | "evalsha_ro" | "fcall" | "fcall_ro" => args.get(1).map(|a| String::from_utf8_lossy(a).to_ascii_lowercase()),
+            "eval" | "eval_ro" => args
+                .get(1)
+                .map(|body| sha1_smol::Sha1::from(&body[..]).digest().to_string()),
+            "evalsha" | "evalsha_ro" | "fcall" | "fcall_ro" => args
+                .get(1)
+                .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase()),
             _ => None,
         };
         let client_name = self.sessions.get(&conn).and_then(|s| s.name.as_deref());
-        let candidate = Candidate { conn, client_name, command: name, keys: &key_slices, script: script.as_deref(), args };
+        let candidate = Candidate {
+            conn,
+            client_name,
+            command: name,
+            keys: &key_slices,
+            script: script.as_deref(),
+            args,
+        };
         self.faults.check(&candidate)
     }
 
@@ -517,12 +557,16 @@ impl Engine {
 
     /// How long the shell must hold this connection's pending replies (a Delay fault).
     pub fn take_fault_delay(&mut self, conn: ConnId) -> Option<std::time::Duration> {
-        self.sessions.get_mut(&conn).and_then(|s| s.fault_delay.take())
+        self.sessions
+            .get_mut(&conn)
+            .and_then(|s| s.fault_delay.take())
     }
 
     /// How many bytes of the last reply the shell may send before closing (a Truncate fault).
     pub fn take_fault_truncate(&mut self, conn: ConnId) -> Option<usize> {
-        self.sessions.get_mut(&conn).and_then(|s| s.fault_truncate.take())
+        self.sessions
+            .get_mut(&conn)
+            .and_then(|s| s.fault_truncate.take())
     }
 
     /// A command the dispatcher refuses (Redis's rejectCommand): an open transaction is
@@ -542,7 +586,9 @@ impl Engine {
     /// Runs a resolved command's handler with no checks: EXEC and scripts come here after
     /// doing their own.
     pub(crate) fn call(&mut self, cmd: &'static Command, call: &mut Call) -> Reply {
-        let no_touch = self.any_no_touch && cmd.name != "touch" && self.sessions.get(&call.conn).is_some_and(|s| s.no_touch);
+        let no_touch = self.any_no_touch
+            && cmd.name != "touch"
+            && self.sessions.get(&call.conn).is_some_and(|s| s.no_touch);
         self.dbs[call.db].no_touch = no_touch;
         let reply = (cmd.handler)(self, call);
         self.dbs[call.db].no_touch = false;
@@ -585,7 +631,12 @@ impl Engine {
     /// Used memory as INFO reports it: a fixed baseline plus the data's approximate size.
     pub(crate) fn used_memory(&self) -> u64 {
         const BASELINE: u64 = 900 * 1024;
-        BASELINE + self.dbs.iter().map(|d| d.approx_memory() as u64).sum::<u64>()
+        BASELINE
+            + self
+                .dbs
+                .iter()
+                .map(|d| d.approx_memory() as u64)
+                .sum::<u64>()
     }
 
     pub(crate) fn over_maxmemory(&self) -> bool {
@@ -643,7 +694,10 @@ impl Engine {
             .cloned()
             .collect();
         for (d, key) in slots {
-            if a < self.dbs.len() && b < self.dbs.len() && (self.db(a).contains(&key) || self.db(b).contains(&key)) {
+            if a < self.dbs.len()
+                && b < self.dbs.len()
+                && (self.db(a).contains(&key) || self.db(b).contains(&key))
+            {
                 self.touch_watched(d, &key);
             }
         }
@@ -679,7 +733,13 @@ impl Engine {
     /// this when they would otherwise wait. Inside MULTI or a script a command cannot block:
     /// `timeout_reply` is returned at once. When re-run for a ready key that turned out not
     /// to serve it, the client stays blocked (`Reply::None`).
-    pub(crate) fn block(&mut self, call: &Call, mut keys: Vec<Vec<u8>>, deadline: Option<i64>, timeout_reply: Reply) -> Reply {
+    pub(crate) fn block(
+        &mut self,
+        call: &Call,
+        mut keys: Vec<Vec<u8>>,
+        deadline: Option<i64>,
+        timeout_reply: Reply,
+    ) -> Reply {
         if call.in_multi || call.in_script {
             return timeout_reply;
         }
@@ -690,11 +750,20 @@ impl Engine {
         let mut seen = std::collections::HashSet::with_capacity(keys.len());
         keys.retain(|k| seen.insert(k.clone()));
         for k in &keys {
-            self.blocking_keys.entry((call.db, k.clone())).or_default().push(call.conn);
+            self.blocking_keys
+                .entry((call.db, k.clone()))
+                .or_default()
+                .push(call.conn);
         }
         self.stats.blocked_clients += 1;
         if let Some(s) = self.sessions.get_mut(&call.conn) {
-            s.blocked = Some(Blocked { db: call.db, keys, deadline, args: call.args.clone(), timeout_reply });
+            s.blocked = Some(Blocked {
+                db: call.db,
+                keys,
+                deadline,
+                args: call.args.clone(),
+                timeout_reply,
+            });
         }
         Reply::None
     }
@@ -759,7 +828,15 @@ impl Engine {
                     }
                     let args = b.args.clone();
                     let resp = self.sessions[&conn].resp;
-                    let mut call = Call { conn, db, resp, args, in_script: false, in_multi: false, reprocessing: true };
+                    let mut call = Call {
+                        conn,
+                        db,
+                        resp,
+                        args,
+                        in_script: false,
+                        in_multi: false,
+                        reprocessing: true,
+                    };
                     self.serving_key = Some(key.clone());
                     let reply = self.call(cmd, &mut call);
                     self.serving_key = None;
@@ -905,5 +982,10 @@ fn blocked_type(name: &str) -> Option<&'static str> {
 
 /// The part of a session that admission (`admission::admit`) looks at.
 pub(crate) fn view_of(s: &Session) -> crate::admission::ConnView {
-    crate::admission::ConnView { authenticated: s.authenticated, resp: s.resp, subscribed: s.in_pubsub(), in_multi: s.multi.is_some() }
+    crate::admission::ConnView {
+        authenticated: s.authenticated,
+        resp: s.resp,
+        subscribed: s.in_pubsub(),
+        in_multi: s.multi.is_some(),
+    }
 }

@@ -17,7 +17,8 @@ pub const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is
 pub const AUTH_NOT_CONFIGURED: &str = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";
 pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 /// A script with declared flags that reached its start over the limit (inside EXEC).
-pub const OOM_SCRIPT_START: &str = "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'";
+pub const OOM_SCRIPT_START: &str =
+    "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'";
 pub const MULTI_NESTED: &str = "ERR MULTI calls can not be nested";
 pub const EXEC_WITHOUT_MULTI: &str = "ERR EXEC without MULTI";
 pub const DISCARD_WITHOUT_MULTI: &str = "ERR DISCARD without MULTI";
@@ -48,7 +49,11 @@ pub fn unknown_command(name: &[u8], args: &[bytes::Bytes]) -> String {
         }
         list.push_str(&format!("'{}' ", clip(a, 128 - list.len())));
     }
-    format!("ERR unknown command '{}', with args beginning with: {}", clip(name, 128), list)
+    format!(
+        "ERR unknown command '{}', with args beginning with: {}",
+        clip(name, 128),
+        list
+    )
 }
 
 /// `ERR unknown subcommand '<sub>'. Try <CMD> HELP.`
@@ -78,9 +83,11 @@ pub fn clip(b: &[u8], max: usize) -> String {
 // ---- strings ----
 pub const DECREMENT_OVERFLOW: &str = "ERR decrement would overflow";
 pub const LCS_NOT_STRINGS: &str = "ERR The specified keys must contain string values";
-pub const LCS_IDX_AND_LEN: &str = "ERR If you want both the length and indexes, please just use IDX.";
+pub const LCS_IDX_AND_LEN: &str =
+    "ERR If you want both the length and indexes, please just use IDX.";
 pub const LCS_TOO_LONG: &str = "ERR String too long for LCS";
-pub const LCS_TOO_MUCH_MEMORY: &str = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
+pub const LCS_TOO_MUCH_MEMORY: &str =
+    "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
 
 /// `ERR invalid expire time in '<cmd>' command`, for SET, SETEX, PSETEX and GETEX.
 pub fn invalid_expire(cmd: &str) -> String {
@@ -114,14 +121,16 @@ pub const POP_COUNT_NOT_POSITIVE: &str = "ERR value is out of range, must be pos
 pub const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";
 // ---- keys ----
 pub const INVALID_CURSOR: &str = "ERR invalid cursor";
-pub const EXPIRE_NX_CONFLICT: &str = "ERR NX and XX, GT or LT options at the same time are not compatible";
+pub const EXPIRE_NX_CONFLICT: &str =
+    "ERR NX and XX, GT or LT options at the same time are not compatible";
 pub const EXPIRE_GT_LT_CONFLICT: &str = "ERR GT and LT options at the same time are not compatible";
 pub const BAD_DUMP_PAYLOAD: &str = "ERR DUMP payload version or checksum are wrong";
 pub const BAD_DATA_FORMAT: &str = "ERR Bad data format";
 pub const INVALID_TTL: &str = "ERR Invalid TTL value, must be >= 0";
 pub const INVALID_IDLETIME: &str = "ERR Invalid IDLETIME value, must be >= 0";
 pub const INVALID_FREQ: &str = "ERR Invalid FREQ value, must be >= 0 and <= 255";
-pub const INT_OUT_OF_RANGE: &str = "ERR value is out of range, value must between -2147483648 and 2147483647";
+pub const INT_OUT_OF_RANGE: &str =
+    "ERR value is out of range, value must between -2147483648 and 2147483647";
 pub const LFU_NOT_SELECTED: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 pub const LFU_SELECTED: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 
@@ -139,18 +148,23 @@ pub fn unsupported_option(opt: &[u8]) -> String {
 pub const NOPROTO: &str = "NOPROTO unsupported protocol version";
 pub const PROTOVER_NOT_INTEGER: &str = "ERR Protocol version is not an integer or out of range";
 pub const HELLO_NOAUTH: &str = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time";
-pub const CLIENT_NAME_CHARS: &str = "ERR Client names cannot contain spaces, newlines or special characters.";
+pub const CLIENT_NAME_CHARS: &str =
+    "ERR Client names cannot contain spaces, newlines or special characters.";
 pub const NO_SUCH_CLIENT: &str = "ERR No such client";
 pub const CLIENT_ID_POSITIVE: &str = "ERR client-id should be greater than 0";
 pub const INVALID_CLIENT_ID: &str = "ERR Invalid client ID";
 pub const UNBLOCK_REASON: &str = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
 pub const RESET_NOT_NORMAL: &str = "ERR can only reset normal client connections";
 pub const NOT_ALLOWED_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
-pub const SSUBSCRIBE_DENY_BLOCKING: &str = "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client";
+pub const SSUBSCRIBE_DENY_BLOCKING: &str =
+    "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client";
 
 /// `ERR Syntax error in HELLO option '<opt>'`
 pub fn hello_option(opt: &[u8]) -> String {
-    format!("ERR Syntax error in HELLO option '{}'", clip(opt, usize::MAX))
+    format!(
+        "ERR Syntax error in HELLO option '{}'",
+        clip(opt, usize::MAX)
+    )
 }
 
 /// `ERR Unknown client type '<type>'`
@@ -176,7 +190,10 @@ pub fn subcommand_syntax(cmd: &[u8], sub: &[u8]) -> String {
 /// EXEC refused by the dispatcher (arity, NOAUTH, pub/sub context): Redis discards the
 /// transaction and names the reason, without the reason's `ERR ` prefix.
 pub fn execabort_because(reason: &str) -> String {
-    format!("EXECABORT Transaction discarded because of: {}", reason.strip_prefix("ERR ").unwrap_or(reason))
+    format!(
+        "EXECABORT Transaction discarded because of: {}",
+        reason.strip_prefix("ERR ").unwrap_or(reason)
+    )
 }
 
 // ---- server ----
@@ -190,20 +207,28 @@ pub const GETKEYS_BAD_ARITY: &str = "ERR Invalid number of arguments specified f
 
 /// `ERR Unknown option or number of arguments for CONFIG SET - '<name>'`
 pub fn config_set_unknown(name: &[u8]) -> String {
-    format!("ERR Unknown option or number of arguments for CONFIG SET - '{}'", clip(name, 128))
+    format!(
+        "ERR Unknown option or number of arguments for CONFIG SET - '{}'",
+        clip(name, 128)
+    )
 }
 
 /// `ERR CONFIG SET failed (possibly related to argument '<name>') - <reason>`
 pub fn config_set_failed(name: &str, reason: &str) -> String {
-    format!("ERR CONFIG SET failed (possibly related to argument '{}') - {}", name, reason)
+    format!(
+        "ERR CONFIG SET failed (possibly related to argument '{}') - {}",
+        name, reason
+    )
 }
 // ---- zset ----
 pub const ZADD_NX_XX: &str = "ERR XX and NX options at the same time are not compatible";
 pub const ZADD_GT_LT_NX: &str = "ERR GT, LT, and/or NX options at the same time are not compatible";
 pub const ZADD_INCR_PAIR: &str = "ERR INCR option supports a single increment-element pair";
 pub const ZADD_NAN: &str = "ERR resulting score is not a number (NaN)";
-pub const ZRANGE_LIMIT: &str = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX";
-pub const ZRANGE_BYLEX_WITHSCORES: &str = "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
+pub const ZRANGE_LIMIT: &str =
+    "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX";
+pub const ZRANGE_BYLEX_WITHSCORES: &str =
+    "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
 pub const NUMKEYS_GT_ZERO: &str = "ERR numkeys should be greater than 0";
 pub const COUNT_GT_ZERO: &str = "ERR count should be greater than 0";
 pub const WEIGHT_NOT_FLOAT: &str = "ERR weight value is not a float";

@@ -273,7 +273,15 @@ impl Faults {
     pub fn add(&self, fault: Fault) -> u64 {
         let id = self.inner.next_id.fetch_add(1, Ordering::AcqRel) + 1;
         let seed = fault.probability.map_or(1, |(_, s)| s.max(1));
-        self.inner.rules.insert(id, Rule { fault, matched: 0, fired: 0, rng: seed });
+        self.inner.rules.insert(
+            id,
+            Rule {
+                fault,
+                matched: 0,
+                fired: 0,
+                rng: seed,
+            },
+        );
         self.inner.count.fetch_add(1, Ordering::AcqRel);
         id
     }
@@ -302,7 +310,12 @@ impl Faults {
 
     /// (id, description, times fired) of every rule, by id.
     pub fn list(&self) -> Vec<(u64, String, u64)> {
-        let mut v: Vec<_> = self.inner.rules.iter().map(|r| (*r.key(), r.fault.describe(), r.fired)).collect();
+        let mut v: Vec<_> = self
+            .inner
+            .rules
+            .iter()
+            .map(|r| (*r.key(), r.fault.describe(), r.fired))
+            .collect();
         v.sort_by_key(|r| r.0);
         v
     }
@@ -334,9 +347,19 @@ impl Faults {
             rule.fired += 1;
             let action = rule.fault.action.clone();
             drop(rule);
-            let command = c.args.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect::<Vec<_>>().join(" ");
+            let command = c
+                .args
+                .iter()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect::<Vec<_>>()
+                .join(" ");
             if let Ok(mut log) = self.inner.log.lock() {
-                log.push(Fired { rule: id, conn: c.conn, command, action: action.clone() });
+                log.push(Fired {
+                    rule: id,
+                    conn: c.conn,
+                    command,
+                    action: action.clone(),
+                });
             }
             return Some(action);
         }
@@ -393,15 +416,33 @@ mod tests {
     use super::*;
 
     fn cand<'a>(cmd: &'a str, keys: &'a [&'a [u8]]) -> Candidate<'a> {
-        Candidate { conn: 1, client_name: None, command: cmd, keys, script: None, args: &[] }
+        Candidate {
+            conn: 1,
+            client_name: None,
+            command: cmd,
+            keys,
+            script: None,
+            args: &[],
+        }
     }
 
     #[test]
     fn times_every_after() {
         let f = Faults::default();
-        f.add(Fault::on_command("get").reply_error("ERR x").after(1).every(2).times(2));
-        let fired: Vec<bool> = (0..8).map(|_| f.check(&cand("get", &[])).is_some()).collect();
-        assert_eq!(fired, [false, true, false, true, false, false, false, false]);
+        f.add(
+            Fault::on_command("get")
+                .reply_error("ERR x")
+                .after(1)
+                .every(2)
+                .times(2),
+        );
+        let fired: Vec<bool> = (0..8)
+            .map(|_| f.check(&cand("get", &[])).is_some())
+            .collect();
+        assert_eq!(
+            fired,
+            [false, true, false, true, false, false, false, false]
+        );
         assert_eq!(f.log().len(), 2);
     }
 
@@ -410,7 +451,9 @@ mod tests {
         let run = || {
             let f = Faults::default();
             f.add(Fault::on_key("lock:*").close_after().probability(0.5, 42));
-            (0..64).map(|_| f.check(&cand("set", &[b"lock:1"])).is_some()).collect::<Vec<_>>()
+            (0..64)
+                .map(|_| f.check(&cand("set", &[b"lock:1"])).is_some())
+                .collect::<Vec<_>>()
         };
         let a = run();
         assert_eq!(a, run());

@@ -31,7 +31,11 @@ pub fn request_parser(data: &[u8]) {
         return;
     }
     let authed = data[0] & 1 == 0;
-    let max_bulk = if data[0] & 2 == 0 { 512 * 1024 * 1024 } else { 16 };
+    let max_bulk = if data[0] & 2 == 0 {
+        512 * 1024 * 1024
+    } else {
+        16
+    };
     let chunk = (data[1] as usize).max(1);
     let wire = &data[2..];
     let whole = parse_chunked(wire, wire.len().max(1), max_bulk, authed);
@@ -39,7 +43,10 @@ pub fn request_parser(data: &[u8]) {
     // buffered when its end arrived (in Redis too); below that the split must not matter.
     if wire.len() < INLINE_MAX {
         let split = parse_chunked(wire, chunk, max_bulk, authed);
-        assert_eq!(whole, split, "parsing depends on where reads split (chunk {chunk})");
+        assert_eq!(
+            whole, split,
+            "parsing depends on where reads split (chunk {chunk})"
+        );
     }
 }
 
@@ -70,7 +77,11 @@ fn parse_chunked(wire: &[u8], chunk: usize, max_bulk: u64, authed: bool) -> Vec<
                 }
                 Ok(Parsed::Incomplete) => break,
                 Err(e) => {
-                    assert!(e.0.starts_with("ERR Protocol error: "), "not a protocol error: {}", e.0);
+                    assert!(
+                        e.0.starts_with("ERR Protocol error: "),
+                        "not a protocol error: {}",
+                        e.0
+                    );
                     out.push(Outcome::Error(e.0));
                     return out;
                 }
@@ -110,14 +121,108 @@ const KEYS: &[&str] = &["k0", "k1", "k2", "k3"];
 /// (Redis itself does that for SETRANGE 536870911), except values just past the limits,
 /// which must be refused.
 const WORDS: &[&str] = &[
-    "k0", "k1", "k2", "k3", "k0", "k1", "0", "1", "-1", "2", "3", "5", "10", "-10", "100", "1.5", "-0", "+inf", "-inf",
-    "inf", "nan", "1e400", "(1", "[a", "(a", "-", "+", "a", "b", "c", "", "*", "x*", "9223372036854775807",
-    "-9223372036854775808", "9223372036854775808", "18446744073709551616", "536870912", "4294967296", "-4294967296",
-    "NX", "XX", "GT", "LT", "CH", "INCR", "EX", "PX", "EXAT", "PXAT", "KEEPTTL", "GET", "WITHSCORES", "LIMIT",
-    "BYSCORE", "BYLEX", "REV", "COUNT", "MATCH", "TYPE", "STORE", "BY", "ASC", "DESC", "ALPHA", "LEFT", "RIGHT",
-    "BEFORE", "AFTER", "AGGREGATE", "SUM", "MIN", "MAX", "WEIGHTS", "REPLACE", "ABSTTL", "IDLETIME", "FREQ", "DB",
-    "RANK", "MAXLEN", "LEN", "IDX", "MINMATCHLEN", "WITHMATCHLEN", "OVERFLOW", "WRAP", "SAT", "FAIL", "u8", "i16",
-    "#1", "BIT", "BYTE", "PERSIST", "WITHVALUES", "NOVALUES", "SET", "INCRBY", "GET", "hello", "\x00\x7f",
+    "k0",
+    "k1",
+    "k2",
+    "k3",
+    "k0",
+    "k1",
+    "0",
+    "1",
+    "-1",
+    "2",
+    "3",
+    "5",
+    "10",
+    "-10",
+    "100",
+    "1.5",
+    "-0",
+    "+inf",
+    "-inf",
+    "inf",
+    "nan",
+    "1e400",
+    "(1",
+    "[a",
+    "(a",
+    "-",
+    "+",
+    "a",
+    "b",
+    "c",
+    "",
+    "*",
+    "x*",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "9223372036854775808",
+    "18446744073709551616",
+    "536870912",
+    "4294967296",
+    "-4294967296",
+    "NX",
+    "XX",
+    "GT",
+    "LT",
+    "CH",
+    "INCR",
+    "EX",
+    "PX",
+    "EXAT",
+    "PXAT",
+    "KEEPTTL",
+    "GET",
+    "WITHSCORES",
+    "LIMIT",
+    "BYSCORE",
+    "BYLEX",
+    "REV",
+    "COUNT",
+    "MATCH",
+    "TYPE",
+    "STORE",
+    "BY",
+    "ASC",
+    "DESC",
+    "ALPHA",
+    "LEFT",
+    "RIGHT",
+    "BEFORE",
+    "AFTER",
+    "AGGREGATE",
+    "SUM",
+    "MIN",
+    "MAX",
+    "WEIGHTS",
+    "REPLACE",
+    "ABSTTL",
+    "IDLETIME",
+    "FREQ",
+    "DB",
+    "RANK",
+    "MAXLEN",
+    "LEN",
+    "IDX",
+    "MINMATCHLEN",
+    "WITHMATCHLEN",
+    "OVERFLOW",
+    "WRAP",
+    "SAT",
+    "FAIL",
+    "u8",
+    "i16",
+    "#1",
+    "BIT",
+    "BYTE",
+    "PERSIST",
+    "WITHVALUES",
+    "NOVALUES",
+    "SET",
+    "INCRBY",
+    "GET",
+    "hello",
+    "\x00\x7f",
 ];
 
 /// Commands the stream never runs: they stop or pause the engine, sleep for real, block
@@ -130,10 +235,38 @@ fn excluded(name: &str, flags: u32) -> bool {
     flags & f::BLOCKING != 0
         || matches!(
             name,
-            "shutdown" | "debug" | "monitor" | "client" | "subscribe" | "psubscribe" | "ssubscribe" | "eval"
-                | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro" | "function" | "script" | "wait"
-                | "failover" | "replicaof" | "slaveof" | "sync" | "psync" | "quit" | "reset" | "hello" | "auth"
-                | "config" | "select" | "save" | "bgsave" | "bgrewriteaof" | "redlab.fault" | "redlab.sleep"
+            "shutdown"
+                | "debug"
+                | "monitor"
+                | "client"
+                | "subscribe"
+                | "psubscribe"
+                | "ssubscribe"
+                | "eval"
+                | "evalsha"
+                | "eval_ro"
+                | "evalsha_ro"
+                | "fcall"
+                | "fcall_ro"
+                | "function"
+                | "script"
+                | "wait"
+                | "failover"
+                | "replicaof"
+                | "slaveof"
+                | "sync"
+                | "psync"
+                | "quit"
+                | "reset"
+                | "hello"
+                | "auth"
+                | "config"
+                | "select"
+                | "save"
+                | "bgsave"
+                | "bgrewriteaof"
+                | "redlab.fault"
+                | "redlab.sleep"
                 | "redlab.clock"
         )
 }
@@ -172,23 +305,49 @@ fn check_keyspace(e: &mut Engine, checker: u64) -> Vec<String> {
         let exists = int(&e.execute(checker, &["EXISTS", k]), "EXISTS");
         let ttl = int(&e.execute(checker, &["TTL", k]), "TTL");
         let pttl = int(&e.execute(checker, &["PTTL", k]), "PTTL");
-        assert_eq!(exists == 1, t != "none", "EXISTS {k} = {exists} but TYPE is {t}");
+        assert_eq!(
+            exists == 1,
+            t != "none",
+            "EXISTS {k} = {exists} but TYPE is {t}"
+        );
         assert_eq!(ttl == -2, t == "none", "TTL {k} = {ttl} but TYPE is {t}");
         assert!(ttl >= -2 && pttl >= -2, "TTL {k} = {ttl}, PTTL {pttl}");
         assert_eq!(ttl < 0, pttl < 0, "TTL {k} = {ttl} but PTTL {pttl}");
         if ttl >= 0 {
-            assert!((pttl + 999) / 1000 == ttl || pttl / 1000 == ttl, "TTL {k} = {ttl} but PTTL {pttl}");
+            assert!(
+                (pttl + 999) / 1000 == ttl || pttl / 1000 == ttl,
+                "TTL {k} = {ttl} but PTTL {pttl}"
+            );
         }
         let (len, all) = match t.as_str() {
-            "list" => (e.execute(checker, &["LLEN", k]), e.execute(checker, &["LRANGE", k, "0", "-1"])),
-            "set" => (e.execute(checker, &["SCARD", k]), e.execute(checker, &["SMEMBERS", k])),
-            "hash" => (e.execute(checker, &["HLEN", k]), e.execute(checker, &["HKEYS", k])),
-            "zset" => (e.execute(checker, &["ZCARD", k]), e.execute(checker, &["ZRANGE", k, "0", "-1"])),
+            "list" => (
+                e.execute(checker, &["LLEN", k]),
+                e.execute(checker, &["LRANGE", k, "0", "-1"]),
+            ),
+            "set" => (
+                e.execute(checker, &["SCARD", k]),
+                e.execute(checker, &["SMEMBERS", k]),
+            ),
+            "hash" => (
+                e.execute(checker, &["HLEN", k]),
+                e.execute(checker, &["HKEYS", k]),
+            ),
+            "zset" => (
+                e.execute(checker, &["ZCARD", k]),
+                e.execute(checker, &["ZRANGE", k, "0", "-1"]),
+            ),
             _ => (Reply::Int(1), Reply::Array(vec![Reply::Nil])),
         };
         let len = int(&len, "a length");
-        assert!(len > 0, "{k} is an empty {t}: Redis deletes emptied collections");
-        assert_eq!(len as usize, count(&all, "a listing"), "{k}: the {t}'s length disagrees with its elements");
+        assert!(
+            len > 0,
+            "{k} is an empty {t}: Redis deletes emptied collections"
+        );
+        assert_eq!(
+            len as usize,
+            count(&all, "a listing"),
+            "{k}: the {t}'s length disagrees with its elements"
+        );
         if t != "none" {
             present += 1;
         }
@@ -205,8 +364,9 @@ fn check_keyspace(e: &mut Engine, checker: u64) -> Vec<String> {
 pub fn command_stream(data: &[u8]) {
     let clock = Clock::manual(1_700_000_000_000);
     let mut e = Engine::with_clock(Config::default(), clock.clone());
-    let commands: Vec<&'static crate::cmd::table::Command> =
-        crate::cmd::table::all().filter(|c| !excluded(c.name, c.flags)).collect();
+    let commands: Vec<&'static crate::cmd::table::Command> = crate::cmd::table::all()
+        .filter(|c| !excluded(c.name, c.flags))
+        .collect();
     let checker = 1000;
     let mut types = check_keyspace(&mut e, checker);
     let mut input = Bytes8::new(data);
@@ -226,7 +386,9 @@ pub fn command_stream(data: &[u8]) {
             _ => {
                 let cmd = *input.pick(&commands);
                 let mut args = vec![cmd.name.as_bytes().to_vec()];
-                if let Some(sub) = (!cmd.subcommands.is_empty()).then(|| input.pick(cmd.subcommands)) {
+                if let Some(sub) =
+                    (!cmd.subcommands.is_empty()).then(|| input.pick(cmd.subcommands))
+                {
                     let word = sub.name.rsplit('|').next().unwrap_or(sub.name);
                     args.push(word.as_bytes().to_vec());
                 }
@@ -245,7 +407,10 @@ pub fn command_stream(data: &[u8]) {
         let after = check_keyspace(&mut e, checker);
         let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
         if reply.is_error() && !in_multi && name != "exec" {
-            assert_eq!(types, after, "{args:?} failed ({reply:?}) yet changed key types");
+            assert_eq!(
+                types, after,
+                "{args:?} failed ({reply:?}) yet changed key types"
+            );
         }
         if !reply.is_error() && !in_multi {
             if let Some((key, t)) = expected_type(&args) {
@@ -274,19 +439,37 @@ fn typed_write(input: &mut Bytes8) -> Vec<Vec<u8>> {
         4 => vec!["HSET".into(), key, v.clone(), v],
         5 => vec!["ZADD".into(), key, (input.byte() % 5).to_string(), v],
         6 => vec!["DEL".into(), key],
-        7 => vec!["PEXPIRE".into(), key, (input.byte() as u64 * 20).to_string()],
-        8 => vec!["SET".into(), key, v, "PX".into(), (1 + input.byte() as u64 * 20).to_string()],
+        7 => vec![
+            "PEXPIRE".into(),
+            key,
+            (input.byte() as u64 * 20).to_string(),
+        ],
+        8 => vec![
+            "SET".into(),
+            key,
+            v,
+            "PX".into(),
+            (1 + input.byte() as u64 * 20).to_string(),
+        ],
         _ => vec!["INCRBY".into(), key, (input.byte() as i8).to_string()],
     };
     w.into_iter().map(String::into_bytes).collect()
 }
 
 fn expected_type(args: &[Vec<u8>]) -> Option<(&[u8], &'static str)> {
-    let t = match String::from_utf8_lossy(&args[0]).to_ascii_uppercase().as_str() {
+    let t = match String::from_utf8_lossy(&args[0])
+        .to_ascii_uppercase()
+        .as_str()
+    {
         // NX/XX may not set; EXAT/PXAT may name a moment already past, and then the key is
         // gone at once, as in Redis.
-        "SET" if args.len() <= 5
-            && !args.iter().skip(3).any(|a| [&b"NX"[..], b"XX", b"EXAT", b"PXAT"].iter().any(|w| a.eq_ignore_ascii_case(w))) =>
+        "SET"
+            if args.len() <= 5
+                && !args.iter().skip(3).any(|a| {
+                    [&b"NX"[..], b"XX", b"EXAT", b"PXAT"]
+                        .iter()
+                        .any(|w| a.eq_ignore_ascii_case(w))
+                }) =>
         {
             "string"
         }
@@ -413,9 +596,14 @@ pub fn lua_script(data: &[u8]) {
     reply.encode(3, &mut out);
     check_keyspace(&mut e, 2);
     let after = e.execute(3, &["EVAL", "return 1", "0"]);
-    let scripting_missing = matches!(&after, Reply::Error(m) if m.starts_with("ERR unknown command"));
+    let scripting_missing =
+        matches!(&after, Reply::Error(m) if m.starts_with("ERR unknown command"));
     if !scripting_missing && !e.shutdown_requested() {
-        assert_eq!(after, Reply::Int(1), "the engine does not run scripts after {script:?} -> {reply:?}");
+        assert_eq!(
+            after,
+            Reply::Int(1),
+            "the engine does not run scripts after {script:?} -> {reply:?}"
+        );
     }
     assert_eq!(e.execute(3, &["PING"]), Reply::status("PONG"));
 }
@@ -428,7 +616,9 @@ fn generated_script(data: &[u8]) -> String {
         let wrapped = match input.byte() % 6 {
             0 => format!("pcall(function() {frag} end)"),
             1 => format!("for i = 1, {} do {frag} end", input.byte()),
-            2 => format!("local ok, err = pcall(function() {frag} end) if not ok then return err end"),
+            2 => format!(
+                "local ok, err = pcall(function() {frag} end) if not ok then return err end"
+            ),
             3 => format!("do {frag} end"),
             _ => frag.to_string(),
         };

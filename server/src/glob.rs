@@ -139,7 +139,13 @@ fn same(a: u8, b: u8, nocase: bool) -> bool {
 fn in_range(a: u8, b: u8, c: u8, nocase: bool) -> bool {
     let (a, b, c) = (a as i8, b as i8, c as i8);
     let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
-    let fold = |x: i8| if nocase { (x as u8).to_ascii_lowercase() as i8 } else { x };
+    let fold = |x: i8| {
+        if nocase {
+            (x as u8).to_ascii_lowercase() as i8
+        } else {
+            x
+        }
+    };
     let (lo, hi, c) = (fold(lo), fold(hi), fold(c));
     lo <= c && c <= hi
 }

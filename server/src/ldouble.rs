@@ -32,7 +32,11 @@ pub enum IncrFloatError {
 }
 
 impl LongDouble {
-    pub const ZERO: LongDouble = LongDouble::Finite { neg: false, mant: 0, exp: 0 };
+    pub const ZERO: LongDouble = LongDouble::Finite {
+        neg: false,
+        mant: 0,
+        exp: 0,
+    };
 
     /// The exact extended value of an f64 (every f64 is representable).
     pub fn from_f64(d: f64) -> LongDouble {
@@ -43,7 +47,11 @@ impl LongDouble {
         let neg = bits >> 63 == 1;
         let biased = ((bits >> 52) & 0x7ff) as i64;
         let frac = bits & ((1u64 << 52) - 1);
-        let (mant, exp) = if biased == 0 { (frac, -1074) } else { (frac | (1u64 << 52), biased - 1075) };
+        let (mant, exp) = if biased == 0 {
+            (frac, -1074)
+        } else {
+            (frac | (1u64 << 52), biased - 1075)
+        };
         LongDouble::Finite { neg, mant, exp }
     }
 
@@ -72,7 +80,11 @@ impl LongDouble {
             parse_decimal(&lower)?
         };
         match exact {
-            Exact::Zero => Some(LongDouble::Finite { neg, mant: 0, exp: 0 }),
+            Exact::Zero => Some(LongDouble::Finite {
+                neg,
+                mant: 0,
+                exp: 0,
+            }),
             Exact::Huge => None,
             Exact::Tiny => None,
             Exact::Value(n, e) => match round(neg, n, e) {
@@ -85,13 +97,27 @@ impl LongDouble {
     /// The correctly rounded sum. Infinite operands give an infinite (or NaN) result, which
     /// callers refuse anyway, so they are reported as `None`.
     pub fn checked_add(self, other: LongDouble) -> Option<LongDouble> {
-        let (LongDouble::Finite { neg: an, mant: am, exp: ae }, LongDouble::Finite { neg: bn, mant: bm, exp: be }) =
-            (self, other)
+        let (
+            LongDouble::Finite {
+                neg: an,
+                mant: am,
+                exp: ae,
+            },
+            LongDouble::Finite {
+                neg: bn,
+                mant: bm,
+                exp: be,
+            },
+        ) = (self, other)
         else {
             return None;
         };
         if am == 0 && bm == 0 {
-            return Some(LongDouble::Finite { neg: an && bn, mant: 0, exp: 0 });
+            return Some(LongDouble::Finite {
+                neg: an && bn,
+                mant: 0,
+                exp: 0,
+            });
         }
         if am == 0 {
             return Some(other);
@@ -165,7 +191,9 @@ impl LongDouble {
 pub fn incr_by_float(current: &[u8], incr: &[u8]) -> Result<String, IncrFloatError> {
     let value = LongDouble::parse(current).ok_or(IncrFloatError::NotAFloat)?;
     let incr = LongDouble::parse(incr).ok_or(IncrFloatError::NotAFloat)?;
-    let sum = value.checked_add(incr).ok_or(IncrFloatError::NanOrInfinity)?;
+    let sum = value
+        .checked_add(incr)
+        .ok_or(IncrFloatError::NanOrInfinity)?;
     Ok(sum.to_human())
 }
 
@@ -356,7 +384,11 @@ fn round(neg: bool, n: BigUint, e: i64) -> LongDouble {
         }
     };
     if mant == 0 {
-        return LongDouble::Finite { neg, mant: 0, exp: 0 };
+        return LongDouble::Finite {
+            neg,
+            mant: 0,
+            exp: 0,
+        };
     }
     // Normalise so a value's representation is unique.
     while mant & 1 == 0 && lsb < MAX_TOP_EXP {
@@ -367,7 +399,11 @@ fn round(neg: bool, n: BigUint, e: i64) -> LongDouble {
     if top > MAX_TOP_EXP {
         return LongDouble::Inf { neg };
     }
-    LongDouble::Finite { neg, mant, exp: lsb }
+    LongDouble::Finite {
+        neg,
+        mant,
+        exp: lsb,
+    }
 }
 
 #[cfg(test)]
@@ -396,20 +432,39 @@ mod tests {
         assert_eq!(incr("0", "5e-324"), "0");
         let big = incr("0", "1e308");
         assert_eq!(big.len(), 308);
-        assert!(big.starts_with("99999999999999999996685879655845645660560099847415567207797047994921734868838"));
+        assert!(big.starts_with(
+            "99999999999999999996685879655845645660560099847415567207797047994921734868838"
+        ));
         let sum = incr(&big, "1e308");
         assert_eq!(sum.len(), 309);
-        assert!(sum.starts_with("199999999999999999993371759311691291321120199694831134415594095989843469737676"));
+        assert!(sum.starts_with(
+            "199999999999999999993371759311691291321120199694831134415594095989843469737676"
+        ));
     }
 
     #[test]
     fn refuses_what_strtold_refuses() {
-        for bad in ["", " 1", "1 ", "nan", "1e", "-.", "1e-5000", "1e5000", "abc", "0x", "1e+"] {
-            assert_eq!(incr_by_float(b"0", bad.as_bytes()), Err(IncrFloatError::NotAFloat), "{bad:?}");
+        for bad in [
+            "", " 1", "1 ", "nan", "1e", "-.", "1e-5000", "1e5000", "abc", "0x", "1e+",
+        ] {
+            assert_eq!(
+                incr_by_float(b"0", bad.as_bytes()),
+                Err(IncrFloatError::NotAFloat),
+                "{bad:?}"
+            );
         }
-        assert_eq!(incr_by_float(b"0", b"inf"), Err(IncrFloatError::NanOrInfinity));
-        assert_eq!(incr_by_float(b"inf", b"-inf"), Err(IncrFloatError::NanOrInfinity));
-        assert_eq!(incr_by_float(b"1e4932", b"1e4932"), Err(IncrFloatError::NanOrInfinity));
+        assert_eq!(
+            incr_by_float(b"0", b"inf"),
+            Err(IncrFloatError::NanOrInfinity)
+        );
+        assert_eq!(
+            incr_by_float(b"inf", b"-inf"),
+            Err(IncrFloatError::NanOrInfinity)
+        );
+        assert_eq!(
+            incr_by_float(b"1e4932", b"1e4932"),
+            Err(IncrFloatError::NanOrInfinity)
+        );
     }
 
     #[test]

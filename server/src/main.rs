@@ -8,7 +8,9 @@ use tracing_subscriber::EnvFilter;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
@@ -34,7 +36,11 @@ fn main() {
     tracing::info!("Configuration loaded");
     let listen = cli::listen_address(&config.bind);
     if config.bind.split_whitespace().count() > 1 {
-        tracing::warn!("bind '{}': redlab listens on the first address only, {}", config.bind, listen);
+        tracing::warn!(
+            "bind '{}': redlab listens on the first address only, {}",
+            config.bind,
+            listen
+        );
     }
     let bind_as_given = std::mem::replace(&mut config.bind, listen);
     let port = config.port;

@@ -18,7 +18,8 @@ pub const KEY_MISS: u32 = 1 << 11;
 pub const MODULE: u32 = 1 << 12;
 pub const NEW: u32 = 1 << 13;
 /// What `A` stands for (key-miss and new are not included, as in Redis).
-pub const ALL: u32 = GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE;
+pub const ALL: u32 =
+    GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE;
 
 /// Parses the flag string CONFIG SET accepts; None for an unknown character.
 pub fn parse_flags(s: &str) -> Option<u32> {

@@ -7,14 +7,22 @@
 /// C's `%.<prec>g` for a finite or non-finite double, as glibc prints it.
 pub fn format_g(d: f64, prec: usize) -> String {
     if d.is_nan() {
-        return if d.is_sign_negative() { "-nan".into() } else { "nan".into() };
+        return if d.is_sign_negative() {
+            "-nan".into()
+        } else {
+            "nan".into()
+        };
     }
     if d.is_infinite() {
         return if d > 0.0 { "inf".into() } else { "-inf".into() };
     }
     let prec = prec.max(1);
     if d == 0.0 {
-        return if d.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if d.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
     let sci = format!("{:.*e}", prec - 1, d);
     let (mantissa, exp) = sci.split_once('e').expect("exponent form");
@@ -100,7 +108,11 @@ pub fn parse_f64(b: &[u8]) -> Option<f64> {
         "inf" | "+inf" | "infinity" | "+infinity" => f64::INFINITY,
         "-inf" | "-infinity" => f64::NEG_INFINITY,
         _ => {
-            if lower.contains("inf") || lower.contains("nan") || lower.starts_with("0x") || lower.starts_with("-0x") {
+            if lower.contains("inf")
+                || lower.contains("nan")
+                || lower.starts_with("0x")
+                || lower.starts_with("-0x")
+            {
                 return None;
             }
             s.parse::<f64>().ok()?

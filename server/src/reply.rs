@@ -173,7 +173,10 @@ fn line(out: &mut BytesMut, prefix: u8, text: &[u8]) {
     out.put_u8(prefix);
     // A status or error line cannot hold CR or LF; Redis replaces them with spaces.
     if text.iter().any(|&c| c == b'\r' || c == b'\n') {
-        out.extend(text.iter().map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }));
+        out.extend(
+            text.iter()
+                .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
+        );
     } else {
         out.put_slice(text);
     }

@@ -16,7 +16,11 @@ pub fn fresh_seed() -> u64 {
     static MADE: AtomicU64 = AtomicU64::new(0);
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u64(MADE.fetch_add(1, Ordering::Relaxed));
-    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
     // 63 bits, so the seed can be given back through CONFIG SET redlab-seed.
     h.finish() >> 1
 }
@@ -36,7 +40,11 @@ pub struct EngineRng {
 
 impl EngineRng {
     pub fn new(seed: u64) -> EngineRng {
-        let mut r = EngineRng { seed, state: seed, lua48: 0 };
+        let mut r = EngineRng {
+            seed,
+            state: seed,
+            lua48: 0,
+        };
         // Lua's generator starts from the engine seed too, but not from the same numbers.
         r.lua48 = r.next_u64() & LRAND48_MASK;
         r
@@ -161,6 +169,13 @@ mod tests {
     fn lrand48_matches_the_c_library() {
         // glibc: srand48(1); lrand48() x3
         let mut s = lrand48_seed(1);
-        assert_eq!([lrand48_next(&mut s), lrand48_next(&mut s), lrand48_next(&mut s)], [89400484, 976015093, 1792756325]);
+        assert_eq!(
+            [
+                lrand48_next(&mut s),
+                lrand48_next(&mut s),
+                lrand48_next(&mut s)
+            ],
+            [89400484, 976015093, 1792756325]
+        );
     }
 }

@@ -190,8 +190,16 @@ pub fn encoded_size(r: &Reply) -> u64 {
             Reply::Int(_) | Reply::Double(_) => 20,
             Reply::Nil | Reply::NilArray | Reply::Bool(_) | Reply::None => 0,
             Reply::Array(v) | Reply::Set(v) | Reply::Push(v) | Reply::Multi(v) => items(v),
-            Reply::Map(kv) => kv.iter().map(|(k, v)| encoded_size(k) + encoded_size(v)).sum(),
-            Reply::Attribute(kv, inner) => kv.iter().map(|(k, v)| encoded_size(k) + encoded_size(v)).sum::<u64>() + encoded_size(inner),
+            Reply::Map(kv) => kv
+                .iter()
+                .map(|(k, v)| encoded_size(k) + encoded_size(v))
+                .sum(),
+            Reply::Attribute(kv, inner) => {
+                kv.iter()
+                    .map(|(k, v)| encoded_size(k) + encoded_size(v))
+                    .sum::<u64>()
+                    + encoded_size(inner)
+            }
         }
 }
 
@@ -240,10 +248,18 @@ mod tests {
 
     #[test]
     fn sizes_cover_the_payload() {
-        let msg = Reply::Push(vec![Reply::bulk("message"), Reply::bulk("ch"), Reply::Bulk(Bytes::from(vec![0u8; 1000]))]);
+        let msg = Reply::Push(vec![
+            Reply::bulk("message"),
+            Reply::bulk("ch"),
+            Reply::Bulk(Bytes::from(vec![0u8; 1000])),
+        ]);
         let mut buf = bytes::BytesMut::new();
         msg.encode(2, &mut buf);
         let est = encoded_size(&msg);
-        assert!(est >= buf.len() as u64 && est < buf.len() as u64 + 64, "{est} vs {}", buf.len());
+        assert!(
+            est >= buf.len() as u64 && est < buf.len() as u64 + 64,
+            "{est} vs {}",
+            buf.len()
+        );
     }
 }

@@ -46,7 +46,10 @@ impl Stats {
         let entry = self
             .per_command
             .entry(cmd as *const Command as usize)
-            .or_insert_with(|| CommandStats { name: name.to_string(), ..Default::default() });
+            .or_insert_with(|| CommandStats {
+                name: name.to_string(),
+                ..Default::default()
+            });
         entry.calls += 1;
         if failed {
             entry.failed_calls += 1;

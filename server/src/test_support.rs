@@ -33,7 +33,11 @@ pub fn put_list(e: &mut Engine, key: &str) {
 pub fn listen(e: &mut Engine) {
     e.notify_flags = notify::parse_flags("KEA").unwrap();
     e.execute(2, &["PING"]);
-    e.pubsub.patterns.entry(b"__keyevent@*".to_vec()).or_default().insert(2);
+    e.pubsub
+        .patterns
+        .entry(b"__keyevent@*".to_vec())
+        .or_default()
+        .insert(2);
 }
 
 /// The (event, key) pairs delivered to the listener since the last call.

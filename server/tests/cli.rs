@@ -11,7 +11,11 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_redlab-server");
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn connect(port: u16) -> TcpStream {
@@ -43,7 +47,10 @@ fn read_reply(r: &mut BufReader<TcpStream>) -> String {
     let mut line = String::new();
     r.read_line(&mut line).unwrap();
     let line = line.trim_end().to_string();
-    let n = line.get(1..).and_then(|n| n.parse::<i64>().ok()).unwrap_or(-1);
+    let n = line
+        .get(1..)
+        .and_then(|n| n.parse::<i64>().ok())
+        .unwrap_or(-1);
     match line.as_bytes().first() {
         Some(b'$') if n >= 0 => {
             let mut body = vec![0; n as usize + 2];
@@ -61,18 +68,31 @@ fn version_output_is_redis_servers() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let re_ok = text.starts_with("Redis server v=7.0.15 sha=00000000:0 malloc=libc bits=64 build=")
-        && text.trim_end().rsplit('=').next().is_some_and(|b| b.len() == 16 && b.chars().all(|c| c.is_ascii_hexdigit()));
+        && text
+            .trim_end()
+            .rsplit('=')
+            .next()
+            .is_some_and(|b| b.len() == 16 && b.chars().all(|c| c.is_ascii_hexdigit()));
     assert!(re_ok, "{text}");
     assert_eq!(text.lines().count(), 1);
 }
 
 #[test]
 fn unknown_option_is_a_fatal_config_error() {
-    let out = Command::new(BIN).args(["--port", "0", "--no-such-option", "1"]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["--port", "0", "--no-such-option", "1"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***"), "{err}");
-    assert!(err.contains(">>> 'no-such-option \"1\"'\nBad directive or wrong number of arguments"), "{err}");
+    assert!(
+        err.contains("*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***"),
+        "{err}"
+    );
+    assert!(
+        err.contains(">>> 'no-such-option \"1\"'\nBad directive or wrong number of arguments"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -82,8 +102,24 @@ fn serves_resp_with_the_given_options_and_stops_on_shutdown() {
     let mut child = support::Killed(
         support::spawn_tied(
             Command::new(BIN)
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-                .args(["--maxmemory", "100mb", "--daemonize", "no", "--databases", "4"])
+                .args([
+                    "--port",
+                    &port.to_string(),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                ])
+                .args([
+                    "--maxmemory",
+                    "100mb",
+                    "--daemonize",
+                    "no",
+                    "--databases",
+                    "4",
+                ])
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped()),
         )
@@ -91,14 +127,25 @@ fn serves_resp_with_the_given_options_and_stops_on_shutdown() {
     );
     let mut r = BufReader::new(connect(port));
     assert_eq!(call(&mut r, &["PING"]), "+PONG");
-    assert_eq!(call(&mut r, &["CONFIG", "GET", "maxmemory"]), "maxmemory 104857600");
-    assert_eq!(call(&mut r, &["CONFIG", "GET", "port"]), format!("port {port}"));
+    assert_eq!(
+        call(&mut r, &["CONFIG", "GET", "maxmemory"]),
+        "maxmemory 104857600"
+    );
+    assert_eq!(
+        call(&mut r, &["CONFIG", "GET", "port"]),
+        format!("port {port}")
+    );
     assert_eq!(call(&mut r, &["SELECT", "3"]), "+OK");
-    assert_eq!(call(&mut r, &["SELECT", "4"]), "-ERR DB index is out of range");
+    assert_eq!(
+        call(&mut r, &["SELECT", "4"]),
+        "-ERR DB index is out of range"
+    );
     assert_eq!(call(&mut r, &["SET", "k", "v"]), "+OK");
     assert_eq!(call(&mut r, &["DBSIZE"]), ":1");
     // SHUTDOWN NOSAVE closes the connection without a reply and ends the process.
-    r.get_mut().write_all(b"*2\r\n$8\r\nSHUTDOWN\r\n$6\r\nNOSAVE\r\n").unwrap();
+    r.get_mut()
+        .write_all(b"*2\r\n$8\r\nSHUTDOWN\r\n$6\r\nNOSAVE\r\n")
+        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     let status = loop {
         if let Some(s) = child.0.try_wait().unwrap() {
@@ -111,7 +158,13 @@ fn serves_resp_with_the_given_options_and_stops_on_shutdown() {
     };
     assert!(status.success());
     let mut log = String::new();
-    child.0.stderr.take().unwrap().read_to_string(&mut log).unwrap();
+    child
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
     assert!(log.contains("Ready to accept connections tcp"), "{log}");
     assert!(log.contains("option 'appendonly' has no effect"), "{log}");
 }
@@ -120,14 +173,20 @@ fn serves_resp_with_the_given_options_and_stops_on_shutdown() {
 fn shutdown_stops_an_embedded_server() {
     let server = redlab_server::Server::start();
     let mut r = BufReader::new(connect(server.port()));
-    assert_eq!(call(&mut r, &["SHUTDOWN", "ABORT"]), "-ERR No shutdown in progress.");
+    assert_eq!(
+        call(&mut r, &["SHUTDOWN", "ABORT"]),
+        "-ERR No shutdown in progress."
+    );
     r.get_mut().write_all(b"*1\r\n$8\r\nSHUTDOWN\r\n").unwrap();
     let mut rest = Vec::new();
     // The connection is closed with no reply.
     assert_eq!(r.read_to_end(&mut rest).unwrap_or(0), 0);
     let deadline = Instant::now() + Duration::from_secs(30);
     while server.is_running() {
-        assert!(Instant::now() < deadline, "server still running after SHUTDOWN");
+        assert!(
+            Instant::now() < deadline,
+            "server still running after SHUTDOWN"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
 }

@@ -8,7 +8,9 @@ use std::process::Command;
 
 fn redis_cli() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    let found = std::env::split_paths(&path).map(|d| d.join("redis-cli")).find(|p| p.is_file());
+    let found = std::env::split_paths(&path)
+        .map(|d| d.join("redis-cli"))
+        .find(|p| p.is_file());
     if found.is_none() {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
             panic!("redis-cli is not installed and CI=true");
@@ -20,8 +22,16 @@ fn redis_cli() -> Option<PathBuf> {
 
 /// Runs redis-cli with these arguments; returns (stdout, success).
 fn cli(port: u16, args: &[&str]) -> (String, bool) {
-    let out = Command::new(redis_cli().unwrap()).args(["-p", &port.to_string()]).args(args).output().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(redis_cli().unwrap())
+        .args(["-p", &port.to_string()])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     (text.trim().to_string(), out.status.success())
 }
 
@@ -42,38 +52,128 @@ fn every_fault_from_redis_cli() {
     assert_eq!(cli(p, &["TIME"]).0, "1700000001\n0");
 
     // An error instead of the command.
-    assert_eq!(cli(p, &["REDLAB.FAULT", "ADD", "COMMAND", "GET", "TIMES", "1", "ERROR", "LOADING Redis is loading the dataset in memory"]).0, "1");
-    assert_eq!(cli(p, &["GET", "k"]).0, "LOADING Redis is loading the dataset in memory");
+    assert_eq!(
+        cli(
+            p,
+            &[
+                "REDLAB.FAULT",
+                "ADD",
+                "COMMAND",
+                "GET",
+                "TIMES",
+                "1",
+                "ERROR",
+                "LOADING Redis is loading the dataset in memory"
+            ]
+        )
+        .0,
+        "1"
+    );
+    assert_eq!(
+        cli(p, &["GET", "k"]).0,
+        "LOADING Redis is loading the dataset in memory"
+    );
     assert_eq!(cli(p, &["GET", "k"]).0, "");
 
     // Close before: the write is lost.
-    cli(p, &["REDLAB.FAULT", "ADD", "KEY", "before*", "TIMES", "1", "CLOSE-BEFORE"]);
+    cli(
+        p,
+        &[
+            "REDLAB.FAULT",
+            "ADD",
+            "KEY",
+            "before*",
+            "TIMES",
+            "1",
+            "CLOSE-BEFORE",
+        ],
+    );
     assert!(cli(p, &["SET", "before", "1"]).0.contains("closed"));
     assert_eq!(cli(p, &["EXISTS", "before"]).0, "0");
 
     // Close after: the write happened, the client never heard.
-    cli(p, &["REDLAB.FAULT", "ADD", "KEY", "after*", "TIMES", "1", "CLOSE-AFTER"]);
+    cli(
+        p,
+        &[
+            "REDLAB.FAULT",
+            "ADD",
+            "KEY",
+            "after*",
+            "TIMES",
+            "1",
+            "CLOSE-AFTER",
+        ],
+    );
     assert!(cli(p, &["SET", "after", "1"]).0.contains("closed"));
     assert_eq!(cli(p, &["GET", "after"]).0, "1");
 
     // Delay: the reply still arrives.
-    cli(p, &["REDLAB.FAULT", "ADD", "COMMAND", "ECHO", "TIMES", "1", "DELAY", "50"]);
+    cli(
+        p,
+        &[
+            "REDLAB.FAULT",
+            "ADD",
+            "COMMAND",
+            "ECHO",
+            "TIMES",
+            "1",
+            "DELAY",
+            "50",
+        ],
+    );
     assert_eq!(cli(p, &["ECHO", "late"]).0, "late");
 
     // Truncated reply.
     cli(p, &["SET", "big", "0123456789"]);
-    cli(p, &["REDLAB.FAULT", "ADD", "KEY", "big", "COMMAND", "GET", "TIMES", "1", "TRUNCATE", "5"]);
+    cli(
+        p,
+        &[
+            "REDLAB.FAULT",
+            "ADD",
+            "KEY",
+            "big",
+            "COMMAND",
+            "GET",
+            "TIMES",
+            "1",
+            "TRUNCATE",
+            "5",
+        ],
+    );
     let (out, _) = cli(p, &["GET", "big"]);
     assert!(!out.contains("0123456789"), "{out}");
 
     // Stall with a frozen clock: time moves by the stall, the lease runs out.
     assert_eq!(cli(p, &["SET", "lock", "holder", "PX", "1000"]).0, "OK");
-    cli(p, &["REDLAB.FAULT", "ADD", "COMMAND", "PEXPIRE", "TIMES", "1", "STALL", "1200"]);
+    cli(
+        p,
+        &[
+            "REDLAB.FAULT",
+            "ADD",
+            "COMMAND",
+            "PEXPIRE",
+            "TIMES",
+            "1",
+            "STALL",
+            "1200",
+        ],
+    );
     assert_eq!(cli(p, &["PEXPIRE", "lock", "1000"]).0, "0");
 
     // Script cache flush: EVALSHA gets NOSCRIPT.
     let (sha, _) = cli(p, &["SCRIPT", "LOAD", "return 1"]);
-    cli(p, &["REDLAB.FAULT", "ADD", "COMMAND", "EVALSHA", "TIMES", "1", "FLUSH-SCRIPTS"]);
+    cli(
+        p,
+        &[
+            "REDLAB.FAULT",
+            "ADD",
+            "COMMAND",
+            "EVALSHA",
+            "TIMES",
+            "1",
+            "FLUSH-SCRIPTS",
+        ],
+    );
     assert!(cli(p, &["EVALSHA", &sha, "0"]).0.starts_with("NOSCRIPT"));
 
     // Rollback to a mark: the writes after it are lost.
@@ -81,8 +181,23 @@ fn every_fault_from_redis_cli() {
     assert_eq!(cli(p, &["REDLAB.FAULT", "MARK"]).0, "OK");
     cli(p, &["SET", "a", "2"]);
     cli(p, &["SET", "b", "2"]);
-    cli(p, &["REDLAB.FAULT", "ADD", "COMMAND", "MGET", "TIMES", "1", "ROLLBACK"]);
-    assert_eq!(cli(p, &["MGET", "a", "b"]).0, "1", "a is back to 1 and b is gone (an empty line)");
+    cli(
+        p,
+        &[
+            "REDLAB.FAULT",
+            "ADD",
+            "COMMAND",
+            "MGET",
+            "TIMES",
+            "1",
+            "ROLLBACK",
+        ],
+    );
+    assert_eq!(
+        cli(p, &["MGET", "a", "b"]).0,
+        "1",
+        "a is back to 1 and b is gone (an empty line)"
+    );
 
     // Listing, logging, removing.
     let (list, _) = cli(p, &["REDLAB.FAULT", "LIST"]);

@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 
 fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus").join(target);
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../fuzz/corpus")
+        .join(target);
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {}", dir.display(), e))
         .map(|e| e.expect("corpus entry").path())
@@ -14,7 +16,12 @@ fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
     assert!(!files.is_empty(), "empty corpus {}", dir.display());
     files
         .into_iter()
-        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).expect("corpus file")))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).expect("corpus file"),
+            )
+        })
         .collect()
 }
 

@@ -16,7 +16,10 @@ pub fn lua_ready(test: &str) -> bool {
     let mut e = redlab::Engine::new(redlab::Config::default());
     let ok = !e.execute(1, &["EVAL", "return 1", "0"]).is_error();
     if !ok {
-        eprintln!("\n!!!! {}: SKIPPED, the engine has no EVAL yet !!!!\n", test);
+        eprintln!(
+            "\n!!!! {}: SKIPPED, the engine has no EVAL yet !!!!\n",
+            test
+        );
     }
     ok
 }
@@ -29,7 +32,11 @@ pub fn real(test: &str) -> Option<RealRedis> {
 #[track_caller]
 pub fn assert_reproduced(f: &redlab_client::explore::Failure, real: &Option<RealRedis>) {
     if real.is_some() {
-        assert!(f.reproduced_on_real_redis(), "the counterexample must reproduce on real Redis:\n{}", f);
+        assert!(
+            f.reproduced_on_real_redis(),
+            "the counterexample must reproduce on real Redis:\n{}",
+            f
+        );
     }
 }
 
@@ -65,7 +72,11 @@ pub enum Belief {
 pub type Shared = std::rc::Rc<std::cell::RefCell<Journal>>;
 
 pub fn note(j: &Shared, who: &'static str, what: Belief) {
-    j.borrow_mut().entries.push(Entry { who, what, at: None });
+    j.borrow_mut().entries.push(Entry {
+        who,
+        what,
+        at: None,
+    });
 }
 
 /// Stamps the entries of the last step with its server time.

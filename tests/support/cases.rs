@@ -57,10 +57,14 @@ pub fn parse(text: &str) -> Vec<Case> {
             continue;
         }
         if let Some(name) = line.strip_prefix("===") {
-            cases.push(Case { name: name.trim().to_string(), lines: Vec::new() });
+            cases.push(Case {
+                name: name.trim().to_string(),
+                lines: Vec::new(),
+            });
             continue;
         }
-        let words = split_args(line.as_bytes()).unwrap_or_else(|| panic!("line {}: unbalanced quotes", i + 1));
+        let words = split_args(line.as_bytes())
+            .unwrap_or_else(|| panic!("line {}: unbalanced quotes", i + 1));
         let mut conn = "main".to_string();
         let mut mods = Vec::new();
         let mut rest = words.as_slice();
@@ -74,8 +78,15 @@ pub fn parse(text: &str) -> Vec<Case> {
             }
             rest = &rest[1..];
         }
-        let case = cases.last_mut().unwrap_or_else(|| panic!("line {}: command before the first '=== name'", i + 1));
-        case.lines.push(Line { lineno: i + 1, conn, mods, args: rest.to_vec() });
+        let case = cases
+            .last_mut()
+            .unwrap_or_else(|| panic!("line {}: command before the first '=== name'", i + 1));
+        case.lines.push(Line {
+            lineno: i + 1,
+            conn,
+            mods,
+            args: rest.to_vec(),
+        });
     }
     cases
 }
@@ -108,7 +119,9 @@ struct Target {
 impl Target {
     fn conn(&mut self, name: &str) -> &mut RawConn {
         let addr = self.addr;
-        self.conns.entry(name.to_string()).or_insert_with(|| RawConn::connect(addr))
+        self.conns
+            .entry(name.to_string())
+            .or_insert_with(|| RawConn::connect(addr))
     }
 
     fn reset(&mut self) {
@@ -118,8 +131,16 @@ impl Target {
         // this case starts, however long the server takes to notice the closes.
         wait_info(&mut admin, "connected_clients:1\r\n");
         wait_info(&mut admin, "blocked_clients:0\r\n");
-        for cmd in [&["FLUSHALL"][..], &["SCRIPT", "FLUSH"], &["FUNCTION", "FLUSH"]] {
-            admin.send(&cmd.iter().map(|s| s.as_bytes().to_vec()).collect::<Vec<_>>());
+        for cmd in [
+            &["FLUSHALL"][..],
+            &["SCRIPT", "FLUSH"],
+            &["FUNCTION", "FLUSH"],
+        ] {
+            admin.send(
+                &cmd.iter()
+                    .map(|s| s.as_bytes().to_vec())
+                    .collect::<Vec<_>>(),
+            );
             admin.read_frame(WAIT);
         }
     }
@@ -130,14 +151,20 @@ impl Target {
         let replies = line
             .mods
             .iter()
-            .find_map(|m| m.strip_prefix("replies=").map(|n| n.parse::<usize>().expect("replies=N")))
+            .find_map(|m| {
+                m.strip_prefix("replies=")
+                    .map(|n| n.parse::<usize>().expect("replies=N"))
+            })
             .unwrap_or(1);
         if let Some(ms) = line.mods.iter().find_map(|m| m.strip_prefix("sleep=")) {
             std::thread::sleep(Duration::from_millis(ms.parse().expect("sleep=MS")));
         }
         if let Some(n) = line.mods.iter().find_map(|m| m.strip_prefix("blocked=")) {
             let n: u64 = n.parse().expect("blocked=N");
-            wait_info(&mut RawConn::connect(self.addr), &format!("blocked_clients:{n}\r\n"));
+            wait_info(
+                &mut RawConn::connect(self.addr),
+                &format!("blocked_clients:{n}\r\n"),
+            );
         }
         let conn = self.conn(&line.conn);
         if has("read") {
@@ -154,8 +181,7 @@ impl Target {
         if has("noreply") {
             return Vec::new();
         }
-        let mut out: Vec<Option<Vec<u8>>> =
-            (0..replies).map(|_| conn.read_frame(REPLY)).collect();
+        let mut out: Vec<Option<Vec<u8>>> = (0..replies).map(|_| conn.read_frame(REPLY)).collect();
         if has("closed") {
             out.push(conn.read_frame(Duration::from_secs(2)));
         }
@@ -169,19 +195,31 @@ fn wait_info(admin: &mut RawConn, field: &str) {
     let deadline = std::time::Instant::now() + WAIT;
     loop {
         admin.send(&[b"INFO".to_vec(), b"clients".to_vec()]);
-        let info = admin.read_frame(WAIT).map(|f| String::from_utf8_lossy(&f).into_owned()).unwrap_or_default();
+        let info = admin
+            .read_frame(WAIT)
+            .map(|f| String::from_utf8_lossy(&f).into_owned())
+            .unwrap_or_default();
         if info.contains(field) {
             return;
         }
-        assert!(std::time::Instant::now() < deadline, "the server never reported {field:?}:\n{info}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never reported {field:?}:\n{info}"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
 }
 
 /// Runs every case against both servers and returns the differences.
 pub fn run_cases(cases: &[Case], redis: SocketAddr, redlab: SocketAddr) -> Vec<Mismatch> {
-    let mut a = Target { addr: redis, conns: HashMap::new() };
-    let mut b = Target { addr: redlab, conns: HashMap::new() };
+    let mut a = Target {
+        addr: redis,
+        conns: HashMap::new(),
+    };
+    let mut b = Target {
+        addr: redlab,
+        conns: HashMap::new(),
+    };
     let mut mismatches = Vec::new();
     for case in cases {
         a.reset();
@@ -215,7 +253,12 @@ pub fn run_cases(cases: &[Case], redis: SocketAddr, redlab: SocketAddr) -> Vec<M
                 mismatches.push(Mismatch {
                     case: case.name.clone(),
                     lineno: line.lineno,
-                    command: line.args.iter().map(|a| show(a)).collect::<Vec<_>>().join(" "),
+                    command: line
+                        .args
+                        .iter()
+                        .map(|a| show(a))
+                        .collect::<Vec<_>>()
+                        .join(" "),
                     redis: render(&ra),
                     redlab: render(&rb),
                 });

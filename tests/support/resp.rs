@@ -24,7 +24,11 @@ pub fn frame_len(b: &[u8]) -> Option<usize> {
             if n < 0 {
                 return Some(after);
             }
-            let count = if matches!(b[0], b'%' | b'|') { 2 * n } else { n };
+            let count = if matches!(b[0], b'%' | b'|') {
+                2 * n
+            } else {
+                n
+            };
             let mut pos = after;
             for _ in 0..count {
                 pos += frame_len(&b[pos..])?;
@@ -82,9 +86,14 @@ pub struct RawConn {
 impl RawConn {
     pub fn connect(addr: std::net::SocketAddr) -> RawConn {
         let stream = TcpStream::connect(addr).expect("connect");
-        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
         stream.set_nodelay(true).unwrap();
-        RawConn { stream, buf: Vec::new() }
+        RawConn {
+            stream,
+            buf: Vec::new(),
+        }
     }
 
     pub fn send(&mut self, args: &[Vec<u8>]) {

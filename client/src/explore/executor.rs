@@ -115,7 +115,11 @@ impl<'s> Executor<'s> {
         self.rows = record.then(Vec::new);
         self.invariant_log.clear();
         self.panicked = None;
-        let end = |violation, diverged, steps| RunOutcome { violation, diverged, steps };
+        let end = |violation, diverged, steps| RunOutcome {
+            violation,
+            diverged,
+            steps,
+        };
 
         if let Err(e) = self.target.reset(sc.clients.len()) {
             return end(None, Some(format!("the target failed: {}", e)), 0);
@@ -132,7 +136,14 @@ impl<'s> Executor<'s> {
             let slot: SharedSlot = Arc::new(Mutex::new(Slot::default()));
             let conn = Connection::new(Arc::new(ParkedTransport { slot: slot.clone() }));
             let fut = factory(conn);
-            self.clients.push(ClientRun { fut: Some(fut), slot, status: Status::Runnable, result: None, crashed_at: None, commands: 0 });
+            self.clients.push(ClientRun {
+                fut: Some(fut),
+                slot,
+                status: Status::Runnable,
+                result: None,
+                crashed_at: None,
+                commands: 0,
+            });
         }
         for i in 0..self.clients.len() {
             if let Some(v) = self.poll(i) {
@@ -142,27 +153,53 @@ impl<'s> Executor<'s> {
 
         loop {
             if self.step >= sc.max_steps {
-                let v = Violation::new(usize::MAX, "step limit", format!("more than {} steps: does a client loop forever?", sc.max_steps), self.step);
+                let v = Violation::new(
+                    usize::MAX,
+                    "step limit",
+                    format!(
+                        "more than {} steps: does a client loop forever?",
+                        sc.max_steps
+                    ),
+                    self.step,
+                );
                 return end(Some(v), None, self.step);
             }
             self.wake();
             self.collect_enabled();
             if !self.enabled.first().is_some_and(Choice::is_run) {
                 // Nobody can send: let paused clients' time pass, or the run is over.
-                let wake_at = self.clients.iter().filter_map(|c| if let Status::Paused(t) = c.status { Some(t) } else { None }).min();
+                let wake_at = self
+                    .clients
+                    .iter()
+                    .filter_map(|c| {
+                        if let Status::Paused(t) = c.status {
+                            Some(t)
+                        } else {
+                            None
+                        }
+                    })
+                    .min();
                 match wake_at {
                     Some(t) => {
                         let now = self.target.elapsed_ms();
                         let ms = (t - now).max(0) as u64;
                         self.target.advance(ms);
-                        self.row(None, format!("clock +{} ms (a pause ends)", ms), String::new());
+                        self.row(
+                            None,
+                            format!("clock +{} ms (a pause ends)", ms),
+                            String::new(),
+                        );
                         continue;
                     }
                     None => break,
                 }
             }
             let Some(choice) = chooser.choose(self.step, &self.enabled, self.last) else {
-                return end(None, Some(format!("the schedule stopped at step {}", self.step + 1)), self.step);
+                return end(
+                    None,
+                    Some(format!("the schedule stopped at step {}", self.step + 1)),
+                    self.step,
+                );
             };
             if let Err(why) = self.apply(choice) {
                 return end(None, Some(why), self.step);
@@ -184,7 +221,13 @@ impl<'s> Executor<'s> {
                 Status::Blocked => {
                     if let Some(v) = self.target.poll_blocked(i) {
                         if let Some(rows) = &mut self.rows {
-                            rows.push(Row { step: self.step, clock_ms: now, client: Some(i), what: "(unblocked)".into(), reply: value_text(&v) });
+                            rows.push(Row {
+                                step: self.step,
+                                clock_ms: now,
+                                client: Some(i),
+                                what: "(unblocked)".into(),
+                                reply: value_text(&v),
+                            });
                         }
                         lock(&self.clients[i].slot).reply(v);
                         self.clients[i].status = Status::Runnable;
@@ -201,7 +244,9 @@ impl<'s> Executor<'s> {
     fn collect_enabled(&mut self) {
         let sc = self.sc;
         self.enabled.clear();
-        let last_runnable = self.last.is_some_and(|l| self.clients[l as usize].status == Status::Runnable);
+        let last_runnable = self
+            .last
+            .is_some_and(|l| self.clients[l as usize].status == Status::Runnable);
         let bounded = sc.preemption_bound.is_some_and(|b| self.preemptions >= b) && last_runnable;
         for (i, c) in self.clients.iter().enumerate() {
             if c.status == Status::Runnable && (!bounded || self.last == Some(i as u8)) {
@@ -222,7 +267,12 @@ impl<'s> Executor<'s> {
             }
         }
         for (k, &i) in sc.crashes.iter().enumerate() {
-            if !self.crash_used[k] && matches!(self.clients[i as usize].status, Status::Runnable | Status::Paused(_) | Status::Blocked) {
+            if !self.crash_used[k]
+                && matches!(
+                    self.clients[i as usize].status,
+                    Status::Runnable | Status::Paused(_) | Status::Blocked
+                )
+            {
                 self.enabled.push(Choice::Crash(i));
             }
         }
@@ -234,16 +284,25 @@ impl<'s> Executor<'s> {
     }
 
     fn alive(&self, i: u8) -> Option<&ClientRun> {
-        self.clients.get(i as usize).filter(|c| !matches!(c.status, Status::Done | Status::Crashed))
+        self.clients
+            .get(i as usize)
+            .filter(|c| !matches!(c.status, Status::Done | Status::Crashed))
     }
 
     fn apply(&mut self, choice: Choice) -> Result<(), String> {
         let now = self.target.elapsed_ms();
         match choice {
             Choice::Run(i) => {
-                let ok = self.clients.get(i as usize).is_some_and(|c| c.status == Status::Runnable);
+                let ok = self
+                    .clients
+                    .get(i as usize)
+                    .is_some_and(|c| c.status == Status::Runnable);
                 if !ok {
-                    return Err(format!("step {}: client {} cannot send now", self.step + 1, super::schedule::client_letter(i as usize)));
+                    return Err(format!(
+                        "step {}: client {} cannot send now",
+                        self.step + 1,
+                        super::schedule::client_letter(i as usize)
+                    ));
                 }
                 let i = i as usize;
                 if let Some(l) = self.last {
@@ -264,7 +323,13 @@ impl<'s> Executor<'s> {
                     Exec::Blocked => Some("(blocked)".into()),
                 };
                 if let (Some(rows), Some(text)) = (&mut self.rows, text) {
-                    rows.push(Row { step: self.step + 1, clock_ms: now, client: Some(i), what: text, reply: reply.unwrap_or_default() });
+                    rows.push(Row {
+                        step: self.step + 1,
+                        clock_ms: now,
+                        client: Some(i),
+                        what: text,
+                        reply: reply.unwrap_or_default(),
+                    });
                 }
                 match exec {
                     Exec::Reply(v) => {
@@ -296,17 +361,27 @@ impl<'s> Executor<'s> {
             }
             Choice::Pause(i, ms) => {
                 if self.alive(i).is_none() {
-                    return Err(format!("step {}: cannot pause a finished client", self.step + 1));
+                    return Err(format!(
+                        "step {}: cannot pause a finished client",
+                        self.step + 1
+                    ));
                 }
                 if let Some(k) = self.sc.pauses.iter().position(|&(c, m)| c == i && m == ms) {
                     self.pause_used[k] = true;
                 }
                 self.clients[i as usize].status = Status::Paused(now + ms as i64);
-                self.row(Some(i as usize), format!("(paused {} ms)", ms), String::new());
+                self.row(
+                    Some(i as usize),
+                    format!("(paused {} ms)", ms),
+                    String::new(),
+                );
             }
             Choice::Crash(i) => {
                 if self.alive(i).is_none() {
-                    return Err(format!("step {}: cannot crash a finished client", self.step + 1));
+                    return Err(format!(
+                        "step {}: cannot crash a finished client",
+                        self.step + 1
+                    ));
                 }
                 if let Some(k) = self.sc.crashes.iter().position(|&c| c == i) {
                     self.crash_used[k] = true;
@@ -327,7 +402,11 @@ impl<'s> Executor<'s> {
                     return Err("faults cannot be injected into a real redis-server".into());
                 }
                 self.fault_used[j as usize] = true;
-                self.row(None, format!("fault added: {}", fault.describe()), String::new());
+                self.row(
+                    None,
+                    format!("fault added: {}", fault.describe()),
+                    String::new(),
+                );
             }
         }
         self.executed.push(choice);
@@ -339,7 +418,13 @@ impl<'s> Executor<'s> {
         let clock_ms = self.target.elapsed_ms();
         let step = self.step + 1;
         if let Some(rows) = &mut self.rows {
-            rows.push(Row { step, clock_ms, client, what, reply });
+            rows.push(Row {
+                step,
+                clock_ms,
+                client,
+                what,
+                reply,
+            });
         }
     }
 
@@ -384,7 +469,12 @@ impl<'s> Executor<'s> {
                     .cloned()
                     .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                     .unwrap_or_else(|| "(no message)".into());
-                Some(Violation::new(usize::MAX, "client panicked", format!("client {} panicked: {}", self.sc.client_name(i), msg), self.step))
+                Some(Violation::new(
+                    usize::MAX,
+                    "client panicked",
+                    format!("client {} panicked: {}", self.sc.client_name(i), msg),
+                    self.step,
+                ))
             }
         }
     }

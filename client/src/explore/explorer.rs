@@ -26,7 +26,14 @@ impl Replay<'_> {
     /// Runs it on a fresh in-process engine, with the timeline recorded.
     pub fn in_process(&self) -> Run {
         let mut ex = self.scenario.executor();
-        self.scenario.recorded(&mut ex, &mut Follow { choices: &self.schedule.0, pos: 0, strict: true })
+        self.scenario.recorded(
+            &mut ex,
+            &mut Follow {
+                choices: &self.schedule.0,
+                pos: 0,
+                strict: true,
+            },
+        )
     }
 
     /// Runs it on the redis-server at `addr` (FLUSHALL and SCRIPT FLUSH first): one
@@ -34,7 +41,14 @@ impl Replay<'_> {
     /// sleeps.
     pub fn on_real_redis(&self, addr: SocketAddr) -> Run {
         let mut ex = Executor::new(self.scenario, Box::new(RealTarget::new(addr)));
-        self.scenario.recorded(&mut ex, &mut Follow { choices: &self.schedule.0, pos: 0, strict: true })
+        self.scenario.recorded(
+            &mut ex,
+            &mut Follow {
+                choices: &self.schedule.0,
+                pos: 0,
+                strict: true,
+            },
+        )
     }
 }
 
@@ -48,7 +62,12 @@ struct Sampler {
 
 impl Sampler {
     fn new(sc: &Scenario) -> Sampler {
-        Sampler { keep: sc.real.map_or(0, |(_, n)| n), seen: 0, rng: Rng::new(0x5eed), picked: Vec::new() }
+        Sampler {
+            keep: sc.real.map_or(0, |(_, n)| n),
+            seen: 0,
+            rng: Rng::new(0x5eed),
+            picked: Vec::new(),
+        }
     }
 
     fn offer(&mut self, executed: &[Choice]) {
@@ -81,7 +100,12 @@ impl Scenario {
     }
 
     fn tally(&self, strategy: String) -> Tally {
-        Tally { strategy, schedules: 0, steps: 0, start: Instant::now() }
+        Tally {
+            strategy,
+            schedules: 0,
+            steps: 0,
+            start: Instant::now(),
+        }
     }
 
     /// Every interleaving of the clients' commands and the declared events (bounded by
@@ -121,7 +145,9 @@ impl Scenario {
         }
         let mut t = self.tally(format!("random walk (seed {})", seed));
         let mut ex = self.executor();
-        let mut chooser = RandomWalk { rng: Rng::new(seed) };
+        let mut chooser = RandomWalk {
+            rng: Rng::new(seed),
+        };
         let mut sampler = Sampler::new(self);
         for _ in 0..n {
             let out = ex.run(&mut chooser, false);
@@ -146,7 +172,17 @@ impl Scenario {
         let mut ex = self.executor();
         let mut rng = Rng::new(seed);
         let mut sampler = Sampler::new(self);
-        let mut len = ex.run(&mut Follow { choices: &[], pos: 0, strict: false }, false).steps.max(1);
+        let mut len = ex
+            .run(
+                &mut Follow {
+                    choices: &[],
+                    pos: 0,
+                    strict: false,
+                },
+                false,
+            )
+            .steps
+            .max(1);
         for _ in 0..n {
             let mut chooser = Pct::new(&mut rng, self.clients.len(), self.faults.len(), depth, len);
             let out = ex.run(&mut chooser, false);
@@ -165,23 +201,53 @@ impl Scenario {
     /// `cases` schedules drawn by proptest as vectors of picks (each picks among what can
     /// run), shrunk by proptest on failure and then by the explorer's own shrinker.
     pub fn proptest(&self, cases: u32) -> Report {
-        use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+        use proptest::test_runner::{
+            Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner,
+        };
         if let Some(r) = self.from_env() {
             return r;
         }
         let t = self.tally(format!("proptest ({} cases)", cases));
         let ex = RefCell::new(self.executor());
-        let len = ex.borrow_mut().run(&mut Follow { choices: &[], pos: 0, strict: false }, false).steps.max(1);
-        let max_len = (2 * len + self.pauses.len() + self.crashes.len() + self.faults.len() + self.max_clock_steps).min(512);
+        let len = ex
+            .borrow_mut()
+            .run(
+                &mut Follow {
+                    choices: &[],
+                    pos: 0,
+                    strict: false,
+                },
+                false,
+            )
+            .steps
+            .max(1);
+        let max_len = (2 * len
+            + self.pauses.len()
+            + self.crashes.len()
+            + self.faults.len()
+            + self.max_clock_steps)
+            .min(512);
         let schedules = Cell::new(0u64);
         let steps = Cell::new(0u64);
         let sampler = RefCell::new(Sampler::new(self));
-        let config = Config { cases, failure_persistence: None, max_shrink_iters: 4096, ..Config::default() };
-        let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+        let config = Config {
+            cases,
+            failure_persistence: None,
+            max_shrink_iters: 4096,
+            ..Config::default()
+        };
+        let mut runner =
+            TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
         let strategy = proptest::collection::vec(proptest::num::u8::ANY, 0..=max_len);
         let result = runner.run(&strategy, |picks| {
             let mut ex = ex.borrow_mut();
-            let out = ex.run(&mut Indices { picks: &picks, pos: 0 }, false);
+            let out = ex.run(
+                &mut Indices {
+                    picks: &picks,
+                    pos: 0,
+                },
+                false,
+            );
             schedules.set(schedules.get() + 1);
             steps.set(steps.get() + out.steps as u64);
             match out.violation {
@@ -199,8 +265,16 @@ impl Scenario {
         match result {
             Ok(()) => self.passed(t, sampler.into_inner()),
             Err(TestError::Fail(_, picks)) => {
-                let out = ex.run(&mut Indices { picks: &picks, pos: 0 }, false);
-                let v = out.violation.expect("proptest's minimal case fails again: the explorer is deterministic");
+                let out = ex.run(
+                    &mut Indices {
+                        picks: &picks,
+                        pos: 0,
+                    },
+                    false,
+                );
+                let v = out
+                    .violation
+                    .expect("proptest's minimal case fails again: the explorer is deterministic");
                 let found = ex.executed.clone();
                 self.failed(t, &mut ex, found, v)
             }
@@ -212,7 +286,10 @@ impl Scenario {
     #[track_caller]
     pub fn replay(&self, schedule: &str) -> Replay<'_> {
         match schedule.parse() {
-            Ok(schedule) => Replay { scenario: self, schedule },
+            Ok(schedule) => Replay {
+                scenario: self,
+                schedule,
+            },
             Err(e) => panic!("redlab explore: {}", e),
         }
     }
@@ -228,10 +305,19 @@ impl Scenario {
     /// REDLAB_SCHEDULE=<schedule> turns every strategy into one replay of that schedule.
     fn from_env(&self) -> Option<Report> {
         let text = std::env::var("REDLAB_SCHEDULE").ok()?;
-        let schedule: Schedule = text.parse().unwrap_or_else(|e| panic!("REDLAB_SCHEDULE: {}", e));
+        let schedule: Schedule = text
+            .parse()
+            .unwrap_or_else(|e| panic!("REDLAB_SCHEDULE: {}", e));
         let t = self.tally(format!("replay of REDLAB_SCHEDULE={}", text));
         let mut ex = self.executor();
-        let run = self.recorded(&mut ex, &mut Follow { choices: &schedule.0, pos: 0, strict: true });
+        let run = self.recorded(
+            &mut ex,
+            &mut Follow {
+                choices: &schedule.0,
+                pos: 0,
+                strict: true,
+            },
+        );
         let mut report = Report {
             strategy: t.strategy,
             schedules: 1,
@@ -243,7 +329,14 @@ impl Scenario {
         };
         if let Some(v) = run.violation {
             let real = self.confirm(&run.schedule, &v);
-            report.failure = Some(Failure { violation: v, schedule: run.schedule.clone(), timeline: run.timeline, found: schedule, real, seed: self.engine_seed() });
+            report.failure = Some(Failure {
+                violation: v,
+                schedule: run.schedule.clone(),
+                timeline: run.timeline,
+                found: schedule,
+                real,
+                seed: self.engine_seed(),
+            });
         }
         Some(report)
     }
@@ -269,7 +362,11 @@ impl Scenario {
             clients: self.clients.iter().map(|(n, _)| n.clone()).collect(),
             rows: ex.rows.take().unwrap_or_default(),
             results,
-            invariant_reads: if out.violation.is_some() { ex.invariant_log.clone() } else { Vec::new() },
+            invariant_reads: if out.violation.is_some() {
+                ex.invariant_log.clone()
+            } else {
+                Vec::new()
+            },
         };
         Run {
             schedule: Schedule(ex.executed.clone()),
@@ -284,8 +381,18 @@ impl Scenario {
     fn failed(&self, t: Tally, ex: &mut Executor, found: Vec<Choice>, v: Violation) -> Report {
         let found_len = v.step.min(found.len());
         let best = shrink(ex, found[..found_len].to_vec(), v);
-        let run = self.recorded(ex, &mut Follow { choices: &best, pos: 0, strict: true });
-        let violation = run.violation.clone().expect("a shrunk counterexample fails when run again");
+        let run = self.recorded(
+            ex,
+            &mut Follow {
+                choices: &best,
+                pos: 0,
+                strict: true,
+            },
+        );
+        let violation = run
+            .violation
+            .clone()
+            .expect("a shrunk counterexample fails when run again");
         let real = self.confirm(&run.schedule, &violation);
         Report {
             strategy: t.strategy,
@@ -310,9 +417,15 @@ impl Scenario {
             return RealCheck::NotChecked;
         };
         if schedule.0.iter().any(|c| matches!(c, Choice::Fault(_))) {
-            return RealCheck::Unsupported("the schedule injects faults, which a real redis-server cannot".into());
+            return RealCheck::Unsupported(
+                "the schedule injects faults, which a real redis-server cannot".into(),
+            );
         }
-        let run = Replay { scenario: self, schedule: schedule.clone() }.on_real_redis(addr);
+        let run = Replay {
+            scenario: self,
+            schedule: schedule.clone(),
+        }
+        .on_real_redis(addr);
         if run.reproduces(v) {
             RealCheck::Reproduced(Box::new(run))
         } else {
@@ -335,7 +448,11 @@ impl Scenario {
                 if choices.iter().any(|c| matches!(c, Choice::Fault(_))) {
                     continue;
                 }
-                let run = Replay { scenario: self, schedule: Schedule(choices) }.on_real_redis(addr);
+                let run = Replay {
+                    scenario: self,
+                    schedule: Schedule(choices),
+                }
+                .on_real_redis(addr);
                 report.real_replayed += 1;
                 if !run.holds() {
                     report.real_failed = Some(Box::new(run));
@@ -377,7 +494,14 @@ fn shrink(ex: &mut Executor, mut best: Vec<Choice>, mut v: Violation) -> Vec<Cho
                 let c = cand.remove(a);
                 cand.insert(b, c);
             }
-            let out = ex.run(&mut Follow { choices: &cand, pos: 0, strict: false }, false);
+            let out = ex.run(
+                &mut Follow {
+                    choices: &cand,
+                    pos: 0,
+                    strict: false,
+                },
+                false,
+            );
             let Some(w) = out.violation else { continue };
             if w.index != v.index {
                 continue;

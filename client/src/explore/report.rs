@@ -33,13 +33,22 @@ pub struct Violation {
 
 impl Violation {
     pub(crate) fn new(index: usize, invariant: &str, message: String, step: usize) -> Violation {
-        Violation { index, invariant: invariant.to_string(), message, step }
+        Violation {
+            index,
+            invariant: invariant.to_string(),
+            message,
+            step,
+        }
     }
 }
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invariant broken: \"{}\" after step {}", self.invariant, self.step)?;
+        write!(
+            f,
+            "invariant broken: \"{}\" after step {}",
+            self.invariant, self.step
+        )?;
         if !self.message.is_empty() {
             write!(f, ": {}", self.message)?;
         }
@@ -84,7 +93,13 @@ impl fmt::Display for Timeline {
         let cells: Vec<String> = self
             .rows
             .iter()
-            .map(|r| if r.reply.is_empty() { r.what.clone() } else { format!("{} -> {}", r.what, r.reply) })
+            .map(|r| {
+                if r.reply.is_empty() {
+                    r.what.clone()
+                } else {
+                    format!("{} -> {}", r.what, r.reply)
+                }
+            })
             .collect();
         let mut width = vec![0usize; n];
         for (i, name) in self.clients.iter().enumerate() {
@@ -96,7 +111,13 @@ impl fmt::Display for Timeline {
             }
         }
         let clock = |ms: i64| format!("{} ms", ms);
-        let cw = self.rows.iter().map(|r| clock(r.clock_ms).len()).max().unwrap_or(4).max(5);
+        let cw = self
+            .rows
+            .iter()
+            .map(|r| clock(r.clock_ms).len())
+            .max()
+            .unwrap_or(4)
+            .max(5);
         write!(f, "{:>4} | {:>cw$}", "step", "clock", cw = cw)?;
         for (i, name) in self.clients.iter().enumerate() {
             write!(f, " | {:w$}", clip(&head(i, name), width[i]), w = width[i])?;
@@ -146,12 +167,19 @@ impl Run {
 
     /// The replies of each step, as printed ("step 3: A SET k 150 -> OK").
     pub fn replies(&self) -> Vec<String> {
-        self.timeline.rows.iter().filter(|r| r.client.is_some()).map(|r| format!("{} -> {}", r.what, r.reply)).collect()
+        self.timeline
+            .rows
+            .iter()
+            .filter(|r| r.client.is_some())
+            .map(|r| format!("{} -> {}", r.what, r.reply))
+            .collect()
     }
 
     /// Whether this run broke the same invariant as `other`, at the same step.
     pub fn reproduces(&self, v: &Violation) -> bool {
-        self.violation.as_ref().is_some_and(|w| w.index == v.index && w.step == v.step)
+        self.violation
+            .as_ref()
+            .is_some_and(|w| w.index == v.index && w.step == v.step)
     }
 }
 
@@ -167,7 +195,16 @@ impl fmt::Display for Run {
         if let Some(d) = &self.diverged {
             writeln!(f, "diverged: {}", d)?;
         }
-        writeln!(f, "schedule: {}{}", self.schedule, if self.on_real_redis { " (on real Redis)" } else { "" })
+        writeln!(
+            f,
+            "schedule: {}{}",
+            self.schedule,
+            if self.on_real_redis {
+                " (on real Redis)"
+            } else {
+                ""
+            }
+        )
     }
 }
 
@@ -214,7 +251,13 @@ impl fmt::Display for Failure {
         for read in &self.timeline.invariant_reads {
             writeln!(f, "  it read: {}", read)?;
         }
-        writeln!(f, "schedule: {}   (found as {}, shrunk to {} steps)", self.schedule, self.found, self.schedule.len())?;
+        writeln!(
+            f,
+            "schedule: {}   (found as {}, shrunk to {} steps)",
+            self.schedule,
+            self.found,
+            self.schedule.len()
+        )?;
         writeln!(
             f,
             "replay: scenario.seed({seed}).replay(\"{s}\").in_process() or .on_real_redis(addr); or rerun the test with REDLAB_SEED={seed} REDLAB_SCHEDULE={s}",
@@ -224,8 +267,13 @@ impl fmt::Display for Failure {
         writeln!(f, "engine seed: {}", self.seed)?;
         match &self.real {
             RealCheck::NotChecked => writeln!(f, "real Redis: not checked (Scenario::real_redis)"),
-            RealCheck::Reproduced(_) => writeln!(f, "real Redis: REPRODUCED (the same invariant broke at the same step)"),
-            RealCheck::NotReproduced(run) => writeln!(f, "real Redis: did NOT reproduce; the run there:\n{}", run),
+            RealCheck::Reproduced(_) => writeln!(
+                f,
+                "real Redis: REPRODUCED (the same invariant broke at the same step)"
+            ),
+            RealCheck::NotReproduced(run) => {
+                writeln!(f, "real Redis: did NOT reproduce; the run there:\n{}", run)
+            }
             RealCheck::Unsupported(why) => writeln!(f, "real Redis: not replayed: {}", why),
         }
     }
@@ -265,7 +313,10 @@ impl Report {
     pub fn expect_failure(&self) -> &Failure {
         match &self.failure {
             Some(f) => f,
-            None => panic!("expected a counterexample, but every schedule held\n{}", self),
+            None => panic!(
+                "expected a counterexample, but every schedule held\n{}",
+                self
+            ),
         }
     }
 }
@@ -300,7 +351,11 @@ pub(crate) fn command_text(command: &[Vec<u8>]) -> String {
             s.push(' ');
         }
         let text = String::from_utf8_lossy(a);
-        let shown = if text.chars().count() > 14 { format!("{}…", text.chars().take(8).collect::<String>()) } else { text.into_owned() };
+        let shown = if text.chars().count() > 14 {
+            format!("{}…", text.chars().take(8).collect::<String>())
+        } else {
+            text.into_owned()
+        };
         if shown.is_empty() || shown.contains(' ') {
             s.push_str(&format!("{:?}", shown));
         } else {
@@ -326,9 +381,18 @@ pub(crate) fn value_text(v: &Value) -> String {
         Value::Status(s) => s.clone(),
         Value::Error { code, message } => format!("(error) {} {}", code, message),
         Value::Array(items) | Value::Set(items) | Value::Push(items) => {
-            format!("[{}]", items.iter().map(value_text).collect::<Vec<_>>().join(", "))
+            format!(
+                "[{}]",
+                items.iter().map(value_text).collect::<Vec<_>>().join(", ")
+            )
         }
-        Value::Map(m) => format!("{{{}}}", m.iter().map(|(k, v)| format!("{}: {}", value_text(k), value_text(v))).collect::<Vec<_>>().join(", ")),
+        Value::Map(m) => format!(
+            "{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{}: {}", value_text(k), value_text(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         Value::Double(d) => d.to_string(),
         Value::Bool(b) => b.to_string(),
         Value::BigNumber(n) => n.clone(),

@@ -100,7 +100,8 @@ impl Scenario {
     /// Commands run before the clients start, on every schedule (never scheduled).
     pub fn setup(mut self, commands: &[&[&str]]) -> Scenario {
         for c in commands {
-            self.setup.push(c.iter().map(|a| a.as_bytes().to_vec()).collect());
+            self.setup
+                .push(c.iter().map(|a| a.as_bytes().to_vec()).collect());
         }
         self
     }
@@ -108,7 +109,11 @@ impl Scenario {
     /// Loads a script into the script cache in the setup, so a client's first EVALSHA finds
     /// it (otherwise every schedule starts with NOSCRIPT, SCRIPT LOAD, EVALSHA per client).
     pub fn load_script(mut self, script: &Script) -> Scenario {
-        self.setup.push(vec![b"SCRIPT".to_vec(), b"LOAD".to_vec(), script.body().as_bytes().to_vec()]);
+        self.setup.push(vec![
+            b"SCRIPT".to_vec(),
+            b"LOAD".to_vec(),
+            script.body().as_bytes().to_vec(),
+        ]);
         self
     }
 
@@ -127,7 +132,10 @@ impl Scenario {
         Fut: Future<Output = T> + 'static,
         T: Outcome,
     {
-        assert!(self.clients.len() < 26, "redlab explore: at most 26 clients");
+        assert!(
+            self.clients.len() < 26,
+            "redlab explore: at most 26 clients"
+        );
         let factory: Factory = Box::new(move |c| {
             let fut = f(c);
             Box::pin(async move { Box::new(fut.await) as Box<dyn Outcome> })
@@ -143,14 +151,16 @@ impl Scenario {
         F: Fn(&mut View) -> V + 'static,
         V: Verdict,
     {
-        self.invariants.push((name.to_string(), Box::new(move |v| f(v).into_result())));
+        self.invariants
+            .push((name.to_string(), Box::new(move |v| f(v).into_result())));
         self
     }
 
     /// Lets schedules advance the server clock by `step`, at most `max` times per schedule.
     /// Call again for other step sizes (they share `max`).
     pub fn clock_step(mut self, step: Duration, max: usize) -> Scenario {
-        self.clock_steps.push(step.as_millis().min(u32::MAX as u128) as u32);
+        self.clock_steps
+            .push(step.as_millis().min(u32::MAX as u128) as u32);
         self.max_clock_steps = self.max_clock_steps.max(max);
         self
     }
@@ -159,7 +169,8 @@ impl Scenario {
     /// server time (a GC pause): it is not scheduled until the clock has moved that far.
     pub fn pause(mut self, client: &str, span: Duration) -> Scenario {
         let i = self.index_of(client);
-        self.pauses.push((i, span.as_millis().min(u32::MAX as u128) as u32));
+        self.pauses
+            .push((i, span.as_millis().min(u32::MAX as u128) as u32));
         self
     }
 
@@ -173,7 +184,10 @@ impl Scenario {
     /// Lets schedules add this fault rule to the server once, at any step (in-process
     /// only: a real redis-server cannot inject faults).
     pub fn fault(mut self, fault: Fault) -> Scenario {
-        assert!(self.faults.len() < 255, "redlab explore: at most 255 faults");
+        assert!(
+            self.faults.len() < 255,
+            "redlab explore: at most 255 faults"
+        );
         self.faults.push(fault);
         self
     }
@@ -221,7 +235,10 @@ impl Scenario {
     fn index_of(&self, name: &str) -> u8 {
         match self.clients.iter().position(|(n, _)| n == name) {
             Some(i) => i as u8,
-            None => panic!("redlab explore: no client named {:?} (declare the client before its events)", name),
+            None => panic!(
+                "redlab explore: no client named {:?} (declare the client before its events)",
+                name
+            ),
         }
     }
 

@@ -112,7 +112,9 @@ impl std::str::FromStr for Schedule {
             while *i < b.len() && b[*i].is_ascii_digit() {
                 *i += 1;
             }
-            s[start..*i].parse().map_err(|_| ParseError(format!("expected a number at {} in {:?}", start, s)))
+            s[start..*i]
+                .parse()
+                .map_err(|_| ParseError(format!("expected a number at {} in {:?}", start, s)))
         };
         let letter = |i: &mut usize| -> Result<u8, ParseError> {
             match b.get(*i) {
@@ -120,7 +122,10 @@ impl std::str::FromStr for Schedule {
                     *i += 1;
                     Ok(c - b'A')
                 }
-                _ => Err(ParseError(format!("expected a client letter at {} in {:?}", *i, s))),
+                _ => Err(ParseError(format!(
+                    "expected a client letter at {} in {:?}",
+                    *i, s
+                ))),
             }
         };
         while i < b.len() {
@@ -144,9 +149,16 @@ impl std::str::FromStr for Schedule {
                 b'f' => {
                     i += 1;
                     let n = number(&mut i)?;
-                    out.push(Choice::Fault(u8::try_from(n).map_err(|_| ParseError(format!("fault index {} too large", n)))?));
+                    out.push(Choice::Fault(u8::try_from(n).map_err(|_| {
+                        ParseError(format!("fault index {} too large", n))
+                    })?));
                 }
-                _ => return Err(ParseError(format!("unexpected {:?} at {} in {:?}", c as char, i, s))),
+                _ => {
+                    return Err(ParseError(format!(
+                        "unexpected {:?} at {} in {:?}",
+                        c as char, i, s
+                    )))
+                }
             }
         }
         Ok(Schedule(out))
@@ -171,7 +183,11 @@ mod tests {
         let text = s.to_string();
         assert_eq!(text, "AB+1500pB200xAf3C");
         assert_eq!(text.parse::<Schedule>().unwrap(), s);
-        assert_eq!("A B . A,B".parse::<Schedule>().unwrap().to_string(), "ABAB", "separators are ignored");
+        assert_eq!(
+            "A B . A,B".parse::<Schedule>().unwrap().to_string(),
+            "ABAB",
+            "separators are ignored"
+        );
         assert!("A?".parse::<Schedule>().is_err());
         assert!("p1".parse::<Schedule>().is_err());
     }

@@ -115,7 +115,11 @@ impl Pct {
         let d = depth.max(1) as u64;
         let prio = (0..actors).map(|_| d + (rng.next_u64() >> 8)).collect();
         let change_points = (1..depth.max(1)).map(|_| rng.below(len.max(1))).collect();
-        Pct { prio, change_points, clients }
+        Pct {
+            prio,
+            change_points,
+            clients,
+        }
     }
 
     fn actor(&self, c: Choice) -> usize {
@@ -130,7 +134,10 @@ impl Pct {
     }
 
     fn best(&self, enabled: &[Choice]) -> Choice {
-        *enabled.iter().max_by_key(|c| self.prio.get(self.actor(**c)).copied().unwrap_or(0)).expect("enabled is never empty")
+        *enabled
+            .iter()
+            .max_by_key(|c| self.prio.get(self.actor(**c)).copied().unwrap_or(0))
+            .expect("enabled is never empty")
     }
 }
 

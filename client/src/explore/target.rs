@@ -62,7 +62,13 @@ impl InProcessTarget {
     pub fn new(config: Config) -> InProcessTarget {
         let clock = Clock::manual(START_MS);
         let engine = Engine::with_clock(config.clone(), clock.clone());
-        InProcessTarget { config, engine, clock, conns: Vec::new(), observer: 0 }
+        InProcessTarget {
+            config,
+            engine,
+            clock,
+            conns: Vec::new(),
+            observer: 0,
+        }
     }
 }
 
@@ -79,7 +85,11 @@ impl Target for InProcessTarget {
     }
 
     fn exec(&mut self, who: usize, command: Vec<Vec<u8>>) -> Exec {
-        let conn = if who == OBSERVER { self.observer } else { self.conns[who] };
+        let conn = if who == OBSERVER {
+            self.observer
+        } else {
+            self.conns[who]
+        };
         if !self.engine.is_connected(conn) {
             return Exec::Closed("connection closed".into());
         }
@@ -143,9 +153,19 @@ pub(crate) fn to_value(r: Reply, resp: u8) -> Value {
         Reply::Int(n) => Value::Int(n),
         Reply::Bulk(b) => Value::Bulk(b),
         Reply::Nil | Reply::NilArray | Reply::None => Value::Nil,
-        Reply::Array(v) | Reply::Multi(v) => Value::Array(v.into_iter().map(|r| to_value(r, resp)).collect()),
-        Reply::Map(m) if three => Value::Map(m.into_iter().map(|(k, v)| (to_value(k, resp), to_value(v, resp))).collect()),
-        Reply::Map(m) => Value::Array(m.into_iter().flat_map(|(k, v)| [to_value(k, resp), to_value(v, resp)]).collect()),
+        Reply::Array(v) | Reply::Multi(v) => {
+            Value::Array(v.into_iter().map(|r| to_value(r, resp)).collect())
+        }
+        Reply::Map(m) if three => Value::Map(
+            m.into_iter()
+                .map(|(k, v)| (to_value(k, resp), to_value(v, resp)))
+                .collect(),
+        ),
+        Reply::Map(m) => Value::Array(
+            m.into_iter()
+                .flat_map(|(k, v)| [to_value(k, resp), to_value(v, resp)])
+                .collect(),
+        ),
         Reply::Set(v) if three => Value::Set(v.into_iter().map(|r| to_value(r, resp)).collect()),
         Reply::Set(v) => Value::Array(v.into_iter().map(|r| to_value(r, resp)).collect()),
         Reply::Double(d) if three => Value::Double(d),
@@ -154,7 +174,10 @@ pub(crate) fn to_value(r: Reply, resp: u8) -> Value {
         Reply::Bool(b) => Value::Int(b as i64),
         Reply::BigNumber(s) if three => Value::BigNumber(s),
         Reply::BigNumber(s) => Value::Bulk(Bytes::from(s)),
-        Reply::Verbatim(f, t) if three => Value::Verbatim { format: f.to_string(), text: t },
+        Reply::Verbatim(f, t) if three => Value::Verbatim {
+            format: f.to_string(),
+            text: t,
+        },
         Reply::Verbatim(_, t) => Value::Bulk(t),
         Reply::Push(v) if three => Value::Push(v.into_iter().map(|r| to_value(r, resp)).collect()),
         Reply::Push(v) => Value::Array(v.into_iter().map(|r| to_value(r, resp)).collect()),
@@ -165,7 +188,10 @@ pub(crate) fn to_value(r: Reply, resp: u8) -> Value {
 /// How a RESP2 client reads a reply that RESP2 sends as a bulk string (a double).
 fn resp2_bulk(r: Reply) -> Value {
     let mut buf = BytesMut::from(&r.to_bytes(2)[..]);
-    codec::decode(&mut buf, 2).ok().flatten().unwrap_or(Value::Nil)
+    codec::decode(&mut buf, 2)
+        .ok()
+        .flatten()
+        .unwrap_or(Value::Nil)
 }
 
 /// A real redis-server: one blocking connection per logical client.
@@ -184,16 +210,23 @@ struct Conn {
 
 impl Conn {
     fn open(addr: SocketAddr) -> Result<Conn, String> {
-        let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).map_err(|e| format!("connect {}: {}", addr, e))?;
+        let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+            .map_err(|e| format!("connect {}: {}", addr, e))?;
         let _ = stream.set_nodelay(true);
         let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-        Ok(Conn { stream, buf: BytesMut::with_capacity(4096), out: BytesMut::with_capacity(256) })
+        Ok(Conn {
+            stream,
+            buf: BytesMut::with_capacity(4096),
+            out: BytesMut::with_capacity(256),
+        })
     }
 
     fn call(&mut self, command: &[Vec<u8>]) -> Result<Value, String> {
         self.out.clear();
         codec::encode_command(command, &mut self.out);
-        self.stream.write_all(&self.out).map_err(|e| e.to_string())?;
+        self.stream
+            .write_all(&self.out)
+            .map_err(|e| e.to_string())?;
         let mut chunk = [0u8; 4096];
         loop {
             if let Some(v) = codec::decode(&mut self.buf, 2).map_err(|e| e.to_string())? {
@@ -210,7 +243,12 @@ impl Conn {
 
 impl RealTarget {
     pub fn new(addr: SocketAddr) -> RealTarget {
-        RealTarget { addr, conns: Vec::new(), observer: None, started: Instant::now() }
+        RealTarget {
+            addr,
+            conns: Vec::new(),
+            observer: None,
+            started: Instant::now(),
+        }
     }
 }
 
@@ -237,7 +275,11 @@ impl Target for RealTarget {
     }
 
     fn exec(&mut self, who: usize, command: Vec<Vec<u8>>) -> Exec {
-        let conn = if who == OBSERVER { &mut self.observer } else { &mut self.conns[who] };
+        let conn = if who == OBSERVER {
+            &mut self.observer
+        } else {
+            &mut self.conns[who]
+        };
         let Some(c) = conn else {
             return Exec::Closed("connection closed".into());
         };

@@ -68,7 +68,10 @@ pub(crate) struct ParkedTransport {
 
 impl Transport for ParkedTransport {
     fn exchange<'a>(&'a self, commands: Vec<Vec<Vec<u8>>>) -> BoxFuture<'a, Result<Vec<Value>>> {
-        Box::pin(Exchange { slot: &self.slot, commands: Some(commands) })
+        Box::pin(Exchange {
+            slot: &self.slot,
+            commands: Some(commands),
+        })
     }
 }
 

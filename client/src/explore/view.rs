@@ -25,7 +25,10 @@ impl View<'_> {
     /// `Value::Error`. Use reads: a write here would be a step no schedule shows.
     pub fn cmd<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Value {
         let command: Vec<Vec<u8>> = args.iter().map(|a| a.as_ref().to_vec()).collect();
-        let text = self.log.is_some().then(|| super::report::command_text(&command));
+        let text = self
+            .log
+            .is_some()
+            .then(|| super::report::command_text(&command));
         let v = match self.target.exec(OBSERVER, command) {
             Exec::Reply(v) => v,
             Exec::Closed(why) => Value::error(&format!("ERR observer connection failed: {}", why)),
@@ -63,7 +66,13 @@ impl View<'_> {
     /// SMEMBERS, sorted.
     pub fn smembers(&mut self, key: &str) -> Vec<String> {
         let v = self.cmd(&["SMEMBERS", key]);
-        let mut out: Vec<String> = v.as_array().unwrap_or(&[]).iter().filter_map(Value::as_str).map(str::to_string).collect();
+        let mut out: Vec<String> = v
+            .as_array()
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
         out.sort();
         out
     }
@@ -125,6 +134,9 @@ impl View<'_> {
         if !self.scratch.as_ref().is_some_and(|b| b.is::<T>()) {
             *self.scratch = Some(Box::new(T::default()));
         }
-        self.scratch.as_mut().and_then(|b| b.downcast_mut::<T>()).expect("just set")
+        self.scratch
+            .as_mut()
+            .and_then(|b| b.downcast_mut::<T>())
+            .expect("just set")
     }
 }

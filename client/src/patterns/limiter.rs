@@ -38,19 +38,31 @@ impl FixedWindow {
     /// Arguments are passed to the script as given, so invalid ones (0, "1.5") reach its
     /// validation and come back as `Error::Invalid`.
     pub fn new(conn: Connection, limit: impl ToString, window_secs: impl ToString) -> FixedWindow {
-        FixedWindow { conn, limit: limit.to_string(), window_secs: window_secs.to_string(), script: Script::new(FIXED_WINDOW) }
+        FixedWindow {
+            conn,
+            limit: limit.to_string(),
+            window_secs: window_secs.to_string(),
+            script: Script::new(FIXED_WINDOW),
+        }
     }
 
     pub async fn hit(&self, key: &str) -> Result<Decision> {
-        let v = self.script.invoke(&self.conn, &[key], &[&self.limit, &self.window_secs]).await?;
+        let v = self
+            .script
+            .invoke(&self.conn, &[key], &[&self.limit, &self.window_secs])
+            .await?;
         let (status, rest) = status_reply(&v)?;
         let count = int_at(rest, 0)?;
         let ttl = int_at(rest, 1)?;
         let limit: i64 = self.limit.parse().unwrap_or(0);
         Ok(if status == 1 {
-            Decision::Allowed { remaining: (limit - count).max(0) as u64 }
+            Decision::Allowed {
+                remaining: (limit - count).max(0) as u64,
+            }
         } else {
-            Decision::Limited { retry_after: ms(ttl) }
+            Decision::Limited {
+                retry_after: ms(ttl),
+            }
         })
     }
 }
@@ -65,17 +77,29 @@ pub struct SlidingLog {
 
 impl SlidingLog {
     pub fn new(conn: Connection, limit: impl ToString, window: Duration) -> SlidingLog {
-        SlidingLog { conn, limit: limit.to_string(), window_ms: window.as_millis().to_string(), script: Script::new(SLIDING_LOG) }
+        SlidingLog {
+            conn,
+            limit: limit.to_string(),
+            window_ms: window.as_millis().to_string(),
+            script: Script::new(SLIDING_LOG),
+        }
     }
 
     pub async fn hit(&self, key: &str) -> Result<Decision> {
         let id = super::lock::new_token();
-        let v = self.script.invoke(&self.conn, &[key], &[&self.limit, &self.window_ms, &id]).await?;
+        let v = self
+            .script
+            .invoke(&self.conn, &[key], &[&self.limit, &self.window_ms, &id])
+            .await?;
         let (status, rest) = status_reply(&v)?;
         Ok(if status == 1 {
-            Decision::Allowed { remaining: int_at(rest, 0)?.max(0) as u64 }
+            Decision::Allowed {
+                remaining: int_at(rest, 0)?.max(0) as u64,
+            }
         } else {
-            Decision::Limited { retry_after: ms(int_at(rest, 1)?) }
+            Decision::Limited {
+                retry_after: ms(int_at(rest, 1)?),
+            }
         })
     }
 }
@@ -89,18 +113,38 @@ pub struct TokenBucket {
 }
 
 impl TokenBucket {
-    pub fn new(conn: Connection, capacity: impl ToString, rate_per_sec: impl ToString) -> TokenBucket {
-        TokenBucket { conn, capacity: capacity.to_string(), rate: rate_per_sec.to_string(), script: Script::new(TOKEN_BUCKET) }
+    pub fn new(
+        conn: Connection,
+        capacity: impl ToString,
+        rate_per_sec: impl ToString,
+    ) -> TokenBucket {
+        TokenBucket {
+            conn,
+            capacity: capacity.to_string(),
+            rate: rate_per_sec.to_string(),
+            script: Script::new(TOKEN_BUCKET),
+        }
     }
 
     /// Takes `cost` tokens if there are enough.
     pub async fn take(&self, key: &str, cost: u64) -> Result<Decision> {
-        let v = self.script.invoke(&self.conn, &[key], &[&self.capacity, &self.rate, &cost.to_string()]).await?;
+        let v = self
+            .script
+            .invoke(
+                &self.conn,
+                &[key],
+                &[&self.capacity, &self.rate, &cost.to_string()],
+            )
+            .await?;
         let (status, rest) = status_reply(&v)?;
         Ok(if status == 1 {
-            Decision::Allowed { remaining: int_at(rest, 0)?.max(0) as u64 }
+            Decision::Allowed {
+                remaining: int_at(rest, 0)?.max(0) as u64,
+            }
         } else {
-            Decision::Limited { retry_after: ms(int_at(rest, 1)?) }
+            Decision::Limited {
+                retry_after: ms(int_at(rest, 1)?),
+            }
         })
     }
 }

@@ -44,7 +44,9 @@ pub struct Guard {
 pub enum Acquire {
     Acquired(Guard),
     /// Someone else holds it for this long still.
-    Held { remaining: Duration },
+    Held {
+        remaining: Duration,
+    },
 }
 
 /// A random 128-bit token, hex.
@@ -60,7 +62,12 @@ impl Lock {
             key: key.to_string(),
             fence_key: format!("{}:fence", key),
             ttl,
-            scripts: Arc::new([Script::new(ACQUIRE), Script::new(RELEASE), Script::new(RENEW), Script::new(HANDOVER)]),
+            scripts: Arc::new([
+                Script::new(ACQUIRE),
+                Script::new(RELEASE),
+                Script::new(RENEW),
+                Script::new(HANDOVER),
+            ]),
         }
     }
 
@@ -75,12 +82,23 @@ impl Lock {
     /// One attempt.
     pub async fn try_acquire(&self) -> Result<Acquire> {
         let token = new_token();
-        let v = self.scripts[0].invoke(&self.conn, &[&self.key, &self.fence_key], &[token.as_str(), &self.ttl_ms()]).await?;
+        let v = self.scripts[0]
+            .invoke(
+                &self.conn,
+                &[&self.key, &self.fence_key],
+                &[token.as_str(), &self.ttl_ms()],
+            )
+            .await?;
         let (status, rest) = status_reply(&v)?;
         Ok(if status == 1 {
-            Acquire::Acquired(Guard { token, fence: int_at(rest, 0)? })
+            Acquire::Acquired(Guard {
+                token,
+                fence: int_at(rest, 0)?,
+            })
         } else {
-            Acquire::Held { remaining: Duration::from_millis(int_at(rest, 0)?.max(0) as u64) }
+            Acquire::Held {
+                remaining: Duration::from_millis(int_at(rest, 0)?.max(0) as u64),
+            }
         })
     }
 
@@ -97,7 +115,9 @@ impl Lock {
                     if now >= deadline {
                         return Ok(None);
                     }
-                    let wait = backoff.min(remaining.max(Duration::from_millis(1))).min(deadline - now);
+                    let wait = backoff
+                        .min(remaining.max(Duration::from_millis(1)))
+                        .min(deadline - now);
                     tokio::time::sleep(wait).await;
                     backoff = (backoff * 2).min(Duration::from_millis(500));
                 }
@@ -107,13 +127,21 @@ impl Lock {
 
     /// Releases if still the owner; false if the lease had already run out or changed hands.
     pub async fn release(&self, guard: &Guard) -> Result<bool> {
-        let v = self.scripts[1].invoke(&self.conn, &[&self.key], &[&guard.token]).await?;
+        let v = self.scripts[1]
+            .invoke(&self.conn, &[&self.key], &[&guard.token])
+            .await?;
         Ok(v.as_int() == Some(1))
     }
 
     /// Extends the lease to a fresh `ttl` if still the owner.
     pub async fn renew(&self, guard: &Guard) -> Result<bool> {
-        let v = self.scripts[2].invoke(&self.conn, &[&self.key], &[guard.token.as_str(), &self.ttl_ms()]).await?;
+        let v = self.scripts[2]
+            .invoke(
+                &self.conn,
+                &[&self.key],
+                &[guard.token.as_str(), &self.ttl_ms()],
+            )
+            .await?;
         if v.as_array().is_some() {
             status_reply(&v)?;
         }
@@ -125,10 +153,17 @@ impl Lock {
     pub async fn handover(&self, guard: &Guard) -> Result<Option<Guard>> {
         let token = new_token();
         let v = self.scripts[3]
-            .invoke(&self.conn, &[&self.key, &self.fence_key], &[guard.token.as_str(), &token, &self.ttl_ms()])
+            .invoke(
+                &self.conn,
+                &[&self.key, &self.fence_key],
+                &[guard.token.as_str(), &token, &self.ttl_ms()],
+            )
             .await?;
         let (status, rest) = status_reply(&v)?;
-        Ok((status == 1).then(|| int_at(rest, 0)).transpose()?.map(|fence| Guard { token, fence }))
+        Ok((status == 1)
+            .then(|| int_at(rest, 0))
+            .transpose()?
+            .map(|fence| Guard { token, fence }))
     }
 
     /// Starts a watchdog that renews the lease every ttl/3 while the returned handle lives.

@@ -13,7 +13,9 @@ const VERSIONED_WRITE: &str = include_str!("../../../scripts/versioned_hash_writ
 pub enum Write {
     Applied,
     /// The stored version is newer; nothing was written.
-    Stale { stored: u64 },
+    Stale {
+        stored: u64,
+    },
 }
 
 pub struct VersionedHash {
@@ -23,7 +25,10 @@ pub struct VersionedHash {
 
 impl VersionedHash {
     pub fn new(conn: Connection) -> VersionedHash {
-        VersionedHash { conn, script: Script::new(VERSIONED_WRITE) }
+        VersionedHash {
+            conn,
+            script: Script::new(VERSIONED_WRITE),
+        }
     }
 
     pub async fn write(&self, key: &str, fields: &[(&str, &str)], version: u64) -> Result<Write> {
@@ -37,7 +42,12 @@ impl VersionedHash {
         if status == 1 {
             return Ok(Write::Applied);
         }
-        let stored = rest.first().and_then(|v| v.as_int()).ok_or_else(|| Error::Protocol(format!("{:?}", v)))?;
-        Ok(Write::Stale { stored: stored as u64 })
+        let stored = rest
+            .first()
+            .and_then(|v| v.as_int())
+            .ok_or_else(|| Error::Protocol(format!("{:?}", v)))?;
+        Ok(Write::Stale {
+            stored: stored as u64,
+        })
     }
 }

@@ -97,7 +97,11 @@ fn ceil_millis(secs: LongDouble) -> Option<i64> {
     if magnitude >= 1u128 << 63 {
         return None;
     }
-    Some(if neg { -(magnitude as i64) } else { magnitude as i64 })
+    Some(if neg {
+        -(magnitude as i64)
+    } else {
+        magnitude as i64
+    })
 }
 
 #[cfg(test)]
@@ -119,9 +123,21 @@ mod tests {
             ("0.3", 300),
             ("9223372036853", 9_223_372_036_853_000),
         ] {
-            assert_eq!(timeout_deadline(arg.as_bytes(), now), Ok(Some(now + ms)), "{arg}");
+            assert_eq!(
+                timeout_deadline(arg.as_bytes(), now),
+                Ok(Some(now + ms)),
+                "{arg}"
+            );
         }
-        for arg in ["0", "-0", "-1e-300", "-0.0005", "-0.0009", "-0.001", "-0.000999999999999999999"] {
+        for arg in [
+            "0",
+            "-0",
+            "-1e-300",
+            "-0.0005",
+            "-0.0009",
+            "-0.001",
+            "-0.000999999999999999999",
+        ] {
             assert_eq!(timeout_deadline(arg.as_bytes(), now), Ok(None), "{arg}");
         }
         for arg in [
@@ -141,7 +157,11 @@ mod tests {
             assert_eq!(timeout_deadline(arg.as_bytes(), now), negative, "{arg}");
         }
         // Just under 2^63 ms: a valid wait whose deadline is past the end of time (forever).
-        for arg in ["9223372036854775.807", "9223372036854775.2", "9223372036854775"] {
+        for arg in [
+            "9223372036854775.807",
+            "9223372036854775.2",
+            "9223372036854775",
+        ] {
             assert_eq!(timeout_deadline(arg.as_bytes(), now), Ok(None), "{arg}");
         }
         let not_float = Err(Reply::err(errors::TIMEOUT_NOT_FLOAT));

@@ -28,7 +28,10 @@ pub const MAX_SLEEP: Duration = Duration::from_secs(10);
 /// the command returns at once; a negative value returns at once too. Then capped at
 /// [`MAX_SLEEP`].
 pub fn sleep_duration(arg: &[u8]) -> Duration {
-    let start = arg.iter().position(|&c| !crate::numfmt::is_c_space(c)).unwrap_or(arg.len());
+    let start = arg
+        .iter()
+        .position(|&c| !crate::numfmt::is_c_space(c))
+        .unwrap_or(arg.len());
     let (secs, _) = crate::lua::cjson::strtod(&arg[start..]);
     let micros = secs * 1_000_000.0;
     const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
@@ -137,7 +140,13 @@ fn protocol(call: &Call) -> Reply {
     }
 }
 
-pub static COMMANDS: &[Command] = &[Command::new("debug", -2, ADMIN | NOSCRIPT | LOADING | STALE, "server", debug)];
+pub static COMMANDS: &[Command] = &[Command::new(
+    "debug",
+    -2,
+    ADMIN | NOSCRIPT | LOADING | STALE,
+    "server",
+    debug,
+)];
 
 #[cfg(test)]
 mod tests {

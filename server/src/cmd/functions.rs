@@ -32,7 +32,10 @@ fn check_collisions(e: &Engine, lib: &Library) -> Result<(), Reply> {
     for f in &lib.functions {
         if let Some(owner) = e.scripting.libs.index.get(&f.name.to_ascii_lowercase()) {
             if *owner != lib.name {
-                return Err(Reply::err(format!("ERR Function {} already exists", f.name)));
+                return Err(Reply::err(format!(
+                    "ERR Function {} already exists",
+                    f.name
+                )));
             }
         }
     }
@@ -54,7 +57,10 @@ fn function_load(e: &mut Engine, call: &mut Call) -> Reply {
         if call.arg(i).eq_ignore_ascii_case(b"replace") {
             replace = true;
         } else {
-            return Reply::err(format!("ERR Unknown option given: {}", errors::clip(call.arg(i), 128)));
+            return Reply::err(format!(
+                "ERR Unknown option given: {}",
+                errors::clip(call.arg(i), 128)
+            ));
         }
         i += 1;
     }
@@ -95,10 +101,17 @@ fn function_list(e: &mut Engine, call: &mut Call) -> Reply {
             .functions
             .iter()
             .map(|f| {
-                let flags = shebang::NAMES.iter().filter(|(b, _)| f.flags & b != 0).map(|(_, n)| Reply::status(n)).collect();
+                let flags = shebang::NAMES
+                    .iter()
+                    .filter(|(b, _)| f.flags & b != 0)
+                    .map(|(_, n)| Reply::status(n))
+                    .collect();
                 Reply::Map(vec![
                     (Reply::bulk("name"), Reply::bulk(&f.name)),
-                    (Reply::bulk("description"), f.description.clone().map_or(Reply::Nil, Reply::Bulk)),
+                    (
+                        Reply::bulk("description"),
+                        f.description.clone().map_or(Reply::Nil, Reply::Bulk),
+                    ),
                     (Reply::bulk("flags"), Reply::Set(flags)),
                 ])
             })
@@ -131,7 +144,11 @@ fn flush_all(e: &mut Engine) {
 }
 
 fn function_flush(e: &mut Engine, call: &mut Call) -> Reply {
-    if call.argc() > 3 || (call.argc() == 3 && !call.arg(2).eq_ignore_ascii_case(b"sync") && !call.arg(2).eq_ignore_ascii_case(b"async")) {
+    if call.argc() > 3
+        || (call.argc() == 3
+            && !call.arg(2).eq_ignore_ascii_case(b"sync")
+            && !call.arg(2).eq_ignore_ascii_case(b"async"))
+    {
         return Reply::err("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
     }
     flush_all(e);
@@ -150,8 +167,14 @@ fn function_stats(e: &mut Engine, _: &mut Call) -> Reply {
             Reply::Map(vec![(
                 Reply::bulk("LUA"),
                 Reply::Map(vec![
-                    (Reply::bulk("libraries_count"), Reply::Int(e.scripting.libs.libs.len() as i64)),
-                    (Reply::bulk("functions_count"), Reply::Int(e.scripting.libs.function_count() as i64)),
+                    (
+                        Reply::bulk("libraries_count"),
+                        Reply::Int(e.scripting.libs.libs.len() as i64),
+                    ),
+                    (
+                        Reply::bulk("functions_count"),
+                        Reply::Int(e.scripting.libs.function_count() as i64),
+                    ),
                 ]),
             )]),
         ),
@@ -169,7 +192,11 @@ fn crc64(data: &[u8]) -> u64 {
     for &b in data {
         crc ^= b as u64;
         for _ in 0..8 {
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0x95ac_9329_ac4b_c9b5 } else { crc >> 1 };
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0x95ac_9329_ac4b_c9b5
+            } else {
+                crc >> 1
+            };
         }
     }
     crc
@@ -225,8 +252,14 @@ impl Reader<'_> {
         match b >> 6 {
             0 => Some(((b & 0x3f) as usize, false)),
             1 => Some(((((b & 0x3f) as usize) << 8) | self.byte()? as usize, false)),
-            2 if b == 0x80 => Some((u32::from_be_bytes(self.take(4)?.try_into().ok()?) as usize, false)),
-            2 if b == 0x81 => Some((u64::from_be_bytes(self.take(8)?.try_into().ok()?) as usize, false)),
+            2 if b == 0x80 => Some((
+                u32::from_be_bytes(self.take(4)?.try_into().ok()?) as usize,
+                false,
+            )),
+            2 if b == 0x81 => Some((
+                u64::from_be_bytes(self.take(8)?.try_into().ok()?) as usize,
+                false,
+            )),
             3 => Some(((b & 0x3f) as usize, true)),
             _ => None,
         }
@@ -238,8 +271,16 @@ impl Reader<'_> {
         }
         match n {
             0 => Some((self.byte()? as i8).to_string().into_bytes()),
-            1 => Some(i16::from_le_bytes(self.take(2)?.try_into().ok()?).to_string().into_bytes()),
-            2 => Some(i32::from_le_bytes(self.take(4)?.try_into().ok()?).to_string().into_bytes()),
+            1 => Some(
+                i16::from_le_bytes(self.take(2)?.try_into().ok()?)
+                    .to_string()
+                    .into_bytes(),
+            ),
+            2 => Some(
+                i32::from_le_bytes(self.take(4)?.try_into().ok()?)
+                    .to_string()
+                    .into_bytes(),
+            ),
             3 => {
                 let (clen, _) = self.len()?;
                 let (ulen, _) = self.len()?;
@@ -283,9 +324,15 @@ fn lzf_decompress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
 }
 
 fn function_restore(e: &mut Engine, call: &mut Call) -> Reply {
-    let policy = if call.argc() > 3 { call.arg(3).to_ascii_lowercase() } else { b"append".to_vec() };
+    let policy = if call.argc() > 3 {
+        call.arg(3).to_ascii_lowercase()
+    } else {
+        b"append".to_vec()
+    };
     if call.argc() > 4 || !matches!(&policy[..], b"flush" | b"append" | b"replace") {
-        return Reply::err("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
+        return Reply::err(
+            "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
+        );
     }
     let payload = call.arg(2);
     const BAD: &str = "ERR DUMP payload version or checksum are wrong";
@@ -329,13 +376,22 @@ fn function_restore(e: &mut Engine, call: &mut Call) -> Reply {
         let mut names = std::collections::HashSet::new();
         for lib in &staged {
             if !names.insert(lib.name.clone()) {
-                failure = Some(Reply::err(format!("ERR Library '{}' already exists", lib.name)));
+                failure = Some(Reply::err(format!(
+                    "ERR Library '{}' already exists",
+                    lib.name
+                )));
             }
         }
     }
     if failure.is_none() && &policy[..] == b"append" {
-        if let Some(lib) = staged.iter().find(|l| e.scripting.libs.libs.contains_key(&l.name)) {
-            failure = Some(Reply::err(format!("ERR Library {} already exists", lib.name)));
+        if let Some(lib) = staged
+            .iter()
+            .find(|l| e.scripting.libs.libs.contains_key(&l.name))
+        {
+            failure = Some(Reply::err(format!(
+                "ERR Library {} already exists",
+                lib.name
+            )));
         }
     }
     if let Some(f) = failure {
@@ -435,7 +491,12 @@ fn fcall_generic(e: &mut Engine, call: &mut Call, ro: bool) -> Reply {
         Ok(c) => c,
         Err(r) => return r,
     };
-    let h = e.scripting.func_rt.as_ref().expect("functions exist only in a runtime").handles();
+    let h = e
+        .scripting
+        .func_rt
+        .as_ref()
+        .expect("functions exist only in a runtime")
+        .handles();
     runtime::run(e, h, func, Args::Params { keys, argv }, &name, rc)
 }
 
@@ -458,16 +519,41 @@ static FUNCTION_SUBCOMMANDS: &[Command] = &[
     Command::new("help", 2, LOADING | STALE, "scripting", function_help),
     Command::new("kill", 2, NOSCRIPT | ALLOW_BUSY, "scripting", function_kill),
     Command::new("list", -2, NOSCRIPT, "scripting", function_list),
-    Command::new("load", -3, WRITE | DENYOOM | NOSCRIPT, "scripting", function_load),
-    Command::new("restore", -3, WRITE | DENYOOM | NOSCRIPT, "scripting", function_restore),
-    Command::new("stats", 2, NOSCRIPT | ALLOW_BUSY, "scripting", function_stats),
+    Command::new(
+        "load",
+        -3,
+        WRITE | DENYOOM | NOSCRIPT,
+        "scripting",
+        function_load,
+    ),
+    Command::new(
+        "restore",
+        -3,
+        WRITE | DENYOOM | NOSCRIPT,
+        "scripting",
+        function_restore,
+    ),
+    Command::new(
+        "stats",
+        2,
+        NOSCRIPT | ALLOW_BUSY,
+        "scripting",
+        function_stats,
+    ),
 ];
 
 const FCALL_FLAGS: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS;
 
 pub static COMMANDS: &[Command] = &[
     Command::new("fcall", -3, FCALL_FLAGS, "scripting", fcall).movable_keys(numkeys_keys),
-    Command::new("fcall_ro", -3, READONLY | FCALL_FLAGS, "scripting", fcall_ro).movable_keys(numkeys_keys),
+    Command::new(
+        "fcall_ro",
+        -3,
+        READONLY | FCALL_FLAGS,
+        "scripting",
+        fcall_ro,
+    )
+    .movable_keys(numkeys_keys),
     Command::new("function", -2, 0, "scripting", container).subcommands(FUNCTION_SUBCOMMANDS),
 ];
 
@@ -479,7 +565,10 @@ mod tests {
     fn lzf_round_trip_of_a_back_reference() {
         // literal "abc" then a back reference copying 3 bytes from offset 3.
         let compressed = [2u8, b'a', b'b', b'c', 0x20, 2];
-        assert_eq!(lzf_decompress(&compressed, 6).as_deref(), Some(&b"abcabc"[..]));
+        assert_eq!(
+            lzf_decompress(&compressed, 6).as_deref(),
+            Some(&b"abcabc"[..])
+        );
     }
 
     /// A FUNCTION DUMP payload holding one library with `code`, as Redis writes it.
@@ -496,16 +585,25 @@ mod tests {
     #[test]
     fn a_looping_library_is_stopped_by_the_load_timeout_even_with_a_frozen_clock() {
         // The manual clock never moves here: the timeout must still fire (real time).
-        let mut e = Engine::with_clock(crate::config::Config::default(), crate::clock::Clock::manual(1_700_000_000_000));
+        let mut e = Engine::with_clock(
+            crate::config::Config::default(),
+            crate::clock::Clock::manual(1_700_000_000_000),
+        );
         let timeout = Reply::err("ERR Error registering functions: ERR FUNCTION LOAD timeout");
         let looping = "#!lua name=x\n while true do end";
         assert_eq!(e.execute(1, &["FUNCTION", "LOAD", looping]), timeout);
         let after_register = "#!lua name=y\nredis.register_function('f', function() return 1 end)\nwhile true do end";
         assert_eq!(e.execute(1, &["FUNCTION", "LOAD", after_register]), timeout);
         let restore = dump_of(after_register.as_bytes());
-        assert_eq!(e.execute(1, &[&b"FUNCTION"[..], b"RESTORE", &restore]), timeout);
+        assert_eq!(
+            e.execute(1, &[&b"FUNCTION"[..], b"RESTORE", &restore]),
+            timeout
+        );
         assert_eq!(e.execute(1, &["FUNCTION", "LIST"]), Reply::Array(vec![]));
-        assert_eq!(e.execute(1, &["FCALL", "f", "0"]), Reply::err("ERR Function not found"));
+        assert_eq!(
+            e.execute(1, &["FCALL", "f", "0"]),
+            Reply::err("ERR Function not found")
+        );
         // The runtime is usable afterwards, with its own busy hook back in place.
         let ok = "#!lua name=z\nredis.register_function('g', function() return 7 end)";
         assert_eq!(e.execute(1, &["FUNCTION", "LOAD", ok]), Reply::bulk("z"));

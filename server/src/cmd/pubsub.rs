@@ -34,7 +34,11 @@ pub fn publish(e: &mut Engine, channel: &[u8], message: &[u8]) -> i64 {
     let mut receivers = 0;
     if let Some(conns) = e.pubsub.channels.get(channel) {
         let conns: Vec<ConnId> = conns.iter().copied().collect();
-        let msg = Reply::Push(vec![Reply::bulk("message"), Reply::bulk(channel), Reply::bulk(message)]);
+        let msg = Reply::Push(vec![
+            Reply::bulk("message"),
+            Reply::bulk(channel),
+            Reply::bulk(message),
+        ]);
         for c in conns {
             e.push_to(c, msg.clone());
             receivers += 1;
@@ -70,7 +74,11 @@ pub fn publish_shard(e: &mut Engine, channel: &[u8], message: &[u8]) -> i64 {
         return 0;
     };
     let conns: Vec<ConnId> = conns.iter().copied().collect();
-    let msg = Reply::Push(vec![Reply::bulk("smessage"), Reply::bulk(channel), Reply::bulk(message)]);
+    let msg = Reply::Push(vec![
+        Reply::bulk("smessage"),
+        Reply::bulk(channel),
+        Reply::bulk(message),
+    ]);
     for &c in &conns {
         e.push_to(c, msg.clone());
     }
@@ -129,7 +137,11 @@ impl Kind {
 }
 
 fn confirm(verb: &str, name: Option<&[u8]>, count: usize) -> Reply {
-    Reply::Push(vec![Reply::bulk(verb), Reply::opt_bulk(name), Reply::Int(count as i64)])
+    Reply::Push(vec![
+        Reply::bulk(verb),
+        Reply::opt_bulk(name),
+        Reply::Int(count as i64),
+    ])
 }
 
 /// Adds one subscription of `kind`; true if it is new. The count the client sees is
@@ -331,27 +343,111 @@ fn pubsub_help(_: &mut Engine, _: &mut Call) -> Reply {
 
 /// Never called: the dispatcher resolves PUBSUB to one of its subcommands.
 fn container(_: &mut Engine, call: &mut Call) -> Reply {
-    Reply::err(errors::unknown_subcommand("pubsub", call.args.get(1).map_or(&b""[..], |a| &a[..])))
+    Reply::err(errors::unknown_subcommand(
+        "pubsub",
+        call.args.get(1).map_or(&b""[..], |a| &a[..]),
+    ))
 }
 
 static PUBSUB_SUBCOMMANDS: &[Command] = &[
-    Command::new("channels", -2, PUBSUB | LOADING | STALE, "pubsub", pubsub_channels),
-    Command::new("numsub", -2, PUBSUB | LOADING | STALE, "pubsub", pubsub_numsub),
-    Command::new("numpat", 2, PUBSUB | LOADING | STALE, "pubsub", pubsub_numpat),
-    Command::new("shardchannels", -2, PUBSUB | LOADING | STALE, "pubsub", pubsub_shardchannels),
-    Command::new("shardnumsub", -2, PUBSUB | LOADING | STALE, "pubsub", pubsub_shardnumsub),
+    Command::new(
+        "channels",
+        -2,
+        PUBSUB | LOADING | STALE,
+        "pubsub",
+        pubsub_channels,
+    ),
+    Command::new(
+        "numsub",
+        -2,
+        PUBSUB | LOADING | STALE,
+        "pubsub",
+        pubsub_numsub,
+    ),
+    Command::new(
+        "numpat",
+        2,
+        PUBSUB | LOADING | STALE,
+        "pubsub",
+        pubsub_numpat,
+    ),
+    Command::new(
+        "shardchannels",
+        -2,
+        PUBSUB | LOADING | STALE,
+        "pubsub",
+        pubsub_shardchannels,
+    ),
+    Command::new(
+        "shardnumsub",
+        -2,
+        PUBSUB | LOADING | STALE,
+        "pubsub",
+        pubsub_shardnumsub,
+    ),
     Command::new("help", 2, LOADING | STALE, "pubsub", pubsub_help),
 ];
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("subscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE, "pubsub", subscribe),
-    Command::new("unsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE, "pubsub", unsubscribe),
-    Command::new("psubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE, "pubsub", psubscribe),
-    Command::new("punsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE, "pubsub", punsubscribe),
-    Command::new("ssubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE, "pubsub", ssubscribe).keys(1, -1, 1),
-    Command::new("sunsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE, "pubsub", sunsubscribe).keys(1, -1, 1),
-    Command::new("publish", 3, PUBSUB | LOADING | STALE | FAST, "pubsub", publish_cmd),
-    Command::new("spublish", 3, PUBSUB | LOADING | STALE | FAST, "pubsub", spublish).keys(1, 1, 1),
+    Command::new(
+        "subscribe",
+        -2,
+        PUBSUB | NOSCRIPT | LOADING | STALE,
+        "pubsub",
+        subscribe,
+    ),
+    Command::new(
+        "unsubscribe",
+        -1,
+        PUBSUB | NOSCRIPT | LOADING | STALE,
+        "pubsub",
+        unsubscribe,
+    ),
+    Command::new(
+        "psubscribe",
+        -2,
+        PUBSUB | NOSCRIPT | LOADING | STALE,
+        "pubsub",
+        psubscribe,
+    ),
+    Command::new(
+        "punsubscribe",
+        -1,
+        PUBSUB | NOSCRIPT | LOADING | STALE,
+        "pubsub",
+        punsubscribe,
+    ),
+    Command::new(
+        "ssubscribe",
+        -2,
+        PUBSUB | NOSCRIPT | LOADING | STALE,
+        "pubsub",
+        ssubscribe,
+    )
+    .keys(1, -1, 1),
+    Command::new(
+        "sunsubscribe",
+        -1,
+        PUBSUB | NOSCRIPT | LOADING | STALE,
+        "pubsub",
+        sunsubscribe,
+    )
+    .keys(1, -1, 1),
+    Command::new(
+        "publish",
+        3,
+        PUBSUB | LOADING | STALE | FAST,
+        "pubsub",
+        publish_cmd,
+    ),
+    Command::new(
+        "spublish",
+        3,
+        PUBSUB | LOADING | STALE | FAST,
+        "pubsub",
+        spublish,
+    )
+    .keys(1, 1, 1),
     Command::new("pubsub", -2, 0, "pubsub", container).subcommands(PUBSUB_SUBCOMMANDS),
 ];
 
@@ -380,7 +476,13 @@ mod tests {
         e.take_wakeups();
         assert_eq!(run(&mut e, p, "PUBLISH news hi"), Reply::Int(2));
         assert_eq!(e.take_wakeups(), vec![s, s]);
-        assert_eq!(e.take_output(s), vec![push(&["message", "news", "hi"]), push(&["pmessage", "n*", "news", "hi"])]);
+        assert_eq!(
+            e.take_output(s),
+            vec![
+                push(&["message", "news", "hi"]),
+                push(&["pmessage", "n*", "news", "hi"])
+            ]
+        );
     }
 
     #[test]
@@ -388,14 +490,31 @@ mod tests {
         let mut e = Engine::new(Config::default());
         let c = e.connect();
         let r = run(&mut e, c, "SUBSCRIBE a b a");
-        let confirm = |n, count| Reply::Push(vec![Reply::bulk("subscribe"), Reply::bulk(n), Reply::Int(count)]);
-        assert_eq!(r, Reply::Multi(vec![confirm("a", 1), confirm("b", 2), confirm("a", 2)]));
+        let confirm = |n, count| {
+            Reply::Push(vec![
+                Reply::bulk("subscribe"),
+                Reply::bulk(n),
+                Reply::Int(count),
+            ])
+        };
+        assert_eq!(
+            r,
+            Reply::Multi(vec![confirm("a", 1), confirm("b", 2), confirm("a", 2)])
+        );
         let r = run(&mut e, c, "UNSUBSCRIBE");
         assert_eq!(
             r,
             Reply::Multi(vec![
-                Reply::Push(vec![Reply::bulk("unsubscribe"), Reply::bulk("a"), Reply::Int(1)]),
-                Reply::Push(vec![Reply::bulk("unsubscribe"), Reply::bulk("b"), Reply::Int(0)]),
+                Reply::Push(vec![
+                    Reply::bulk("unsubscribe"),
+                    Reply::bulk("a"),
+                    Reply::Int(1)
+                ]),
+                Reply::Push(vec![
+                    Reply::bulk("unsubscribe"),
+                    Reply::bulk("b"),
+                    Reply::Int(0)
+                ]),
             ])
         );
         assert!(e.pubsub.channels.is_empty());
@@ -435,7 +554,16 @@ mod tests {
         let mut e = Engine::new(Config::default());
         let (w, s) = (e.connect(), e.connect());
         run(&mut e, s, "PSUBSCRIBE *");
-        for (flags, expected) in [("", 0), ("K", 0), ("$", 0), ("Kl", 0), ("K$", 1), ("E$", 1), ("KEA", 2), ("AK", 1)] {
+        for (flags, expected) in [
+            ("", 0),
+            ("K", 0),
+            ("$", 0),
+            ("Kl", 0),
+            ("K$", 1),
+            ("E$", 1),
+            ("KEA", 2),
+            ("AK", 1),
+        ] {
             e.notify_flags = notify::parse_flags(flags).expect("valid flags");
             run(&mut e, w, "SET k v");
             assert_eq!(e.take_output(s).len(), expected, "flags {flags:?}");
@@ -467,7 +595,10 @@ mod tests {
         let c = e.connect();
         run(&mut e, c, "SSUBSCRIBE s");
         assert!(run(&mut e, c, "GET k").is_error());
-        assert_eq!(run(&mut e, c, "PING"), Reply::Array(vec![Reply::bulk("pong"), Reply::bulk("")]));
+        assert_eq!(
+            run(&mut e, c, "PING"),
+            Reply::Array(vec![Reply::bulk("pong"), Reply::bulk("")])
+        );
         assert!(run(&mut e, c, "HELLO 3").is_error());
         run(&mut e, c, "SUNSUBSCRIBE");
         assert_eq!(run(&mut e, c, "GET k"), Reply::Nil);

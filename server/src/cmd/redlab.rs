@@ -34,7 +34,8 @@ fn unit_us(args: &[Bytes], at: usize) -> Result<i64, Reply> {
 fn value_us(args: &[Bytes]) -> Result<i64, Reply> {
     let n = args::int(&args[2])?;
     let unit = unit_us(args, 3)?;
-    n.checked_mul(unit).ok_or_else(|| Reply::err(errors::NOT_INTEGER))
+    n.checked_mul(unit)
+        .ok_or_else(|| Reply::err(errors::NOT_INTEGER))
 }
 
 /// REDLAB.CLOCK on the clock alone, without the engine: what the network shell's busy loop
@@ -117,7 +118,10 @@ pub fn parse_fault(a: &[bytes::Bytes]) -> Result<Fault, Reply> {
     while i < a.len() {
         let word = args::lower(&a[i]);
         let val = a.get(i + 1);
-        let needs_val = !matches!(word.as_str(), "close-before" | "close-after" | "flush-scripts" | "rollback");
+        let needs_val = !matches!(
+            word.as_str(),
+            "close-before" | "close-after" | "flush-scripts" | "rollback"
+        );
         if needs_val && val.is_none() {
             return Err(Reply::err(errors::SYNTAX));
         }
@@ -227,7 +231,12 @@ fn fault_log(e: &mut Engine, _: &mut Call) -> Reply {
         e.faults
             .log()
             .into_iter()
-            .map(|f| Reply::bulk(format!("rule={} conn={} action={:?} command={}", f.rule, f.conn, f.action, f.command)))
+            .map(|f| {
+                Reply::bulk(format!(
+                    "rule={} conn={} action={:?} command={}",
+                    f.rule, f.conn, f.action, f.command
+                ))
+            })
             .collect(),
     )
 }
@@ -268,16 +277,41 @@ mod tests {
     #[test]
     fn set_and_advance_take_microseconds_when_asked() {
         let (mut e, clock) = engine();
-        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "SET", "1700000000123456", "US"]), Reply::ok());
+        assert_eq!(
+            run(&mut e, &["REDLAB.CLOCK", "SET", "1700000000123456", "US"]),
+            Reply::ok()
+        );
         assert_eq!(clock.now_us(), 1_700_000_000_123_456);
-        assert_eq!(time(&mut e), Reply::Array(vec![Reply::bulk("1700000000"), Reply::bulk("123456")]));
-        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "ADVANCE", "9", "us"]), Reply::ok());
-        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "GET", "US"]), Reply::Int(1_700_000_000_123_465));
-        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "GET"]), Reply::Int(1_700_000_000_123));
-        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "ADVANCE", "2", "MS"]), Reply::ok());
+        assert_eq!(
+            time(&mut e),
+            Reply::Array(vec![Reply::bulk("1700000000"), Reply::bulk("123456")])
+        );
+        assert_eq!(
+            run(&mut e, &["REDLAB.CLOCK", "ADVANCE", "9", "us"]),
+            Reply::ok()
+        );
+        assert_eq!(
+            run(&mut e, &["REDLAB.CLOCK", "GET", "US"]),
+            Reply::Int(1_700_000_000_123_465)
+        );
+        assert_eq!(
+            run(&mut e, &["REDLAB.CLOCK", "GET"]),
+            Reply::Int(1_700_000_000_123)
+        );
+        assert_eq!(
+            run(&mut e, &["REDLAB.CLOCK", "ADVANCE", "2", "MS"]),
+            Reply::ok()
+        );
         assert_eq!(clock.now_us(), 1_700_000_000_125_465);
-        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "SET", &T0.to_string()]), Reply::ok());
-        assert_eq!(clock.now_us(), T0 * 1000, "without a unit the value is milliseconds, as before");
+        assert_eq!(
+            run(&mut e, &["REDLAB.CLOCK", "SET", &T0.to_string()]),
+            Reply::ok()
+        );
+        assert_eq!(
+            clock.now_us(),
+            T0 * 1000,
+            "without a unit the value is milliseconds, as before"
+        );
     }
 
     #[test]
@@ -285,25 +319,57 @@ mod tests {
         let (mut e, clock) = engine();
         let syntax = Reply::err(crate::errors::SYNTAX);
         assert_eq!(run(&mut e, &["REDLAB.CLOCK", "SET", "5", "NS"]), syntax);
-        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "SET", "5", "US", "US"]), syntax);
+        assert_eq!(
+            run(&mut e, &["REDLAB.CLOCK", "SET", "5", "US", "US"]),
+            syntax
+        );
         assert_eq!(run(&mut e, &["REDLAB.CLOCK", "GET", "MS", "x"]), syntax);
-        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "ADVANCE", "x"]), Reply::err(crate::errors::NOT_INTEGER));
-        assert_eq!(run(&mut e, &["REDLAB.CLOCK", "SET", "9223372036854775807", "MS"]), Reply::err(crate::errors::NOT_INTEGER));
+        assert_eq!(
+            run(&mut e, &["REDLAB.CLOCK", "ADVANCE", "x"]),
+            Reply::err(crate::errors::NOT_INTEGER)
+        );
+        assert_eq!(
+            run(
+                &mut e,
+                &["REDLAB.CLOCK", "SET", "9223372036854775807", "MS"]
+            ),
+            Reply::err(crate::errors::NOT_INTEGER)
+        );
         assert!(run(&mut e, &["REDLAB.CLOCK", "ADVANCE", "-1", "US"]).is_error());
-        assert_eq!(clock.now_ms(), T0, "a refused command leaves the clock alone");
+        assert_eq!(
+            clock.now_ms(),
+            T0,
+            "a refused command leaves the clock alone"
+        );
     }
 
     #[test]
     fn the_clock_answers_without_the_engine() {
         use super::clock_command;
         let clock = crate::clock::Clock::manual(T0);
-        let args = |s: &[&str]| s.iter().map(|a| bytes::Bytes::copy_from_slice(a.as_bytes())).collect::<Vec<_>>();
-        assert_eq!(clock_command(&clock, &args(&["redlab.clock", "advance", "1500", "us"])), Reply::ok());
+        let args = |s: &[&str]| {
+            s.iter()
+                .map(|a| bytes::Bytes::copy_from_slice(a.as_bytes()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            clock_command(&clock, &args(&["redlab.clock", "advance", "1500", "us"])),
+            Reply::ok()
+        );
         assert_eq!(clock.now_us(), T0 * 1000 + 1500);
-        assert_eq!(clock_command(&clock, &args(&["REDLAB.CLOCK", "GET"])), Reply::Int(T0 + 1));
-        assert_eq!(clock_command(&clock, &args(&["REDLAB.CLOCK", "SET"])), Reply::err(crate::errors::wrong_arity("redlab.clock|set")));
+        assert_eq!(
+            clock_command(&clock, &args(&["REDLAB.CLOCK", "GET"])),
+            Reply::Int(T0 + 1)
+        );
+        assert_eq!(
+            clock_command(&clock, &args(&["REDLAB.CLOCK", "SET"])),
+            Reply::err(crate::errors::wrong_arity("redlab.clock|set"))
+        );
         assert!(clock_command(&clock, &args(&["REDLAB.CLOCK", "NOPE"])).is_error());
-        assert!(clock_command(&clock, &args(&["REDLAB.FAULT", "CLEAR"])).is_error(), "only the clock");
+        assert!(
+            clock_command(&clock, &args(&["REDLAB.FAULT", "CLEAR"])).is_error(),
+            "only the clock"
+        );
     }
 
     #[test]
@@ -311,6 +377,9 @@ mod tests {
         let (mut e, clock) = engine();
         clock.set_unix_us(T0 * 1000 + 77);
         let r = run(&mut e, &["EVAL", "return redis.call('TIME')", "0"]);
-        assert_eq!(r, Reply::Array(vec![Reply::bulk("1700000000"), Reply::bulk("77")]));
+        assert_eq!(
+            r,
+            Reply::Array(vec![Reply::bulk("1700000000"), Reply::bulk("77")])
+        );
     }
 }

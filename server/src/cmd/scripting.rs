@@ -14,7 +14,10 @@ use crate::reply::Reply;
 
 /// Key positions of numkeys-style commands (EVAL, FCALL): numkeys at 2, keys from 3.
 pub fn numkeys_keys(args: &[Bytes]) -> Vec<usize> {
-    let n = args.get(2).and_then(|a| crate::numfmt::parse_i64(a)).unwrap_or(0);
+    let n = args
+        .get(2)
+        .and_then(|a| crate::numfmt::parse_i64(a))
+        .unwrap_or(0);
     if n <= 0 || n as usize > args.len().saturating_sub(3) {
         return Vec::new();
     }
@@ -48,7 +51,14 @@ fn load_script(e: &mut Engine, body: &Bytes) -> Result<[u8; 40], Reply> {
         .compile(&body[skip..], c"@user_script")
         .map_err(|m| Reply::err(format!("ERR Error compiling script (new function): {}", m)))?;
     rt.read_globals_directly(func);
-    e.scripting.cache.scripts.insert(sha, Script { body: body.clone(), func, flags });
+    e.scripting.cache.scripts.insert(
+        sha,
+        Script {
+            body: body.clone(),
+            func,
+            flags,
+        },
+    );
     Ok(sha)
 }
 
@@ -59,7 +69,9 @@ pub(crate) fn preflight(e: &Engine, flags: u32, read_only_cmd: bool) -> Result<(
     }
     if flags & shebang::NO_WRITES == 0 {
         if read_only_cmd {
-            return Err(Reply::err("ERR Can not execute a script with write flag using *_ro command."));
+            return Err(Reply::err(
+                "ERR Can not execute a script with write flag using *_ro command.",
+            ));
         }
         // The dispatcher refuses such a script before it gets here; this is the check Redis
         // makes again at the script's start, reached when memory went over inside EXEC.
@@ -71,7 +83,14 @@ pub(crate) fn preflight(e: &Engine, flags: u32, read_only_cmd: bool) -> Result<(
 }
 
 /// The context a script starts with.
-pub(crate) fn new_ctx(e: &Engine, call: &Call, flags: u32, read_only_cmd: bool, is_function: bool, keys: &[Bytes]) -> Result<RunCtx, Reply> {
+pub(crate) fn new_ctx(
+    e: &Engine,
+    call: &Call,
+    flags: u32,
+    read_only_cmd: bool,
+    is_function: bool,
+    keys: &[Bytes],
+) -> Result<RunCtx, Reply> {
     let strict_keys = if e.config.strict_keys {
         if flags & shebang::ALLOW_CROSS_SLOT == 0 {
             if let Some(first) = keys.first() {
@@ -127,7 +146,11 @@ fn crc16(data: &[u8]) -> u16 {
     for &b in data {
         crc ^= (b as u16) << 8;
         for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
         }
     }
     crc
@@ -161,7 +184,12 @@ fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Repl
         Ok(c) => c,
         Err(r) => return r,
     };
-    let h = e.scripting.eval_rt.as_ref().expect("runtime exists once a script is cached").handles();
+    let h = e
+        .scripting
+        .eval_rt
+        .as_ref()
+        .expect("runtime exists once a script is cached")
+        .handles();
     let name = std::str::from_utf8(&sha).unwrap_or_default();
     runtime::run(e, h, func, Args::Globals { keys, argv }, name, rc)
 }
@@ -192,13 +220,19 @@ fn script_load(e: &mut Engine, call: &mut Call) -> Reply {
 fn script_exists(e: &mut Engine, call: &mut Call) -> Reply {
     let found = call.args[2..]
         .iter()
-        .map(|a| Reply::Int(normalize_sha(a).is_some_and(|s| e.scripting.cache.get(&s).is_some()) as i64))
+        .map(|a| {
+            Reply::Int(normalize_sha(a).is_some_and(|s| e.scripting.cache.get(&s).is_some()) as i64)
+        })
         .collect();
     Reply::Array(found)
 }
 
 fn script_flush(e: &mut Engine, call: &mut Call) -> Reply {
-    if call.argc() > 3 || (call.argc() == 3 && !call.arg(2).eq_ignore_ascii_case(b"sync") && !call.arg(2).eq_ignore_ascii_case(b"async")) {
+    if call.argc() > 3
+        || (call.argc() == 3
+            && !call.arg(2).eq_ignore_ascii_case(b"sync")
+            && !call.arg(2).eq_ignore_ascii_case(b"async"))
+    {
         return Reply::err("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
     }
     e.scripting.flush_scripts();
@@ -266,8 +300,16 @@ const EVAL_FLAGS: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS;
 pub static COMMANDS: &[Command] = &[
     Command::new("eval", -3, EVAL_FLAGS, "scripting", eval).movable_keys(numkeys_keys),
     Command::new("evalsha", -3, EVAL_FLAGS, "scripting", evalsha).movable_keys(numkeys_keys),
-    Command::new("eval_ro", -3, READONLY | EVAL_FLAGS, "scripting", eval_ro).movable_keys(numkeys_keys),
-    Command::new("evalsha_ro", -3, READONLY | EVAL_FLAGS, "scripting", evalsha_ro).movable_keys(numkeys_keys),
+    Command::new("eval_ro", -3, READONLY | EVAL_FLAGS, "scripting", eval_ro)
+        .movable_keys(numkeys_keys),
+    Command::new(
+        "evalsha_ro",
+        -3,
+        READONLY | EVAL_FLAGS,
+        "scripting",
+        evalsha_ro,
+    )
+    .movable_keys(numkeys_keys),
     Command::new("script", -2, 0, "scripting", container).subcommands(SCRIPT_SUBCOMMANDS),
 ];
 

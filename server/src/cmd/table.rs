@@ -81,7 +81,13 @@ pub struct Command {
 
 impl Command {
     /// A command with no keys.
-    pub const fn new(name: &'static str, arity: i32, flags: u32, group: &'static str, handler: Handler) -> Command {
+    pub const fn new(
+        name: &'static str,
+        arity: i32,
+        flags: u32,
+        group: &'static str,
+        handler: Handler,
+    ) -> Command {
         Command {
             name,
             arity,
@@ -139,7 +145,11 @@ impl Command {
             return Vec::new();
         }
         let argc = args.len() as i32;
-        let last = if self.last_key < 0 { argc + self.last_key } else { self.last_key };
+        let last = if self.last_key < 0 {
+            argc + self.last_key
+        } else {
+            self.last_key
+        };
         let step = self.step.max(1);
         let mut out = Vec::new();
         let mut i = self.first_key;
@@ -229,7 +239,11 @@ type Index = HashMap<Packed, &'static Command, foldhash::fast::FixedState>;
 
 fn index() -> &'static Index {
     static INDEX: OnceLock<Index> = OnceLock::new();
-    INDEX.get_or_init(|| all().map(|c| (pack(c.name.as_bytes()).expect("command names are short"), c)).collect())
+    INDEX.get_or_init(|| {
+        all()
+            .map(|c| (pack(c.name.as_bytes()).expect("command names are short"), c))
+            .collect()
+    })
 }
 
 /// Finds a command by name, case-insensitively.
@@ -257,8 +271,17 @@ mod tests {
     #[test]
     fn lookup_ignores_case_and_nothing_else() {
         assert_eq!(lookup(b"GeT").map(|c| c.name), Some("get"));
-        assert_eq!(lookup(b"ZREMRANGEBYSCORE").map(|c| c.name), Some("zremrangebyscore"));
-        for bad in [&b"get\0"[..], b"ge", b"get ", b"", b"getgetgetgetgetgetgetgetget"] {
+        assert_eq!(
+            lookup(b"ZREMRANGEBYSCORE").map(|c| c.name),
+            Some("zremrangebyscore")
+        );
+        for bad in [
+            &b"get\0"[..],
+            b"ge",
+            b"get ",
+            b"",
+            b"getgetgetgetgetgetgetgetget",
+        ] {
             assert!(lookup(bad).is_none(), "{bad:?}");
         }
     }
@@ -267,7 +290,9 @@ mod tests {
     fn words_lowercase_like_bytes() {
         for c in 0..=255u8 {
             let w = u64::from_le_bytes([c, b'A', b'z', b'@', b'[', c, 0x80 | b'A', b'Z']);
-            let want = u64::from_le_bytes([c, b'A', b'z', b'@', b'[', c, 0x80 | b'A', b'Z'].map(|b| b.to_ascii_lowercase()));
+            let want = u64::from_le_bytes(
+                [c, b'A', b'z', b'@', b'[', c, 0x80 | b'A', b'Z'].map(|b| b.to_ascii_lowercase()),
+            );
             assert_eq!(lower_ascii_word(w), want, "{c}");
         }
     }

@@ -72,7 +72,15 @@ fn exec(e: &mut Engine, call: &mut Call) -> Reply {
         let Some((db, resp)) = e.sessions.get(&conn).map(|s| (s.db, s.resp)) else {
             break;
         };
-        let mut nested = Call { conn, db, resp, args, in_script: false, in_multi: true, reprocessing: false };
+        let mut nested = Call {
+            conn,
+            db,
+            resp,
+            args,
+            in_script: false,
+            in_multi: true,
+            reprocessing: false,
+        };
         replies.push(e.run_nested(&mut nested));
     }
     e.time_frozen = was_frozen;
@@ -108,13 +116,43 @@ fn unwatch(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("multi", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, "transactions", multi),
-    Command::new("exec", 1, NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG, "transactions", exec),
-    Command::new("discard", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, "transactions", discard),
-    Command::new("watch", -2, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, "transactions", watch).keys(1, -1, 1),
-    Command::new("unwatch", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, "transactions", unwatch),
+    Command::new(
+        "multi",
+        1,
+        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
+        "transactions",
+        multi,
+    ),
+    Command::new(
+        "exec",
+        1,
+        NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG,
+        "transactions",
+        exec,
+    ),
+    Command::new(
+        "discard",
+        1,
+        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
+        "transactions",
+        discard,
+    ),
+    Command::new(
+        "watch",
+        -2,
+        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
+        "transactions",
+        watch,
+    )
+    .keys(1, -1, 1),
+    Command::new(
+        "unwatch",
+        1,
+        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
+        "transactions",
+        unwatch,
+    ),
 ];
-
 
 #[cfg(test)]
 mod tests {
@@ -157,7 +195,8 @@ mod tests {
         let (mut e, clock) = manual();
         let c = e.connect();
         let deadline = e.clock.now_ms() + 1000;
-        e.db(0).set_with_expire(b"lease", Value::Str(b"x".to_vec().into()), Some(deadline));
+        e.db(0)
+            .set_with_expire(b"lease", Value::Str(b"x".to_vec().into()), Some(deadline));
         run(&mut e, c, "WATCH lease");
         clock.advance(Duration::from_secs(2));
         e.tick();
@@ -218,7 +257,11 @@ mod tests {
         run(&mut e, c, "GET k");
         assert_eq!(
             run(&mut e, c, "EXEC"),
-            Reply::Array(vec![Reply::ok(), Reply::err(errors::DB_INDEX), Reply::bulk("v")])
+            Reply::Array(vec![
+                Reply::ok(),
+                Reply::err(errors::DB_INDEX),
+                Reply::bulk("v")
+            ])
         );
     }
 
@@ -233,6 +276,9 @@ mod tests {
             Reply::err("EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command")
         );
         assert!(e.watched_keys.is_empty());
-        assert_eq!(run(&mut e, c, "EXEC"), Reply::err(errors::EXEC_WITHOUT_MULTI));
+        assert_eq!(
+            run(&mut e, c, "EXEC"),
+            Reply::err(errors::EXEC_WITHOUT_MULTI)
+        );
     }
 }

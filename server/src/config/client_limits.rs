@@ -29,9 +29,21 @@ pub struct OutputLimits(pub [OutputLimit; 3]);
 impl Default for OutputLimits {
     fn default() -> Self {
         OutputLimits([
-            OutputLimit { hard: 0, soft: 0, soft_seconds: 0 },
-            OutputLimit { hard: 256 << 20, soft: 64 << 20, soft_seconds: 60 },
-            OutputLimit { hard: 32 << 20, soft: 8 << 20, soft_seconds: 60 },
+            OutputLimit {
+                hard: 0,
+                soft: 0,
+                soft_seconds: 0,
+            },
+            OutputLimit {
+                hard: 256 << 20,
+                soft: 64 << 20,
+                soft_seconds: 60,
+            },
+            OutputLimit {
+                hard: 32 << 20,
+                soft: 8 << 20,
+                soft_seconds: 60,
+            },
         ])
     }
 }
@@ -57,7 +69,11 @@ impl OutputLimits {
     /// Like Redis, the value is split on single spaces (so "" changes nothing and a doubled
     /// space is an empty class name) and nothing changes unless every group is valid.
     pub fn merge(&self, value: &str) -> Result<OutputLimits, String> {
-        let parts: Vec<&str> = if value.is_empty() { Vec::new() } else { value.split(' ').collect() };
+        let parts: Vec<&str> = if value.is_empty() {
+            Vec::new()
+        } else {
+            value.split(' ').collect()
+        };
         if !parts.len().is_multiple_of(4) {
             return Err("Wrong number of arguments in buffer limit configuration.".into());
         }
@@ -67,13 +83,26 @@ impl OutputLimits {
                 "normal" => ClientClass::Normal,
                 "slave" | "replica" => ClientClass::Replica,
                 "pubsub" => ClientClass::PubSub,
-                _ => return Err("Invalid client class specified in buffer limit configuration.".into()),
+                _ => {
+                    return Err(
+                        "Invalid client class specified in buffer limit configuration.".into(),
+                    )
+                }
             };
-            let bad = || "Error in hard, soft or soft_seconds setting in buffer limit configuration.".to_string();
+            let bad = || {
+                "Error in hard, soft or soft_seconds setting in buffer limit configuration."
+                    .to_string()
+            };
             let hard = super::params::parse_memory(g[1]).ok_or_else(bad)?;
             let soft = super::params::parse_memory(g[2]).ok_or_else(bad)?;
-            let secs = crate::numfmt::parse_i64(g[3].as_bytes()).filter(|n| *n >= 0).ok_or_else(bad)? as u64;
-            out.0[class as usize] = OutputLimit { hard, soft, soft_seconds: secs };
+            let secs = crate::numfmt::parse_i64(g[3].as_bytes())
+                .filter(|n| *n >= 0)
+                .ok_or_else(bad)? as u64;
+            out.0[class as usize] = OutputLimit {
+                hard,
+                soft,
+                soft_seconds: secs,
+            };
         }
         Ok(out)
     }
@@ -115,25 +144,53 @@ mod tests {
     #[test]
     fn formats_and_merges_like_redis() {
         let d = OutputLimits::default();
-        assert_eq!(d.format(), "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60");
+        assert_eq!(
+            d.format(),
+            "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
+        );
         let m = d.merge("normal 1gb 2k 5 replica 100 200 3").unwrap();
-        assert_eq!(m.format(), "normal 1073741824 2000 5 slave 100 200 3 pubsub 33554432 8388608 60");
+        assert_eq!(
+            m.format(),
+            "normal 1073741824 2000 5 slave 100 200 3 pubsub 33554432 8388608 60"
+        );
         assert_eq!(d.merge("").unwrap(), d);
-        assert!(d.merge("   ").unwrap_err().starts_with("Invalid client class"));
-        assert!(d.merge("normal 1 2").unwrap_err().starts_with("Wrong number"));
-        assert!(d.merge("normal 1.5mb 2 3").unwrap_err().starts_with("Error in hard"));
-        assert!(d.merge("normal 1 2 -1").unwrap_err().starts_with("Error in hard"));
-        assert!(d.merge("master 1 2 3").unwrap_err().starts_with("Invalid client class"));
+        assert!(d
+            .merge("   ")
+            .unwrap_err()
+            .starts_with("Invalid client class"));
+        assert!(d
+            .merge("normal 1 2")
+            .unwrap_err()
+            .starts_with("Wrong number"));
+        assert!(d
+            .merge("normal 1.5mb 2 3")
+            .unwrap_err()
+            .starts_with("Error in hard"));
+        assert!(d
+            .merge("normal 1 2 -1")
+            .unwrap_err()
+            .starts_with("Error in hard"));
+        assert!(d
+            .merge("master 1 2 3")
+            .unwrap_err()
+            .starts_with("Invalid client class"));
         assert_eq!(OutputLimits::parse(&m.format()), m);
     }
 
     #[test]
     fn soft_limit_counts_time_over_it() {
-        let l = OutputLimit { hard: 100, soft: 10, soft_seconds: 2 };
+        let l = OutputLimit {
+            hard: 100,
+            soft: 10,
+            soft_seconds: 2,
+        };
         let mut since = None;
         assert!(l.exceeded(100, &mut since, 0));
         assert!(!l.exceeded(10, &mut since, 1000));
-        assert!(!l.exceeded(50, &mut since, 3000), "exactly soft_seconds is not over");
+        assert!(
+            !l.exceeded(50, &mut since, 3000),
+            "exactly soft_seconds is not over"
+        );
         assert!(l.exceeded(50, &mut since, 3001 + 999));
         assert!(!l.exceeded(5, &mut since, 9000));
         assert_eq!(since, None, "back under the soft limit resets the timer");

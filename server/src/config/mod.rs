@@ -108,9 +108,15 @@ impl Config {
             "dir" => match self.extra.get("dir") {
                 Some(d) => d.clone(),
                 // Redis reports its working directory.
-                None => std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
+                None => std::env::current_dir()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default(),
             },
-            name => self.extra.get(name).cloned().unwrap_or_else(|| p.default.to_string()),
+            name => self
+                .extra
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| p.default.to_string()),
         }
     }
 
@@ -136,7 +142,9 @@ impl Config {
             "notify-keyspace-events" => self.notify_keyspace_events = v,
             "proto-max-bulk-len" => self.proto_max_bulk_len = num(),
             "protected-mode" => self.protected_mode = v == "yes",
-            "client-output-buffer-limit" => self.client_output_buffer_limit = OutputLimits::parse(&v),
+            "client-output-buffer-limit" => {
+                self.client_output_buffer_limit = OutputLimits::parse(&v)
+            }
             "client-query-buffer-limit" => self.client_query_buffer_limit = num(),
             "redlab-seed" => self.seed = Some(num()),
             name => {
@@ -148,7 +156,8 @@ impl Config {
 
     /// Sets a parameter by name or alias (the builder's and command line's way in).
     pub fn set_by_name(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let p = params::lookup(name).ok_or_else(|| "Bad directive or wrong number of arguments".to_string())?;
+        let p = params::lookup(name)
+            .ok_or_else(|| "Bad directive or wrong number of arguments".to_string())?;
         self.set(p, value)
     }
 
@@ -173,7 +182,10 @@ mod tests {
         c.set_by_name("lua-time-limit", "300").unwrap();
         assert_eq!(c.get_by_name("busy-reply-threshold").unwrap(), "300");
         assert_eq!(c.busy_reply_threshold_ms, 300);
-        assert_eq!(c.set_by_name("maxmemory", "-1").unwrap_err(), "argument must be a memory value");
+        assert_eq!(
+            c.set_by_name("maxmemory", "-1").unwrap_err(),
+            "argument must be a memory value"
+        );
         c.set_by_name("hz", "0").unwrap();
         assert_eq!(c.get_by_name("hz").unwrap(), "1");
         c.set_by_name("notify-keyspace-events", "KEA").unwrap();
@@ -183,9 +195,14 @@ mod tests {
     #[test]
     fn every_parameter_default_is_valid() {
         for p in PARAMS {
-            p.normalize(p.default, p.default).unwrap_or_else(|e| panic!("{}: {}", p.name, e));
+            p.normalize(p.default, p.default)
+                .unwrap_or_else(|e| panic!("{}: {}", p.name, e));
         }
-        let names: usize = PARAMS.iter().filter(|p| !p.is_redlab()).map(|p| 1 + p.alias.is_some() as usize).sum();
+        let names: usize = PARAMS
+            .iter()
+            .filter(|p| !p.is_redlab())
+            .map(|p| 1 + p.alias.is_some() as usize)
+            .sum();
         assert_eq!(names, 192, "Redis 7.0.15 lists 192 names in CONFIG GET *");
     }
 }

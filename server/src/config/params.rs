@@ -74,7 +74,8 @@ impl Param {
                 check_range(n, min, max)
             }
             Kind::Mem(min, max) => {
-                let n = parse_memory(value).ok_or_else(|| "argument must be a memory value".to_string())?;
+                let n = parse_memory(value)
+                    .ok_or_else(|| "argument must be a memory value".to_string())?;
                 let n = i64::try_from(n).unwrap_or(i64::MAX);
                 check_range(n, min, max)
             }
@@ -93,7 +94,12 @@ impl Param {
                 .iter()
                 .find(|n| n.eq_ignore_ascii_case(value))
                 .map(|n| n.to_string())
-                .ok_or_else(|| format!("argument(s) must be one of the following: {}", names.join(", "))),
+                .ok_or_else(|| {
+                    format!(
+                        "argument(s) must be one of the following: {}",
+                        names.join(", ")
+                    )
+                }),
             Kind::Str => Ok(value.to_string()),
             Kind::Octal => i64::from_str_radix(value, 8)
                 .map(|n| format!("{:o}", n))
@@ -109,7 +115,9 @@ impl Param {
                 }
                 Ok(addrs.join(" "))
             }
-            Kind::ClientOutputBufferLimit => super::client_limits::OutputLimits::parse(current).merge(value).map(|l| l.format()),
+            Kind::ClientOutputBufferLimit => super::client_limits::OutputLimits::parse(current)
+                .merge(value)
+                .map(|l| l.format()),
             Kind::OomScoreAdjValues => {
                 let parts: Vec<&str> = value.split_whitespace().collect();
                 if parts.len() != 3 {
@@ -127,8 +135,9 @@ impl Param {
             Kind::Percentiles => {
                 let mut out = Vec::new();
                 for p in value.split_whitespace() {
-                    let f = crate::numfmt::parse_f64(p.as_bytes())
-                        .ok_or_else(|| "Invalid latency-tracking-info-percentiles parameters".to_string())?;
+                    let f = crate::numfmt::parse_f64(p.as_bytes()).ok_or_else(|| {
+                        "Invalid latency-tracking-info-percentiles parameters".to_string()
+                    })?;
                     if !(0.0..=100.0).contains(&f) {
                         return Err("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]".into());
                     }
@@ -140,7 +149,9 @@ impl Param {
                 let parts: Vec<&str> = value.split_whitespace().collect();
                 match parts.as_slice() {
                     [] => Ok(String::new()),
-                    [a, b] if a.eq_ignore_ascii_case("no") && b.eq_ignore_ascii_case("one") => Ok(String::new()),
+                    [a, b] if a.eq_ignore_ascii_case("no") && b.eq_ignore_ascii_case("one") => {
+                        Ok(String::new())
+                    }
                     [host, port] if port.parse::<u16>().is_ok() => Ok(format!("{} {}", host, port)),
                     _ => Err("wrong number of arguments".into()),
                 }
@@ -151,7 +162,10 @@ impl Param {
 
 fn check_range(n: i64, min: i64, max: i64) -> Result<String, String> {
     if n < min || n > max {
-        Err(format!("argument must be between {} and {} inclusive", min, max))
+        Err(format!(
+            "argument must be between {} and {} inclusive",
+            min, max
+        ))
     } else {
         Ok(n.to_string())
     }
@@ -197,28 +211,64 @@ fn normalize_save(value: &str) -> Result<String, String> {
 
 /// Finds a parameter by its name or alias, case-insensitively.
 pub fn lookup(name: &str) -> Option<&'static Param> {
-    PARAMS
-        .iter()
-        .find(|p| p.name.eq_ignore_ascii_case(name) || p.alias.is_some_and(|a| a.eq_ignore_ascii_case(name)))
+    PARAMS.iter().find(|p| {
+        p.name.eq_ignore_ascii_case(name) || p.alias.is_some_and(|a| a.eq_ignore_ascii_case(name))
+    })
 }
 
-const fn p(name: &'static str, alias: Option<&'static str>, kind: Kind, default: &'static str, flags: u8) -> Param {
-    Param { name, alias, kind, default, flags }
+const fn p(
+    name: &'static str,
+    alias: Option<&'static str>,
+    kind: Kind,
+    default: &'static str,
+    flags: u8,
+) -> Param {
+    Param {
+        name,
+        alias,
+        kind,
+        default,
+        flags,
+    }
 }
 
 use Kind::*;
 
 /// The parameters, sorted by name. CONFIG GET * lists each under its name and its alias.
 pub static PARAMS: &[Param] = &[
-    p("acl-pubsub-default", None, Enum(&["allchannels", "resetchannels"]), "resetchannels", 0),
+    p(
+        "acl-pubsub-default",
+        None,
+        Enum(&["allchannels", "resetchannels"]),
+        "resetchannels",
+        0,
+    ),
     p("aclfile", None, Str, "", IMMUTABLE),
     p("acllog-max-len", None, Int(0, i64::MAX), "128", 0),
     p("active-defrag-cycle-max", None, Int(1, 99), "25", 0),
     p("active-defrag-cycle-min", None, Int(1, 99), "1", 0),
-    p("active-defrag-ignore-bytes", None, Mem(1, i64::MAX), "104857600", 0),
-    p("active-defrag-max-scan-fields", None, Int(1, i64::MAX), "1000", 0),
+    p(
+        "active-defrag-ignore-bytes",
+        None,
+        Mem(1, i64::MAX),
+        "104857600",
+        0,
+    ),
+    p(
+        "active-defrag-max-scan-fields",
+        None,
+        Int(1, i64::MAX),
+        "1000",
+        0,
+    ),
     p("active-defrag-threshold-lower", None, Int(0, 1000), "10", 0),
-    p("active-defrag-threshold-upper", None, Int(0, 1000), "100", 0),
+    p(
+        "active-defrag-threshold-upper",
+        None,
+        Int(0, 1000),
+        "100",
+        0,
+    ),
     p("active-expire-effort", None, Int(1, 10), "1", 0),
     p("activedefrag", None, Bool, "no", 0),
     p("activerehashing", None, Bool, "yes", 0),
@@ -231,17 +281,53 @@ pub static PARAMS: &[Param] = &[
     p("aof_rewrite_cpulist", None, Str, "", IMMUTABLE),
     p("appenddirname", None, Str, "appendonlydir", IMMUTABLE),
     p("appendfilename", None, Str, "appendonly.aof", IMMUTABLE),
-    p("appendfsync", None, Enum(&["everysec", "always", "no"]), "everysec", 0),
+    p(
+        "appendfsync",
+        None,
+        Enum(&["everysec", "always", "no"]),
+        "everysec",
+        0,
+    ),
     p("appendonly", None, Bool, "no", 0),
-    p("auto-aof-rewrite-min-size", None, Mem(0, i64::MAX), "67108864", 0),
-    p("auto-aof-rewrite-percentage", None, Int(0, 2147483647), "100", 0),
+    p(
+        "auto-aof-rewrite-min-size",
+        None,
+        Mem(0, i64::MAX),
+        "67108864",
+        0,
+    ),
+    p(
+        "auto-aof-rewrite-percentage",
+        None,
+        Int(0, 2147483647),
+        "100",
+        0,
+    ),
     p("bgsave_cpulist", None, Str, "", IMMUTABLE),
     p("bind", None, Bind, "* -::*", 0),
     p("bind-source-addr", None, Str, "", 0),
     p("bio_cpulist", None, Str, "", IMMUTABLE),
-    p("busy-reply-threshold", Some("lua-time-limit"), Int(0, i64::MAX), "5000", 0),
-    p("client-output-buffer-limit", None, ClientOutputBufferLimit, "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", 0),
-    p("client-query-buffer-limit", None, Mem(1048576, i64::MAX), "1073741824", 0),
+    p(
+        "busy-reply-threshold",
+        Some("lua-time-limit"),
+        Int(0, i64::MAX),
+        "5000",
+        0,
+    ),
+    p(
+        "client-output-buffer-limit",
+        None,
+        ClientOutputBufferLimit,
+        "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+        0,
+    ),
+    p(
+        "client-query-buffer-limit",
+        None,
+        Mem(1048576, i64::MAX),
+        "1073741824",
+        0,
+    ),
     p("cluster-allow-pubsubshard-when-down", None, Bool, "yes", 0),
     p("cluster-allow-reads-when-down", None, Bool, "no", 0),
     p("cluster-allow-replica-migration", None, Bool, "yes", 0),
@@ -253,12 +339,36 @@ pub static PARAMS: &[Param] = &[
     p("cluster-config-file", None, Str, "nodes.conf", IMMUTABLE),
     p("cluster-enabled", None, Bool, "no", IMMUTABLE),
     p("cluster-link-sendbuf-limit", None, Mem(0, i64::MAX), "0", 0),
-    p("cluster-migration-barrier", None, Int(0, 2147483647), "1", 0),
+    p(
+        "cluster-migration-barrier",
+        None,
+        Int(0, 2147483647),
+        "1",
+        0,
+    ),
     p("cluster-node-timeout", None, Int(0, i64::MAX), "15000", 0),
     p("cluster-port", None, Int(0, 65535), "0", IMMUTABLE),
-    p("cluster-preferred-endpoint-type", None, Enum(&["ip", "hostname", "unknown-endpoint"]), "ip", 0),
-    p("cluster-replica-no-failover", Some("cluster-slave-no-failover"), Bool, "no", 0),
-    p("cluster-replica-validity-factor", Some("cluster-slave-validity-factor"), Int(0, 2147483647), "10", 0),
+    p(
+        "cluster-preferred-endpoint-type",
+        None,
+        Enum(&["ip", "hostname", "unknown-endpoint"]),
+        "ip",
+        0,
+    ),
+    p(
+        "cluster-replica-no-failover",
+        Some("cluster-slave-no-failover"),
+        Bool,
+        "no",
+        0,
+    ),
+    p(
+        "cluster-replica-validity-factor",
+        Some("cluster-slave-validity-factor"),
+        Int(0, 2147483647),
+        "10",
+        0,
+    ),
     p("cluster-require-full-coverage", None, Bool, "yes", 0),
     p("crash-log-enabled", None, Bool, "yes", 0),
     p("crash-memcheck-enabled", None, Bool, "yes", 0),
@@ -268,11 +378,41 @@ pub static PARAMS: &[Param] = &[
     p("dir", None, Str, "", PROTECTED),
     p("disable-thp", None, Bool, "yes", IMMUTABLE),
     p("dynamic-hz", None, Bool, "yes", 0),
-    p("enable-debug-command", None, Enum(&["no", "yes", "local"]), "no", IMMUTABLE),
-    p("enable-module-command", None, Enum(&["no", "yes", "local"]), "no", IMMUTABLE),
-    p("enable-protected-configs", None, Enum(&["no", "yes", "local"]), "no", IMMUTABLE),
-    p("hash-max-listpack-entries", Some("hash-max-ziplist-entries"), Int(0, i64::MAX), "512", 0),
-    p("hash-max-listpack-value", Some("hash-max-ziplist-value"), Mem(0, i64::MAX), "64", 0),
+    p(
+        "enable-debug-command",
+        None,
+        Enum(&["no", "yes", "local"]),
+        "no",
+        IMMUTABLE,
+    ),
+    p(
+        "enable-module-command",
+        None,
+        Enum(&["no", "yes", "local"]),
+        "no",
+        IMMUTABLE,
+    ),
+    p(
+        "enable-protected-configs",
+        None,
+        Enum(&["no", "yes", "local"]),
+        "no",
+        IMMUTABLE,
+    ),
+    p(
+        "hash-max-listpack-entries",
+        Some("hash-max-ziplist-entries"),
+        Int(0, i64::MAX),
+        "512",
+        0,
+    ),
+    p(
+        "hash-max-listpack-value",
+        Some("hash-max-ziplist-value"),
+        Mem(0, i64::MAX),
+        "64",
+        0,
+    ),
     p("hll-sparse-max-bytes", None, Mem(0, i64::MAX), "3000", 0),
     p("hz", None, Int(0, 2147483647), "10", 0),
     p("ignore-warnings", None, Str, "", 0),
@@ -281,7 +421,13 @@ pub static PARAMS: &[Param] = &[
     p("jemalloc-bg-thread", None, Bool, "yes", 0),
     p("latency-monitor-threshold", None, Int(0, i64::MAX), "0", 0),
     p("latency-tracking", None, Bool, "yes", 0),
-    p("latency-tracking-info-percentiles", None, Percentiles, "50 99 99.9", 0),
+    p(
+        "latency-tracking-info-percentiles",
+        None,
+        Percentiles,
+        "50 99 99.9",
+        0,
+    ),
     p("lazyfree-lazy-eviction", None, Bool, "no", 0),
     p("lazyfree-lazy-expire", None, Bool, "no", 0),
     p("lazyfree-lazy-server-del", None, Bool, "no", 0),
@@ -290,29 +436,98 @@ pub static PARAMS: &[Param] = &[
     p("lfu-decay-time", None, Int(0, 2147483647), "1", 0),
     p("lfu-log-factor", None, Int(0, 2147483647), "10", 0),
     p("list-compress-depth", None, Int(0, 2147483647), "0", 0),
-    p("list-max-listpack-size", Some("list-max-ziplist-size"), Int(i32::MIN as i64, 2147483647), "-2", 0),
+    p(
+        "list-max-listpack-size",
+        Some("list-max-ziplist-size"),
+        Int(i32::MIN as i64, 2147483647),
+        "-2",
+        0,
+    ),
     p("logfile", None, Str, "", IMMUTABLE),
-    p("loglevel", None, Enum(&["debug", "verbose", "notice", "warning"]), "notice", 0),
+    p(
+        "loglevel",
+        None,
+        Enum(&["debug", "verbose", "notice", "warning"]),
+        "notice",
+        0,
+    ),
     p("masterauth", None, Str, "", 0),
     p("masteruser", None, Str, "", 0),
     p("maxclients", None, Int(1, 4294967295), "10000", 0),
     p("maxmemory", None, Mem(0, i64::MAX), "0", 0),
     p("maxmemory-clients", None, MemOrPercent, "0", 0),
     p("maxmemory-eviction-tenacity", None, Int(0, 100), "10", 0),
-    p("maxmemory-policy", None, Enum(&["volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"]), "noeviction", 0),
+    p(
+        "maxmemory-policy",
+        None,
+        Enum(&[
+            "volatile-lru",
+            "volatile-lfu",
+            "volatile-random",
+            "volatile-ttl",
+            "allkeys-lru",
+            "allkeys-lfu",
+            "allkeys-random",
+            "noeviction",
+        ]),
+        "noeviction",
+        0,
+    ),
     p("maxmemory-samples", None, Int(1, 2147483647), "5", 0),
-    p("min-replicas-max-lag", Some("min-slaves-max-lag"), Int(0, 2147483647), "10", 0),
-    p("min-replicas-to-write", Some("min-slaves-to-write"), Int(0, 2147483647), "0", 0),
+    p(
+        "min-replicas-max-lag",
+        Some("min-slaves-max-lag"),
+        Int(0, 2147483647),
+        "10",
+        0,
+    ),
+    p(
+        "min-replicas-to-write",
+        Some("min-slaves-to-write"),
+        Int(0, 2147483647),
+        "0",
+        0,
+    ),
     p("no-appendfsync-on-rewrite", None, Bool, "no", 0),
     p("notify-keyspace-events", None, Notify, "", 0),
-    p("oom-score-adj", None, Enum(&["no", "yes", "relative", "absolute"]), "no", 0),
-    p("oom-score-adj-values", None, OomScoreAdjValues, "0 200 800", 0),
+    p(
+        "oom-score-adj",
+        None,
+        Enum(&["no", "yes", "relative", "absolute"]),
+        "no",
+        0,
+    ),
+    p(
+        "oom-score-adj-values",
+        None,
+        OomScoreAdjValues,
+        "0 200 800",
+        0,
+    ),
     p("pidfile", None, Str, "", IMMUTABLE),
     p("port", None, Int(0, 65535), "6379", 0),
-    p("proc-title-template", None, Str, "{title} {listen-addr} {server-mode}", 0),
-    p("propagation-error-behavior", None, Enum(&["ignore", "panic", "panic-on-replicas"]), "ignore", 0),
+    p(
+        "proc-title-template",
+        None,
+        Str,
+        "{title} {listen-addr} {server-mode}",
+        0,
+    ),
+    p(
+        "propagation-error-behavior",
+        None,
+        Enum(&["ignore", "panic", "panic-on-replicas"]),
+        "ignore",
+        0,
+    ),
     p("protected-mode", None, Bool, "yes", 0),
-    p("proto-max-bulk-len", None, Mem(1048576, i64::MAX), "536870912", 0),
+    p(
+        "proto-max-bulk-len",
+        None,
+        Mem(1048576, i64::MAX),
+        "536870912",
+        0,
+    ),
     p("rdb-del-sync-files", None, Bool, "no", 0),
     p("rdb-save-incremental-fsync", None, Bool, "yes", 0),
     p("rdbchecksum", None, Bool, "yes", IMMUTABLE),
@@ -321,45 +536,137 @@ pub static PARAMS: &[Param] = &[
     p("repl-backlog-size", None, Mem(1, i64::MAX), "1048576", 0),
     p("repl-backlog-ttl", None, Int(0, i64::MAX), "3600", 0),
     p("repl-disable-tcp-nodelay", None, Bool, "no", 0),
-    p("repl-diskless-load", None, Enum(&["disabled", "on-empty-db", "swapdb"]), "disabled", 0),
+    p(
+        "repl-diskless-load",
+        None,
+        Enum(&["disabled", "on-empty-db", "swapdb"]),
+        "disabled",
+        0,
+    ),
     p("repl-diskless-sync", None, Bool, "yes", 0),
     p("repl-diskless-sync-delay", None, Int(0, 2147483647), "5", 0),
-    p("repl-diskless-sync-max-replicas", None, Int(0, 2147483647), "0", 0),
-    p("repl-ping-replica-period", Some("repl-ping-slave-period"), Int(1, 2147483647), "10", 0),
+    p(
+        "repl-diskless-sync-max-replicas",
+        None,
+        Int(0, 2147483647),
+        "0",
+        0,
+    ),
+    p(
+        "repl-ping-replica-period",
+        Some("repl-ping-slave-period"),
+        Int(1, 2147483647),
+        "10",
+        0,
+    ),
     p("repl-timeout", None, Int(1, 2147483647), "60", 0),
     p("replica-announce-ip", Some("slave-announce-ip"), Str, "", 0),
-    p("replica-announce-port", Some("slave-announce-port"), Int(0, 65535), "0", 0),
+    p(
+        "replica-announce-port",
+        Some("slave-announce-port"),
+        Int(0, 65535),
+        "0",
+        0,
+    ),
     p("replica-announced", None, Bool, "yes", 0),
     p("replica-ignore-disk-write-errors", None, Bool, "no", 0),
-    p("replica-ignore-maxmemory", Some("slave-ignore-maxmemory"), Bool, "yes", 0),
-    p("replica-lazy-flush", Some("slave-lazy-flush"), Bool, "no", 0),
-    p("replica-priority", Some("slave-priority"), Int(0, 2147483647), "100", 0),
+    p(
+        "replica-ignore-maxmemory",
+        Some("slave-ignore-maxmemory"),
+        Bool,
+        "yes",
+        0,
+    ),
+    p(
+        "replica-lazy-flush",
+        Some("slave-lazy-flush"),
+        Bool,
+        "no",
+        0,
+    ),
+    p(
+        "replica-priority",
+        Some("slave-priority"),
+        Int(0, 2147483647),
+        "100",
+        0,
+    ),
     p("replica-read-only", Some("slave-read-only"), Bool, "yes", 0),
-    p("replica-serve-stale-data", Some("slave-serve-stale-data"), Bool, "yes", 0),
+    p(
+        "replica-serve-stale-data",
+        Some("slave-serve-stale-data"),
+        Bool,
+        "yes",
+        0,
+    ),
     p("replicaof", Some("slaveof"), ReplicaOf, "", IMMUTABLE),
     p("requirepass", None, Str, "", 0),
-    p("sanitize-dump-payload", None, Enum(&["no", "yes", "clients"]), "no", 0),
+    p(
+        "sanitize-dump-payload",
+        None,
+        Enum(&["no", "yes", "clients"]),
+        "no",
+        0,
+    ),
     p("save", None, Save, "", 0),
     p("server_cpulist", None, Str, "", IMMUTABLE),
     p("set-max-intset-entries", None, Int(0, i64::MAX), "512", 0),
     p("set-proc-title", None, Bool, "yes", IMMUTABLE),
-    p("shutdown-on-sigint", None, Enum(&["default", "save", "nosave", "now", "force"]), "default", 0),
-    p("shutdown-on-sigterm", None, Enum(&["default", "save", "nosave", "now", "force"]), "default", 0),
+    p(
+        "shutdown-on-sigint",
+        None,
+        Enum(&["default", "save", "nosave", "now", "force"]),
+        "default",
+        0,
+    ),
+    p(
+        "shutdown-on-sigterm",
+        None,
+        Enum(&["default", "save", "nosave", "now", "force"]),
+        "default",
+        0,
+    ),
     p("shutdown-timeout", None, Int(0, 2147483647), "10", 0),
-    p("slowlog-log-slower-than", None, Int(-1, i64::MAX), "10000", 0),
+    p(
+        "slowlog-log-slower-than",
+        None,
+        Int(-1, i64::MAX),
+        "10000",
+        0,
+    ),
     p("slowlog-max-len", None, Int(0, i64::MAX), "128", 0),
     p("socket-mark-id", None, Int(0, 2147483647), "0", IMMUTABLE),
     p("stop-writes-on-bgsave-error", None, Bool, "yes", 0),
     p("stream-node-max-bytes", None, Mem(0, i64::MAX), "4096", 0),
     p("stream-node-max-entries", None, Int(0, i64::MAX), "100", 0),
-    p("supervised", None, Enum(&["upstart", "systemd", "auto", "no"]), "no", IMMUTABLE),
+    p(
+        "supervised",
+        None,
+        Enum(&["upstart", "systemd", "auto", "no"]),
+        "no",
+        IMMUTABLE,
+    ),
     p("syslog-enabled", None, Bool, "no", IMMUTABLE),
-    p("syslog-facility", None, Enum(&["user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"]), "local0", IMMUTABLE),
+    p(
+        "syslog-facility",
+        None,
+        Enum(&[
+            "user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
+        ]),
+        "local0",
+        IMMUTABLE,
+    ),
     p("syslog-ident", None, Str, "redis", IMMUTABLE),
     p("tcp-backlog", None, Int(0, 2147483647), "511", IMMUTABLE),
     p("tcp-keepalive", None, Int(0, 2147483647), "300", 0),
     p("timeout", None, Int(0, 2147483647), "0", 0),
-    p("tls-auth-clients", None, Enum(&["no", "yes", "optional"]), "yes", 0),
+    p(
+        "tls-auth-clients",
+        None,
+        Enum(&["no", "yes", "optional"]),
+        "yes",
+        0,
+    ),
     p("tls-ca-cert-dir", None, Str, "", 0),
     p("tls-ca-cert-file", None, Str, "", 0),
     p("tls-cert-file", None, Str, "", 0),
@@ -376,12 +683,42 @@ pub static PARAMS: &[Param] = &[
     p("tls-prefer-server-ciphers", None, Bool, "no", 0),
     p("tls-protocols", None, Str, "", 0),
     p("tls-replication", None, Bool, "no", 0),
-    p("tls-session-cache-size", None, Int(0, 2147483647), "20480", 0),
-    p("tls-session-cache-timeout", None, Int(0, 2147483647), "300", 0),
+    p(
+        "tls-session-cache-size",
+        None,
+        Int(0, 2147483647),
+        "20480",
+        0,
+    ),
+    p(
+        "tls-session-cache-timeout",
+        None,
+        Int(0, 2147483647),
+        "300",
+        0,
+    ),
     p("tls-session-caching", None, Bool, "yes", 0),
-    p("tracking-table-max-keys", None, Int(0, i64::MAX), "1000000", 0),
+    p(
+        "tracking-table-max-keys",
+        None,
+        Int(0, i64::MAX),
+        "1000000",
+        0,
+    ),
     p("unixsocket", None, Str, "", IMMUTABLE),
     p("unixsocketperm", None, Octal, "0", IMMUTABLE),
-    p("zset-max-listpack-entries", Some("zset-max-ziplist-entries"), Int(0, i64::MAX), "128", 0),
-    p("zset-max-listpack-value", Some("zset-max-ziplist-value"), Mem(0, i64::MAX), "64", 0),
+    p(
+        "zset-max-listpack-entries",
+        Some("zset-max-ziplist-entries"),
+        Int(0, i64::MAX),
+        "128",
+        0,
+    ),
+    p(
+        "zset-max-listpack-value",
+        Some("zset-max-ziplist-value"),
+        Mem(0, i64::MAX),
+        "64",
+        0,
+    ),
 ];

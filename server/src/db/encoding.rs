@@ -82,12 +82,27 @@ impl Limits {
         };
         let size = |names: &[&str], default: usize| get(names, default as i64).max(0) as usize;
         Limits {
-            hash_max_listpack_entries: size(&["hash-max-listpack-entries", "hash-max-ziplist-entries"], d.hash_max_listpack_entries),
-            hash_max_listpack_value: size(&["hash-max-listpack-value", "hash-max-ziplist-value"], d.hash_max_listpack_value),
+            hash_max_listpack_entries: size(
+                &["hash-max-listpack-entries", "hash-max-ziplist-entries"],
+                d.hash_max_listpack_entries,
+            ),
+            hash_max_listpack_value: size(
+                &["hash-max-listpack-value", "hash-max-ziplist-value"],
+                d.hash_max_listpack_value,
+            ),
             set_max_intset_entries: size(&["set-max-intset-entries"], d.set_max_intset_entries),
-            zset_max_listpack_entries: size(&["zset-max-listpack-entries", "zset-max-ziplist-entries"], d.zset_max_listpack_entries),
-            zset_max_listpack_value: size(&["zset-max-listpack-value", "zset-max-ziplist-value"], d.zset_max_listpack_value),
-            list_max_listpack_size: get(&["list-max-listpack-size", "list-max-ziplist-size"], d.list_max_listpack_size),
+            zset_max_listpack_entries: size(
+                &["zset-max-listpack-entries", "zset-max-ziplist-entries"],
+                d.zset_max_listpack_entries,
+            ),
+            zset_max_listpack_value: size(
+                &["zset-max-listpack-value", "zset-max-ziplist-value"],
+                d.zset_max_listpack_value,
+            ),
+            list_max_listpack_size: get(
+                &["list-max-listpack-size", "list-max-ziplist-size"],
+                d.list_max_listpack_size,
+            ),
         }
     }
 }
@@ -118,7 +133,9 @@ pub fn of(v: &Value, l: &Limits) -> Encoding {
         Value::List(_) => Encoding::Quicklist,
         Value::Hash(h) => {
             let small = h.len() <= l.hash_max_listpack_entries
-                && h.iter().all(|(k, v)| k.len() <= l.hash_max_listpack_value && v.len() <= l.hash_max_listpack_value);
+                && h.iter().all(|(k, v)| {
+                    k.len() <= l.hash_max_listpack_value && v.len() <= l.hash_max_listpack_value
+                });
             if small {
                 Encoding::Listpack
             } else {
@@ -126,7 +143,9 @@ pub fn of(v: &Value, l: &Limits) -> Encoding {
             }
         }
         Value::Set(s) => {
-            if s.len() <= l.set_max_intset_entries && s.iter().all(|m| numfmt::parse_i64(m).is_some()) {
+            if s.len() <= l.set_max_intset_entries
+                && s.iter().all(|m| numfmt::parse_i64(m).is_some())
+            {
                 Encoding::Intset
             } else {
                 Encoding::Hashtable
@@ -148,7 +167,8 @@ pub fn of(v: &Value, l: &Limits) -> Encoding {
 /// OBJECT REFCOUNT: small integers are shared objects unless maxmemory evicts by LRU/LFU.
 pub fn refcount(v: &Value, c: &Config) -> i64 {
     if let Value::Str(s) = v {
-        let shares = c.maxmemory == 0 || !(c.maxmemory_policy.contains("lru") || c.maxmemory_policy.contains("lfu"));
+        let shares = c.maxmemory == 0
+            || !(c.maxmemory_policy.contains("lru") || c.maxmemory_policy.contains("lfu"));
         if shares && string_as_int(s).is_some_and(|n| (0..SHARED_INTEGERS).contains(&n)) {
             return SHARED_REFCOUNT;
         }
@@ -178,7 +198,10 @@ mod tests {
         for i in 0..512 {
             h.insert(format!("f{i}").into_bytes(), b"v".to_vec());
         }
-        assert_eq!(of(&Value::Hash(Box::new(h.clone())), &l), Encoding::Listpack);
+        assert_eq!(
+            of(&Value::Hash(Box::new(h.clone())), &l),
+            Encoding::Listpack
+        );
         h.insert(b"one-more".to_vec(), b"v".to_vec());
         assert_eq!(of(&Value::Hash(Box::new(h)), &l), Encoding::Hashtable);
 
@@ -190,7 +213,10 @@ mod tests {
 
         let mut z = ZSet::new();
         z.insert(b"m", 1.0);
-        assert_eq!(of(&Value::ZSet(Box::new(z.clone())), &l), Encoding::Listpack);
+        assert_eq!(
+            of(&Value::ZSet(Box::new(z.clone())), &l),
+            Encoding::Listpack
+        );
         z.insert(&[b'x'; 65], 2.0);
         assert_eq!(of(&Value::ZSet(Box::new(z)), &l), Encoding::Skiplist);
     }

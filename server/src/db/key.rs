@@ -32,7 +32,10 @@ impl From<&[u8]> for Key {
         if k.len() <= INLINE_MAX {
             let mut bytes = [0u8; INLINE_MAX];
             bytes[..k.len()].copy_from_slice(k);
-            Key::Inline { len: k.len() as u8, bytes }
+            Key::Inline {
+                len: k.len() as u8,
+                bytes,
+            }
         } else {
             Key::Heap(k.into())
         }

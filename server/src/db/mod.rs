@@ -80,7 +80,10 @@ impl Db {
         if self.count_due {
             return 0;
         }
-        self.expires.iter().take_while(|(t, _)| *t <= self.now).count()
+        self.expires
+            .iter()
+            .take_while(|(t, _)| *t <= self.now)
+            .count()
     }
 
     fn is_live(&self, e: &Entry) -> bool {
@@ -93,7 +96,8 @@ impl Db {
         if self.expires.is_empty() {
             return false;
         }
-        let expired = matches!(self.map.get(key), Some(e) if e.expire_at.is_some_and(|t| t <= self.now));
+        let expired =
+            matches!(self.map.get(key), Some(e) if e.expire_at.is_some_and(|t| t <= self.now));
         if expired {
             self.take(key);
             self.expired_log.push(key.to_vec());
@@ -128,7 +132,9 @@ impl Db {
     /// (SINTER, SUNION ...): an expired key counts as missing but is not removed, and the
     /// access time is left alone, so call `get` on each key first for both.
     pub fn get_shared(&self, key: &[u8]) -> Option<&Entry> {
-        self.map.get(key).filter(|e| e.expire_at.is_none_or(|t| t > self.now))
+        self.map
+            .get(key)
+            .filter(|e| e.expire_at.is_none_or(|t| t > self.now))
     }
 
     /// Marks a string as changed in place (see `Entry::raw`).
@@ -158,7 +164,12 @@ impl Db {
     /// whose deadline had passed is logged as expired, as the lookup Redis's `setKey` does
     /// first would have expired it.
     pub fn set_with_expire(&mut self, key: &[u8], value: Value, expire_at: Option<i64>) {
-        let entry = Entry { value, expire_at, last_access: self.now, raw: false };
+        let entry = Entry {
+            value,
+            expire_at,
+            last_access: self.now,
+            raw: false,
+        };
         let old = match self.map.entry_ref(key) {
             EntryRef::Occupied(mut o) => Some(o.insert(entry)),
             EntryRef::Vacant(v) => {
@@ -272,7 +283,10 @@ impl Db {
 
     /// All live entries, in the map's order.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry)> + '_ {
-        self.map.iter().filter(|(_, e)| self.is_live(e)).map(|(k, e)| (k.as_bytes(), e))
+        self.map
+            .iter()
+            .filter(|(_, e)| self.is_live(e))
+            .map(|(k, e)| (k.as_bytes(), e))
     }
 
     /// The hash the keyspace SCAN cursor is built on; the same every run.
@@ -283,6 +297,8 @@ impl Db {
 
     /// Approximate memory held by this database's keys and values.
     pub fn approx_memory(&self) -> usize {
-        self.iter().map(|(k, e)| k.len() + 48 + e.value.approx_size()).sum()
+        self.iter()
+            .map(|(k, e)| k.len() + 48 + e.value.approx_size())
+            .sum()
     }
 }

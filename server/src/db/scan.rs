@@ -38,7 +38,11 @@ fn reverse(x: u64, bits: u32) -> u64 {
 /// One step: from `(hash, item)` pairs (the whole collection), the items of the buckets
 /// visited from `cursor`, in visiting order, and the cursor to continue from (0 when the
 /// iteration is complete).
-pub fn step<T>(items: impl IntoIterator<Item = (u64, T)>, cursor: u64, count: usize) -> (Vec<T>, u64) {
+pub fn step<T>(
+    items: impl IntoIterator<Item = (u64, T)>,
+    cursor: u64,
+    count: usize,
+) -> (Vec<T>, u64) {
     let items: Vec<(u64, T)> = items.into_iter().collect();
     let bits = table_bits(items.len());
     let last = (1u64 << bits) - 1;
@@ -58,7 +62,11 @@ pub fn step<T>(items: impl IntoIterator<Item = (u64, T)>, cursor: u64, count: us
     }
     let mut taken: Vec<(u64, u64, T)> = due.into_iter().filter(|(pos, _, _)| *pos <= end).collect();
     taken.sort_by_key(|(pos, h, _)| (*pos, *h));
-    let next = if end == last { 0 } else { reverse(end + 1, bits) };
+    let next = if end == last {
+        0
+    } else {
+        reverse(end + 1, bits)
+    };
     (taken.into_iter().map(|(_, _, t)| t).collect(), next)
 }
 
@@ -80,7 +88,10 @@ pub fn parse_cursor(arg: &[u8]) -> Result<u64, Reply> {
         if !c.is_ascii_digit() {
             return Err(err());
         }
-        v = v.checked_mul(10).and_then(|v| v.checked_add((c - b'0') as u64)).ok_or_else(err)?;
+        v = v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add((c - b'0') as u64))
+            .ok_or_else(err)?;
     }
     Ok(if neg { v.wrapping_neg() } else { v })
 }
@@ -96,13 +107,19 @@ pub struct ScanOptions {
 
 impl ScanOptions {
     pub fn matches(&self, item: &[u8]) -> bool {
-        self.pattern.as_deref().is_none_or(|p| crate::glob::matches(p, item, false))
+        self.pattern
+            .as_deref()
+            .is_none_or(|p| crate::glob::matches(p, item, false))
     }
 }
 
 /// Parses `args` (what follows the cursor) with Redis's errors; `allow_type` only for SCAN.
 pub fn parse_options(rest: &[bytes::Bytes], allow_type: bool) -> Result<ScanOptions, Reply> {
-    let mut o = ScanOptions { count: 10, pattern: None, type_name: None };
+    let mut o = ScanOptions {
+        count: 10,
+        pattern: None,
+        type_name: None,
+    };
     let mut i = 0;
     while i < rest.len() {
         let more = rest.len() - i >= 2;
@@ -115,7 +132,11 @@ pub fn parse_options(rest: &[bytes::Bytes], allow_type: bool) -> Result<ScanOpti
             o.count = usize::try_from(n).unwrap_or(usize::MAX);
         } else if args::is(a, "match") && more {
             let p = &rest[i + 1];
-            o.pattern = if &p[..] == b"*" { None } else { Some(p.to_vec()) };
+            o.pattern = if &p[..] == b"*" {
+                None
+            } else {
+                Some(p.to_vec())
+            };
         } else if args::is(a, "type") && allow_type && more {
             o.type_name = Some(rest[i + 1].to_vec());
         } else {
@@ -151,7 +172,9 @@ mod tests {
 
     #[test]
     fn returns_every_element_once() {
-        let keys: Vec<u64> = (0..1000u64).map(|i| element_hash(format!("k{i}").as_bytes())).collect();
+        let keys: Vec<u64> = (0..1000u64)
+            .map(|i| element_hash(format!("k{i}").as_bytes()))
+            .collect();
         for count in [1, 3, 10, 999, 5000] {
             let seen = scan_all(&keys, count);
             assert_eq!(seen.len(), keys.len(), "count {count}");
@@ -162,7 +185,9 @@ mod tests {
     #[test]
     fn cursors_are_reverse_binary_bucket_indices_below_the_table_size() {
         // 100 elements: a table of 128 buckets, visited 0, 64, 32, 96, 16, ...
-        let keys: Vec<u64> = (0..100u64).map(|i| element_hash(format!("key:{i}").as_bytes())).collect();
+        let keys: Vec<u64> = (0..100u64)
+            .map(|i| element_hash(format!("key:{i}").as_bytes()))
+            .collect();
         let mut cursor = 0;
         let mut cursors = Vec::new();
         loop {
@@ -197,7 +222,11 @@ mod tests {
         let keys: Vec<u64> = (0..600u64).map(|i| 1023 + (i << 10)).collect();
         let (got, next) = step(keys.iter().map(|&h| (h, h)), 0, 1);
         assert!(got.is_empty());
-        assert_eq!(reverse(next, 10), 11, "visited 11 buckets, continues at the 12th");
+        assert_eq!(
+            reverse(next, 10),
+            11,
+            "visited 11 buckets, continues at the 12th"
+        );
         assert_eq!(scan_all(&keys, 1).len(), 600);
     }
 
@@ -206,11 +235,15 @@ mod tests {
     #[test]
     fn survives_growth_and_shrinking_between_steps() {
         for (grow, count) in [(true, 1), (true, 7), (false, 1), (false, 5)] {
-            let stable: Vec<u64> = (0..50u64).map(|i| element_hash(format!("s{i}").as_bytes())).collect();
+            let stable: Vec<u64> = (0..50u64)
+                .map(|i| element_hash(format!("s{i}").as_bytes()))
+                .collect();
             let mut extra: Vec<u64> = if grow {
                 Vec::new()
             } else {
-                (0..2000u64).map(|i| element_hash(format!("x{i}").as_bytes())).collect()
+                (0..2000u64)
+                    .map(|i| element_hash(format!("x{i}").as_bytes()))
+                    .collect()
             };
             let mut cursor = 0;
             let mut seen = HashSet::new();
@@ -231,7 +264,11 @@ mod tests {
                 cursor = next;
             }
             let missing: Vec<&u64> = stable.iter().filter(|h| !seen.contains(h)).collect();
-            assert!(missing.is_empty(), "grow={grow} count={count}: {} missed", missing.len());
+            assert!(
+                missing.is_empty(),
+                "grow={grow} count={count}: {} missed",
+                missing.len()
+            );
         }
     }
 

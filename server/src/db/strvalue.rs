@@ -23,7 +23,10 @@ impl StrValue {
         if s.len() <= INLINE_MAX {
             let mut bytes = [0u8; INLINE_MAX];
             bytes[..s.len()].copy_from_slice(s);
-            StrValue::Inline { len: s.len() as u8, bytes }
+            StrValue::Inline {
+                len: s.len() as u8,
+                bytes,
+            }
         } else {
             StrValue::Heap(s.to_vec())
         }

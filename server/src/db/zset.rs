@@ -163,7 +163,10 @@ impl Default for ZSet {
 impl std::fmt::Debug for ZSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list()
-            .entries(self.iter().map(|(m, s)| (String::from_utf8_lossy(m).into_owned(), s)))
+            .entries(
+                self.iter()
+                    .map(|(m, s)| (String::from_utf8_lossy(m).into_owned(), s)),
+            )
             .finish()
     }
 }
@@ -179,7 +182,13 @@ impl ZSet {
             member: Vec::new(),
             score: 0.0,
             backward: NIL,
-            levels: vec![Link { forward: NIL, span: 0 }; MAX_LEVEL],
+            levels: vec![
+                Link {
+                    forward: NIL,
+                    span: 0
+                };
+                MAX_LEVEL
+            ],
         };
         ZSet {
             scores: HashMap::default(),
@@ -195,7 +204,10 @@ impl ZSet {
     /// A set built as Redis builds a computed result (ZUNION...): skiplist-encoded, so
     /// -0 scores survive until `fit_encoding`.
     pub fn new_unpacked() -> Self {
-        ZSet { listpack: false, ..ZSet::new() }
+        ZSet {
+            listpack: false,
+            ..ZSet::new()
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -215,7 +227,8 @@ impl ZSet {
     /// Re-decides the encoding from the contents, as Redis does for a freshly built result
     /// (ZUNIONSTORE, ZRANGESTORE...).
     pub fn fit_encoding(&mut self) {
-        self.listpack = self.len() <= LISTPACK_MAX_ENTRIES && self.scores.keys().all(|m| m.len() <= LISTPACK_MAX_VALUE);
+        self.listpack = self.len() <= LISTPACK_MAX_ENTRIES
+            && self.scores.keys().all(|m| m.len() <= LISTPACK_MAX_VALUE);
         if self.listpack {
             // As in `insert`: the listpack has no -0. Order is unaffected (-0 == 0).
             for s in self.scores.values_mut() {
@@ -242,11 +255,17 @@ impl ZSet {
     /// Sets a member's score; returns the previous score.
     pub fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
         let is_new = !self.scores.contains_key(member);
-        if is_new && (member.len() > LISTPACK_MAX_VALUE || self.scores.len() >= LISTPACK_MAX_ENTRIES) {
+        if is_new
+            && (member.len() > LISTPACK_MAX_VALUE || self.scores.len() >= LISTPACK_MAX_ENTRIES)
+        {
             self.listpack = false;
         }
         // A listpack stores an integral score as an integer, so -0 comes back as 0.
-        let score = if self.listpack && score == 0.0 { 0.0 } else { score };
+        let score = if self.listpack && score == 0.0 {
+            0.0
+        } else {
+            score
+        };
         let old = match self.scores.get_mut(member) {
             Some(s) => {
                 let old = *s;
@@ -281,19 +300,41 @@ impl ZSet {
     pub fn iter_from(&self, start: usize) -> Iter<'_> {
         let len = self.len();
         if start >= len {
-            return Iter { zs: self, front: NIL, back: NIL, remaining: 0 };
+            return Iter {
+                zs: self,
+                front: NIL,
+                back: NIL,
+                remaining: 0,
+            };
         }
-        Iter { zs: self, front: self.node_at(start), back: self.tail, remaining: len - start }
+        Iter {
+            zs: self,
+            front: self.node_at(start),
+            back: self.tail,
+            remaining: len - start,
+        }
     }
 
     /// Descending from zero-based rank `start` (the element at `start` first).
     pub fn rev_iter_from(&self, start: usize) -> std::iter::Rev<Iter<'_>> {
         let len = self.len();
         if start >= len {
-            return Iter { zs: self, front: NIL, back: NIL, remaining: 0 }.rev();
+            return Iter {
+                zs: self,
+                front: NIL,
+                back: NIL,
+                remaining: 0,
+            }
+            .rev();
         }
         let first = self.nodes[HEAD as usize].levels[0].forward;
-        Iter { zs: self, front: first, back: self.node_at(start), remaining: start + 1 }.rev()
+        Iter {
+            zs: self,
+            front: first,
+            back: self.node_at(start),
+            remaining: start + 1,
+        }
+        .rev()
     }
 
     /// Zero-based rank in ascending order.
@@ -385,7 +426,11 @@ impl ZSet {
         }
         let (rank, member) = if self.listpack {
             let len = self.len();
-            let (i, (m, _)) = self.iter().rev().enumerate().find(|(_, (m, _))| r.lte_max(m))?;
+            let (i, (m, _)) = self
+                .iter()
+                .rev()
+                .enumerate()
+                .find(|(_, (m, _))| r.lte_max(m))?;
             (len - 1 - i, m.as_slice())
         } else {
             let (x, rank) = self.seek(|n| r.lte_max(&n.member));
@@ -401,7 +446,10 @@ impl ZSet {
     pub fn count_in_lex_range(&self, r: &LexRange) -> usize {
         if self.listpack {
             match self.first_in_lex_range(r) {
-                Some(first) => self.iter_from(first).take_while(|(m, _)| r.lte_max(m)).count(),
+                Some(first) => self
+                    .iter_from(first)
+                    .take_while(|(m, _)| r.lte_max(m))
+                    .count(),
                 None => 0,
             }
         } else {
@@ -470,7 +518,8 @@ impl ZSet {
             return false;
         }
         let first = self.nodes[HEAD as usize].levels[0].forward;
-        r.gte_min(self.nodes[self.tail as usize].score) && r.lte_max(self.nodes[first as usize].score)
+        r.gte_min(self.nodes[self.tail as usize].score)
+            && r.lte_max(self.nodes[first as usize].score)
     }
 
     fn lex_range_overlaps(&self, r: &LexRange) -> bool {
@@ -478,7 +527,8 @@ impl ZSet {
             return false;
         }
         let first = self.nodes[HEAD as usize].levels[0].forward;
-        r.gte_min(&self.nodes[self.tail as usize].member) && r.lte_max(&self.nodes[first as usize].member)
+        r.gte_min(&self.nodes[self.tail as usize].member)
+            && r.lte_max(&self.nodes[first as usize].member)
     }
 
     /// Walks forward while `go` holds for the next node; returns the last node it holds for
@@ -584,13 +634,30 @@ impl ZSet {
             }
             self.level = lvl;
         }
-        let idx = self.alloc(Node { member, score, backward: NIL, levels: vec![Link { forward: NIL, span: 0 }; lvl] });
+        let idx = self.alloc(Node {
+            member,
+            score,
+            backward: NIL,
+            levels: vec![
+                Link {
+                    forward: NIL,
+                    span: 0
+                };
+                lvl
+            ],
+        });
         for i in 0..lvl {
             let u = update[i] as usize;
             let ul = self.nodes[u].levels[i];
             let gap = (rank[0] - rank[i]) as u32;
-            self.nodes[idx as usize].levels[i] = Link { forward: ul.forward, span: ul.span - gap };
-            self.nodes[u].levels[i] = Link { forward: idx, span: gap + 1 };
+            self.nodes[idx as usize].levels[i] = Link {
+                forward: ul.forward,
+                span: ul.span - gap,
+            };
+            self.nodes[u].levels[i] = Link {
+                forward: idx,
+                span: gap + 1,
+            };
         }
         for i in lvl..self.level {
             self.nodes[update[i] as usize].levels[i].span += 1;
@@ -617,7 +684,10 @@ impl ZSet {
                 self.nodes[u].levels[i].span -= 1;
             }
         }
-        let (fwd, back) = (self.nodes[x as usize].levels[0].forward, self.nodes[x as usize].backward);
+        let (fwd, back) = (
+            self.nodes[x as usize].levels[0].forward,
+            self.nodes[x as usize].backward,
+        );
         if fwd != NIL {
             self.nodes[fwd as usize].backward = back;
         } else {
@@ -647,7 +717,10 @@ impl ZSet {
             update[i] = x;
         }
         let x = self.nodes[x as usize].levels[0].forward;
-        if x != NIL && self.nodes[x as usize].score == score && self.nodes[x as usize].member == member {
+        if x != NIL
+            && self.nodes[x as usize].score == score
+            && self.nodes[x as usize].member == member
+        {
             self.unlink(x, &update);
             let node = &mut self.nodes[x as usize];
             node.member = Vec::new();
@@ -719,7 +792,9 @@ mod tests {
         let mut z = ZSet::new();
         let mut seed = 7u64;
         for step in 0..3000u64 {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let m = format!("m{}", (seed >> 33) % 400).into_bytes();
             let s = ((seed >> 20) % 50) as f64;
             if (seed >> 60) % 3 == 0 {
@@ -746,11 +821,21 @@ mod tests {
         for (i, m) in ["a", "b", "c", "d", "e"].iter().enumerate() {
             z.insert(m.as_bytes(), i as f64);
         }
-        let r = ScoreRange { min: 1.0, max: 3.0, minex: true, maxex: false };
+        let r = ScoreRange {
+            min: 1.0,
+            max: 3.0,
+            minex: true,
+            maxex: false,
+        };
         assert_eq!(z.first_in_score_range(&r), Some(2));
         assert_eq!(z.last_in_score_range(&r), Some(3));
         assert_eq!(z.count_in_score_range(&r), 2);
-        let l = LexRange { min: LexBound::Str(b"b".to_vec()), max: LexBound::Max, minex: false, maxex: true };
+        let l = LexRange {
+            min: LexBound::Str(b"b".to_vec()),
+            max: LexBound::Max,
+            minex: false,
+            maxex: true,
+        };
         assert_eq!(z.count_in_lex_range(&l), 4);
         assert_eq!(z.last_in_lex_range(&l), Some(4));
         let rev: Vec<_> = z.rev_iter_from(2).map(|(m, _)| m.clone()).collect();

@@ -47,7 +47,12 @@ impl Kind {
     /// The argument's name in COMMAND DOCS ("numkeys", "timeout"), for the leaf types.
     pub fn name(&self) -> &str {
         match self {
-            Kind::Key(n) | Kind::Str(n) | Kind::Int(n) | Kind::Double(n) | Kind::Pattern(n) | Kind::UnixTime(n) => n,
+            Kind::Key(n)
+            | Kind::Str(n)
+            | Kind::Int(n)
+            | Kind::Double(n)
+            | Kind::Pattern(n)
+            | Kind::UnixTime(n) => n,
             _ => "",
         }
     }
@@ -70,17 +75,29 @@ fn parse_line(line: &str) -> Result<CommandSpec, String> {
     let (head, args) = line.split_once(" | ").ok_or("no ` | `")?;
     let mut head = head.split(' ');
     let name = head.next().ok_or("no name")?.to_string();
-    let arity = head.next().ok_or("no arity")?.parse().map_err(|_| "bad arity")?;
+    let arity = head
+        .next()
+        .ok_or("no arity")?
+        .parse()
+        .map_err(|_| "bad arity")?;
     let flags = match head.next().ok_or("no flags")? {
         "-" => Vec::new(),
         f => f.split(',').map(String::from).collect(),
     };
-    let mut p = Parser { s: args.as_bytes(), pos: 0 };
+    let mut p = Parser {
+        s: args.as_bytes(),
+        pos: 0,
+    };
     let args = p.seq(None)?;
     if p.pos != p.s.len() {
         return Err(format!("trailing text at {}", p.pos));
     }
-    Ok(CommandSpec { name, arity, flags, args })
+    Ok(CommandSpec {
+        name,
+        arity,
+        flags,
+        args,
+    })
 }
 
 struct Parser<'a> {
@@ -149,7 +166,12 @@ impl Parser<'_> {
         } else {
             Repeat::Once
         };
-        Ok(Arg { optional, repeat, token, kind })
+        Ok(Arg {
+            optional,
+            repeat,
+            token,
+            kind,
+        })
     }
 
     /// A bare or quoted word (Ok), or a parenthesised one-of / braced block (Err).
@@ -170,10 +192,17 @@ impl Parser<'_> {
                 self.pos += 1;
             }
             let w = String::from_utf8_lossy(&self.s[start..self.pos]).into_owned();
-            return if self.eat(b'"') { Ok(w) } else { Err("unclosed quote".into()) };
+            return if self.eat(b'"') {
+                Ok(w)
+            } else {
+                Err("unclosed quote".into())
+            };
         }
         let start = self.pos;
-        while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || b"_#.-@".contains(&c)) {
+        while self
+            .peek()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || b"_#.-@".contains(&c))
+        {
             self.pos += 1;
         }
         if start == self.pos {
@@ -184,7 +213,9 @@ impl Parser<'_> {
 }
 
 fn leaf(word: &str) -> Result<Kind, String> {
-    let (ty, name) = word.split_once('@').ok_or_else(|| format!("{word:?} is no type@name"))?;
+    let (ty, name) = word
+        .split_once('@')
+        .ok_or_else(|| format!("{word:?} is no type@name"))?;
     let name = name.to_string();
     Ok(match ty {
         "key" => Kind::Key(name),
@@ -209,15 +240,21 @@ mod tests {
         assert_eq!(set.arity, -3);
         assert_eq!(set.args.len(), 5);
         assert!(matches!(set.args[0].kind, Kind::Key(_)));
-        let Kind::OneOf(ref exp) = set.args[4].kind else { panic!("{:?}", set.args[4]) };
+        let Kind::OneOf(ref exp) = set.args[4].kind else {
+            panic!("{:?}", set.args[4])
+        };
         assert!(set.args[4].optional);
         assert_eq!(exp[0].token.as_deref(), Some("EX"));
         assert!(matches!(exp[4].kind, Kind::Pure));
         let sort = specs.iter().find(|s| s.name == "sort").unwrap();
         assert_eq!(sort.args[3].repeat, Repeat::MultipleToken);
         let xadd = specs.iter().find(|s| s.name == "xadd").unwrap();
-        let Kind::Block(ref trim) = xadd.args[2].kind else { panic!() };
-        let Kind::OneOf(ref approx) = trim[1].kind else { panic!() };
+        let Kind::Block(ref trim) = xadd.args[2].kind else {
+            panic!()
+        };
+        let Kind::OneOf(ref approx) = trim[1].kind else {
+            panic!()
+        };
         assert_eq!(approx[1].token.as_deref(), Some("~"));
     }
 }

@@ -67,16 +67,31 @@ pub enum Compare {
 
 pub fn compare_mode(name: &str) -> Compare {
     match name {
-        "keys" | "smembers" | "sunion" | "sinter" | "sdiff" | "hkeys" | "hvals" | "hgetall" | "sort" | "sort_ro"
-        | "pubsub|channels" | "pubsub|shardchannels" | "acl|users" | "acl|cat" | "function|list" => Compare::Sorted,
-        "time" | "randomkey" | "srandmember" | "hrandfield" | "zrandmember" | "spop" | "info" | "client|list"
-        | "client|info" | "client|id" | "lastsave" | "object|freq" | "object|idletime" | "lolwut" | "ttl"
-        | "pttl" | "expiretime" | "pexpiretime" | "scan" | "sscan" | "hscan" | "zscan" | "dump" | "function|dump"
-        | "function|stats" | "config|get" | "command" | "command|docs" | "command|info" | "command|list"
-        | "command|count" | "acl|log" | "acl|genpass" | "acl|list" | "acl|getuser" | "acl|whoami" => {
+        "keys"
+        | "smembers"
+        | "sunion"
+        | "sinter"
+        | "sdiff"
+        | "hkeys"
+        | "hvals"
+        | "hgetall"
+        | "sort"
+        | "sort_ro"
+        | "pubsub|channels"
+        | "pubsub|shardchannels"
+        | "acl|users"
+        | "acl|cat"
+        | "function|list" => Compare::Sorted,
+        "time" | "randomkey" | "srandmember" | "hrandfield" | "zrandmember" | "spop" | "info"
+        | "client|list" | "client|info" | "client|id" | "lastsave" | "object|freq"
+        | "object|idletime" | "lolwut" | "ttl" | "pttl" | "expiretime" | "pexpiretime" | "scan"
+        | "sscan" | "hscan" | "zscan" | "dump" | "function|dump" | "function|stats"
+        | "config|get" | "command" | "command|docs" | "command|info" | "command|list"
+        | "command|count" | "acl|log" | "acl|genpass" | "acl|list" | "acl|getuser"
+        | "acl|whoami" => Compare::TypeOnly,
+        n if n.starts_with("memory") || n.starts_with("slowlog") || n.starts_with("latency") => {
             Compare::TypeOnly
         }
-        n if n.starts_with("memory") || n.starts_with("slowlog") || n.starts_with("latency") => Compare::TypeOnly,
         n if n.ends_with("|help") => Compare::TypeOnly,
         _ => Compare::Full,
     }
@@ -136,13 +151,24 @@ pub struct Outcome {
 
 /// Shows a command the way redis-cli would take it back.
 pub fn show_command(args: &[Vec<u8>]) -> String {
-    let more = if args.len() > 16 { format!(" ...({} more arguments)", args.len() - 16) } else { String::new() };
+    let more = if args.len() > 16 {
+        format!(" ...({} more arguments)", args.len() - 16)
+    } else {
+        String::new()
+    };
     args.iter()
         .take(16)
         .map(|a| {
             let s = String::from_utf8_lossy(&a[..a.len().min(80)]).into_owned();
-            let cut = if a.len() > 80 { format!("...({} bytes)", a.len()) } else { String::new() };
-            if !a.is_empty() && a.iter().all(|&b| b.is_ascii_graphic() && b != b'"' && b != b'\\') {
+            let cut = if a.len() > 80 {
+                format!("...({} bytes)", a.len())
+            } else {
+                String::new()
+            };
+            if !a.is_empty()
+                && a.iter()
+                    .all(|&b| b.is_ascii_graphic() && b != b'"' && b != b'\\')
+            {
                 format!("{s}{cut}")
             } else {
                 format!("{s:?}{cut}")
@@ -179,7 +205,13 @@ impl Differential {
             .into_iter()
             .filter(|s| ours.contains(&s.name) && !EXCLUDED.iter().any(|(n, _)| *n == s.name))
             .collect();
-        Differential { specs, redis, redlab, timeout: Duration::from_secs(5), trace: false }
+        Differential {
+            specs,
+            redis,
+            redlab,
+            timeout: Duration::from_secs(5),
+            trace: false,
+        }
     }
 
     pub fn command_names(&self) -> Vec<&str> {
@@ -190,11 +222,17 @@ impl Differential {
     /// Returns false when a server stopped answering, so no further case can run.
     pub fn run_case(&self, c: &mut Choices, max_commands: usize, out: &mut Outcome) -> bool {
         out.cases += 1;
-        let (mut redis, mut redlab) = match (Conn::connect(self.redis, self.timeout), Conn::connect(self.redlab, self.timeout))
-        {
+        let (mut redis, mut redlab) = match (
+            Conn::connect(self.redis, self.timeout),
+            Conn::connect(self.redlab, self.timeout),
+        ) {
             (Ok(a), Ok(b)) => (a, b),
             (a, b) => {
-                let which = if a.is_err() { FindingKind::RedisFailed } else { FindingKind::Crash };
+                let which = if a.is_err() {
+                    FindingKind::RedisFailed
+                } else {
+                    FindingKind::Crash
+                };
                 out.findings.push(Finding {
                     kind: which,
                     command: vec![b"(connect)".to_vec()],
@@ -205,7 +243,11 @@ impl Differential {
                 return false;
             }
         };
-        for reset in [&["FLUSHALL"][..], &["SCRIPT", "FLUSH"], &["FUNCTION", "FLUSH"]] {
+        for reset in [
+            &["FLUSHALL"][..],
+            &["SCRIPT", "FLUSH"],
+            &["FUNCTION", "FLUSH"],
+        ] {
             let args: Vec<Vec<u8>> = reset.iter().map(|s| s.as_bytes().to_vec()).collect();
             if redis.call(&args).is_err() || redlab.call(&args).is_err() {
                 return self.step(&mut redis, &mut redlab, args, &[], out).is_some();
@@ -254,14 +296,29 @@ impl Differential {
                 Ok(f) => f.show(),
                 Err(e) => format!("{e:?}"),
             };
-            eprintln!("{}\n  redis:  {}\n  redlab: {}", show_command(&args), show(&theirs), show(&ours));
+            eprintln!(
+                "{}\n  redis:  {}\n  redlab: {}",
+                show_command(&args),
+                show(&theirs),
+                show(&ours)
+            );
         }
-        let finding = |kind, t: String, o: String| Finding { kind, command: args.clone(), redis: t, redlab: o, before: before.to_vec() };
+        let finding = |kind, t: String, o: String| Finding {
+            kind,
+            command: args.clone(),
+            redis: t,
+            redlab: o,
+            before: before.to_vec(),
+        };
         let (t, o) = match (theirs, ours) {
             (Ok(t), Ok(o)) => (t, o),
             (Err(e), o) => {
                 // Redis failing is the generator's bug (or Redis's); redlab is not to blame.
-                out.findings.push(finding(FindingKind::RedisFailed, format!("{e:?}"), format!("{o:?}")));
+                out.findings.push(finding(
+                    FindingKind::RedisFailed,
+                    format!("{e:?}"),
+                    format!("{o:?}"),
+                ));
                 return None;
             }
             (Ok(t), Err(e)) => {
@@ -275,7 +332,8 @@ impl Differential {
             }
         };
         if t.type_name() != o.type_name() {
-            out.findings.push(finding(FindingKind::TypeDifference, t.show(), o.show()));
+            out.findings
+                .push(finding(FindingKind::TypeDifference, t.show(), o.show()));
             // The replies say the keyspaces (or connection states) differ: stop the case.
             return Some(false);
         }
@@ -305,9 +363,15 @@ impl Differential {
 /// The command's table name: "get", or "config|get" for a container's subcommand.
 fn command_name(args: &[Vec<u8>]) -> String {
     let first = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
-    let containers = ["acl", "client", "command", "config", "function", "latency", "memory", "module", "object", "pubsub", "script", "slowlog", "cluster", "xinfo", "xgroup"];
+    let containers = [
+        "acl", "client", "command", "config", "function", "latency", "memory", "module", "object",
+        "pubsub", "script", "slowlog", "cluster", "xinfo", "xgroup",
+    ];
     match args.get(1) {
-        Some(sub) if containers.contains(&first.as_str()) => format!("{first}|{}", String::from_utf8_lossy(sub).to_ascii_lowercase()),
+        Some(sub) if containers.contains(&first.as_str()) => format!(
+            "{first}|{}",
+            String::from_utf8_lossy(sub).to_ascii_lowercase()
+        ),
         _ => first,
     }
 }
@@ -317,13 +381,19 @@ fn prefill(c: &mut Choices) -> Vec<Vec<Vec<u8>>> {
     let mut out = Vec::new();
     for key in ["k0", "k1", "k2", "{k}3"] {
         let k = key.to_string();
-        let many = |prefix: &str, n: usize| (0..n).map(|i| format!("{prefix}{i}")).collect::<Vec<_>>();
+        let many =
+            |prefix: &str, n: usize| (0..n).map(|i| format!("{prefix}{i}")).collect::<Vec<_>>();
         let cmd: Vec<String> = match c.below(14) {
             0..=2 => continue,
             3 => vec!["SET".into(), k, "abc".into()],
             4 => vec!["SET".into(), k, "12".into()],
             5 => vec!["SET".into(), k, "x".repeat(100)],
-            6 => [vec!["RPUSH".into(), k], many("", 3), vec!["a".into(), "b".into()]].concat(),
+            6 => [
+                vec!["RPUSH".into(), k],
+                many("", 3),
+                vec!["a".into(), "b".into()],
+            ]
+            .concat(),
             7 => [vec!["RPUSH".into(), k], many("e", 200)].concat(),
             8 => [vec!["SADD".into(), k], many("", 5)].concat(),
             9 => [vec!["SADD".into(), k, "a".into(), "b".into()], many("", 3)].concat(),
@@ -333,7 +403,11 @@ fn prefill(c: &mut Choices) -> Vec<Vec<Vec<u8>>> {
                 let n = if c.chance(128) { 3 } else { 200 };
                 for i in 0..n {
                     v.push(format!("{}", i as f64 / 2.0));
-                    v.push(if i % 3 == 0 { "a".to_string() } else { format!("m{i}") });
+                    v.push(if i % 3 == 0 {
+                        "a".to_string()
+                    } else {
+                        format!("m{i}")
+                    });
                 }
                 v
             }
@@ -342,7 +416,11 @@ fn prefill(c: &mut Choices) -> Vec<Vec<Vec<u8>>> {
                 let n = if c.chance(128) { 3 } else { 200 };
                 for i in 0..n {
                     v.push(format!("f{i}"));
-                    v.push(if i == 1 { "y".repeat(65) } else { i.to_string() });
+                    v.push(if i == 1 {
+                        "y".repeat(65)
+                    } else {
+                        i.to_string()
+                    });
                 }
                 v
             }
@@ -359,14 +437,22 @@ pub const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[
     // SCAN "\0abc": Redis parses the cursor with strtoul over a C string, so a cursor whose
     // first byte is NUL reads as 0 and the scan starts; redlab refuses it ("-ERR invalid
     // cursor"). Reported to the lead: emulate or list in DIFFERENCES.md.
-    ("scan", "invalid cursor", "a cursor starting with a NUL byte is 0 to Redis (C string)"),
+    (
+        "scan",
+        "invalid cursor",
+        "a cursor starting with a NUL byte is 0 to Redis (C string)",
+    ),
     ("sscan", "invalid cursor", "as SCAN"),
     ("hscan", "invalid cursor", "as SCAN"),
     ("zscan", "invalid cursor", "as SCAN"),
     // SET k2 v PXAT 4102444800 (a moment in 1970), then MEMORY USAGE k2: Redis answers :112,
     // redlab (nil). Redis's MEMORY USAGE looks the key up without expiring it, so a key past
     // its deadline keeps a size until the active expiry cycle happens to remove it.
-    ("memory|usage", "(nil bulk)", "Redis sizes a key already past its deadline"),
+    (
+        "memory|usage",
+        "(nil bulk)",
+        "Redis sizes a key already past its deadline",
+    ),
 ];
 
 /// The reason a finding is allowed, if it is.

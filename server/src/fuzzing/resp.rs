@@ -63,7 +63,11 @@ impl Frame {
         }
         fn list(items: &[Frame]) -> String {
             let shown: Vec<String> = items.iter().take(12).map(Frame::show).collect();
-            let more = if items.len() > 12 { format!(", ...{} more", items.len() - 12) } else { String::new() };
+            let more = if items.len() > 12 {
+                format!(", ...{} more", items.len() - 12)
+            } else {
+                String::new()
+            };
             format!("[{}{more}]", shown.join(", "))
         }
         match self {
@@ -121,7 +125,10 @@ impl Conn {
         let s = TcpStream::connect_timeout(&addr, timeout)?;
         s.set_read_timeout(Some(timeout))?;
         s.set_nodelay(true)?;
-        Ok(Conn { writer: s.try_clone()?, reader: BufReader::new(s) })
+        Ok(Conn {
+            writer: s.try_clone()?,
+            reader: BufReader::new(s),
+        })
     }
 
     pub fn send(&mut self, args: &[Vec<u8>]) -> Result<(), ReadError> {
@@ -141,9 +148,15 @@ impl Conn {
 
     pub fn read(&mut self) -> Result<Frame, ReadError> {
         let line = self.line()?;
-        let (&t, rest) = line.split_first().ok_or_else(|| ReadError::Garbage("empty line".into()))?;
+        let (&t, rest) = line
+            .split_first()
+            .ok_or_else(|| ReadError::Garbage("empty line".into()))?;
         let text = || String::from_utf8_lossy(rest).into_owned();
-        let num = || text().parse::<i64>().map_err(|_| ReadError::Garbage(format!("bad length {:?}", text())));
+        let num = || {
+            text()
+                .parse::<i64>()
+                .map_err(|_| ReadError::Garbage(format!("bad length {:?}", text())))
+        };
         Ok(match t {
             b'+' => Frame::Status(rest.to_vec()),
             b'-' => Frame::Error(rest.to_vec()),
@@ -166,7 +179,12 @@ impl Conn {
             b'#' => Frame::Bool(rest == b"t"),
             b'_' => Frame::Null,
             b'(' => Frame::BigNumber(rest.to_vec()),
-            _ => return Err(ReadError::Garbage(format!("unknown type byte {:?}", t as char))),
+            _ => {
+                return Err(ReadError::Garbage(format!(
+                    "unknown type byte {:?}",
+                    t as char
+                )))
+            }
         })
     }
 
@@ -191,7 +209,10 @@ impl Conn {
             return Err(ReadError::Closed);
         }
         if !line.ends_with(b"\r\n") {
-            return Err(ReadError::Garbage(format!("line without CRLF: {:?}", String::from_utf8_lossy(&line))));
+            return Err(ReadError::Garbage(format!(
+                "line without CRLF: {:?}",
+                String::from_utf8_lossy(&line)
+            )));
         }
         line.truncate(line.len() - 2);
         Ok(line)

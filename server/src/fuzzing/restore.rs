@@ -30,9 +30,16 @@ pub fn parse_seeds(text: &str) -> Vec<Seed> {
             let hex = it.next().unwrap_or_default().as_bytes();
             let payload = hex
                 .chunks(2)
-                .map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap_or("zz"), 16).expect("hex payload"))
+                .map(|p| {
+                    u8::from_str_radix(std::str::from_utf8(p).unwrap_or("zz"), 16)
+                        .expect("hex payload")
+                })
                 .collect();
-            Seed { name, encoding, payload }
+            Seed {
+                name,
+                encoding,
+                payload,
+            }
         })
         .collect()
 }
@@ -48,8 +55,23 @@ pub fn fix_crc(payload: &mut Vec<u8>) {
 }
 
 /// Values that make lengths and tags interesting.
-const BYTES: &[u8] = &[0, 1, 2, 0x7f, 0x80, 0x81, 0xfe, 0xff, 0x40, 0xc0, 0xc1, 0xc2, 0xc3, 0x0e, 0xf0, 0xf1, 0xf4, 0xfe];
-const WORDS: &[u32] = &[0, 1, 2, 0x7fff_ffff, 0xffff_ffff, 0x8000_0000, 0xffff, 0x1_0000 - 1, 6, 7, 0x100];
+const BYTES: &[u8] = &[
+    0, 1, 2, 0x7f, 0x80, 0x81, 0xfe, 0xff, 0x40, 0xc0, 0xc1, 0xc2, 0xc3, 0x0e, 0xf0, 0xf1, 0xf4,
+    0xfe,
+];
+const WORDS: &[u32] = &[
+    0,
+    1,
+    2,
+    0x7fff_ffff,
+    0xffff_ffff,
+    0x8000_0000,
+    0xffff,
+    0x1_0000 - 1,
+    6,
+    7,
+    0x100,
+];
 
 /// Mutates the body of a payload (everything before the 2-byte RDB version and the CRC),
 /// now and then the version too, as the input bytes say; then fixes the CRC.
@@ -174,9 +196,17 @@ impl Checker {
         match t.as_str() {
             "string" => {
                 let v = self.bulk(&[b"GET", key]);
-                assert_eq!(self.int(&[b"STRLEN", key]), v.len() as i64, "STRLEN disagrees with GET");
+                assert_eq!(
+                    self.int(&[b"STRLEN", key]),
+                    v.len() as i64,
+                    "STRLEN disagrees with GET"
+                );
                 if !v.is_empty() {
-                    assert_eq!(self.bulk(&[b"GETRANGE", key, b"0", b"-1"]), v, "GETRANGE 0 -1 disagrees with GET");
+                    assert_eq!(
+                        self.bulk(&[b"GETRANGE", key, b"0", b"-1"]),
+                        v,
+                        "GETRANGE 0 -1 disagrees with GET"
+                    );
                 }
                 Content::Str(v)
             }
@@ -187,7 +217,11 @@ impl Checker {
                 assert_eq!(items.len() as i64, n, "LLEN disagrees with LRANGE");
                 for i in [0, n - 1, n / 2] {
                     let idx = i.to_string();
-                    assert_eq!(self.bulk(&[b"LINDEX", key, idx.as_bytes()]), items[i as usize], "LINDEX {i}");
+                    assert_eq!(
+                        self.bulk(&[b"LINDEX", key, idx.as_bytes()]),
+                        items[i as usize],
+                        "LINDEX {i}"
+                    );
                 }
                 Content::List(items)
             }
@@ -197,7 +231,11 @@ impl Checker {
                 let mut items = self.list(&[b"SMEMBERS", key]);
                 assert_eq!(items.len() as i64, n, "SCARD disagrees with SMEMBERS");
                 for m in items.iter().take(64) {
-                    assert_eq!(self.int(&[b"SISMEMBER", key, m]), 1, "SMEMBERS lists {m:?}, SISMEMBER denies it");
+                    assert_eq!(
+                        self.int(&[b"SISMEMBER", key, m]),
+                        1,
+                        "SMEMBERS lists {m:?}, SISMEMBER denies it"
+                    );
                 }
                 items.sort();
                 let before = items.len();
@@ -209,10 +247,17 @@ impl Checker {
                 let n = self.int(&[b"ZCARD", key]);
                 assert!(n > 0, "an empty sorted set exists");
                 let flat = self.list(&[b"ZRANGE", key, b"0", b"-1", b"WITHSCORES"]);
-                assert_eq!(flat.len() as i64, 2 * n, "ZCARD disagrees with ZRANGE WITHSCORES");
+                assert_eq!(
+                    flat.len() as i64,
+                    2 * n,
+                    "ZCARD disagrees with ZRANGE WITHSCORES"
+                );
                 let mut pairs = Vec::new();
                 for p in flat.chunks(2) {
-                    let s: f64 = std::str::from_utf8(&p[1]).ok().and_then(|s| s.parse().ok()).unwrap_or(f64::NAN);
+                    let s: f64 = std::str::from_utf8(&p[1])
+                        .ok()
+                        .and_then(|s| s.parse().ok())
+                        .unwrap_or(f64::NAN);
                     assert!(!s.is_nan(), "score {:?} of {:?}", p[1], p[0]);
                     pairs.push((p[0].clone(), s));
                 }
@@ -240,10 +285,17 @@ impl Checker {
                 assert!(n > 0, "an empty hash exists");
                 let flat = self.list(&[b"HGETALL", key]);
                 assert_eq!(flat.len() as i64, 2 * n, "HLEN disagrees with HGETALL");
-                let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = flat.chunks(2).map(|p| (p[0].clone(), p[1].clone())).collect();
+                let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = flat
+                    .chunks(2)
+                    .map(|p| (p[0].clone(), p[1].clone()))
+                    .collect();
                 for (f, v) in pairs.iter().take(64) {
                     assert_eq!(&self.bulk(&[b"HGET", key, f]), v, "HGET of {f:?}");
-                    assert_eq!(self.int(&[b"HSTRLEN", key, f]), v.len() as i64, "HSTRLEN of {f:?}");
+                    assert_eq!(
+                        self.int(&[b"HSTRLEN", key, f]),
+                        v.len() as i64,
+                        "HSTRLEN of {f:?}"
+                    );
                 }
                 pairs.sort();
                 let before = pairs.len();
@@ -260,29 +312,65 @@ impl Checker {
     fn write(&mut self, key: &[u8], before: &Content) {
         match before {
             Content::Str(v) => {
-                assert_eq!(self.int(&[b"APPEND", key, b"!"]), v.len() as i64 + 1, "APPEND");
+                assert_eq!(
+                    self.int(&[b"APPEND", key, b"!"]),
+                    v.len() as i64 + 1,
+                    "APPEND"
+                );
             }
             Content::List(items) => {
-                assert_eq!(self.int(&[b"RPUSH", key, b"tail"]), items.len() as i64 + 1, "RPUSH");
+                assert_eq!(
+                    self.int(&[b"RPUSH", key, b"tail"]),
+                    items.len() as i64 + 1,
+                    "RPUSH"
+                );
                 assert_eq!(self.bulk(&[b"LPOP", key]), items[0], "LPOP");
-                assert_eq!(self.int(&[b"LINSERT", key, b"BEFORE", b"tail", b"mid"]), items.len() as i64 + 1, "LINSERT");
+                assert_eq!(
+                    self.int(&[b"LINSERT", key, b"BEFORE", b"tail", b"mid"]),
+                    items.len() as i64 + 1,
+                    "LINSERT"
+                );
             }
             Content::Set(items) => {
                 let fresh = !items.iter().any(|m| m == b"777");
                 assert_eq!(self.int(&[b"SADD", key, b"777"]), fresh as i64, "SADD 777");
                 let fresh2 = !items.iter().any(|m| m == b"new member");
-                assert_eq!(self.int(&[b"SADD", key, b"new member"]), fresh2 as i64, "SADD a string");
-                assert_eq!(self.int(&[b"SREM", key, &items[0]]), 1, "SREM of a listed member");
+                assert_eq!(
+                    self.int(&[b"SADD", key, b"new member"]),
+                    fresh2 as i64,
+                    "SADD a string"
+                );
+                assert_eq!(
+                    self.int(&[b"SREM", key, &items[0]]),
+                    1,
+                    "SREM of a listed member"
+                );
             }
             Content::ZSet(pairs) => {
                 let fresh = !pairs.iter().any(|(m, _)| m == b"new");
-                assert_eq!(self.int(&[b"ZADD", key, b"0.5", b"new"]), fresh as i64, "ZADD");
-                assert_eq!(self.int(&[b"ZREM", key, &pairs[0].0]), 1, "ZREM of a listed member");
+                assert_eq!(
+                    self.int(&[b"ZADD", key, b"0.5", b"new"]),
+                    fresh as i64,
+                    "ZADD"
+                );
+                assert_eq!(
+                    self.int(&[b"ZREM", key, &pairs[0].0]),
+                    1,
+                    "ZREM of a listed member"
+                );
             }
             Content::Hash(pairs) => {
                 let fresh = !pairs.iter().any(|(f, _)| f == b"newfield");
-                assert_eq!(self.int(&[b"HSET", key, b"newfield", b"v"]), fresh as i64, "HSET");
-                assert_eq!(self.int(&[b"HDEL", key, &pairs[0].0]), 1, "HDEL of a listed field");
+                assert_eq!(
+                    self.int(&[b"HSET", key, b"newfield", b"v"]),
+                    fresh as i64,
+                    "HSET"
+                );
+                assert_eq!(
+                    self.int(&[b"HDEL", key, &pairs[0].0]),
+                    1,
+                    "HDEL of a listed field"
+                );
             }
             Content::Other(_) => {}
         }
@@ -290,7 +378,10 @@ impl Checker {
 }
 
 fn show(args: &[&[u8]]) -> String {
-    args.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect::<Vec<_>>().join(" ")
+    args.iter()
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn flatten(r: &Reply, out: &mut Vec<Vec<u8>>) -> Option<()> {
@@ -339,7 +430,11 @@ pub fn check_payload(payload: &[u8]) -> bool {
     match reply {
         Reply::Status(ref s) if s == "OK" => {}
         Reply::Error(_) => {
-            assert_eq!(c.int(&[b"EXISTS", b"k"]), 0, "a refused RESTORE ({reply:?}) left a key");
+            assert_eq!(
+                c.int(&[b"EXISTS", b"k"]),
+                0,
+                "a refused RESTORE ({reply:?}) left a key"
+            );
             return false;
         }
         other => panic!("RESTORE answered {other:?}"),
@@ -350,7 +445,11 @@ pub fn check_payload(payload: &[u8]) -> bool {
         Reply::Status(s) if s == "OK" => {}
         other => panic!("RESTORE of redlab's own DUMP of an accepted key answered {other:?}"),
     }
-    assert_eq!(c.read(b"copy"), content, "DUMP and RESTORE changed the content");
+    assert_eq!(
+        c.read(b"copy"),
+        content,
+        "DUMP and RESTORE changed the content"
+    );
     c.write(b"k", &content);
     c.read(b"k");
     true

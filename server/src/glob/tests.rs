@@ -2,18 +2,42 @@ use super::{matches, step};
 
 /// Every key the table below is matched against (the keys set on redis-server 7.0.15).
 const KEYS: &[&[u8]] = &[
-    b"", b"a", b"b", b"ab", b"abc", b"]", b"^", b"_", b"`", b"-", b"\\", b"[", b"a\\", b"x", b"z", b"A",
-    b"\x80", b"\xff", b"a-", b"[a", b"*", b"?",
+    b"", b"a", b"b", b"ab", b"abc", b"]", b"^", b"_", b"`", b"-", b"\\", b"[", b"a\\", b"x", b"z",
+    b"A", b"\x80", b"\xff", b"a-", b"[a", b"*", b"?",
 ];
 
 /// `KEYS pattern` on redis-server 7.0.15 with the keys above, sorted bytewise.
 const REDIS_KEYS: &[(&[u8], &[&[u8]])] = &[
-    (b"**", &[b"*", b"-", b"?", b"A", b"[", b"[a", b"\\", b"]", b"^", b"_", b"`", b"a", b"a-", b"a\\", b"ab", b"abc", b"b", b"x", b"z", b"\x80", b"\xff"]),
-    (b"?", &[b"*", b"-", b"?", b"A", b"[", b"\\", b"]", b"^", b"_", b"`", b"a", b"b", b"x", b"z", b"\x80", b"\xff"]),
+    (
+        b"**",
+        &[
+            b"*", b"-", b"?", b"A", b"[", b"[a", b"\\", b"]", b"^", b"_", b"`", b"a", b"a-",
+            b"a\\", b"ab", b"abc", b"b", b"x", b"z", b"\x80", b"\xff",
+        ],
+    ),
+    (
+        b"?",
+        &[
+            b"*", b"-", b"?", b"A", b"[", b"\\", b"]", b"^", b"_", b"`", b"a", b"b", b"x", b"z",
+            b"\x80", b"\xff",
+        ],
+    ),
     (b"[", &[]),
-    (b"[^", &[b"*", b"-", b"?", b"A", b"[", b"\\", b"]", b"^", b"_", b"`", b"a", b"b", b"x", b"z", b"\x80", b"\xff"]),
+    (
+        b"[^",
+        &[
+            b"*", b"-", b"?", b"A", b"[", b"\\", b"]", b"^", b"_", b"`", b"a", b"b", b"x", b"z",
+            b"\x80", b"\xff",
+        ],
+    ),
     (b"[]", &[]),
-    (b"[^]", &[b"*", b"-", b"?", b"A", b"[", b"\\", b"]", b"^", b"_", b"`", b"a", b"b", b"x", b"z", b"\x80", b"\xff"]),
+    (
+        b"[^]",
+        &[
+            b"*", b"-", b"?", b"A", b"[", b"\\", b"]", b"^", b"_", b"`", b"a", b"b", b"x", b"z",
+            b"\x80", b"\xff",
+        ],
+    ),
     (b"[a-]", &[b"]", b"^", b"_", b"`", b"a"]),
     (b"[z-a]", &[b"a", b"b", b"x", b"z"]),
     (b"[a-c", &[b"a", b"b"]),
@@ -23,11 +47,34 @@ const REDIS_KEYS: &[(&[u8], &[&[u8]])] = &[
     (b"[\\", &[b"\\"]),
     (b"[a\\-z]", &[b"-", b"a", b"z"]),
     (b"[-a]", &[b"-", b"a"]),
-    (b"[a-\xff]", &[b"*", b"-", b"?", b"A", b"[", b"\\", b"]", b"^", b"_", b"`", b"a", b"\xff"]),
+    (
+        b"[a-\xff]",
+        &[
+            b"*", b"-", b"?", b"A", b"[", b"\\", b"]", b"^", b"_", b"`", b"a", b"\xff",
+        ],
+    ),
     (b"[\x80-\xff]", &[b"\x80", b"\xff"]),
-    (b"[^a]", &[b"*", b"-", b"?", b"A", b"[", b"\\", b"]", b"^", b"_", b"`", b"b", b"x", b"z", b"\x80", b"\xff"]),
-    (b"?*", &[b"*", b"-", b"?", b"A", b"[", b"[a", b"\\", b"]", b"^", b"_", b"`", b"a", b"a-", b"a\\", b"ab", b"abc", b"b", b"x", b"z", b"\x80", b"\xff"]),
-    (b"*?", &[b"*", b"-", b"?", b"A", b"[", b"[a", b"\\", b"]", b"^", b"_", b"`", b"a", b"a-", b"a\\", b"ab", b"abc", b"b", b"x", b"z", b"\x80", b"\xff"]),
+    (
+        b"[^a]",
+        &[
+            b"*", b"-", b"?", b"A", b"[", b"\\", b"]", b"^", b"_", b"`", b"b", b"x", b"z", b"\x80",
+            b"\xff",
+        ],
+    ),
+    (
+        b"?*",
+        &[
+            b"*", b"-", b"?", b"A", b"[", b"[a", b"\\", b"]", b"^", b"_", b"`", b"a", b"a-",
+            b"a\\", b"ab", b"abc", b"b", b"x", b"z", b"\x80", b"\xff",
+        ],
+    ),
+    (
+        b"*?",
+        &[
+            b"*", b"-", b"?", b"A", b"[", b"[a", b"\\", b"]", b"^", b"_", b"`", b"a", b"a-",
+            b"a\\", b"ab", b"abc", b"b", b"x", b"z", b"\x80", b"\xff",
+        ],
+    ),
     (b"a*", &[b"a", b"a-", b"a\\", b"ab", b"abc"]),
     (b"[]]", &[]),
     (b"[]a]", &[]),
@@ -43,9 +90,18 @@ const REDIS_KEYS: &[(&[u8], &[&[u8]])] = &[
 #[test]
 fn keys_match_what_redis_7_0_15_answers() {
     for (pattern, expected) in REDIS_KEYS {
-        let mut got: Vec<&[u8]> = KEYS.iter().copied().filter(|k| matches(pattern, k, false)).collect();
+        let mut got: Vec<&[u8]> = KEYS
+            .iter()
+            .copied()
+            .filter(|k| matches(pattern, k, false))
+            .collect();
         got.sort();
-        assert_eq!(&got, expected, "pattern {:?}", String::from_utf8_lossy(pattern));
+        assert_eq!(
+            &got,
+            expected,
+            "pattern {:?}",
+            String::from_utf8_lossy(pattern)
+        );
     }
 }
 
@@ -102,10 +158,22 @@ fn nesting_stops_after_1000_star_groups_as_in_redis() {
 fn pathological_patterns_are_linear_not_exponential() {
     // Each would take longer than the age of the universe with naive backtracking.
     let key = b"a".repeat(30);
-    assert!(!matches(&[b"a*".repeat(20), b"b".to_vec()].concat(), &key, false));
-    assert!(!matches(&[b"*?".repeat(12), b"x".to_vec()].concat(), b"active-defrag-cycle-maximum", true));
+    assert!(!matches(
+        &[b"a*".repeat(20), b"b".to_vec()].concat(),
+        &key,
+        false
+    ));
+    assert!(!matches(
+        &[b"*?".repeat(12), b"x".to_vec()].concat(),
+        b"active-defrag-cycle-maximum",
+        true
+    ));
     let long = b"a".repeat(100_000);
-    assert!(!matches(&[b"*a".repeat(500), b"b".to_vec()].concat(), &long, false));
+    assert!(!matches(
+        &[b"*a".repeat(500), b"b".to_vec()].concat(),
+        &long,
+        false
+    ));
     // A million `*` groups: no recursion, so no stack to run out of.
     assert!(!matches(&b"*a".repeat(1_000_000), &long, false));
 }
@@ -148,8 +216,12 @@ fn agrees_with_an_exhaustive_backtracker_on_random_inputs() {
     const PATTERN_BYTES: &[u8] = b"ab*?*[]^-\\A";
     const STRING_BYTES: &[u8] = b"abA-]^\\*";
     for _ in 0..300_000 {
-        let p: Vec<u8> = (0..next(9)).map(|_| PATTERN_BYTES[next(PATTERN_BYTES.len())]).collect();
-        let s: Vec<u8> = (0..next(8)).map(|_| STRING_BYTES[next(STRING_BYTES.len())]).collect();
+        let p: Vec<u8> = (0..next(9))
+            .map(|_| PATTERN_BYTES[next(PATTERN_BYTES.len())])
+            .collect();
+        let s: Vec<u8> = (0..next(8))
+            .map(|_| STRING_BYTES[next(STRING_BYTES.len())])
+            .collect();
         let nocase = next(2) == 1;
         assert_eq!(
             matches(&p, &s, nocase),

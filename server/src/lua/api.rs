@@ -34,10 +34,24 @@ pub unsafe fn open(l: *mut lua_State, g: c_int, kind: Kind) {
         ],
     );
     if kind == Kind::Eval {
-        set_funcs(l, r, &[("replicate_commands", replicate_commands), ("breakpoint", breakpoint), ("debug", debug)]);
+        set_funcs(
+            l,
+            r,
+            &[
+                ("replicate_commands", replicate_commands),
+                ("breakpoint", breakpoint),
+                ("debug", debug),
+            ],
+        );
     }
     constants(l, r);
-    for (name, v) in [("REPL_NONE", 0), ("REPL_AOF", 1), ("REPL_SLAVE", 2), ("REPL_REPLICA", 2), ("REPL_ALL", 3)] {
+    for (name, v) in [
+        ("REPL_NONE", 0),
+        ("REPL_AOF", 1),
+        ("REPL_SLAVE", 2),
+        ("REPL_REPLICA", 2),
+        ("REPL_ALL", 3),
+    ] {
         lua_pushnumber(l, v as f64);
         set_field(l, r, name);
     }
@@ -45,7 +59,12 @@ pub unsafe fn open(l: *mut lua_State, g: c_int, kind: Kind) {
 }
 
 unsafe fn constants(l: *mut lua_State, r: c_int) {
-    for (name, v) in [("LOG_DEBUG", 0), ("LOG_VERBOSE", 1), ("LOG_NOTICE", 2), ("LOG_WARNING", 3)] {
+    for (name, v) in [
+        ("LOG_DEBUG", 0),
+        ("LOG_VERBOSE", 1),
+        ("LOG_NOTICE", 2),
+        ("LOG_WARNING", 3),
+    ] {
         lua_pushnumber(l, v as f64);
         set_field(l, r, name);
     }
@@ -57,7 +76,14 @@ unsafe fn constants(l: *mut lua_State, r: c_int) {
 
 /// The `redis` table FUNCTION LOAD code sees.
 pub unsafe fn open_load_api(l: *mut lua_State, r: c_int) {
-    set_funcs(l, r, &[("register_function", super::functions::register_function), ("log", log)]);
+    set_funcs(
+        l,
+        r,
+        &[
+            ("register_function", super::functions::register_function),
+            ("log", log),
+        ],
+    );
     constants(l, r);
 }
 
@@ -84,7 +110,12 @@ fn split_code(s: &[u8]) -> (&[u8], &[u8]) {
 }
 
 unsafe fn push_error_parts(l: *mut lua_State, code: &[u8], text: &[u8]) {
-    let trimmed = text.len() - text.iter().rev().take_while(|&&c| c == b'\r' || c == b'\n').count();
+    let trimmed = text.len()
+        - text
+            .iter()
+            .rev()
+            .take_while(|&&c| c == b'\r' || c == b'\n')
+            .count();
     lua_createtable(l, 0, 1);
     push_bytes(l, code);
     push_bytes(l, b" ");
@@ -114,7 +145,10 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
         return fail(l);
     }
     let Some(args) = command_args(l, argc, &mut (*c.engine).arg_buffer) else {
-        push_redis_error(l, "Lua redis lib command arguments must be strings or integers");
+        push_redis_error(
+            l,
+            "Lua redis lib command arguments must be strings or integers",
+        );
         return fail(l);
     };
     let resp = c.resp;
@@ -187,7 +221,12 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
     if cmd.has(flags::WRITE) && c.read_only {
         return Err("Write commands are not allowed from read-only scripts.".into());
     }
-    if !c.allow_oom && c.oom_at_start && !c.has_written && cmd.has(flags::DENYOOM) && e.config.maxmemory > 0 {
+    if !c.allow_oom
+        && c.oom_at_start
+        && !c.has_written
+        && cmd.has(flags::DENYOOM)
+        && e.config.maxmemory > 0
+    {
         return Err(format!("-{}", crate::errors::OOM));
     }
     if let Some(declared) = &c.strict_keys {
@@ -204,7 +243,15 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
     if cmd.has(flags::WRITE) {
         c.has_written = true;
     }
-    let mut call = Call { conn: c.conn, db: c.db, resp: c.resp, args, in_script: true, in_multi: false, reprocessing: false };
+    let mut call = Call {
+        conn: c.conn,
+        db: c.db,
+        resp: c.resp,
+        args,
+        in_script: true,
+        in_multi: false,
+        reprocessing: false,
+    };
     // Resolved and checked above: call the handler directly, counting it as Redis does.
     e.stats.total_commands_processed += 1;
     let reply = e.call(cmd, &mut call);
@@ -212,7 +259,8 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
     if std::ptr::eq(parent, cmd) {
         e.stats.record(cmd, cmd.name, reply.is_error());
     } else {
-        e.stats.record(cmd, &cmd.full_name(Some(parent)), reply.is_error());
+        e.stats
+            .record(cmd, &cmd.full_name(Some(parent)), reply.is_error());
     }
     c.db = call.db;
     Ok(reply)
@@ -312,7 +360,10 @@ unsafe fn set_repl_body(l: *mut lua_State) -> CResult {
     }
     let v = lua_tonumber(l, 1) as i64;
     if !(0..=3).contains(&v) {
-        push_redis_error(l, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+        push_redis_error(
+            l,
+            "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
+        );
         return Err(());
     }
     Ok(0)

@@ -69,13 +69,21 @@ unsafe fn bswap_body(l: *mut lua_State) -> CResult {
 }
 unsafe fn tohex_body(l: *mut lua_State) -> CResult {
     let v = arg(l, 1);
-    let mut n: i32 = if lua_isnoneornil(l, 2) != 0 { 8 } else { arg(l, 2) as i32 };
+    let mut n: i32 = if lua_isnoneornil(l, 2) != 0 {
+        8
+    } else {
+        arg(l, 2) as i32
+    };
     let upper = n < 0;
     if upper {
         n = n.wrapping_neg();
     }
     let n = (n as u32).min(8) as usize;
-    let digits: &[u8; 16] = if upper { b"0123456789ABCDEF" } else { b"0123456789abcdef" };
+    let digits: &[u8; 16] = if upper {
+        b"0123456789ABCDEF"
+    } else {
+        b"0123456789abcdef"
+    };
     let mut buf = [0u8; 8];
     let mut x = v;
     for i in (0..n).rev() {

@@ -50,7 +50,9 @@ fn cfg<R>(f: impl FnOnce(&mut Cfg) -> R) -> R {
 struct EncErr(String);
 
 unsafe fn type_name(l: *mut lua_State, idx: c_int) -> String {
-    std::ffi::CStr::from_ptr(lua_typename(l, lua_type(l, idx))).to_string_lossy().into_owned()
+    std::ffi::CStr::from_ptr(lua_typename(l, lua_type(l, idx)))
+        .to_string_lossy()
+        .into_owned()
 }
 
 fn number(out: &mut Vec<u8>, d: f64, precision: usize, invalid: u8) -> Result<(), &'static str> {
@@ -62,7 +64,13 @@ fn number(out: &mut Vec<u8>, d: f64, precision: usize, invalid: u8) -> Result<()
                 return Ok(());
             }
             _ => {
-                let s = if d.is_nan() { "nan" } else if d > 0.0 { "inf" } else { "-inf" };
+                let s = if d.is_nan() {
+                    "nan"
+                } else if d > 0.0 {
+                    "inf"
+                } else {
+                    "-inf"
+                };
                 out.extend_from_slice(s.as_bytes());
                 return Ok(());
             }
@@ -114,28 +122,47 @@ unsafe fn array_length(l: *mut lua_State, t: c_int, c: &Cfg) -> Result<Option<i6
     }
     if c.sparse_ratio > 0 && max > items.saturating_mul(c.sparse_ratio) && max > c.sparse_safe {
         if !c.sparse_convert {
-            return Err(EncErr(format!("Cannot serialise {}: excessively sparse array", type_name(l, t))));
+            return Err(EncErr(format!(
+                "Cannot serialise {}: excessively sparse array",
+                type_name(l, t)
+            )));
         }
         return Ok(None);
     }
     Ok(Some(max))
 }
 
-unsafe fn encode_value(l: *mut lua_State, idx: c_int, depth: i64, out: &mut Vec<u8>, c: &Cfg) -> Result<(), EncErr> {
+unsafe fn encode_value(
+    l: *mut lua_State,
+    idx: c_int,
+    depth: i64,
+    out: &mut Vec<u8>,
+    c: &Cfg,
+) -> Result<(), EncErr> {
     match lua_type(l, idx) {
         LUA_TSTRING => string(out, to_bytes(l, idx).unwrap_or_default()),
         LUA_TNUMBER => number(out, lua_tonumber(l, idx), c.precision, c.encode_invalid)
             .map_err(|r| EncErr(format!("Cannot serialise number: {}", r)))?,
-        LUA_TBOOLEAN => out.extend_from_slice(if lua_toboolean(l, idx) != 0 { b"true" } else { b"false" }),
+        LUA_TBOOLEAN => out.extend_from_slice(if lua_toboolean(l, idx) != 0 {
+            b"true"
+        } else {
+            b"false"
+        }),
         LUA_TNIL => out.extend_from_slice(b"null"),
         LUA_TLIGHTUSERDATA if lua_touserdata(l, idx).is_null() => out.extend_from_slice(b"null"),
         LUA_TTABLE => {
             let depth = depth + 1;
             if depth > c.encode_max_depth {
-                return Err(EncErr(format!("Cannot serialise, excessive nesting ({})", depth)));
+                return Err(EncErr(format!(
+                    "Cannot serialise, excessive nesting ({})",
+                    depth
+                )));
             }
             if lua_checkstack(l, 6) == 0 {
-                return Err(EncErr(format!("Cannot serialise, excessive nesting ({})", depth)));
+                return Err(EncErr(format!(
+                    "Cannot serialise, excessive nesting ({})",
+                    depth
+                )));
             }
             match array_length(l, idx, c)? {
                 Some(n) if n > 0 => {
@@ -164,17 +191,24 @@ unsafe fn encode_value(l: *mut lua_State, idx: c_int, depth: i64, out: &mut Vec<
                             LUA_TSTRING => string(out, to_bytes(l, -2).unwrap_or_default()),
                             LUA_TNUMBER => {
                                 out.push(b'"');
-                                let r = number(out, lua_tonumber(l, -2), c.precision, c.encode_invalid);
+                                let r =
+                                    number(out, lua_tonumber(l, -2), c.precision, c.encode_invalid);
                                 if let Err(reason) = r {
                                     lua_pop(l, 2);
-                                    return Err(EncErr(format!("Cannot serialise number: {}", reason)));
+                                    return Err(EncErr(format!(
+                                        "Cannot serialise number: {}",
+                                        reason
+                                    )));
                                 }
                                 out.push(b'"');
                             }
                             _ => {
                                 let name = type_name(l, -2);
                                 lua_pop(l, 2);
-                                return Err(EncErr(format!("Cannot serialise {}: table key must be a number or string", name)));
+                                return Err(EncErr(format!(
+                                    "Cannot serialise {}: table key must be a number or string",
+                                    name
+                                )));
                             }
                         }
                         out.push(b':');
@@ -189,7 +223,12 @@ unsafe fn encode_value(l: *mut lua_State, idx: c_int, depth: i64, out: &mut Vec<
                 }
             }
         }
-        _ => return Err(EncErr(format!("Cannot serialise {}: type not supported", type_name(l, idx)))),
+        _ => {
+            return Err(EncErr(format!(
+                "Cannot serialise {}: type not supported",
+                type_name(l, idx)
+            )))
+        }
     }
     Ok(())
 }
@@ -275,7 +314,11 @@ pub fn strtod(s: &[u8]) -> (f64, usize) {
         _ => false,
     };
     let rest = &s[i..];
-    let lower: Vec<u8> = rest.iter().take(8).map(|c| c.to_ascii_lowercase()).collect();
+    let lower: Vec<u8> = rest
+        .iter()
+        .take(8)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
     let sign = if neg { -1.0 } else { 1.0 };
     if lower.starts_with(b"infinity") {
         return (sign * f64::INFINITY, i + 8);
@@ -324,8 +367,16 @@ pub fn strtod(s: &[u8]) -> (f64, usize) {
         }
     }
     let text = std::str::from_utf8(&rest[..j]).unwrap_or("0");
-    let text = if text.ends_with('.') { &text[..text.len() - 1] } else { text };
-    let text = if text.starts_with('.') { format!("0{}", text) } else { text.to_string() };
+    let text = if text.ends_with('.') {
+        &text[..text.len() - 1]
+    } else {
+        text
+    };
+    let text = if text.starts_with('.') {
+        format!("0{}", text)
+    } else {
+        text.to_string()
+    };
     let v: f64 = text.parse().unwrap_or(0.0);
     (sign * v, i + j)
 }
@@ -381,7 +432,11 @@ impl Parser<'_> {
             self.pos += used;
             return (Tok::Num(v), start);
         }
-        for (word, tok) in [(&b"true"[..], Tok::Bool(true)), (b"false", Tok::Bool(false)), (b"null", Tok::Null)] {
+        for (word, tok) in [
+            (&b"true"[..], Tok::Bool(true)),
+            (b"false", Tok::Bool(false)),
+            (b"null", Tok::Null),
+        ] {
             if self.s[self.pos..].starts_with(word) {
                 self.pos += word.len();
                 return (tok, start);
@@ -439,7 +494,9 @@ impl Parser<'_> {
                     };
                     let mut used = 6;
                     if (0xD800..0xDC00).contains(&cp) {
-                        let low = if self.s.get(self.pos + 6) == Some(&b'\\') && self.s.get(self.pos + 7) == Some(&b'u') {
+                        let low = if self.s.get(self.pos + 6) == Some(&b'\\')
+                            && self.s.get(self.pos + 7) == Some(&b'u')
+                        {
                             self.hex4(self.pos + 8)
                         } else {
                             None
@@ -472,10 +529,21 @@ impl Parser<'_> {
 type DecResult = Result<(), String>;
 
 fn expected(what: &str, t: &Tok, at: usize) -> String {
-    format!("Expected {} but found {} at character {}", what, t.name(), at + 1)
+    format!(
+        "Expected {} but found {} at character {}",
+        what,
+        t.name(),
+        at + 1
+    )
 }
 
-unsafe fn push_value(l: *mut lua_State, p: &mut Parser, tok: Tok, at: usize, depth: i64) -> DecResult {
+unsafe fn push_value(
+    l: *mut lua_State,
+    p: &mut Parser,
+    tok: Tok,
+    at: usize,
+    depth: i64,
+) -> DecResult {
     match tok {
         Tok::Str(s) => push_bytes(l, &s),
         Tok::Num(n) => lua_pushnumber(l, n),
@@ -484,7 +552,11 @@ unsafe fn push_value(l: *mut lua_State, p: &mut Parser, tok: Tok, at: usize, dep
         Tok::ObjBegin | Tok::ArrBegin => {
             let depth = depth + 1;
             if depth > p.max_depth || lua_checkstack(l, 4) == 0 {
-                return Err(format!("Found too many nested data structures ({}) at character {}", depth, at + 1));
+                return Err(format!(
+                    "Found too many nested data structures ({}) at character {}",
+                    depth,
+                    at + 1
+                ));
             }
             lua_newtable(l);
             let t = lua_gettop(l);
@@ -546,7 +618,12 @@ unsafe fn decode_body(l: *mut lua_State) -> CResult {
     let s = luaL_checklstring(l, 1, &mut len);
     let s = std::slice::from_raw_parts(s as *const u8, len);
     let (decode_invalid, max_depth) = cfg(|c| (c.decode_invalid, c.decode_max_depth));
-    let mut p = Parser { s, pos: 0, decode_invalid, max_depth };
+    let mut p = Parser {
+        s,
+        pos: 0,
+        decode_invalid,
+        max_depth,
+    };
     let (tok, at) = p.next();
     let mut r = push_value(l, &mut p, tok, at, 0);
     if r.is_ok() {
@@ -580,7 +657,10 @@ unsafe fn opt_enum(l: *mut lua_State, idx: c_int, opts: &[&[u8]]) -> Option<usiz
             match opts.iter().position(|o| *o == given) {
                 Some(i) => Some(i),
                 None => {
-                    push_str(l, &format!("invalid option '{}'", String::from_utf8_lossy(given)));
+                    push_str(
+                        l,
+                        &format!("invalid option '{}'", String::from_utf8_lossy(given)),
+                    );
                     argerror_top(l, idx)
                 }
             }
@@ -621,7 +701,12 @@ unsafe fn push_bool(l: *mut lua_State, b: bool) {
     }
 }
 
-unsafe fn int_option(l: *mut lua_State, lo: i64, hi: i64, get: fn(&mut Cfg) -> &mut i64) -> CResult {
+unsafe fn int_option(
+    l: *mut lua_State,
+    lo: i64,
+    hi: i64,
+    get: fn(&mut Cfg) -> &mut i64,
+) -> CResult {
     if let Some(v) = opt_int(l, 1, lo, hi) {
         cfg(|c| *get(c) = v);
     }

@@ -43,7 +43,12 @@ fn encode_int(out: &mut Vec<u8>, n: i64) {
 }
 
 fn encode_number(out: &mut Vec<u8>, d: f64) {
-    if !d.is_infinite() && !d.is_nan() && d >= -9.223_372_036_854_776e18 && d < 9.223_372_036_854_776e18 && (d as i64) as f64 == d {
+    if !d.is_infinite()
+        && !d.is_nan()
+        && d >= -9.223_372_036_854_776e18
+        && d < 9.223_372_036_854_776e18
+        && (d as i64) as f64 == d
+    {
         encode_int(out, d as i64);
     } else if (d as f32) as f64 == d {
         out.push(0xca);
@@ -54,7 +59,15 @@ fn encode_number(out: &mut Vec<u8>, d: f64) {
     }
 }
 
-fn encode_len(out: &mut Vec<u8>, len: usize, fix: u8, fixmax: usize, op8: Option<u8>, op16: u8, op32: u8) {
+fn encode_len(
+    out: &mut Vec<u8>,
+    len: usize,
+    fix: u8,
+    fixmax: usize,
+    op8: Option<u8>,
+    op16: u8,
+    op32: u8,
+) {
     if len < fixmax {
         out.push(fix | len as u8);
     } else if op8.is_some() && len <= 0xff {
@@ -103,7 +116,11 @@ unsafe fn encode_value(l: *mut lua_State, idx: c_int, level: usize, out: &mut Ve
             encode_len(out, s.len(), 0xa0, 32, Some(0xd9), 0xda, 0xdb);
             out.extend_from_slice(s);
         }
-        LUA_TBOOLEAN => out.push(if lua_toboolean(l, idx) != 0 { 0xc3 } else { 0xc2 }),
+        LUA_TBOOLEAN => out.push(if lua_toboolean(l, idx) != 0 {
+            0xc3
+        } else {
+            0xc2
+        }),
         LUA_TNUMBER => encode_number(out, lua_tonumber(l, idx)),
         LUA_TTABLE => {
             lua_checkstack(l, 4);
@@ -273,11 +290,19 @@ unsafe fn decode_map(l: *mut lua_State, c: &mut Cur, n: usize) -> Result<(), Dec
 
 /// Decodes up to `limit` objects (0: all) from `offset`; pushes them and returns their count
 /// and the offset after them (-1 at the end of input).
-unsafe fn unpack_full(l: *mut lua_State, limit: i64, offset: usize) -> Result<(c_int, i64), DecErr> {
+unsafe fn unpack_full(
+    l: *mut lua_State,
+    limit: i64,
+    offset: usize,
+) -> Result<(c_int, i64), DecErr> {
     let mut len = 0usize;
     let p = luaL_checklstring(l, 1, &mut len);
     let s = std::slice::from_raw_parts(p as *const u8, len);
-    let mut c = Cur { s, pos: offset.min(len), depth: 0 };
+    let mut c = Cur {
+        s,
+        pos: offset.min(len),
+        depth: 0,
+    };
     let mut count: c_int = 0;
     while c.pos < len && (limit == 0 || (count as i64) < limit) {
         decode_value(l, &mut c)?;
@@ -313,12 +338,18 @@ unsafe fn unpack_n(l: *mut lua_State, limit: i64, offset_arg: c_int) -> CResult 
     // Redis formats these 64-bit values with %d, so it prints their low 32 bits, and it names
     // the input's length "limit".
     if offset < 0 || limit < 0 {
-        let msg = format!("Invalid request to unpack with offset of {} and limit of {}.", offset as i32, len as i32);
+        let msg = format!(
+            "Invalid request to unpack with offset of {} and limit of {}.",
+            offset as i32, len as i32
+        );
         push_positioned(l, &msg);
         return Err(());
     }
     if offset as u64 > len as u64 {
-        let msg = format!("Start offset {} greater than input length {}.", offset as i32, len as i32);
+        let msg = format!(
+            "Start offset {} greater than input length {}.",
+            offset as i32, len as i32
+        );
         push_positioned(l, &msg);
         return Err(());
     }
@@ -354,7 +385,16 @@ lua_cfn!(unpack_limit, unpack_limit_body);
 pub unsafe fn open(l: *mut lua_State, g: c_int) {
     lua_newtable(l);
     let t = lua_gettop(l);
-    set_funcs(l, t, &[("pack", pack), ("unpack", unpack), ("unpack_one", unpack_one), ("unpack_limit", unpack_limit)]);
+    set_funcs(
+        l,
+        t,
+        &[
+            ("pack", pack),
+            ("unpack", unpack),
+            ("unpack_one", unpack_one),
+            ("unpack_limit", unpack_limit),
+        ],
+    );
     for (k, v) in [
         ("_NAME", "cmsgpack"),
         ("_VERSION", "lua-cmsgpack 0.4.0"),

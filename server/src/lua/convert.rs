@@ -110,9 +110,17 @@ unsafe fn table_to_reply(l: *mut lua_State, idx: c_int, resp: u8, depth: usize) 
     lua_pop(l, 1);
     if get_field(l, idx, "verbatim_string") == LUA_TTABLE {
         let t = lua_gettop(l);
-        let fmt = if get_field(l, t, "format") == LUA_TSTRING { to_bytes(l, -1).map(|b| b.to_vec()) } else { None };
+        let fmt = if get_field(l, t, "format") == LUA_TSTRING {
+            to_bytes(l, -1).map(|b| b.to_vec())
+        } else {
+            None
+        };
         lua_pop(l, 1);
-        let text = if get_field(l, t, "string") == LUA_TSTRING { to_bytes(l, -1).map(|b| b.to_vec()) } else { None };
+        let text = if get_field(l, t, "string") == LUA_TSTRING {
+            to_bytes(l, -1).map(|b| b.to_vec())
+        } else {
+            None
+        };
         lua_pop(l, 1);
         if let (Some(f), Some(s)) = (fmt, text) {
             lua_pop(l, 1);

@@ -117,7 +117,9 @@ pub unsafe fn finish(l: *mut lua_State, r: CResult) -> c_int {
 #[macro_export]
 macro_rules! lua_cfn {
     ($name:ident, $body:path) => {
-        pub unsafe extern "C-unwind" fn $name(l: *mut $crate::lua::ffi::lua_State) -> std::ffi::c_int {
+        pub unsafe extern "C-unwind" fn $name(
+            l: *mut $crate::lua::ffi::lua_State,
+        ) -> std::ffi::c_int {
             let r = $body(l);
             $crate::lua::ffi::finish(l, r)
         }

@@ -38,7 +38,11 @@ impl Libraries {
     pub fn function(&self, name: &[u8]) -> Option<&Function> {
         let key = String::from_utf8_lossy(name).to_ascii_lowercase();
         let lib = self.index.get(&key)?;
-        self.libs.get(lib)?.functions.iter().find(|f| f.name.eq_ignore_ascii_case(&key))
+        self.libs
+            .get(lib)?
+            .functions
+            .iter()
+            .find(|f| f.name.eq_ignore_ascii_case(&key))
     }
 
     pub fn function_count(&self) -> usize {
@@ -60,7 +64,8 @@ impl Libraries {
     /// Adds a library whose functions were checked for collisions.
     pub fn insert(&mut self, lib: Library) {
         for f in &lib.functions {
-            self.index.insert(f.name.to_ascii_lowercase(), lib.name.clone());
+            self.index
+                .insert(f.name.to_ascii_lowercase(), lib.name.clone());
         }
         self.libs.insert(lib.name.clone(), lib);
     }
@@ -88,7 +93,9 @@ thread_local! {
 }
 
 unsafe extern "C-unwind" fn load_hook(l: *mut lua_State, _ar: *mut lua_Debug) {
-    let Some(start) = LOAD_STARTED.with(|s| s.get()) else { return };
+    let Some(start) = LOAD_STARTED.with(|s| s.get()) else {
+        return;
+    };
     if start.elapsed() <= LOAD_TIMEOUT {
         return;
     }
@@ -107,7 +114,9 @@ fn valid_name(s: &[u8]) -> bool {
 /// Reads the table form's `flags` (a list of flag names).
 unsafe fn read_flags(l: *mut lua_State, idx: c_int) -> Result<u32, &'static str> {
     if lua_type(l, idx) != LUA_TTABLE {
-        return Err("flags argument to redis.register_function must be a table representing function flags");
+        return Err(
+            "flags argument to redis.register_function must be a table representing function flags",
+        );
     }
     let mut flags = 0;
     let mut i = 1;
@@ -117,7 +126,11 @@ unsafe fn read_flags(l: *mut lua_State, idx: c_int) -> Result<u32, &'static str>
             lua_pop(l, 1);
             break;
         }
-        let f = if lua_type(l, -1) == LUA_TSTRING { str_bytes(l, -1).and_then(shebang::flag_by_name) } else { None };
+        let f = if lua_type(l, -1) == LUA_TSTRING {
+            str_bytes(l, -1).and_then(shebang::flag_by_name)
+        } else {
+            None
+        };
         lua_pop(l, 1);
         match f {
             Some(bit) => flags |= bit,
@@ -134,7 +147,10 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
         Err(())
     };
     if LOADING.with(|p| p.borrow().is_none()) {
-        return fail(l, "redis.register_function can only be called on FUNCTION LOAD command");
+        return fail(
+            l,
+            "redis.register_function can only be called on FUNCTION LOAD command",
+        );
     }
     let argc = lua_gettop(l);
     let (name, func_idx, description, flags): (Vec<u8>, c_int, Option<Bytes>, u32);
@@ -148,7 +164,11 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
         let mut fl = 0;
         lua_pushnil(l);
         while lua_next(l, 1) != 0 {
-            let key = if lua_type(l, -2) == LUA_TSTRING { str_bytes(l, -2).map(|b| b.to_vec()) } else { None };
+            let key = if lua_type(l, -2) == LUA_TSTRING {
+                str_bytes(l, -2).map(|b| b.to_vec())
+            } else {
+                None
+            };
             match key.as_deref() {
                 Some(b"function_name") => {
                     n = to_bytes(l, -1).map(|b| b.to_vec());
@@ -157,7 +177,10 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
                 Some(b"callback") => {
                     if lua_type(l, -1) != LUA_TFUNCTION {
                         lua_pop(l, 2);
-                        return fail(l, "callback argument given to redis.register_function must be a function");
+                        return fail(
+                            l,
+                            "callback argument given to redis.register_function must be a function",
+                        );
                     }
                     cb = Some(luaL_ref(l, LUA_REGISTRYINDEX));
                 }
@@ -183,7 +206,10 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
             }
         }
         let Some(nm) = n else {
-            return fail(l, "redis.register_function must get a function name argument");
+            return fail(
+                l,
+                "redis.register_function must get a function name argument",
+            );
         };
         let Some(cb) = cb else {
             return fail(l, "redis.register_function must get a callback argument");
@@ -194,10 +220,16 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
         flags = fl;
     } else if argc == 2 {
         let Some(nm) = to_bytes(l, 1).map(|b| b.to_vec()) else {
-            return fail(l, "first argument to redis.register_function must be a string");
+            return fail(
+                l,
+                "first argument to redis.register_function must be a string",
+            );
         };
         if lua_type(l, 2) != LUA_TFUNCTION {
-            return fail(l, "second argument to redis.register_function must be a function");
+            return fail(
+                l,
+                "second argument to redis.register_function must be a function",
+            );
         }
         lua_pushvalue(l, 2);
         name = nm;
@@ -215,10 +247,18 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
     let dup = LOADING.with(|p| {
         let mut p = p.borrow_mut();
         let p = p.as_mut().expect("loading");
-        if p.functions.iter().any(|f| f.name.eq_ignore_ascii_case(&name)) {
+        if p.functions
+            .iter()
+            .any(|f| f.name.eq_ignore_ascii_case(&name))
+        {
             return true;
         }
-        p.functions.push(Function { name, func: func_idx, description, flags });
+        p.functions.push(Function {
+            name,
+            func: func_idx,
+            description,
+            flags,
+        });
         false
     });
     if dup {
@@ -234,9 +274,15 @@ lua_cfn!(register_function, register_function_body);
 pub fn load_library(rt: &Runtime, code: &Bytes) -> Result<Library, String> {
     let name = shebang::parse_library(code)?;
     let skip = code.iter().position(|&c| c == b'\n').unwrap_or(code.len());
-    let func = rt.compile(&code[skip..], c"@user_function").map_err(|m| format!("ERR Error compiling function: {}", m))?;
+    let func = rt
+        .compile(&code[skip..], c"@user_function")
+        .map_err(|m| format!("ERR Error compiling function: {}", m))?;
     let l = rt.l;
-    LOADING.with(|p| *p.borrow_mut() = Some(Pending { functions: Vec::new() }));
+    LOADING.with(|p| {
+        *p.borrow_mut() = Some(Pending {
+            functions: Vec::new(),
+        })
+    });
     let err = unsafe {
         let base = lua_gettop(l);
         super::sandbox::set_load_mode(l, true);
@@ -256,7 +302,9 @@ pub fn load_library(rt: &Runtime, code: &Bytes) -> Result<Library, String> {
             let msg = if lua_type(l, top) == LUA_TTABLE && get_field(l, top, "err") == LUA_TSTRING {
                 String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned()
             } else {
-                to_bytes(l, top).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_else(|| "ERR unknown error".into())
+                to_bytes(l, top)
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+                    .unwrap_or_else(|| "ERR unknown error".into())
             };
             Some(msg)
         } else {
@@ -266,7 +314,10 @@ pub fn load_library(rt: &Runtime, code: &Bytes) -> Result<Library, String> {
         err
     };
     rt.unref(func);
-    let pending = LOADING.with(|p| p.borrow_mut().take()).map(|p| p.functions).unwrap_or_default();
+    let pending = LOADING
+        .with(|p| p.borrow_mut().take())
+        .map(|p| p.functions)
+        .unwrap_or_default();
     if let Some(msg) = err {
         for f in &pending {
             rt.unref(f.func);
@@ -276,5 +327,9 @@ pub fn load_library(rt: &Runtime, code: &Bytes) -> Result<Library, String> {
     if pending.is_empty() {
         return Err("ERR No functions registered".into());
     }
-    Ok(Library { name, code: code.clone(), functions: pending })
+    Ok(Library {
+        name,
+        code: code.clone(),
+        functions: pending,
+    })
 }

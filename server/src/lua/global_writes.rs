@@ -68,13 +68,15 @@ fn function_has_setglobal(r: &mut Reader, depth: usize) -> Option<bool> {
     r.skip(4, 1)?; // nups, numparams, is_vararg, maxstacksize
     let ncode = r.int()?;
     let code = r.take(ncode.checked_mul(4)?)?;
-    let mut found = code.chunks_exact(4).any(|i| u32::from_le_bytes([i[0], i[1], i[2], i[3]]) & 0x3f == OP_SETGLOBAL);
+    let mut found = code
+        .chunks_exact(4)
+        .any(|i| u32::from_le_bytes([i[0], i[1], i[2], i[3]]) & 0x3f == OP_SETGLOBAL);
     for _ in 0..r.int()? {
         match r.byte()? {
-            0 => {}                // nil
-            1 => r.skip(1, 1)?,    // boolean
-            3 => r.skip(1, 8)?,    // number
-            4 => r.string()?,      // string
+            0 => {}             // nil
+            1 => r.skip(1, 1)?, // boolean
+            3 => r.skip(1, 8)?, // number
+            4 => r.string()?,   // string
             _ => return None,
         }
     }
@@ -100,7 +102,9 @@ mod tests {
 
     fn writes(code: &str) -> bool {
         let rt = Runtime::new(Kind::Eval, 1 << 24);
-        let f = rt.compile(code.as_bytes(), c"@user_script").expect("compiles");
+        let f = rt
+            .compile(code.as_bytes(), c"@user_script")
+            .expect("compiles");
         may_write_globals(&rt.dump(f).expect("dumps"))
     }
 
@@ -108,7 +112,9 @@ mod tests {
     fn assignments_to_globals_are_found_at_any_depth() {
         assert!(writes("x = 1"));
         assert!(writes("local t = {} function t.f() end y = 2"));
-        assert!(writes("local function f() return function() z = 3 end end return 1"));
+        assert!(writes(
+            "local function f() return function() z = 3 end end return 1"
+        ));
         assert!(writes("function f() end"));
     }
 

@@ -22,7 +22,9 @@ const LRAND48_MAX: i64 = i32::MAX as i64;
 fn state<'a>() -> Option<&'a mut u64> {
     // SAFETY: a RunCtx's engine pointer is set by `runtime::run` to the engine that runs the
     // script and stays valid (and otherwise unused) for the script's whole duration.
-    ctx().filter(|c| !c.engine.is_null()).map(|c| unsafe { &mut (*c.engine).rng.lua48 })
+    ctx()
+        .filter(|c| !c.engine.is_null())
+        .map(|c| unsafe { &mut (*c.engine).rng.lua48 })
 }
 
 /// A C `int` argument the way Lua 5.1's luaL_checkint reads it: a lua_Integer (64 bits

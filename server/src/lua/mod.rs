@@ -37,12 +37,16 @@ pub struct Scripting {
 impl Scripting {
     /// The EVAL runtime, created on first use.
     pub(crate) fn eval_runtime(&mut self, memory_limit: usize) -> &mut runtime::Runtime {
-        self.eval_rt.get_or_insert_with(|| Box::new(runtime::Runtime::new(runtime::Kind::Eval, memory_limit)))
+        self.eval_rt.get_or_insert_with(|| {
+            Box::new(runtime::Runtime::new(runtime::Kind::Eval, memory_limit))
+        })
     }
 
     /// The FUNCTION runtime, created on first use.
     pub(crate) fn func_runtime(&mut self, memory_limit: usize) -> &mut runtime::Runtime {
-        self.func_rt.get_or_insert_with(|| Box::new(runtime::Runtime::new(runtime::Kind::Function, memory_limit)))
+        self.func_rt.get_or_insert_with(|| {
+            Box::new(runtime::Runtime::new(runtime::Kind::Function, memory_limit))
+        })
     }
 
     /// SCRIPT FLUSH: forget every script and start a fresh Lua state.

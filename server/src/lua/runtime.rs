@@ -53,7 +53,12 @@ fn heap_over_half(l: *mut lua_State) -> bool {
 /// reply tables, strings), and the general-purpose malloc behind `std::alloc` took over a
 /// tenth of an EVALSHA; mimalloc's per-size free lists serve them in a few instructions and
 /// still give memory back to the system, which a hand-made pool would not.
-unsafe extern "C" fn alloc(ud: *mut c_void, ptr: *mut c_void, osize: usize, nsize: usize) -> *mut c_void {
+unsafe extern "C" fn alloc(
+    ud: *mut c_void,
+    ptr: *mut c_void,
+    osize: usize,
+    nsize: usize,
+) -> *mut c_void {
     use libmimalloc_sys::{mi_free, mi_malloc, mi_realloc};
     let st = &mut *(ud as *mut AllocState);
     if nsize == 0 {
@@ -67,7 +72,11 @@ unsafe extern "C" fn alloc(ud: *mut c_void, ptr: *mut c_void, osize: usize, nsiz
     if st.enforce && nsize > old && st.used.saturating_add(nsize - old) > st.limit {
         return std::ptr::null_mut();
     }
-    let p = if ptr.is_null() { mi_malloc(nsize) } else { mi_realloc(ptr, nsize) };
+    let p = if ptr.is_null() {
+        mi_malloc(nsize)
+    } else {
+        mi_realloc(ptr, nsize)
+    };
     if !p.is_null() {
         st.used = st.used + nsize - old;
     }
@@ -110,7 +119,11 @@ const HOOK_EVERY: c_int = 100_000;
 
 impl Runtime {
     pub fn new(kind: Kind, memory_limit: usize) -> Runtime {
-        let mut alloc_state = Box::new(AllocState { used: 0, limit: usize::MAX, enforce: false });
+        let mut alloc_state = Box::new(AllocState {
+            used: 0,
+            limit: usize::MAX,
+            enforce: false,
+        });
         unsafe {
             let l = lua_newstate(alloc, &mut *alloc_state as *mut AllocState as *mut c_void);
             assert!(!l.is_null(), "lua_newstate failed");
@@ -121,12 +134,21 @@ impl Runtime {
             lua_pop(l, 1);
             lua_sethook(l, Some(hook), LUA_MASKCOUNT, HOOK_EVERY);
             alloc_state.limit = alloc_state.used.saturating_add(memory_limit.max(1 << 20));
-            Runtime { l, alloc: alloc_state, handler_ref, globals_ref }
+            Runtime {
+                l,
+                alloc: alloc_state,
+                handler_ref,
+                globals_ref,
+            }
         }
     }
 
     pub fn handles(&self) -> Handles {
-        Handles { l: self.l, handler_ref: self.handler_ref, globals_ref: self.globals_ref }
+        Handles {
+            l: self.l,
+            handler_ref: self.handler_ref,
+            globals_ref: self.globals_ref,
+        }
     }
 
     /// Bytes in use by the Lua heap (INFO used_memory_lua, FUNCTION STATS).
@@ -147,7 +169,9 @@ impl Runtime {
             let status = luaL_loadbuffer(l, code.as_ptr() as *const _, code.len(), name.as_ptr());
             enforce_limit(l, false);
             if status != 0 {
-                let msg = to_bytes(l, -1).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+                let msg = to_bytes(l, -1)
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+                    .unwrap_or_default();
                 lua_pop(l, 1);
                 return Err(msg);
             }
@@ -160,7 +184,11 @@ impl Runtime {
     /// `global_writes` for why that is safe). Nothing changes for a runtime without a
     /// globals proxy, or when the bytecode cannot be read.
     pub fn read_globals_directly(&self, fref: c_int) {
-        if self.globals_ref == LUA_REFNIL || self.dump(fref).is_none_or(|d| super::global_writes::may_write_globals(&d)) {
+        if self.globals_ref == LUA_REFNIL
+            || self
+                .dump(fref)
+                .is_none_or(|d| super::global_writes::may_write_globals(&d))
+        {
             return;
         }
         unsafe {
@@ -173,7 +201,12 @@ impl Runtime {
 
     /// The bytecode of the compiled function at `fref` (lua_dump).
     pub(crate) fn dump(&self, fref: c_int) -> Option<Vec<u8>> {
-        unsafe extern "C-unwind" fn collect(_: *mut lua_State, p: *const c_void, sz: usize, ud: *mut c_void) -> c_int {
+        unsafe extern "C-unwind" fn collect(
+            _: *mut lua_State,
+            p: *const c_void,
+            sz: usize,
+            ud: *mut c_void,
+        ) -> c_int {
             let out = &mut *(ud as *mut Vec<u8>);
             out.extend_from_slice(std::slice::from_raw_parts(p as *const u8, sz));
             0
@@ -250,8 +283,14 @@ unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut lua_Debug) {
         if elapsed < c.threshold_ms {
             return;
         }
-        let Some(h) = c.busy_hook.as_mut() else { return };
-        let info = BusyScript { is_function: c.is_function, has_written: c.has_written, elapsed_ms: elapsed };
+        let Some(h) = c.busy_hook.as_mut() else {
+            return;
+        };
+        let info = BusyScript {
+            is_function: c.is_function,
+            has_written: c.has_written,
+            elapsed_ms: elapsed,
+        };
         match h(&info) {
             BusyVerdict::Continue => return,
             BusyVerdict::Kill => c.stop = Some(Stop::Kill),
@@ -269,9 +308,15 @@ unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut lua_Debug) {
 /// The arguments a script or function is called with.
 pub enum Args<'a> {
     /// EVAL: KEYS and ARGV become globals; the chunk takes no arguments.
-    Globals { keys: &'a [Bytes], argv: &'a [Bytes] },
+    Globals {
+        keys: &'a [Bytes],
+        argv: &'a [Bytes],
+    },
     /// FCALL: the function gets (keys, args) tables.
-    Params { keys: &'a [Bytes], argv: &'a [Bytes] },
+    Params {
+        keys: &'a [Bytes],
+        argv: &'a [Bytes],
+    },
 }
 
 unsafe fn push_array(l: *mut lua_State, items: &[Bytes]) {
@@ -284,7 +329,14 @@ unsafe fn push_array(l: *mut lua_State, items: &[Bytes]) {
 
 /// Runs the function at registry reference `fref` and converts its result. `name` is what
 /// error messages call the script (its SHA1, or the function's name).
-pub(crate) fn run(e: &mut Engine, h: Handles, fref: c_int, args: Args, name: &str, mut rc: RunCtx) -> Reply {
+pub(crate) fn run(
+    e: &mut Engine,
+    h: Handles,
+    fref: c_int,
+    args: Args,
+    name: &str,
+    mut rc: RunCtx,
+) -> Reply {
     let l = h.l;
     let frozen = e.time_frozen;
     let saved_now = e.now_ms;

@@ -68,7 +68,12 @@ pub unsafe fn build(l: *mut lua_State, kind: Kind) -> c_int {
     lua_pushvalue(l, LUA_GLOBALSINDEX);
 
     // The error handler keeps debug.getinfo; the debug library itself goes away.
-    luaL_loadbuffer(l, HANDLER.as_ptr() as *const _, HANDLER.len(), c"=[redis]".as_ptr());
+    luaL_loadbuffer(
+        l,
+        HANDLER.as_ptr() as *const _,
+        HANDLER.len(),
+        c"=[redis]".as_ptr(),
+    );
     get_field(l, g, "debug");
     get_field(l, lua_gettop(l), "getinfo");
     lua_remove(l, -2);
@@ -82,7 +87,10 @@ pub unsafe fn build(l: *mut lua_State, kind: Kind) -> c_int {
     } else {
         lua_pop(l, 1);
     }
-    for name in ["debug", "print", "dofile", "loadfile", "getfenv", "setfenv", "newproxy", "module", "require", "package"] {
+    for name in [
+        "debug", "print", "dofile", "loadfile", "getfenv", "setfenv", "newproxy", "module",
+        "require", "package",
+    ] {
         lua_pushnil(l);
         set_field(l, g, name);
     }
@@ -93,12 +101,24 @@ pub unsafe fn build(l: *mut lua_State, kind: Kind) -> c_int {
     lua_pop(l, 1);
     get_field(l, g, "math");
     let math = lua_gettop(l);
-    set_funcs(l, math, &[("random", math_random), ("randomseed", math_randomseed)]);
+    set_funcs(
+        l,
+        math,
+        &[("random", math_random), ("randomseed", math_randomseed)],
+    );
     lua_pop(l, 1);
     set_funcs(
         l,
         g,
-        &[("loadstring", loadstring), ("pcall", pcall), ("rawset", rawset), ("setmetatable", setmetatable), ("rawget", rawget), ("next", next), ("pairs", pairs)],
+        &[
+            ("loadstring", loadstring),
+            ("pcall", pcall),
+            ("rawset", rawset),
+            ("setmetatable", setmetatable),
+            ("rawget", rawget),
+            ("next", next),
+            ("pairs", pairs),
+        ],
     );
     set_funcs(l, g, &[("tonumber", super::tonumber::tonumber)]);
 
@@ -115,7 +135,17 @@ pub unsafe fn build(l: *mut lua_State, kind: Kind) -> c_int {
     registry_set(l, BACKING_G);
 
     // Library tables become read-only proxies.
-    for name in ["string", "table", "math", "redis", "cjson", "cmsgpack", "struct", "bit", "coroutine"] {
+    for name in [
+        "string",
+        "table",
+        "math",
+        "redis",
+        "cjson",
+        "cmsgpack",
+        "struct",
+        "bit",
+        "coroutine",
+    ] {
         get_field(l, g, name);
         if lua_type(l, -1) == LUA_TTABLE {
             make_proxy(l, lua_gettop(l));
@@ -248,8 +278,16 @@ unsafe fn readonly_newindex_body(l: *mut lua_State) -> CResult {
 lua_cfn!(readonly_newindex, readonly_newindex_body);
 
 unsafe fn missing_global_body(l: *mut lua_State) -> CResult {
-    let name = to_bytes(l, 2).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
-    push_positioned(l, &format!("Script attempted to access nonexistent global variable '{}'", name));
+    let name = to_bytes(l, 2)
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    push_positioned(
+        l,
+        &format!(
+            "Script attempted to access nonexistent global variable '{}'",
+            name
+        ),
+    );
     Err(())
 }
 lua_cfn!(missing_global, missing_global_body);

@@ -18,7 +18,10 @@ pub const NAMES: &[(u32, &str)] = &[
 ];
 
 pub fn flag_by_name(name: &[u8]) -> Option<u32> {
-    NAMES.iter().find(|(_, n)| n.as_bytes() == name).map(|(f, _)| *f)
+    NAMES
+        .iter()
+        .find(|(_, n)| n.as_bytes() == name)
+        .map(|(f, _)| *f)
 }
 
 /// Parses an EVAL script's shebang. Returns the flags and how many bytes of the body the
@@ -35,17 +38,28 @@ pub fn parse_eval(body: &[u8]) -> Result<(u32, usize), String> {
     let mut parts = line.split(|&c| c == b' ').filter(|p| !p.is_empty());
     let engine = parts.next().unwrap_or_default();
     if engine != b"#!lua" {
-        return Err(format!("ERR Unexpected engine in script shebang: {}", String::from_utf8_lossy(engine)));
+        return Err(format!(
+            "ERR Unexpected engine in script shebang: {}",
+            String::from_utf8_lossy(engine)
+        ));
     }
     let mut flags = 0;
     for p in parts {
         let Some(list) = p.strip_prefix(b"flags=") else {
-            return Err(format!("ERR Unknown lua shebang option: {}", String::from_utf8_lossy(p)));
+            return Err(format!(
+                "ERR Unknown lua shebang option: {}",
+                String::from_utf8_lossy(p)
+            ));
         };
         for f in list.split(|&c| c == b',').filter(|f| !f.is_empty()) {
             match flag_by_name(f) {
                 Some(bit) => flags |= bit,
-                None => return Err(format!("ERR Unexpected flag in script shebang: {}", String::from_utf8_lossy(f))),
+                None => {
+                    return Err(format!(
+                        "ERR Unexpected flag in script shebang: {}",
+                        String::from_utf8_lossy(f)
+                    ))
+                }
             }
         }
     }
@@ -61,15 +75,23 @@ pub fn parse_library(code: &[u8]) -> Result<String, String> {
     let mut parts = code[..end].split(|&c| c == b' ').filter(|p| !p.is_empty());
     let engine = parts.next().unwrap_or_default();
     if engine.len() < 2 || !engine[2..].eq_ignore_ascii_case(b"lua") {
-        return Err(format!("ERR Engine '{}' not found", String::from_utf8_lossy(&engine[2.min(engine.len())..])));
+        return Err(format!(
+            "ERR Engine '{}' not found",
+            String::from_utf8_lossy(&engine[2.min(engine.len())..])
+        ));
     }
     let mut name: Option<String> = None;
     for p in parts {
         let Some(v) = p.strip_prefix(b"name=") else {
-            return Err(format!("ERR Invalid metadata value given: {}", String::from_utf8_lossy(p)));
+            return Err(format!(
+                "ERR Invalid metadata value given: {}",
+                String::from_utf8_lossy(p)
+            ));
         };
         if name.is_some() {
-            return Err("ERR Invalid metadata value, name argument was given multiple times".into());
+            return Err(
+                "ERR Invalid metadata value, name argument was given multiple times".into(),
+            );
         }
         name = Some(String::from_utf8_lossy(v).into_owned());
     }
@@ -89,8 +111,14 @@ mod tests {
     #[test]
     fn shebang_flags() {
         assert_eq!(parse_eval(b"return 1").unwrap(), (EVAL_COMPAT, 0));
-        assert_eq!(parse_eval(b"#!lua flags=no-writes,allow-oom\nreturn 1").unwrap(), (NO_WRITES | ALLOW_OOM, 31));
+        assert_eq!(
+            parse_eval(b"#!lua flags=no-writes,allow-oom\nreturn 1").unwrap(),
+            (NO_WRITES | ALLOW_OOM, 31)
+        );
         assert!(parse_eval(b"#!lua").is_err());
-        assert_eq!(parse_eval(b"#!lua flags=x\n").unwrap_err(), "ERR Unexpected flag in script shebang: x");
+        assert_eq!(
+            parse_eval(b"#!lua flags=x\n").unwrap_err(),
+            "ERR Unexpected flag in script shebang: x"
+        );
     }
 }

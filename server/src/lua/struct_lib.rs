@@ -56,7 +56,13 @@ unsafe fn optsize(l: *mut lua_State, opt: u8, fmt: &[u8], i: &mut usize) -> usiz
         b'i' | b'I' => {
             let sz = getnum(l, fmt, i, 4);
             if sz > MAXINTSIZE {
-                raise(l, &format!("integral size {} is larger than limit of {}", sz, MAXINTSIZE));
+                raise(
+                    l,
+                    &format!(
+                        "integral size {} is larger than limit of {}",
+                        sz, MAXINTSIZE
+                    ),
+                );
             }
             sz
         }
@@ -85,7 +91,8 @@ unsafe fn controloptions(l: *mut lua_State, opt: u8, fmt: &[u8], i: &mut usize, 
             h.align = a;
         }
         _ => {
-            let msg = std::ffi::CString::new(format!("invalid format option '{}'", opt as char)).unwrap_or_default();
+            let msg = std::ffi::CString::new(format!("invalid format option '{}'", opt as char))
+                .unwrap_or_default();
             luaL_argerror(l, 1, msg.as_ptr());
         }
     }
@@ -115,7 +122,10 @@ fn with_out<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
 
 unsafe fn pack_body(l: *mut lua_State) -> CResult {
     let fmt = fmt_arg(l);
-    let mut h = Header { little: true, align: 1 };
+    let mut h = Header {
+        little: true,
+        align: 1,
+    };
     with_out(Vec::clear);
     let mut arg: c_int = 2;
     let mut i = 0;
@@ -146,12 +156,24 @@ unsafe fn pack_body(l: *mut lua_State) -> CResult {
             b'f' => {
                 let f = luaL_checknumber(l, arg) as f32;
                 arg += 1;
-                with_out(|o| o.extend_from_slice(&if h.little { f.to_le_bytes() } else { f.to_be_bytes() }));
+                with_out(|o| {
+                    o.extend_from_slice(&if h.little {
+                        f.to_le_bytes()
+                    } else {
+                        f.to_be_bytes()
+                    })
+                });
             }
             b'd' => {
                 let d = luaL_checknumber(l, arg);
                 arg += 1;
-                with_out(|o| o.extend_from_slice(&if h.little { d.to_le_bytes() } else { d.to_be_bytes() }));
+                with_out(|o| {
+                    o.extend_from_slice(&if h.little {
+                        d.to_le_bytes()
+                    } else {
+                        d.to_be_bytes()
+                    })
+                });
             }
             b'c' | b's' => {
                 let mut len = 0usize;
@@ -202,7 +224,10 @@ fn getinteger(buf: &[u8], little: bool, signed: bool) -> f64 {
 
 unsafe fn unpack_body(l: *mut lua_State) -> CResult {
     let fmt = fmt_arg(l);
-    let mut h = Header { little: true, align: 1 };
+    let mut h = Header {
+        little: true,
+        align: 1,
+    };
     let mut ld = 0usize;
     let dp = luaL_checklstring(l, 2, &mut ld);
     let data = std::slice::from_raw_parts(dp as *const u8, ld);
@@ -226,21 +251,35 @@ unsafe fn unpack_body(l: *mut lua_State) -> CResult {
         luaL_checkstack_(l, 2, c"too many results".as_ptr());
         match opt {
             b'b' | b'B' | b'h' | b'H' | b'l' | b'L' | b'T' | b'i' | b'I' => {
-                lua_pushnumber(l, getinteger(&data[pos..pos + size], h.little, opt.is_ascii_lowercase()));
+                lua_pushnumber(
+                    l,
+                    getinteger(&data[pos..pos + size], h.little, opt.is_ascii_lowercase()),
+                );
                 n += 1;
             }
             b'x' => {}
             b'f' => {
                 let mut b = [0u8; 4];
                 b.copy_from_slice(&data[pos..pos + 4]);
-                let f = if h.little { f32::from_le_bytes(b) } else { f32::from_be_bytes(b) };
+                let f = if h.little {
+                    f32::from_le_bytes(b)
+                } else {
+                    f32::from_be_bytes(b)
+                };
                 lua_pushnumber(l, f as f64);
                 n += 1;
             }
             b'd' => {
                 let mut b = [0u8; 8];
                 b.copy_from_slice(&data[pos..pos + 8]);
-                lua_pushnumber(l, if h.little { f64::from_le_bytes(b) } else { f64::from_be_bytes(b) });
+                lua_pushnumber(
+                    l,
+                    if h.little {
+                        f64::from_le_bytes(b)
+                    } else {
+                        f64::from_be_bytes(b)
+                    },
+                );
                 n += 1;
             }
             b'c' => {
@@ -277,7 +316,10 @@ lua_cfn!(unpack, unpack_body);
 
 unsafe fn size_body(l: *mut lua_State) -> CResult {
     let fmt = fmt_arg(l);
-    let mut h = Header { little: true, align: 1 };
+    let mut h = Header {
+        little: true,
+        align: 1,
+    };
     let mut pos = 0usize;
     let mut i = 0;
     while i < fmt.len() {

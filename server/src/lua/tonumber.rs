@@ -101,7 +101,19 @@ mod tests {
 
     #[test]
     fn everything_else_takes_the_general_path() {
-        for s in ["", "-", "+1", " 1", "1 ", "1.5", "1e3", "0x10", "1234567890123456", "12a", "--1"] {
+        for s in [
+            "",
+            "-",
+            "+1",
+            " 1",
+            "1 ",
+            "1.5",
+            "1e3",
+            "0x10",
+            "1234567890123456",
+            "12a",
+            "--1",
+        ] {
             assert_eq!(plain_decimal(s.as_bytes()), None, "{s:?}");
         }
     }

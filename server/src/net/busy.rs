@@ -88,7 +88,13 @@ fn answer_requests(st: &mut ConnState, script: &BusyScript, config: &NetConfig) 
     let mut verdict = BusyVerdict::Continue;
     // Once a command waits for the engine, everything after it waits too (replies stay in order).
     while st.deferred.is_empty() {
-        let ConnState { parser, rbuf, wbuf, view, .. } = st;
+        let ConnState {
+            parser,
+            rbuf,
+            wbuf,
+            view,
+            ..
+        } = st;
         match parser.next(rbuf, config.proto_max_bulk_len, view.authenticated) {
             Ok(Parsed::Command(args)) => {
                 let v = run(st, args, script, config);
@@ -113,10 +119,18 @@ fn answer_requests(st: &mut ConnState, script: &BusyScript, config: &NetConfig) 
 
 /// One request during the busy script: resolved and admitted as the engine would, then run
 /// here when it needs no engine, or deferred.
-fn run(st: &mut ConnState, args: Vec<Bytes>, script: &BusyScript, config: &NetConfig) -> BusyVerdict {
-    let kind = BusyKind { is_function: script.is_function };
-    let admitted = crate::engine::resolve(&args)
-        .and_then(|(cmd, name)| admission::admit(cmd, &name, &st.view, Some(kind), false).map(|()| name));
+fn run(
+    st: &mut ConnState,
+    args: Vec<Bytes>,
+    script: &BusyScript,
+    config: &NetConfig,
+) -> BusyVerdict {
+    let kind = BusyKind {
+        is_function: script.is_function,
+    };
+    let admitted = crate::engine::resolve(&args).and_then(|(cmd, name)| {
+        admission::admit(cmd, &name, &st.view, Some(kind), false).map(|()| name)
+    });
     let name = match admitted {
         Ok(name) => name,
         Err(e) => {
@@ -135,10 +149,14 @@ fn run(st: &mut ConnState, args: Vec<Bytes>, script: &BusyScript, config: &NetCo
                 (Reply::ok(), BusyVerdict::Kill)
             }
         }
-        "shutdown" if args.len() == 2 && args[1].eq_ignore_ascii_case(b"nosave") => (Reply::None, BusyVerdict::Shutdown),
+        "shutdown" if args.len() == 2 && args[1].eq_ignore_ascii_case(b"nosave") => {
+            (Reply::None, BusyVerdict::Shutdown)
+        }
         // Any other SHUTDOWN would have to save, or wait for the script: Redis refuses it.
         "shutdown" => (admission::busy_error(kind), BusyVerdict::Continue),
-        "function|stats" if !script.is_function => (admission::busy_error(kind), BusyVerdict::Continue),
+        "function|stats" if !script.is_function => {
+            (admission::busy_error(kind), BusyVerdict::Continue)
+        }
         "auth" => match crate::cmd::connection::check_auth(config.requirepass.as_deref(), &args) {
             Ok(()) => {
                 st.view.authenticated = true;

@@ -29,8 +29,16 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
         shared.registry.remove(io_id);
         return;
     }
-    let addr = io.stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
-    let laddr = io.stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    let addr = io
+        .stream
+        .peer_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    let laddr = io
+        .stream
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
     let conn = shared.engine.borrow_mut().connect_from(&addr, &laddr);
     shared.attach(conn, io.clone());
     if let Some(meters) = shared.engine.borrow().net_meters(conn) {
@@ -140,7 +148,10 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
         engine.grant_auth(conn);
     }
     if over_query_limit(st, &shared.registry.config.borrow()) {
-        tracing::warn!("redlab: closing client {} that reached max query buffer length", conn);
+        tracing::warn!(
+            "redlab: closing client {} that reached max query buffer length",
+            conn
+        );
         st.rbuf.clear();
         return (true, None);
     }
@@ -157,7 +168,11 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
         let parsed = match st.deferred.pop_front() {
             // Admitted during a busy script, run now that it is over.
             Some(args) => Ok(Parsed::Command(args)),
-            None => st.parser.next(&mut st.rbuf, engine.config().proto_max_bulk_len, engine.is_authenticated(conn)),
+            None => st.parser.next(
+                &mut st.rbuf,
+                engine.config().proto_max_bulk_len,
+                engine.is_authenticated(conn),
+            ),
         };
         match parsed {
             Ok(Parsed::Command(args)) => {

@@ -62,7 +62,10 @@ impl ConnState {
     pub fn report(&self) {
         NetMeters::set(&self.meters.unsent, self.wbuf.len());
         NetMeters::set(&self.meters.qbuf, self.qbuf());
-        NetMeters::set(&self.meters.qbuf_free, self.rbuf.capacity() - self.rbuf.len());
+        NetMeters::set(
+            &self.meters.qbuf_free,
+            self.rbuf.capacity() - self.rbuf.len(),
+        );
     }
 
     /// The client's query buffer as Redis counts it: bytes received and not yet run.
@@ -87,7 +90,9 @@ impl NetConfig {
     pub fn refuses(&self, stream: &TcpStream) -> bool {
         self.protected_mode
             && self.requirepass.is_none()
-            && stream.peer_addr().is_ok_and(|a| !a.ip().is_loopback() && !a.ip().to_canonical().is_loopback())
+            && stream
+                .peer_addr()
+                .is_ok_and(|a| !a.ip().is_loopback() && !a.ip().to_canonical().is_loopback())
     }
 
     pub fn of(c: &crate::Config) -> NetConfig {
@@ -180,7 +185,9 @@ impl ConnIo {
     /// readiness tick); on this one thread the driver cannot run in between anyway. A peer's
     /// close is not cleared (tokio keeps READ_CLOSED), so end of stream is still seen.
     fn clear_read_readiness(&self) {
-        let _ = self.stream.try_io(tokio::io::Interest::READABLE, || Err::<(), _>(io::ErrorKind::WouldBlock.into()));
+        let _ = self.stream.try_io(tokio::io::Interest::READABLE, || {
+            Err::<(), _>(io::ErrorKind::WouldBlock.into())
+        });
     }
 
     /// Writes as much of the pending output as the socket takes now, up to `WRITE_STEP`.
@@ -190,7 +197,10 @@ impl ConnIo {
         let mut written = 0;
         let mut blocked = false;
         while !st.wbuf.is_empty() && written < WRITE_STEP {
-            match self.stream.try_write(&st.wbuf[..st.wbuf.len().min(WRITE_STEP - written)]) {
+            match self
+                .stream
+                .try_write(&st.wbuf[..st.wbuf.len().min(WRITE_STEP - written)])
+            {
                 Ok(n) => {
                     st.wbuf.advance(n);
                     written += n;

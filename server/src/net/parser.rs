@@ -62,7 +62,12 @@ impl RequestParser {
     /// Parses the next request from the front of `buf`, consuming what it used.
     /// `max_bulk` is proto-max-bulk-len; `authenticated` selects Redis's stricter limits for
     /// clients that have not authenticated yet.
-    pub fn next(&mut self, buf: &mut BytesMut, max_bulk: u64, authenticated: bool) -> Result<Parsed, ProtocolError> {
+    pub fn next(
+        &mut self,
+        buf: &mut BytesMut,
+        max_bulk: u64,
+        authenticated: bool,
+    ) -> Result<Parsed, ProtocolError> {
         if self.remaining == 0 {
             if buf.is_empty() {
                 return Ok(Parsed::Incomplete);
@@ -101,7 +106,10 @@ impl RequestParser {
                     let line = &buf[..end];
                     if line.first() != Some(&b'$') {
                         let got = line.first().map_or(' ', |&c| c as char);
-                        return Err(ProtocolError(format!("ERR Protocol error: expected '$', got '{}'", got)));
+                        return Err(ProtocolError(format!(
+                            "ERR Protocol error: expected '$', got '{}'",
+                            got
+                        )));
                     }
                     let len = match crate::numfmt::parse_i64(&line[1..]) {
                         Some(l) if l >= 0 && (l as u64) <= max_bulk => l,
@@ -193,7 +201,12 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
                 if i >= n {
                     return None;
                 }
-                if line[i] == b'\\' && i + 3 < n && line[i + 1] == b'x' && is_hex(line[i + 2]) && is_hex(line[i + 3]) {
+                if line[i] == b'\\'
+                    && i + 3 < n
+                    && line[i + 1] == b'x'
+                    && is_hex(line[i + 2])
+                    && is_hex(line[i + 3])
+                {
                     cur.push(hex(line[i + 2]) * 16 + hex(line[i + 3]));
                     i += 3;
                 } else if line[i] == b'\\' && i + 1 < n {
@@ -276,14 +289,27 @@ mod tests {
     }
 
     fn cmd(args: &[&str]) -> Parsed {
-        Parsed::Command(args.iter().map(|a| Bytes::copy_from_slice(a.as_bytes())).collect())
+        Parsed::Command(
+            args.iter()
+                .map(|a| Bytes::copy_from_slice(a.as_bytes()))
+                .collect(),
+        )
     }
 
     #[test]
     fn multibulk_and_inline() {
-        assert_eq!(parse_all(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n").unwrap(), vec![cmd(&["GET", "k"])]);
-        assert_eq!(parse_all(b"PING\r\nSET a \"b c\"\n").unwrap(), vec![cmd(&["PING"]), cmd(&["SET", "a", "b c"])]);
-        assert_eq!(parse_all(b"*0\r\n*-5\r\n").unwrap(), vec![Parsed::Empty, Parsed::Empty]);
+        assert_eq!(
+            parse_all(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n").unwrap(),
+            vec![cmd(&["GET", "k"])]
+        );
+        assert_eq!(
+            parse_all(b"PING\r\nSET a \"b c\"\n").unwrap(),
+            vec![cmd(&["PING"]), cmd(&["SET", "a", "b c"])]
+        );
+        assert_eq!(
+            parse_all(b"*0\r\n*-5\r\n").unwrap(),
+            vec![Parsed::Empty, Parsed::Empty]
+        );
     }
 
     #[test]
@@ -304,13 +330,34 @@ mod tests {
     #[test]
     fn redis_protocol_errors() {
         let err = |b: &[u8]| parse_all(b).unwrap_err().0;
-        assert_eq!(err(b"*1\r\n$99999999999\r\n"), "ERR Protocol error: invalid bulk length");
-        assert_eq!(err(b"*3\r\nfoo\r\n"), "ERR Protocol error: expected '$', got 'f'");
-        assert!(parse_all(b"*3\r\nfoo").unwrap().is_empty(), "waits for the line end, as Redis");
-        assert_eq!(err(b"*1\r\n*1\r\n"), "ERR Protocol error: expected '$', got '*'");
-        assert_eq!(err(b"*abc\r\n"), "ERR Protocol error: invalid multibulk length");
-        assert_eq!(err(b"SET \"a\r\n"), "ERR Protocol error: unbalanced quotes in request");
-        assert_eq!(err(&vec![b'a'; INLINE_MAX + 10]), "ERR Protocol error: too big inline request");
+        assert_eq!(
+            err(b"*1\r\n$99999999999\r\n"),
+            "ERR Protocol error: invalid bulk length"
+        );
+        assert_eq!(
+            err(b"*3\r\nfoo\r\n"),
+            "ERR Protocol error: expected '$', got 'f'"
+        );
+        assert!(
+            parse_all(b"*3\r\nfoo").unwrap().is_empty(),
+            "waits for the line end, as Redis"
+        );
+        assert_eq!(
+            err(b"*1\r\n*1\r\n"),
+            "ERR Protocol error: expected '$', got '*'"
+        );
+        assert_eq!(
+            err(b"*abc\r\n"),
+            "ERR Protocol error: invalid multibulk length"
+        );
+        assert_eq!(
+            err(b"SET \"a\r\n"),
+            "ERR Protocol error: unbalanced quotes in request"
+        );
+        assert_eq!(
+            err(&vec![b'a'; INLINE_MAX + 10]),
+            "ERR Protocol error: too big inline request"
+        );
     }
 
     #[test]

@@ -129,7 +129,8 @@ impl ServerBuilder {
 
     /// Starts the server; panics if the address cannot be bound (see `try_start`).
     pub fn start(self) -> Server {
-        self.try_start().expect("redlab: could not start the server")
+        self.try_start()
+            .expect("redlab: could not start the server")
     }
 
     /// Binds, starts the server thread and returns once the port accepts connections.
@@ -148,7 +149,13 @@ impl ServerBuilder {
             .name(format!("redlab-server:{}", addr.port()))
             .stack_size(8 << 20) // as large as redis-server's main thread: scripts run here
             .spawn(move || run(listener, config, thread_clock, thread_faults, stop_rx))?;
-        Ok(Server { addr, clock, faults, stop: Some(stop_tx), thread: Some(thread) })
+        Ok(Server {
+            addr,
+            clock,
+            faults,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        })
     }
 }
 
@@ -203,10 +210,13 @@ impl Server {
     /// Sends one request on a short-lived control connection and waits for its one-line reply.
     fn control(&self, request: &[u8]) -> String {
         use std::io::{BufRead, BufReader, Write};
-        let mut stream = std::net::TcpStream::connect(self.addr).expect("redlab: control connection");
+        let mut stream =
+            std::net::TcpStream::connect(self.addr).expect("redlab: control connection");
         stream.write_all(request).expect("redlab: control request");
         let mut line = String::new();
-        BufReader::new(stream).read_line(&mut line).expect("redlab: control reply");
+        BufReader::new(stream)
+            .read_line(&mut line)
+            .expect("redlab: control reply");
         line.trim_end().to_string()
     }
 
@@ -243,8 +253,17 @@ impl Drop for Server {
     }
 }
 
-fn run(listener: std::net::TcpListener, config: Config, clock: Clock, faults: Faults, mut stop: oneshot::Receiver<()>) {
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+fn run(
+    listener: std::net::TcpListener,
+    config: Config,
+    clock: Clock,
+    faults: Faults,
+    mut stop: oneshot::Receiver<()>,
+) {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             tracing::error!("redlab: cannot build the runtime: {}", e);

@@ -33,7 +33,11 @@ pub fn spawn_tied(cmd: &mut Command) -> std::io::Result<Child> {
     {
         use std::os::unix::process::CommandExt;
         extern "C" {
-            fn prctl(option: std::os::raw::c_int, arg2: std::os::raw::c_ulong, ...) -> std::os::raw::c_int;
+            fn prctl(
+                option: std::os::raw::c_int,
+                arg2: std::os::raw::c_ulong,
+                ...
+            ) -> std::os::raw::c_int;
             fn getppid() -> std::os::raw::c_int;
         }
         const PR_SET_PDEATHSIG: std::os::raw::c_int = 1;
@@ -60,7 +64,11 @@ pub fn spawn_tied(cmd: &mut Command) -> std::io::Result<Child> {
 /// Starts the binary with `--port <free port>` and `extra` options; returns once it accepts
 /// connections.
 pub fn start(extra: &[&str]) -> Standalone {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let child = spawn_tied(
         Command::new(env!("CARGO_BIN_EXE_redlab-server"))
             .args(["--port", &port.to_string()])
@@ -70,10 +78,16 @@ pub fn start(extra: &[&str]) -> Standalone {
     )
     .expect("spawn redlab-server");
     // Owned before the wait: a start that times out still kills it.
-    let server = Standalone { child: Killed(child), port };
+    let server = Standalone {
+        child: Killed(child),
+        port,
+    };
     let t = Instant::now();
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(t.elapsed() < Duration::from_secs(30), "redlab-server did not start");
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "redlab-server did not start"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     server

@@ -82,8 +82,19 @@ fn parse_ops(e: &Engine, call: &Call) -> Result<Vec<Op>, Reply> {
         };
         let (signed, bits) = field_type(call.arg(j + 1))?;
         let offset = bit_offset(e, call.arg(j + 2), true, bits)?;
-        let value = if kind == OpKind::Get { 0 } else { args::int(call.arg(j + 3))? };
-        ops.push(Op { kind, offset, bits, signed, value, overflow });
+        let value = if kind == OpKind::Get {
+            0
+        } else {
+            args::int(call.arg(j + 3))?
+        };
+        ops.push(Op {
+            kind,
+            offset,
+            bits,
+            signed,
+            value,
+            overflow,
+        });
         j += if kind == OpKind::Get { 3 } else { 4 };
     }
     Ok(ops)
@@ -121,7 +132,11 @@ fn set_bits(s: &mut [u8], offset: u64, bits: u32, value: u64) {
 /// Redis's `checkUnsignedBitfieldOverflow`: whether `value + incr` leaves the field, and the
 /// wrapped or saturated result.
 fn unsigned_overflow(value: u64, incr: i64, bits: u32, ow: Overflow) -> (bool, u64) {
-    let max = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let max = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
     let max_incr = max.wrapping_sub(value) as i64;
     let min_incr = value.wrapping_neg() as i64;
     let wrap = || value.wrapping_add(incr as u64) & !(u64::MAX << bits);
@@ -136,7 +151,11 @@ fn unsigned_overflow(value: u64, incr: i64, bits: u32, ow: Overflow) -> (bool, u
 
 /// Redis's `checkSignedBitfieldOverflow`.
 fn signed_overflow(value: i64, incr: i64, bits: u32, ow: Overflow) -> (bool, i64) {
-    let max: i64 = if bits == 64 { i64::MAX } else { (1i64 << (bits - 1)) - 1 };
+    let max: i64 = if bits == 64 {
+        i64::MAX
+    } else {
+        (1i64 << (bits - 1)) - 1
+    };
     let min = -max - 1;
     let max_incr = (max as u64).wrapping_sub(value as u64) as i64;
     let min_incr = min.wrapping_sub(value);
@@ -152,9 +171,13 @@ fn signed_overflow(value: i64, incr: i64, bits: u32, ow: Overflow) -> (bool, i64
         }
         c as i64
     };
-    if value > max || (bits != 64 && incr > max_incr) || (value >= 0 && incr > 0 && incr > max_incr) {
+    if value > max || (bits != 64 && incr > max_incr) || (value >= 0 && incr > 0 && incr > max_incr)
+    {
         (true, if ow == Overflow::Wrap { wrap() } else { max })
-    } else if value < min || (bits != 64 && incr < min_incr) || (value < 0 && incr < 0 && incr < min_incr) {
+    } else if value < min
+        || (bits != 64 && incr < min_incr)
+        || (value < 0 && incr < 0 && incr < min_incr)
+    {
         (true, if ow == Overflow::Wrap { wrap() } else { min })
     } else {
         (false, 0)
@@ -168,7 +191,11 @@ fn write_op(s: &mut [u8], op: &Op) -> (Option<i64>, bool) {
         let old = get_signed(s, op.offset, op.bits);
         let (overflow, new, ret) = if op.kind == OpKind::IncrBy {
             let (ovf, wrapped) = signed_overflow(old, op.value, op.bits, op.overflow);
-            let new = if ovf { wrapped } else { old.wrapping_add(op.value) };
+            let new = if ovf {
+                wrapped
+            } else {
+                old.wrapping_add(op.value)
+            };
             (ovf, new, new)
         } else {
             let (ovf, wrapped) = signed_overflow(op.value, 0, op.bits, op.overflow);
@@ -183,7 +210,11 @@ fn write_op(s: &mut [u8], op: &Op) -> (Option<i64>, bool) {
         let old = get_unsigned(s, op.offset, op.bits);
         let (overflow, new, ret) = if op.kind == OpKind::IncrBy {
             let (ovf, wrapped) = unsigned_overflow(old, op.value, op.bits, op.overflow);
-            let new = if ovf { wrapped } else { old.wrapping_add(op.value as u64) };
+            let new = if ovf {
+                wrapped
+            } else {
+                old.wrapping_add(op.value as u64)
+            };
             (ovf, new, new)
         } else {
             let v = op.value as u64;
@@ -219,7 +250,11 @@ fn run(e: &mut Engine, call: &Call, read_only_cmd: bool) -> Reply {
             Ok(s) => s,
             Err(r) => return r,
         };
-        return Reply::Array(ops.iter().map(|op| Reply::Int(read_op(s.map(|v| &v[..]), op))).collect());
+        return Reply::Array(
+            ops.iter()
+                .map(|op| Reply::Int(read_op(s.map(|v| &v[..]), op)))
+                .collect(),
+        );
     }
     if read_only_cmd {
         return Reply::err(errors::BITFIELD_RO_GET_ONLY);

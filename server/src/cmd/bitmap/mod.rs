@@ -139,7 +139,8 @@ fn count_bits(s: &[u8], first: u64, last: u64) -> i64 {
         return (s[fb] & head_mask & tail_mask).count_ones() as i64;
     }
     let middle: u64 = s[fb + 1..lb].iter().map(|b| b.count_ones() as u64).sum();
-    ((s[fb] & head_mask).count_ones() as u64 + middle + (s[lb] & tail_mask).count_ones() as u64) as i64
+    ((s[fb] & head_mask).count_ones() as u64 + middle + (s[lb] & tail_mask).count_ones() as u64)
+        as i64
 }
 
 /// BITCOUNT. Redis looks the key up before parsing the range, so a missing key answers 0
@@ -330,6 +331,20 @@ pub static COMMANDS: &[Command] = &[
     Command::new("bitcount", -2, READONLY, "bitmap", bitcount).keys(1, 1, 1),
     Command::new("bitpos", -3, READONLY, "bitmap", bitpos).keys(1, 1, 1),
     Command::new("bitop", -4, WRITE | DENYOOM, "bitmap", bitop).keys(2, -1, 1),
-    Command::new("bitfield", -2, WRITE | DENYOOM, "bitmap", bitfield::bitfield).keys(1, 1, 1),
-    Command::new("bitfield_ro", -2, READONLY | FAST, "bitmap", bitfield::bitfield_ro).keys(1, 1, 1),
+    Command::new(
+        "bitfield",
+        -2,
+        WRITE | DENYOOM,
+        "bitmap",
+        bitfield::bitfield,
+    )
+    .keys(1, 1, 1),
+    Command::new(
+        "bitfield_ro",
+        -2,
+        READONLY | FAST,
+        "bitmap",
+        bitfield::bitfield_ro,
+    )
+    .keys(1, 1, 1),
 ];

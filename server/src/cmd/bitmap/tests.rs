@@ -10,7 +10,10 @@ use crate::test_support::{events, listen, put_list, run};
 
 /// The listener's events as "event key" lines.
 fn event_lines(e: &mut Engine) -> Vec<String> {
-    events(e).into_iter().map(|(ev, key)| format!("{} {}", ev, key)).collect()
+    events(e)
+        .into_iter()
+        .map(|(ev, key)| format!("{} {}", ev, key))
+        .collect()
 }
 
 #[test]
@@ -34,10 +37,22 @@ fn wrongtype_for_bitmap_commands() {
         assert_eq!(run(&mut e, &cmd), wrong, "{cmd:?}");
     }
     // Argument errors Redis checks before the lookup still win.
-    assert_eq!(run(&mut e, &["SETBIT", "l", "-1", "1"]), Reply::err(errors::BIT_OFFSET));
-    assert_eq!(run(&mut e, &["BITPOS", "l", "2"]), Reply::err(errors::BITPOS_BIT));
-    assert_eq!(run(&mut e, &["BITFIELD", "l", "GET", "u64", "0"]), Reply::err(errors::BITFIELD_TYPE));
-    assert_eq!(run(&mut e, &["BITFIELD_RO", "l", "SET", "u8", "0", "1"]), Reply::err(errors::BITFIELD_RO_GET_ONLY));
+    assert_eq!(
+        run(&mut e, &["SETBIT", "l", "-1", "1"]),
+        Reply::err(errors::BIT_OFFSET)
+    );
+    assert_eq!(
+        run(&mut e, &["BITPOS", "l", "2"]),
+        Reply::err(errors::BITPOS_BIT)
+    );
+    assert_eq!(
+        run(&mut e, &["BITFIELD", "l", "GET", "u64", "0"]),
+        Reply::err(errors::BITFIELD_TYPE)
+    );
+    assert_eq!(
+        run(&mut e, &["BITFIELD_RO", "l", "SET", "u8", "0", "1"]),
+        Reply::err(errors::BITFIELD_RO_GET_ONLY)
+    );
     // BITOP's destination may hold any type: it is replaced.
     run(&mut e, &["SET", "s", "\u{7f}"]);
     assert_eq!(run(&mut e, &["BITOP", "NOT", "l", "s"]), Reply::Int(1));
@@ -59,7 +74,12 @@ fn notifications_only_when_bits_change() {
     run(&mut e, &["BITFIELD", "b", "INCRBY", "u8", "0", "1"]);
     assert_eq!(event_lines(&mut e), ["setbit b", "setbit b"]);
     // A FAIL overflow writes nothing and says nothing, yet the key is created as Redis does.
-    run(&mut e, &["BITFIELD", "f", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "10"]);
+    run(
+        &mut e,
+        &[
+            "BITFIELD", "f", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "10",
+        ],
+    );
     assert_eq!(event_lines(&mut e), Vec::<String>::new());
     assert_eq!(run(&mut e, &["GET", "f"]), Reply::bulk([0u8]));
     run(&mut e, &["BITOP", "OR", "d", "k"]);
@@ -77,19 +97,34 @@ fn offsets_past_proto_max_bulk_len_are_refused_without_allocating() {
     assert_eq!(run(&mut e, &["SETBIT", "k", "31", "1"]), Reply::Int(0));
     assert_eq!(run(&mut e, &["GETBIT", "k", "32"]), err);
     assert_eq!(run(&mut e, &["BITFIELD", "k", "GET", "u8", "#4"]), err);
-    assert_eq!(run(&mut e, &["BITFIELD", "k", "SET", "u8", "#3", "255"]), Reply::Array(vec![Reply::Int(1)]));
-    assert_eq!(run(&mut e, &["BITFIELD", "k", "SET", "i64", "#9223372036854775807", "1"]), err);
+    assert_eq!(
+        run(&mut e, &["BITFIELD", "k", "SET", "u8", "#3", "255"]),
+        Reply::Array(vec![Reply::Int(1)])
+    );
+    assert_eq!(
+        run(
+            &mut e,
+            &["BITFIELD", "k", "SET", "i64", "#9223372036854775807", "1"]
+        ),
+        err
+    );
     assert!(!e.db(0).contains(b"missing"));
     assert_eq!(run(&mut e, &["STRLEN", "k"]), Reply::Int(4));
     // Redis lets the last field run past the limit by up to its width: the string grows.
-    assert_eq!(run(&mut e, &["BITFIELD", "k", "SET", "u8", "31", "255"]), Reply::Array(vec![Reply::Int(1 << 7)]));
+    assert_eq!(
+        run(&mut e, &["BITFIELD", "k", "SET", "u8", "31", "255"]),
+        Reply::Array(vec![Reply::Int(1 << 7)])
+    );
     assert_eq!(run(&mut e, &["STRLEN", "k"]), Reply::Int(5));
 }
 
 #[test]
 fn bitfield_checks_every_operation_before_running_any() {
     let mut e = Engine::new(Config::default());
-    let r = run(&mut e, &["BITFIELD", "k", "SET", "u8", "0", "255", "GET", "u64", "0"]);
+    let r = run(
+        &mut e,
+        &["BITFIELD", "k", "SET", "u8", "0", "255", "GET", "u64", "0"],
+    );
     assert_eq!(r, Reply::err(errors::BITFIELD_TYPE));
     assert!(!e.db(0).contains(b"k"));
 }

@@ -77,7 +77,11 @@ fn flags_of(s: &Session) -> String {
 /// the command being run when `s` is the caller, for its memory fields.
 fn info_line(s: &Session, now_ms: i64, current: Option<&Call>) -> String {
     let mut line = String::with_capacity(300);
-    let name = s.name.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+    let name = s
+        .name
+        .as_deref()
+        .map(String::from_utf8_lossy)
+        .unwrap_or_default();
     let multi = s.multi.as_ref().map_or(-1, |m| m.queue.len() as i64);
     let multi_mem: usize = s
         .multi
@@ -85,10 +89,20 @@ fn info_line(s: &Session, now_ms: i64, current: Option<&Call>) -> String {
         .map_or(0, |m| m.queue.iter().flatten().map(|a| a.len()).sum());
     let (qbuf, qbuf_free, argv_mem, rbs, tot_base) = match current {
         // Redis's figures for a connection in the middle of a small command.
-        Some(call) => (26, 20448, call.args.iter().map(|a| a.len()).sum::<usize>(), 1024, 22288),
+        Some(call) => (
+            26,
+            20448,
+            call.args.iter().map(|a| a.len()).sum::<usize>(),
+            1024,
+            22288,
+        ),
         None => {
             let qbuf = NetMeters::get(&s.net.qbuf) as usize;
-            let free = if qbuf > 0 { NetMeters::get(&s.net.qbuf_free) as usize } else { 0 };
+            let free = if qbuf > 0 {
+                NetMeters::get(&s.net.qbuf_free) as usize
+            } else {
+                0
+            };
             (qbuf, free, 0, 1024, 1928 + qbuf + free)
         }
     };
@@ -166,7 +180,13 @@ fn list(e: &mut Engine, call: &mut Call) -> Reply {
             }
         }
         // Listed in the order asked, once per mention, as Redis does.
-        ids = Some(wanted.into_iter().filter(|&n| n > 0).map(|n| n as ConnId).collect());
+        ids = Some(
+            wanted
+                .into_iter()
+                .filter(|&n| n > 0)
+                .map(|n| n as ConnId)
+                .collect(),
+        );
     } else if call.argc() != 2 {
         return Reply::err(errors::SYNTAX);
     }
@@ -343,10 +363,16 @@ fn setinfo(e: &mut Engine, call: &mut Call) -> Reply {
     let attr = args::lower(call.arg(2));
     let value = call.arg(3);
     if !matches!(attr.as_str(), "lib-name" | "lib-ver") {
-        return Reply::err(format!("ERR Unrecognized option '{}'", errors::clip(call.arg(2), 128)));
+        return Reply::err(format!(
+            "ERR Unrecognized option '{}'",
+            errors::clip(call.arg(2), 128)
+        ));
     }
     if value.iter().any(|&c| c < b'!' || c > b'~') {
-        return Reply::err(format!("ERR {} cannot contain spaces, newlines or special characters.", attr));
+        return Reply::err(format!(
+            "ERR {} cannot contain spaces, newlines or special characters.",
+            attr
+        ));
     }
     let v = (!value.is_empty()).then(|| value.to_vec());
     if let Some(s) = e.sessions.get_mut(&call.conn) {
@@ -473,7 +499,10 @@ fn help(_: &mut Engine, _: &mut Call) -> Reply {
 
 /// Never called: the dispatcher resolves CLIENT to one of its subcommands.
 pub(super) fn container(_: &mut Engine, call: &mut Call) -> Reply {
-    Reply::err(errors::unknown_subcommand("client", call.args.get(1).map_or(&b""[..], |a| &a[..])))
+    Reply::err(errors::unknown_subcommand(
+        "client",
+        call.args.get(1).map_or(&b""[..], |a| &a[..]),
+    ))
 }
 
 const CONN: u32 = NOSCRIPT | LOADING | STALE;

@@ -19,9 +19,16 @@ fn ping(e: &mut Engine, call: &mut Call) -> Reply {
     }
     // A RESP2 subscriber can only read pushes, so Redis answers PING there with a push-shaped
     // array; a RESP3 subscriber can tell replies from pushes and gets the normal reply.
-    let subscribed = e.sessions.get(&call.conn).is_some_and(|s| s.in_pubsub() && s.resp == 2);
+    let subscribed = e
+        .sessions
+        .get(&call.conn)
+        .is_some_and(|s| s.in_pubsub() && s.resp == 2);
     if subscribed {
-        let payload = if call.argc() == 2 { call.args[1].clone() } else { Default::default() };
+        let payload = if call.argc() == 2 {
+            call.args[1].clone()
+        } else {
+            Default::default()
+        };
         return Reply::Array(vec![Reply::bulk("pong"), Reply::Bulk(payload)]);
     }
     if call.argc() == 2 {
@@ -81,7 +88,10 @@ fn password_matches(password: Option<&str>, user: &[u8], pass: &[u8]) -> bool {
 
 /// AUTH's verdict from the arguments and `requirepass` alone (no engine), so the loop that
 /// serves clients during a busy script authenticates exactly as the command does.
-pub(crate) fn check_auth(requirepass: Option<&str>, args: &[bytes::Bytes]) -> Result<(), &'static str> {
+pub(crate) fn check_auth(
+    requirepass: Option<&str>,
+    args: &[bytes::Bytes],
+) -> Result<(), &'static str> {
     let password = requirepass.filter(|p| !p.is_empty());
     let (user, pass): (&[u8], &[u8]) = match args.len() {
         2 if password.is_none() => return Err(errors::AUTH_NOT_CONFIGURED),
@@ -115,7 +125,11 @@ pub(crate) fn valid_client_name(name: &[u8]) -> bool {
 /// Sets (or, for an empty name, clears) the connection's name.
 pub(crate) fn set_client_name(e: &mut Engine, conn: crate::session::ConnId, name: &[u8]) {
     if let Some(s) = e.sessions.get_mut(&conn) {
-        s.name = if name.is_empty() { None } else { Some(name.to_vec()) };
+        s.name = if name.is_empty() {
+            None
+        } else {
+            Some(name.to_vec())
+        };
     }
 }
 
@@ -211,13 +225,36 @@ pub static COMMANDS: &[Command] = &[
     Command::new("ping", -1, FAST | SENTINEL, "connection", ping),
     Command::new("echo", 2, LOADING | STALE | FAST, "connection", echo),
     Command::new("select", 2, LOADING | STALE | FAST, "connection", select),
-    Command::new("quit", -1, ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH, "connection", quit),
-    Command::new("hello", -1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | SENTINEL, "connection", hello),
-    Command::new("auth", -2, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | SENTINEL, "connection", auth),
-    Command::new("reset", 1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, "connection", reset),
+    Command::new(
+        "quit",
+        -1,
+        ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH,
+        "connection",
+        quit,
+    ),
+    Command::new(
+        "hello",
+        -1,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | SENTINEL,
+        "connection",
+        hello,
+    ),
+    Command::new(
+        "auth",
+        -2,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | SENTINEL,
+        "connection",
+        auth,
+    ),
+    Command::new(
+        "reset",
+        1,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
+        "connection",
+        reset,
+    ),
     Command::new("client", -2, 0, "connection", client::container).subcommands(client::SUBCOMMANDS),
 ];
-
 
 #[cfg(test)]
 mod tests;

@@ -12,7 +12,10 @@ fn run(e: &mut Engine, conn: u64, line: &str) -> Reply {
 }
 
 fn with_password(p: &str) -> Engine {
-    Engine::new(Config { requirepass: Some(p.into()), ..Config::default() })
+    Engine::new(Config {
+        requirepass: Some(p.into()),
+        ..Config::default()
+    })
 }
 
 fn text(r: &Reply) -> String {
@@ -28,7 +31,10 @@ fn requirepass_gates_commands_until_auth() {
     let c = e.connect();
     assert_eq!(run(&mut e, c, "PING"), Reply::err(errors::NOAUTH));
     assert_eq!(run(&mut e, c, "AUTH wrong"), Reply::err(errors::WRONGPASS));
-    assert_eq!(run(&mut e, c, "AUTH default wrong"), Reply::err(errors::WRONGPASS));
+    assert_eq!(
+        run(&mut e, c, "AUTH default wrong"),
+        Reply::err(errors::WRONGPASS)
+    );
     assert_eq!(run(&mut e, c, "AUTH secret"), Reply::ok());
     assert_eq!(run(&mut e, c, "PING"), Reply::status("PONG"));
     // A failed AUTH does not log an authenticated connection out.
@@ -42,11 +48,19 @@ fn hello_needs_auth_or_authenticates() {
     let mut e = with_password("pw");
     let c = e.connect();
     assert_eq!(run(&mut e, c, "HELLO 3"), Reply::err(errors::HELLO_NOAUTH));
-    assert_eq!(run(&mut e, c, "HELLO 3 SETNAME x"), Reply::err(errors::HELLO_NOAUTH));
+    assert_eq!(
+        run(&mut e, c, "HELLO 3 SETNAME x"),
+        Reply::err(errors::HELLO_NOAUTH)
+    );
     assert_eq!(e.resp(c), 2);
-    assert_eq!(run(&mut e, c, "HELLO 3 AUTH default bad"), Reply::err(errors::WRONGPASS));
+    assert_eq!(
+        run(&mut e, c, "HELLO 3 AUTH default bad"),
+        Reply::err(errors::WRONGPASS)
+    );
     let r = run(&mut e, c, "HELLO 3 AUTH default pw SETNAME app");
-    let Reply::Map(pairs) = r else { panic!("HELLO answers a map") };
+    let Reply::Map(pairs) = r else {
+        panic!("HELLO answers a map")
+    };
     assert_eq!(pairs[0], (Reply::bulk("server"), Reply::bulk("redis")));
     assert_eq!(pairs[1], (Reply::bulk("version"), Reply::bulk("7.0.15")));
     assert_eq!(pairs[2], (Reply::bulk("proto"), Reply::Int(3)));
@@ -59,9 +73,15 @@ fn hello_needs_auth_or_authenticates() {
 fn hello_switches_the_wire_encoding() {
     let mut e = Engine::new(Config::default());
     let c = e.connect();
-    assert_eq!(&run(&mut e, c, "GET missing").to_bytes(e.resp(c))[..], b"$-1\r\n");
+    assert_eq!(
+        &run(&mut e, c, "GET missing").to_bytes(e.resp(c))[..],
+        b"$-1\r\n"
+    );
     run(&mut e, c, "HELLO 3");
-    assert_eq!(&run(&mut e, c, "GET missing").to_bytes(e.resp(c))[..], b"_\r\n");
+    assert_eq!(
+        &run(&mut e, c, "GET missing").to_bytes(e.resp(c))[..],
+        b"_\r\n"
+    );
     run(&mut e, c, "HELLO 2");
     assert_eq!(e.resp(c), 2);
 }
@@ -108,10 +128,16 @@ fn client_kill_by_id_drops_the_connection_and_its_subscriptions() {
     assert_eq!(r, Reply::Int(1));
     assert!(e.should_close(victim));
     assert!(!e.is_connected(victim));
-    assert!(e.take_wakeups().contains(&victim), "the shell must be woken to close the socket");
+    assert!(
+        e.take_wakeups().contains(&victim),
+        "the shell must be woken to close the socket"
+    );
     assert_eq!(run(&mut e, killer, "PUBLISH ch m"), Reply::Int(0));
     assert!(e.watched_keys.is_empty());
-    assert_eq!(run(&mut e, killer, &format!("CLIENT KILL ID {victim}")), Reply::Int(0));
+    assert_eq!(
+        run(&mut e, killer, &format!("CLIENT KILL ID {victim}")),
+        Reply::Int(0)
+    );
     assert!(!e.should_close(killer));
 }
 
@@ -123,12 +149,24 @@ fn client_kill_by_addr_old_and_new_forms() {
     let c = e.connect_from("10.0.0.3:5000", "127.0.0.1:6380");
     assert_eq!(run(&mut e, a, "CLIENT KILL 10.0.0.2:5000"), Reply::ok());
     assert!(!e.is_connected(b));
-    assert_eq!(run(&mut e, a, "CLIENT KILL 10.0.0.2:5000"), Reply::err(errors::NO_SUCH_CLIENT));
-    assert_eq!(run(&mut e, a, "CLIENT KILL LADDR 127.0.0.1:6380"), Reply::Int(1));
+    assert_eq!(
+        run(&mut e, a, "CLIENT KILL 10.0.0.2:5000"),
+        Reply::err(errors::NO_SUCH_CLIENT)
+    );
+    assert_eq!(
+        run(&mut e, a, "CLIENT KILL LADDR 127.0.0.1:6380"),
+        Reply::Int(1)
+    );
     assert!(!e.is_connected(c));
     // The new form skips the caller unless told otherwise; the old form does not.
-    assert_eq!(run(&mut e, a, "CLIENT KILL ADDR 10.0.0.1:5000"), Reply::Int(0));
-    assert_eq!(run(&mut e, a, "CLIENT KILL ADDR 10.0.0.1:5000 SKIPME no"), Reply::Int(1));
+    assert_eq!(
+        run(&mut e, a, "CLIENT KILL ADDR 10.0.0.1:5000"),
+        Reply::Int(0)
+    );
+    assert_eq!(
+        run(&mut e, a, "CLIENT KILL ADDR 10.0.0.1:5000 SKIPME no"),
+        Reply::Int(1)
+    );
     assert!(e.should_close(a));
     let d = e.connect_from("10.0.0.4:5000", "127.0.0.1:6379");
     assert_eq!(run(&mut e, d, "CLIENT KILL 10.0.0.4:5000"), Reply::ok());
@@ -152,29 +190,90 @@ fn client_list_reports_the_connection_state() {
     assert_eq!(lines.len(), 3);
     assert!(list.ends_with('\n'));
     let la = lines[0];
-    assert!(la.starts_with(&format!("id={a} addr=10.1.1.1:4000 laddr=127.0.0.1:6379 fd=")), "{la}");
-    for field in ["name=worker", "flags=x", "db=3", "sub=0", "psub=0", "ssub=0", "multi=1", "cmd=set", "user=default", "resp=2"] {
-        assert!(la.contains(&format!(" {field} ")) || la.ends_with(&format!(" {field}")), "{field} in {la}");
+    assert!(
+        la.starts_with(&format!(
+            "id={a} addr=10.1.1.1:4000 laddr=127.0.0.1:6379 fd="
+        )),
+        "{la}"
+    );
+    for field in [
+        "name=worker",
+        "flags=x",
+        "db=3",
+        "sub=0",
+        "psub=0",
+        "ssub=0",
+        "multi=1",
+        "cmd=set",
+        "user=default",
+        "resp=2",
+    ] {
+        assert!(
+            la.contains(&format!(" {field} ")) || la.ends_with(&format!(" {field}")),
+            "{field} in {la}"
+        );
     }
     let lb = lines[1];
-    for field in ["name=", "flags=P", "sub=2", "psub=1", "multi=-1", "cmd=psubscribe"] {
+    for field in [
+        "name=",
+        "flags=P",
+        "sub=2",
+        "psub=1",
+        "multi=-1",
+        "cmd=psubscribe",
+    ] {
         assert!(lb.contains(&format!(" {field} ")), "{field} in {lb}");
     }
-    assert!(lines[2].contains(" flags=N ") && lines[2].contains(" cmd=client|list "), "{}", lines[2]);
-    let fields: Vec<&str> = lb.split(' ').map(|f| f.split('=').next().unwrap_or("")).collect();
+    assert!(
+        lines[2].contains(" flags=N ") && lines[2].contains(" cmd=client|list "),
+        "{}",
+        lines[2]
+    );
+    let fields: Vec<&str> = lb
+        .split(' ')
+        .map(|f| f.split('=').next().unwrap_or(""))
+        .collect();
     assert_eq!(
         fields,
         [
-            "id", "addr", "laddr", "fd", "name", "age", "idle", "flags", "db", "sub", "psub", "ssub", "multi", "qbuf",
-            "qbuf-free", "argv-mem", "multi-mem", "rbs", "rbp", "obl", "oll", "omem", "tot-mem", "events", "cmd", "user",
-            "redir", "resp"
+            "id",
+            "addr",
+            "laddr",
+            "fd",
+            "name",
+            "age",
+            "idle",
+            "flags",
+            "db",
+            "sub",
+            "psub",
+            "ssub",
+            "multi",
+            "qbuf",
+            "qbuf-free",
+            "argv-mem",
+            "multi-mem",
+            "rbs",
+            "rbp",
+            "obl",
+            "oll",
+            "omem",
+            "tot-mem",
+            "events",
+            "cmd",
+            "user",
+            "redir",
+            "resp"
         ]
     );
     let pubsub_only = text(&run(&mut e, c, "CLIENT LIST TYPE pubsub"));
     assert_eq!(pubsub_only.lines().count(), 1);
     assert!(pubsub_only.starts_with(&format!("id={b} ")));
     let by_id = text(&run(&mut e, c, &format!("CLIENT LIST ID {b} 999 {a}")));
-    let ids: Vec<&str> = by_id.lines().map(|l| l.split(' ').next().unwrap_or("")).collect();
+    let ids: Vec<&str> = by_id
+        .lines()
+        .map(|l| l.split(' ').next().unwrap_or(""))
+        .collect();
     assert_eq!(ids, [format!("id={b}"), format!("id={a}")]);
 }
 
@@ -205,13 +304,24 @@ fn client_unblock_ends_a_blocked_command() {
         };
         e.block(&call, vec![b"q".to_vec()], None, Reply::NilArray);
         assert!(e.is_blocked(b));
-        let line = if error { format!("CLIENT UNBLOCK {b} ERROR") } else { format!("CLIENT UNBLOCK {b}") };
+        let line = if error {
+            format!("CLIENT UNBLOCK {b} ERROR")
+        } else {
+            format!("CLIENT UNBLOCK {b}")
+        };
         assert_eq!(run(&mut e, a, &line), Reply::Int(1));
         assert!(!e.is_blocked(b));
-        let expected = if error { Reply::err("UNBLOCKED client unblocked via CLIENT UNBLOCK") } else { Reply::NilArray };
+        let expected = if error {
+            Reply::err("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+        } else {
+            Reply::NilArray
+        };
         assert_eq!(e.take_output(b), vec![expected]);
     }
-    assert_eq!(run(&mut e, a, &format!("CLIENT UNBLOCK {b}")), Reply::Int(0));
+    assert_eq!(
+        run(&mut e, a, &format!("CLIENT UNBLOCK {b}")),
+        Reply::Int(0)
+    );
 }
 
 #[test]

@@ -18,30 +18,51 @@ use crate::notify;
 use crate::reply::Reply;
 
 /// The hash at `key`: None if missing, WRONGTYPE for another type.
-pub(crate) fn hash_ref<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a HashValue>, Reply> {
+pub(crate) fn hash_ref<'a>(
+    e: &'a mut Engine,
+    db: usize,
+    key: &[u8],
+) -> Result<Option<&'a HashValue>, Reply> {
     match e.db(db).get(key) {
         None => Ok(None),
-        Some(Entry { value: Value::Hash(h), .. }) => Ok(Some(h)),
+        Some(Entry {
+            value: Value::Hash(h),
+            ..
+        }) => Ok(Some(h)),
         Some(_) => Err(Reply::err(errors::WRONGTYPE)),
     }
 }
 
-pub(crate) fn hash_mut<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a mut HashValue>, Reply> {
+pub(crate) fn hash_mut<'a>(
+    e: &'a mut Engine,
+    db: usize,
+    key: &[u8],
+) -> Result<Option<&'a mut HashValue>, Reply> {
     match e.db(db).get_mut(key) {
         None => Ok(None),
-        Some(Entry { value: Value::Hash(h), .. }) => Ok(Some(h)),
+        Some(Entry {
+            value: Value::Hash(h),
+            ..
+        }) => Ok(Some(h)),
         Some(_) => Err(Reply::err(errors::WRONGTYPE)),
     }
 }
 
 /// The hash at `key`, created empty if missing (the caller adds to it at once).
-pub(crate) fn hash_or_create<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<&'a mut HashValue, Reply> {
+pub(crate) fn hash_or_create<'a>(
+    e: &'a mut Engine,
+    db: usize,
+    key: &[u8],
+) -> Result<&'a mut HashValue, Reply> {
     let d = e.db(db);
     if !d.contains(key) {
         d.set(key, Value::Hash(Box::default()));
     }
     match d.get_mut(key) {
-        Some(Entry { value: Value::Hash(h), .. }) => Ok(h),
+        Some(Entry {
+            value: Value::Hash(h),
+            ..
+        }) => Ok(h),
         _ => Err(Reply::err(errors::WRONGTYPE)),
     }
 }
@@ -63,13 +84,18 @@ fn listpack_limits(e: &Engine) -> (usize, usize) {
             .unwrap_or(default)
     };
     (
-        setting(["hash-max-listpack-entries", "hash-max-ziplist-entries"], 128),
+        setting(
+            ["hash-max-listpack-entries", "hash-max-ziplist-entries"],
+            128,
+        ),
         setting(["hash-max-listpack-value", "hash-max-ziplist-value"], 64),
     )
 }
 
 fn is_listpack(h: &HashValue, (max_entries, max_value): (usize, usize)) -> bool {
-    h.len() <= max_entries && h.iter().all(|(k, v)| k.len() <= max_value && v.len() <= max_value)
+    h.len() <= max_entries
+        && h.iter()
+            .all(|(k, v)| k.len() <= max_value && v.len() <= max_value)
 }
 
 fn hget(e: &mut Engine, call: &mut Call) -> Reply {
@@ -101,7 +127,10 @@ fn hlen(e: &mut Engine, call: &mut Call) -> Reply {
 fn hstrlen(e: &mut Engine, call: &mut Call) -> Reply {
     match hash_ref(e, call.db, call.arg(1)) {
         Err(r) => r,
-        Ok(h) => Reply::Int(h.and_then(|h| h.get(call.arg(2))).map_or(0, |v| v.len() as i64)),
+        Ok(h) => Reply::Int(
+            h.and_then(|h| h.get(call.arg(2)))
+                .map_or(0, |v| v.len() as i64),
+        ),
     }
 }
 
@@ -133,7 +162,11 @@ fn hgetall(e: &mut Engine, call: &mut Call) -> Reply {
     match hash_ref(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(None) => Reply::Map(Vec::new()),
-        Ok(Some(h)) => Reply::Map(h.iter().map(|(k, v)| (Reply::bulk(k), Reply::bulk(v))).collect()),
+        Ok(Some(h)) => Reply::Map(
+            h.iter()
+                .map(|(k, v)| (Reply::bulk(k), Reply::bulk(v)))
+                .collect(),
+        ),
     }
 }
 
@@ -156,7 +189,11 @@ fn hscan(e: &mut Engine, call: &mut Call) -> Reply {
     };
     let pair = |k: &[u8], v: &[u8]| [Reply::bulk(k), Reply::bulk(v)];
     if is_listpack(h, limits) {
-        let items = h.iter().filter(|(k, _)| opts.matches(k)).flat_map(|(k, v)| pair(k, v)).collect();
+        let items = h
+            .iter()
+            .filter(|(k, _)| opts.matches(k))
+            .flat_map(|(k, v)| pair(k, v))
+            .collect();
         return scan::reply(0, items);
     }
     let (next, found) = scan::page(h.iter().map(|(k, v)| (&k[..], (k, v))), cursor, opts.count);
@@ -182,7 +219,14 @@ pub static COMMANDS: &[Command] = &[
     Command::new("hvals", 2, READONLY, "hash", hvals).keys(1, 1, 1),
     Command::new("hgetall", 2, READONLY, "hash", hgetall).keys(1, 1, 1),
     Command::new("hincrby", 4, WRITE | DENYOOM | FAST, "hash", write::hincrby).keys(1, 1, 1),
-    Command::new("hincrbyfloat", 4, WRITE | DENYOOM | FAST, "hash", write::hincrbyfloat).keys(1, 1, 1),
+    Command::new(
+        "hincrbyfloat",
+        4,
+        WRITE | DENYOOM | FAST,
+        "hash",
+        write::hincrbyfloat,
+    )
+    .keys(1, 1, 1),
     Command::new("hscan", -3, READONLY, "hash", hscan).keys(1, 1, 1),
     Command::new("hrandfield", -2, READONLY, "hash", random::hrandfield).keys(1, 1, 1),
 ];

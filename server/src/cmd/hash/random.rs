@@ -94,7 +94,9 @@ pub(super) fn hrandfield(e: &mut Engine, call: &mut Call) -> Reply {
     };
     let mut out = Vec::with_capacity(picks.len() * if withvalues && !resp3 { 2 } else { 1 });
     for i in picks {
-        let Some((k, v)) = h.get_index(i) else { continue };
+        let Some((k, v)) = h.get_index(i) else {
+            continue;
+        };
         match (withvalues, resp3) {
             (false, _) => out.push(Reply::bulk(k)),
             (true, true) => out.push(Reply::Array(vec![Reply::bulk(k), Reply::bulk(v)])),

@@ -61,7 +61,10 @@ pub(crate) fn parse_cursor(arg: &[u8]) -> Result<u64, Reply> {
 
 /// Parses `[MATCH pattern] [COUNT count]` (any order, repeats allowed, last one wins).
 pub(crate) fn parse_options(opts: &[Bytes]) -> Result<ScanOptions<'_>, Reply> {
-    let mut out = ScanOptions { pattern: None, count: 10 };
+    let mut out = ScanOptions {
+        pattern: None,
+        count: 10,
+    };
     let mut i = 0;
     while i < opts.len() {
         let has_value = i + 1 < opts.len();
@@ -90,7 +93,11 @@ fn scan_hash(item: &[u8]) -> u64 {
 /// One page of a scan over a big collection, Redis's reverse-binary bucket cursor (see
 /// `db::scan::step`): the items of the buckets visited from `cursor` and the next cursor (0
 /// when done). `items` yields (element, payload) for the whole collection.
-pub(crate) fn page<'a, T>(items: impl Iterator<Item = (&'a [u8], T)>, cursor: u64, count: usize) -> (u64, Vec<T>) {
+pub(crate) fn page<'a, T>(
+    items: impl Iterator<Item = (&'a [u8], T)>,
+    cursor: u64,
+    count: usize,
+) -> (u64, Vec<T>) {
     let (found, next) = crate::db::scan::step(items.map(|(k, t)| (scan_hash(k), t)), cursor, count);
     (next, found)
 }
@@ -112,7 +119,14 @@ mod tests {
         assert_eq!(parse_cursor(b"+5").unwrap(), 5);
         assert_eq!(parse_cursor(b"-1").unwrap(), u64::MAX);
         assert_eq!(parse_cursor(b"18446744073709551615").unwrap(), u64::MAX);
-        for bad in [&b"18446744073709551616"[..], b" 1", b"1 ", b"-", b"0x1", b"abc"] {
+        for bad in [
+            &b"18446744073709551616"[..],
+            b" 1",
+            b"1 ",
+            b"-",
+            b"0x1",
+            b"abc",
+        ] {
             assert!(parse_cursor(bad).is_err(), "{:?}", bad);
         }
     }

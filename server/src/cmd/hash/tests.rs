@@ -40,7 +40,11 @@ pub(crate) fn strings(r: &Reply) -> Vec<String> {
 pub(crate) fn listen(e: &mut Engine) -> ConnId {
     e.notify_flags = notify::parse_flags("KEA").expect("flags");
     let sub = e.connect();
-    e.pubsub.patterns.entry(b"__keyevent@0__:*".to_vec()).or_default().insert(sub);
+    e.pubsub
+        .patterns
+        .entry(b"__keyevent@0__:*".to_vec())
+        .or_default()
+        .insert(sub);
     sub
 }
 
@@ -63,7 +67,9 @@ pub(crate) fn events(e: &mut Engine, sub: ConnId) -> Vec<(String, String)> {
 }
 
 pub(crate) fn ev(list: &[(&str, &str)]) -> Vec<(String, String)> {
-    list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+    list.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
 }
 
 #[test]
@@ -74,20 +80,29 @@ fn writes_send_redis_event_names() {
     // HSET notifies even when nothing changed.
     run(&mut e, &["HSET", "h", "a", "1"]);
     run(&mut e, &["HMSET", "h", "c", "3"]);
-    assert_eq!(events(&mut e, sub), ev(&[("hset", "h"), ("hset", "h"), ("hset", "h")]));
+    assert_eq!(
+        events(&mut e, sub),
+        ev(&[("hset", "h"), ("hset", "h"), ("hset", "h")])
+    );
 
     assert_eq!(run(&mut e, &["HSETNX", "h", "a", "9"]), Reply::Int(0));
     assert_eq!(events(&mut e, sub), ev(&[]));
     run(&mut e, &["HSETNX", "h", "n", "5"]);
     run(&mut e, &["HINCRBY", "h", "n", "1"]);
     run(&mut e, &["HINCRBYFLOAT", "h", "n", "0.5"]);
-    assert_eq!(events(&mut e, sub), ev(&[("hset", "h"), ("hincrby", "h"), ("hincrbyfloat", "h")]));
+    assert_eq!(
+        events(&mut e, sub),
+        ev(&[("hset", "h"), ("hincrby", "h"), ("hincrbyfloat", "h")])
+    );
 
     assert_eq!(run(&mut e, &["HDEL", "h", "zz"]), Reply::Int(0));
     assert_eq!(events(&mut e, sub), ev(&[]));
     run(&mut e, &["HDEL", "h", "a", "b"]);
     run(&mut e, &["HDEL", "h", "c", "n"]);
-    assert_eq!(events(&mut e, sub), ev(&[("hdel", "h"), ("hdel", "h"), ("del", "h")]));
+    assert_eq!(
+        events(&mut e, sub),
+        ev(&[("hdel", "h"), ("hdel", "h"), ("del", "h")])
+    );
 }
 
 #[test]
@@ -95,14 +110,26 @@ fn failed_increments_change_nothing() {
     let mut e = Engine::new(Config::default());
     let sub = listen(&mut e);
     let dirty = e.dirty;
-    assert_eq!(run(&mut e, &["HINCRBY", "h", "f", "x"]), Reply::err(errors::NOT_INTEGER));
-    assert_eq!(run(&mut e, &["HINCRBYFLOAT", "h", "f", "inf"]), Reply::err(errors::INCR_IS_NAN_OR_INF));
+    assert_eq!(
+        run(&mut e, &["HINCRBY", "h", "f", "x"]),
+        Reply::err(errors::NOT_INTEGER)
+    );
+    assert_eq!(
+        run(&mut e, &["HINCRBYFLOAT", "h", "f", "inf"]),
+        Reply::err(errors::INCR_IS_NAN_OR_INF)
+    );
     assert!(!e.db(0).contains(b"h"));
     run(&mut e, &["HSET", "h", "big", "9223372036854775807"]);
     events(&mut e, sub);
     let dirty_after_set = e.dirty;
-    assert_eq!(run(&mut e, &["HINCRBY", "h", "big", "1"]), Reply::err(errors::OVERFLOW));
-    assert_eq!(run(&mut e, &["HGET", "h", "big"]), bulk("9223372036854775807"));
+    assert_eq!(
+        run(&mut e, &["HINCRBY", "h", "big", "1"]),
+        Reply::err(errors::OVERFLOW)
+    );
+    assert_eq!(
+        run(&mut e, &["HGET", "h", "big"]),
+        bulk("9223372036854775807")
+    );
     assert_eq!(events(&mut e, sub), ev(&[]));
     assert_eq!(e.dirty, dirty_after_set);
     assert!(dirty_after_set > dirty);
@@ -118,7 +145,9 @@ fn hrandfield_counts_and_membership() {
     let all: HashSet<String> = fields.iter().cloned().collect();
 
     let one = run(&mut e, &["HRANDFIELD", "h"]);
-    let Reply::Bulk(b) = one else { panic!("{one:?}") };
+    let Reply::Bulk(b) = one else {
+        panic!("{one:?}")
+    };
     assert!(all.contains(&String::from_utf8_lossy(&b).into_owned()));
 
     // Positive count: distinct fields, in the hash's order.
@@ -126,7 +155,10 @@ fn hrandfield_counts_and_membership() {
     assert_eq!(got.len(), 7);
     assert_eq!(got.iter().collect::<HashSet<_>>().len(), 7);
     assert!(got.iter().all(|f| all.contains(f)));
-    let positions: Vec<usize> = got.iter().map(|f| fields.iter().position(|x| x == f).unwrap()).collect();
+    let positions: Vec<usize> = got
+        .iter()
+        .map(|f| fields.iter().position(|x| x == f).unwrap())
+        .collect();
     assert!(positions.windows(2).all(|w| w[0] < w[1]));
 
     // Negative count: exactly |count| picks, repeats allowed, every field reachable.
@@ -147,10 +179,14 @@ fn hrandfield_withvalues_nests_pairs_in_resp3() {
     let mut e = Engine::new(Config::default());
     run(&mut e, &["HSET", "h", "a", "1", "b", "2", "c", "3"]);
     e.sessions.get_mut(&C).unwrap().resp = 3;
-    let Reply::Array(items) = run(&mut e, &["HRANDFIELD", "h", "-4", "WITHVALUES"]) else { panic!() };
+    let Reply::Array(items) = run(&mut e, &["HRANDFIELD", "h", "-4", "WITHVALUES"]) else {
+        panic!()
+    };
     assert_eq!(items.len(), 4);
     for item in items {
-        let Reply::Array(pair) = item else { panic!("not a pair") };
+        let Reply::Array(pair) = item else {
+            panic!("not a pair")
+        };
         assert_eq!(pair.len(), 2);
     }
 }
@@ -160,26 +196,50 @@ fn huge_negative_counts_are_refused_not_allocated() {
     let mut e = Engine::new(Config::default());
     run(&mut e, &["HSET", "h", "a", "1"]);
     assert_eq!(
-        run(&mut e, &["HRANDFIELD", "h", "-4611686018427387904", "WITHVALUES"]),
+        run(
+            &mut e,
+            &["HRANDFIELD", "h", "-4611686018427387904", "WITHVALUES"]
+        ),
         Reply::err(errors::VALUE_OUT_OF_RANGE)
     );
     // Within Redis's range, but Redis would stream 2^62 pairs: refused here.
-    assert_eq!(run(&mut e, &["HRANDFIELD", "h", "-4611686018427387903", "WITHVALUES"]), super::random::too_many_picks());
-    assert_eq!(run(&mut e, &["HRANDFIELD", "h", "-9223372036854775807"]), super::random::too_many_picks());
+    assert_eq!(
+        run(
+            &mut e,
+            &["HRANDFIELD", "h", "-4611686018427387903", "WITHVALUES"]
+        ),
+        super::random::too_many_picks()
+    );
+    assert_eq!(
+        run(&mut e, &["HRANDFIELD", "h", "-9223372036854775807"]),
+        super::random::too_many_picks()
+    );
     // A huge positive count is just "the whole hash".
-    assert_eq!(strings(&run(&mut e, &["HRANDFIELD", "h", "9223372036854775807"])), vec!["a"]);
+    assert_eq!(
+        strings(&run(&mut e, &["HRANDFIELD", "h", "9223372036854775807"])),
+        vec!["a"]
+    );
 }
 
 /// Scans with COUNT until the cursor comes back to 0; returns field -> value and the number
 /// of calls.
-fn full_hscan(e: &mut Engine, key: &str, count: usize, mut between: impl FnMut(&mut Engine)) -> (HashMap<String, String>, usize) {
+fn full_hscan(
+    e: &mut Engine,
+    key: &str,
+    count: usize,
+    mut between: impl FnMut(&mut Engine),
+) -> (HashMap<String, String>, usize) {
     let mut cursor = "0".to_string();
     let mut seen = HashMap::new();
     let mut calls = 0;
     loop {
         let r = run(e, &["HSCAN", key, &cursor, "COUNT", &count.to_string()]);
-        let Reply::Array(parts) = r else { panic!("{r:?}") };
-        let Reply::Bulk(next) = &parts[0] else { panic!() };
+        let Reply::Array(parts) = r else {
+            panic!("{r:?}")
+        };
+        let Reply::Bulk(next) = &parts[0] else {
+            panic!()
+        };
         let items = strings(&parts[1]);
         // Whole buckets, as Redis: a page may pass COUNT by a bucket's few elements.
         assert!(items.len() <= 2 * (count + 8), "{}", items.len());
@@ -234,7 +294,10 @@ fn small_hashes_scan_in_one_page_in_order() {
     let r = run(&mut e, &["HSCAN", "h", "12345", "COUNT", "1"]);
     assert_eq!(
         r,
-        Reply::Array(vec![bulk("0"), Reply::bulk_array(["z", "1", "y", "2", "x", "3"])])
+        Reply::Array(vec![
+            bulk("0"),
+            Reply::bulk_array(["z", "1", "y", "2", "x", "3"])
+        ])
     );
 }
 
@@ -257,10 +320,19 @@ fn an_expired_hash_is_gone_and_comes_back_without_ttl() {
 #[test]
 fn updating_a_field_keeps_its_place_and_deleting_keeps_the_rest_in_order() {
     let mut e = Engine::new(Config::default());
-    run(&mut e, &["HSET", "h", "a", "1", "b", "2", "c", "3", "d", "4"]);
+    run(
+        &mut e,
+        &["HSET", "h", "a", "1", "b", "2", "c", "3", "d", "4"],
+    );
     run(&mut e, &["HINCRBY", "h", "a", "1"]);
     run(&mut e, &["HDEL", "h", "b"]);
     run(&mut e, &["HSET", "h", "b", "9"]);
-    assert_eq!(strings(&run(&mut e, &["HKEYS", "h"])), vec!["a", "c", "d", "b"]);
-    assert_eq!(strings(&run(&mut e, &["HVALS", "h"])), vec!["2", "3", "4", "9"]);
+    assert_eq!(
+        strings(&run(&mut e, &["HKEYS", "h"])),
+        vec!["a", "c", "d", "b"]
+    );
+    assert_eq!(
+        strings(&run(&mut e, &["HVALS", "h"])),
+        vec!["2", "3", "4", "9"]
+    );
 }

@@ -121,13 +121,18 @@ pub(super) fn hincrbyfloat(e: &mut Engine, call: &mut Call) -> Reply {
         Ok(h) => h,
         Err(r) => return r,
     };
-    let current = h.get(call.arg(2)).map(|v| v.to_vec()).unwrap_or_else(|| b"0".to_vec());
+    let current = h
+        .get(call.arg(2))
+        .map(|v| v.to_vec())
+        .unwrap_or_else(|| b"0".to_vec());
     if crate::ldouble::LongDouble::parse(&current).is_none() {
         return Reply::err(errors::HASH_VALUE_NOT_FLOAT);
     }
     let text = match crate::ldouble::incr_by_float(&current, call.arg(3)) {
         Ok(t) => t,
-        Err(crate::ldouble::IncrFloatError::NanOrInfinity) => return Reply::err(errors::NAN_OR_INF),
+        Err(crate::ldouble::IncrFloatError::NanOrInfinity) => {
+            return Reply::err(errors::NAN_OR_INF)
+        }
         Err(crate::ldouble::IncrFloatError::NotAFloat) => return Reply::err(errors::NOT_FLOAT),
     };
     set_field(h, call.arg(2), text.as_bytes());

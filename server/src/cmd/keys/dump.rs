@@ -90,7 +90,15 @@ pub fn restore(e: &mut Engine, call: &mut Call) -> Reply {
     // IDLETIME sets the access time in the past; FREQ has no counter to set here.
     let _ = freq;
     let last_access = now - idle.unwrap_or(0).min(now / 1000).saturating_mul(1000);
-    e.db(call.db).insert_entry(&key, Entry { value, expire_at: deadline, last_access, raw: false });
+    e.db(call.db).insert_entry(
+        &key,
+        Entry {
+            value,
+            expire_at: deadline,
+            last_access,
+            raw: false,
+        },
+    );
     e.modified(call.db, &key, notify::GENERIC, "restore");
     Reply::ok()
 }

@@ -30,14 +30,22 @@ pub fn scan(e: &mut Engine, call: &mut Call) -> Reply {
     };
     let db = e.db(call.db);
     let now = db.now;
-    let live = db.iter().filter(|(_, en)| en.expire_at.is_none_or(|t| t > now));
-    let (batch, next) = scan::step(live.map(|(k, en)| (Db::key_hash(k), (k, en))), cursor, opts.count);
+    let live = db
+        .iter()
+        .filter(|(_, en)| en.expire_at.is_none_or(|t| t > now));
+    let (batch, next) = scan::step(
+        live.map(|(k, en)| (Db::key_hash(k), (k, en))),
+        cursor,
+        opts.count,
+    );
     // As Redis, COUNT bounds the keys visited; MATCH and TYPE filter what was visited.
     let items = batch
         .into_iter()
         .filter(|(k, _)| opts.matches(k))
         .filter(|(_, en)| {
-            opts.type_name.as_deref().is_none_or(|t| t.eq_ignore_ascii_case(en.value.type_name().as_bytes()))
+            opts.type_name
+                .as_deref()
+                .is_none_or(|t| t.eq_ignore_ascii_case(en.value.type_name().as_bytes()))
         })
         .map(|(k, _)| Reply::bulk(k))
         .collect();
@@ -49,7 +57,9 @@ pub fn scan(e: &mut Engine, call: &mut Call) -> Reply {
 pub fn randomkey(e: &mut Engine, call: &mut Call) -> Reply {
     fn live(db: &Db) -> impl Iterator<Item = &[u8]> + '_ {
         let now = db.now;
-        db.iter().filter(move |(_, en)| en.expire_at.is_none_or(|t| t > now)).map(|(k, _)| k)
+        db.iter()
+            .filter(move |(_, en)| en.expire_at.is_none_or(|t| t > now))
+            .map(|(k, _)| k)
     }
     let n = live(e.db(call.db)).count();
     if n == 0 {

@@ -32,19 +32,28 @@ fn del(e: &mut Engine, call: &mut Call) -> Reply {
 /// EXISTS counts a key once per time it is named.
 fn exists(e: &mut Engine, call: &mut Call) -> Reply {
     let db = e.db(call.db);
-    let n = call.args[1..].iter().filter(|k| db.peek(k).is_some()).count();
+    let n = call.args[1..]
+        .iter()
+        .filter(|k| db.peek(k).is_some())
+        .count();
     Reply::Int(n as i64)
 }
 
 fn type_(e: &mut Engine, call: &mut Call) -> Reply {
-    let name = e.db(call.db).peek(call.arg(1)).map_or("none", |en| en.value.type_name());
+    let name = e
+        .db(call.db)
+        .peek(call.arg(1))
+        .map_or("none", |en| en.value.type_name());
     Reply::status(name)
 }
 
 /// TOUCH: like EXISTS, but updates each key's access time.
 fn touch(e: &mut Engine, call: &mut Call) -> Reply {
     let db = e.db(call.db);
-    let n = call.args[1..].iter().filter(|k| db.get(k).is_some()).count();
+    let n = call.args[1..]
+        .iter()
+        .filter(|k| db.get(k).is_some())
+        .count();
     Reply::Int(n as i64)
 }
 
@@ -75,8 +84,22 @@ pub static COMMANDS: &[Command] = &[
     Command::new("pexpireat", -3, WRITE | FAST, "generic", expire::pexpireat).keys(1, 1, 1),
     Command::new("ttl", 2, READONLY | FAST, "generic", expire::ttl).keys(1, 1, 1),
     Command::new("pttl", 2, READONLY | FAST, "generic", expire::pttl).keys(1, 1, 1),
-    Command::new("expiretime", 2, READONLY | FAST, "generic", expire::expiretime).keys(1, 1, 1),
-    Command::new("pexpiretime", 2, READONLY | FAST, "generic", expire::pexpiretime).keys(1, 1, 1),
+    Command::new(
+        "expiretime",
+        2,
+        READONLY | FAST,
+        "generic",
+        expire::expiretime,
+    )
+    .keys(1, 1, 1),
+    Command::new(
+        "pexpiretime",
+        2,
+        READONLY | FAST,
+        "generic",
+        expire::pexpiretime,
+    )
+    .keys(1, 1, 1),
     Command::new("persist", 2, WRITE | FAST, "generic", expire::persist).keys(1, 1, 1),
     Command::new("rename", 3, WRITE, "generic", relocate::rename).keys(1, 2, 1),
     Command::new("renamenx", 3, WRITE | FAST, "generic", relocate::renamenx).keys(1, 2, 1),

@@ -32,7 +32,11 @@ fn int(e: &mut Engine, args: &[&str]) -> i64 {
 fn listen(e: &mut Engine) -> u64 {
     e.notify_flags = notify::KEYEVENT | notify::GENERIC | notify::EXPIRED | notify::STRING;
     e.execute(2, &["PING"]);
-    e.pubsub.patterns.entry(b"__keyevent@0__:*".to_vec()).or_default().insert(2);
+    e.pubsub
+        .patterns
+        .entry(b"__keyevent@0__:*".to_vec())
+        .or_default()
+        .insert(2);
     2
 }
 
@@ -43,7 +47,10 @@ fn events(e: &mut Engine, conn: u64) -> Vec<String> {
             Reply::Push(items) => match (&items[2], &items[3]) {
                 (Reply::Bulk(ch), Reply::Bulk(key)) => Some(format!(
                     "{} {}",
-                    String::from_utf8_lossy(ch).rsplit(':').next().unwrap_or_default(),
+                    String::from_utf8_lossy(ch)
+                        .rsplit(':')
+                        .next()
+                        .unwrap_or_default(),
                     String::from_utf8_lossy(key)
                 )),
                 _ => None,
@@ -94,7 +101,10 @@ fn a_deadline_in_the_past_deletes_with_a_del_event() {
     assert_eq!(int(&mut e, &["EXPIRE", "a", "0"]), 1);
     assert_eq!(int(&mut e, &["PEXPIREAT", "b", &T0.to_string()]), 1);
     assert_eq!(int(&mut e, &["EXISTS", "a", "b"]), 0);
-    assert_eq!(events(&mut e, sub), vec!["set a", "set b", "del a", "del b"]);
+    assert_eq!(
+        events(&mut e, sub),
+        vec!["set a", "set b", "del a", "del b"]
+    );
 }
 
 #[test]
@@ -132,7 +142,16 @@ fn rename_carries_the_deadline_and_the_events() {
     assert_eq!(int(&mut e, &["TTL", "b"]), 10);
     clock.advance(Duration::from_secs(10));
     assert_eq!(int(&mut e, &["EXISTS", "b"]), 0);
-    assert_eq!(events(&mut e, sub), vec!["set a", "expire a", "rename_from a", "rename_to b", "expired b"]);
+    assert_eq!(
+        events(&mut e, sub),
+        vec![
+            "set a",
+            "expire a",
+            "rename_from a",
+            "rename_to b",
+            "expired b"
+        ]
+    );
 }
 
 #[test]
@@ -156,7 +175,9 @@ fn move_and_copy_carry_the_deadline() {
 fn restore_ttl_is_relative_to_the_clock_unless_absttl() {
     let (mut e, clock) = engine();
     run(&mut e, &["SET", "src", "hello"]);
-    let Reply::Bulk(payload) = run(&mut e, &["DUMP", "src"]) else { panic!("dump") };
+    let Reply::Bulk(payload) = run(&mut e, &["DUMP", "src"]) else {
+        panic!("dump")
+    };
     let p = payload.to_vec();
     e.execute(1, &[&b"RESTORE"[..], b"a", b"5000", &p]);
     assert_eq!(int(&mut e, &["PTTL", "a"]), 5000);
@@ -164,7 +185,10 @@ fn restore_ttl_is_relative_to_the_clock_unless_absttl() {
     e.execute(1, &[&b"RESTORE"[..], b"b", abs.as_bytes(), &p, b"ABSTTL"]);
     assert_eq!(int(&mut e, &["PTTL", "b"]), 2000);
     let past = (T0 - 1).to_string();
-    assert_eq!(e.execute(1, &[&b"RESTORE"[..], b"c", past.as_bytes(), &p, b"ABSTTL"]), Reply::ok());
+    assert_eq!(
+        e.execute(1, &[&b"RESTORE"[..], b"c", past.as_bytes(), &p, b"ABSTTL"]),
+        Reply::ok()
+    );
     assert_eq!(int(&mut e, &["EXISTS", "c"]), 0);
     clock.advance(Duration::from_secs(2));
     assert_eq!(int(&mut e, &["EXISTS", "a", "b"]), 1);
@@ -186,7 +210,9 @@ fn idle_time_follows_reads_but_not_inspection() {
     run(&mut e, &["RENAME", "k", "k2"]);
     clock.advance(Duration::from_secs(2));
     assert_eq!(int(&mut e, &["OBJECT", "IDLETIME", "k2"]), 2);
-    let Reply::Bulk(p) = run(&mut e, &["DUMP", "k2"]) else { panic!("dump") };
+    let Reply::Bulk(p) = run(&mut e, &["DUMP", "k2"]) else {
+        panic!("dump")
+    };
     e.execute(1, &[&b"RESTORE"[..], b"r", b"0", &p, b"IDLETIME", b"100"]);
     assert_eq!(int(&mut e, &["OBJECT", "IDLETIME", "r"]), 100);
 }
@@ -209,8 +235,12 @@ fn scan_all(e: &mut Engine, extra: &[&str]) -> Vec<String> {
     loop {
         let mut args = vec!["SCAN", cursor.as_str()];
         args.extend_from_slice(extra);
-        let Reply::Array(parts) = run(e, &args) else { panic!("scan reply") };
-        let (Reply::Bulk(next), Reply::Array(keys)) = (&parts[0], &parts[1]) else { panic!("scan shape") };
+        let Reply::Array(parts) = run(e, &args) else {
+            panic!("scan reply")
+        };
+        let (Reply::Bulk(next), Reply::Array(keys)) = (&parts[0], &parts[1]) else {
+            panic!("scan shape")
+        };
         for k in keys {
             if let Reply::Bulk(k) = k {
                 out.push(String::from_utf8_lossy(k).into_owned());
@@ -251,8 +281,12 @@ fn scan_returns_keys_present_throughout_despite_writes() {
     let mut seen = HashSet::new();
     let mut round = 0;
     loop {
-        let Reply::Array(parts) = run(&mut e, &["SCAN", &cursor, "COUNT", "5"]) else { panic!() };
-        let (Reply::Bulk(next), Reply::Array(keys)) = (&parts[0], &parts[1]) else { panic!() };
+        let Reply::Array(parts) = run(&mut e, &["SCAN", &cursor, "COUNT", "5"]) else {
+            panic!()
+        };
+        let (Reply::Bulk(next), Reply::Array(keys)) = (&parts[0], &parts[1]) else {
+            panic!()
+        };
         for k in keys {
             if let Reply::Bulk(k) = k {
                 seen.insert(String::from_utf8_lossy(k).into_owned());
@@ -282,7 +316,9 @@ fn randomkey_skips_expired_keys() {
     for _ in 0..20 {
         assert_eq!(run(&mut e, &["RANDOMKEY"]), Reply::bulk("here"));
     }
-    let Reply::Array(keys) = run(&mut e, &["KEYS", "*"]) else { panic!() };
+    let Reply::Array(keys) = run(&mut e, &["KEYS", "*"]) else {
+        panic!()
+    };
     assert_eq!(keys, vec![Reply::bulk("here")]);
 }
 
@@ -304,9 +340,15 @@ fn keys_in_other_databases_expire_actively() {
     assert_eq!(e.stats.expired_keys, 0);
     clock.advance(Duration::from_millis(150));
     run(&mut e, &["PING"]);
-    assert_eq!(e.stats.expired_keys, 1, "db 5's key expires while db 0 is in use");
+    assert_eq!(
+        e.stats.expired_keys, 1,
+        "db 5's key expires while db 0 is in use"
+    );
     clock.advance(Duration::from_millis(200));
     run(&mut e, &["PING"]);
-    assert_eq!(e.stats.expired_keys, 2, "the key SWAPDB moved to db 12 expires too");
+    assert_eq!(
+        e.stats.expired_keys, 2,
+        "the key SWAPDB moved to db 12 expires too"
+    );
     assert_eq!(e.dbs[5].len() + e.dbs[12].len(), 0);
 }

@@ -38,7 +38,11 @@ fn clamp_range(len: usize, start: i64, end: i64) -> Option<(usize, usize)> {
 /// A single index (negative from the end) as a position, None when out of range.
 fn position(len: usize, index: i64) -> Option<usize> {
     let llen = len as i64;
-    let i = if index < 0 { llen.checked_add(index)? } else { index };
+    let i = if index < 0 {
+        llen.checked_add(index)?
+    } else {
+        index
+    };
     (i >= 0 && i < llen).then_some(i as usize)
 }
 
@@ -237,7 +241,13 @@ pub(super) fn lpos(e: &mut Engine, call: &mut Call) -> Reply {
     let element: Bytes = call.args[2].clone();
     let list = match list_ref(e, call.db, call.arg(1)) {
         Err(err) => return err,
-        Ok(None) => return if count.is_some() { Reply::Array(Vec::new()) } else { Reply::Nil },
+        Ok(None) => {
+            return if count.is_some() {
+                Reply::Array(Vec::new())
+            } else {
+                Reply::Nil
+            }
+        }
         Ok(Some(list)) => list,
     };
     let len = list.len();

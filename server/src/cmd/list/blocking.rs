@@ -63,7 +63,10 @@ fn bpop(e: &mut Engine, call: &mut Call, end: End) -> Reply {
         };
         super::changed(e, call.db, key, end.pop_event(), 1);
         delete_if_empty(e, call.db, key);
-        return Reply::Array(vec![Reply::Bulk(key.clone()), Reply::Bulk(Bytes::from(value))]);
+        return Reply::Array(vec![
+            Reply::Bulk(key.clone()),
+            Reply::Bulk(Bytes::from(value)),
+        ]);
     }
     let keys = keys.iter().map(|k| k.to_vec()).collect();
     e.block(call, keys, deadline, Reply::NilArray)

@@ -85,7 +85,11 @@ fn pop_many(list: &mut ListValue, end: End, count: usize) -> Vec<Vec<u8>> {
 
 /// The list at `key` for writing: `Ok(None)` when the key does not exist, WRONGTYPE when it
 /// holds another type.
-fn list_mut<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a mut ListValue>, Reply> {
+fn list_mut<'a>(
+    e: &'a mut Engine,
+    db: usize,
+    key: &[u8],
+) -> Result<Option<&'a mut ListValue>, Reply> {
     match e.db(db).get_mut(key) {
         None => Ok(None),
         Some(entry) => match &mut entry.value {
@@ -125,7 +129,12 @@ fn delete_if_empty(e: &mut Engine, db: usize, key: &[u8]) -> bool {
 
 /// The reply to a pop of several elements: an array of bulk strings.
 fn bulk_array(items: Vec<Vec<u8>>) -> Reply {
-    Reply::Array(items.into_iter().map(|v| Reply::Bulk(Bytes::from(v))).collect())
+    Reply::Array(
+        items
+            .into_iter()
+            .map(|v| Reply::Bulk(Bytes::from(v)))
+            .collect(),
+    )
 }
 
 /// Key positions of LMPOP (`numkeys` at 1) and BLMPOP (`numkeys` at 2).
@@ -157,8 +166,22 @@ pub(crate) fn is_list_blocking(name: &str) -> bool {
 pub static COMMANDS: &[Command] = &[
     Command::new("lpush", -3, WRITE | DENYOOM | FAST, "list", push_pop::lpush).keys(1, 1, 1),
     Command::new("rpush", -3, WRITE | DENYOOM | FAST, "list", push_pop::rpush).keys(1, 1, 1),
-    Command::new("lpushx", -3, WRITE | DENYOOM | FAST, "list", push_pop::lpushx).keys(1, 1, 1),
-    Command::new("rpushx", -3, WRITE | DENYOOM | FAST, "list", push_pop::rpushx).keys(1, 1, 1),
+    Command::new(
+        "lpushx",
+        -3,
+        WRITE | DENYOOM | FAST,
+        "list",
+        push_pop::lpushx,
+    )
+    .keys(1, 1, 1),
+    Command::new(
+        "rpushx",
+        -3,
+        WRITE | DENYOOM | FAST,
+        "list",
+        push_pop::rpushx,
+    )
+    .keys(1, 1, 1),
     Command::new("lpop", -2, WRITE | FAST, "list", push_pop::lpop).keys(1, 1, 1),
     Command::new("rpop", -2, WRITE | FAST, "list", push_pop::rpop).keys(1, 1, 1),
     Command::new("llen", 2, READONLY | FAST, "list", access::llen).keys(1, 1, 1),
@@ -172,9 +195,38 @@ pub static COMMANDS: &[Command] = &[
     Command::new("lmove", 5, WRITE | DENYOOM, "list", moves::lmove).keys(1, 2, 1),
     Command::new("rpoplpush", 3, WRITE | DENYOOM, "list", moves::rpoplpush).keys(1, 2, 1),
     Command::new("lmpop", -4, WRITE, "list", moves::lmpop).movable_keys(lmpop_keys),
-    Command::new("blpop", -3, WRITE | NOSCRIPT | BLOCKING, "list", blocking::blpop).keys(1, -2, 1),
-    Command::new("brpop", -3, WRITE | NOSCRIPT | BLOCKING, "list", blocking::brpop).keys(1, -2, 1),
-    Command::new("blmove", 6, WRITE | DENYOOM | NOSCRIPT | BLOCKING, "list", blocking::blmove).keys(1, 2, 1),
-    Command::new("brpoplpush", 4, WRITE | DENYOOM | NOSCRIPT | BLOCKING, "list", blocking::brpoplpush).keys(1, 2, 1),
-    Command::new("blmpop", -5, WRITE | BLOCKING, "list", blocking::blmpop).movable_keys(blmpop_keys),
+    Command::new(
+        "blpop",
+        -3,
+        WRITE | NOSCRIPT | BLOCKING,
+        "list",
+        blocking::blpop,
+    )
+    .keys(1, -2, 1),
+    Command::new(
+        "brpop",
+        -3,
+        WRITE | NOSCRIPT | BLOCKING,
+        "list",
+        blocking::brpop,
+    )
+    .keys(1, -2, 1),
+    Command::new(
+        "blmove",
+        6,
+        WRITE | DENYOOM | NOSCRIPT | BLOCKING,
+        "list",
+        blocking::blmove,
+    )
+    .keys(1, 2, 1),
+    Command::new(
+        "brpoplpush",
+        4,
+        WRITE | DENYOOM | NOSCRIPT | BLOCKING,
+        "list",
+        blocking::brpoplpush,
+    )
+    .keys(1, 2, 1),
+    Command::new("blmpop", -5, WRITE | BLOCKING, "list", blocking::blmpop)
+        .movable_keys(blmpop_keys),
 ];

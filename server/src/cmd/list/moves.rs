@@ -5,7 +5,9 @@ use std::ops::Range;
 
 use bytes::Bytes;
 
-use super::{bulk_array, changed, delete_if_empty, is_wrong_type, list_mut, pop_end, pop_many, push_end, End};
+use super::{
+    bulk_array, changed, delete_if_empty, is_wrong_type, list_mut, pop_end, pop_many, push_end, End,
+};
 use crate::db::Value;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -26,14 +28,30 @@ pub(super) fn lmove(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 pub(super) fn rpoplpush(e: &mut Engine, call: &mut Call) -> Reply {
-    move_element(e, call.db, call.arg(1), call.arg(2), End::Right, End::Left, 1)
+    move_element(
+        e,
+        call.db,
+        call.arg(1),
+        call.arg(2),
+        End::Right,
+        End::Left,
+        1,
+    )
 }
 
 /// Pops from `src` and pushes onto `dst`, replying with the element; a missing source gives a
 /// null bulk string. Events as Redis sends them: the push on `dst`, then the pop on `src`,
 /// then `del` if `src` became empty. `dirty` is what Redis adds to its change counter (1 for
 /// LMOVE, 0 when serving a blocked BLMOVE).
-pub(super) fn move_element(e: &mut Engine, db: usize, src: &[u8], dst: &[u8], from: End, to: End, dirty: u64) -> Reply {
+pub(super) fn move_element(
+    e: &mut Engine,
+    db: usize,
+    src: &[u8],
+    dst: &[u8],
+    from: End,
+    to: End,
+    dirty: u64,
+) -> Reply {
     let value = {
         let list = match list_mut(e, db, src) {
             Err(err) => return err,
@@ -112,13 +130,23 @@ pub(super) fn parse_mpop(call: &Call, numkeys_idx: usize) -> Result<MpopArgs, Re
         }
         j += 1;
     }
-    Ok(MpopArgs { keys: first..where_idx, end, count: count.unwrap_or(1) })
+    Ok(MpopArgs {
+        keys: first..where_idx,
+        end,
+        count: count.unwrap_or(1),
+    })
 }
 
 /// Pops up to `count` elements from the first non-empty list among `keys` and replies
 /// `[key, [elements]]`; None when every key is missing. A key of another type met before
 /// a non-empty list is a WRONGTYPE error.
-pub(super) fn mpop_first(e: &mut Engine, db: usize, keys: &[Bytes], end: End, count: usize) -> Option<Reply> {
+pub(super) fn mpop_first(
+    e: &mut Engine,
+    db: usize,
+    keys: &[Bytes],
+    end: End,
+    count: usize,
+) -> Option<Reply> {
     for key in keys {
         let items = match list_mut(e, db, key) {
             Err(err) => return Some(err),
@@ -133,7 +161,13 @@ pub(super) fn mpop_first(e: &mut Engine, db: usize, keys: &[Bytes], end: End, co
 
 /// Finishes a multi-pop from `key`: events, deletion of an emptied list, and the
 /// `[key, [elements]]` reply.
-pub(super) fn popped_with_key(e: &mut Engine, db: usize, key: &[u8], end: End, items: Vec<Vec<u8>>) -> Reply {
+pub(super) fn popped_with_key(
+    e: &mut Engine,
+    db: usize,
+    key: &[u8],
+    end: End,
+    items: Vec<Vec<u8>>,
+) -> Reply {
     changed(e, db, key, end.pop_event(), items.len() as u64);
     delete_if_empty(e, db, key);
     Reply::Array(vec![Reply::bulk(key), bulk_array(items)])

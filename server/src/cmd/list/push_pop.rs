@@ -66,7 +66,11 @@ pub(super) fn rpop(e: &mut Engine, call: &mut Call) -> Reply {
 /// empty array for an existing list); a missing key is a null of the matching shape.
 fn pop(e: &mut Engine, call: &mut Call, end: End) -> Reply {
     if call.argc() > 3 {
-        return Reply::err(errors::wrong_arity(if end == End::Left { "lpop" } else { "rpop" }));
+        return Reply::err(errors::wrong_arity(if end == End::Left {
+            "lpop"
+        } else {
+            "rpop"
+        }));
     }
     let count = if call.argc() == 3 {
         match numfmt::parse_i64(call.arg(2)) {
@@ -79,7 +83,13 @@ fn pop(e: &mut Engine, call: &mut Call, end: End) -> Reply {
     let key = call.arg(1);
     let list = match list_mut(e, call.db, key) {
         Err(err) => return err,
-        Ok(None) => return if count.is_some() { Reply::NilArray } else { Reply::Nil },
+        Ok(None) => {
+            return if count.is_some() {
+                Reply::NilArray
+            } else {
+                Reply::Nil
+            }
+        }
         Ok(Some(list)) => list,
     };
     let (reply, removed) = match count {

@@ -36,9 +36,20 @@ fn pair(k: &str, v: &str) -> Reply {
 /// Runs a command's handler the way EXEC or a script would (no dispatcher, no
 /// end-of-command serving), so several writes can land before blocked clients are served.
 fn nested(e: &mut Engine, conn: ConnId, args: &[&str], in_multi: bool, in_script: bool) -> Reply {
-    let args: Vec<Bytes> = args.iter().map(|a| Bytes::copy_from_slice(a.as_bytes())).collect();
+    let args: Vec<Bytes> = args
+        .iter()
+        .map(|a| Bytes::copy_from_slice(a.as_bytes()))
+        .collect();
     let cmd = crate::cmd::table::lookup(&args[0]).expect("known command");
-    let mut call = Call { conn, db: 0, resp: 2, args, in_script, in_multi, reprocessing: false };
+    let mut call = Call {
+        conn,
+        db: 0,
+        resp: 2,
+        args,
+        in_script,
+        in_multi,
+        reprocessing: false,
+    };
     e.call(cmd, &mut call)
 }
 
@@ -47,7 +58,11 @@ fn nested(e: &mut Engine, conn: ConnId, args: &[&str], in_multi: bool, in_script
 fn watch_events(e: &mut Engine, conn: ConnId) {
     e.notify_flags = notify::parse_flags("KEA").expect("flags");
     e.execute(conn, &["PING"]);
-    e.pubsub.patterns.entry(b"__keyevent@0__:*".to_vec()).or_default().insert(conn);
+    e.pubsub
+        .patterns
+        .entry(b"__keyevent@0__:*".to_vec())
+        .or_default()
+        .insert(conn);
 }
 
 /// The (event, key) pairs delivered to a `watch_events` subscriber since the last call.
@@ -69,7 +84,9 @@ fn events(e: &mut Engine, conn: ConnId) -> Vec<(String, String)> {
 }
 
 fn ev(list: &[(&str, &str)]) -> Vec<(String, String)> {
-    list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+    list.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
 }
 
 #[test]
@@ -116,7 +133,11 @@ fn every_blocking_command_times_out_with_a_null_array() {
     clock.advance(Duration::from_millis(11));
     e.tick();
     for (i, cmd) in cmds.iter().enumerate() {
-        assert_eq!(e.take_output(10 + i as ConnId), vec![Reply::NilArray], "{cmd:?}");
+        assert_eq!(
+            e.take_output(10 + i as ConnId),
+            vec![Reply::NilArray],
+            "{cmd:?}"
+        );
     }
 }
 
@@ -165,10 +186,16 @@ fn served_from_the_key_that_became_ready_not_the_first_key_named() {
     run(&mut e, 1, &["BLPOP", "k1", "k2", "0"]);
     nested(&mut e, 2, &["RPUSH", "k2", "x2"], true, false);
     nested(&mut e, 2, &["RPUSH", "k1", "x1"], true, false);
-    assert!(e.take_output(1).is_empty(), "served only after the transaction");
+    assert!(
+        e.take_output(1).is_empty(),
+        "served only after the transaction"
+    );
     e.tick();
     assert_eq!(e.take_output(1), vec![pair("k2", "x2")]);
-    assert_eq!(run(&mut e, 2, &["LRANGE", "k1", "0", "-1"]), Reply::Array(vec![bulk("x1")]));
+    assert_eq!(
+        run(&mut e, 2, &["LRANGE", "k1", "0", "-1"]),
+        Reply::Array(vec![bulk("x1")])
+    );
 }
 
 #[test]
@@ -176,7 +203,8 @@ fn a_key_that_changed_type_before_serving_keeps_its_waiters_blocked() {
     let (mut e, _) = engine();
     run(&mut e, 1, &["BLPOP", "k", "0"]);
     nested(&mut e, 2, &["LPUSH", "k", "x"], true, false);
-    e.db(0).set(b"k", Value::Str(b"now a string".to_vec().into()));
+    e.db(0)
+        .set(b"k", Value::Str(b"now a string".to_vec().into()));
     e.tick();
     assert!(e.is_blocked(1));
     e.db(0).remove(b"k");
@@ -188,17 +216,53 @@ fn a_key_that_changed_type_before_serving_keeps_its_waiters_blocked() {
 fn blocking_commands_in_multi_or_script_answer_at_once() {
     let (mut e, _) = engine();
     for (in_multi, in_script) in [(true, false), (false, true)] {
-        assert_eq!(nested(&mut e, 1, &["BLPOP", "none", "0"], in_multi, in_script), Reply::NilArray);
-        assert_eq!(nested(&mut e, 1, &["BRPOP", "none", "0"], in_multi, in_script), Reply::NilArray);
-        assert_eq!(nested(&mut e, 1, &["BLMPOP", "0", "1", "none", "LEFT"], in_multi, in_script), Reply::NilArray);
+        assert_eq!(
+            nested(&mut e, 1, &["BLPOP", "none", "0"], in_multi, in_script),
+            Reply::NilArray
+        );
+        assert_eq!(
+            nested(&mut e, 1, &["BRPOP", "none", "0"], in_multi, in_script),
+            Reply::NilArray
+        );
+        assert_eq!(
+            nested(
+                &mut e,
+                1,
+                &["BLMPOP", "0", "1", "none", "LEFT"],
+                in_multi,
+                in_script
+            ),
+            Reply::NilArray
+        );
         // BLMOVE/BRPOPLPUSH answer like LMOVE on a missing source: a null bulk string.
-        assert_eq!(nested(&mut e, 1, &["BLMOVE", "none", "d", "LEFT", "LEFT", "0"], in_multi, in_script), Reply::Nil);
-        assert_eq!(nested(&mut e, 1, &["BRPOPLPUSH", "none", "d", "0"], in_multi, in_script), Reply::Nil);
+        assert_eq!(
+            nested(
+                &mut e,
+                1,
+                &["BLMOVE", "none", "d", "LEFT", "LEFT", "0"],
+                in_multi,
+                in_script
+            ),
+            Reply::Nil
+        );
+        assert_eq!(
+            nested(
+                &mut e,
+                1,
+                &["BRPOPLPUSH", "none", "d", "0"],
+                in_multi,
+                in_script
+            ),
+            Reply::Nil
+        );
         assert!(!e.is_blocked(1));
     }
     // With data they behave as the non-blocking forms.
     run(&mut e, 2, &["RPUSH", "has", "a", "b"]);
-    assert_eq!(nested(&mut e, 1, &["BRPOP", "has", "0"], true, false), pair("has", "b"));
+    assert_eq!(
+        nested(&mut e, 1, &["BRPOP", "has", "0"], true, false),
+        pair("has", "b")
+    );
     // Argument errors still come first.
     assert!(nested(&mut e, 1, &["BLPOP", "none", "-1"], true, false).is_error());
 }
@@ -226,7 +290,10 @@ fn served_blmove_into_a_wrong_type_gets_wrongtype_and_the_element_stays() {
     assert_eq!(out.len(), 1);
     assert!(out[0].is_error());
     assert!(!e.is_blocked(1));
-    assert_eq!(run(&mut e, 2, &["LRANGE", "src", "0", "-1"]), Reply::Array(vec![bulk("v")]));
+    assert_eq!(
+        run(&mut e, 2, &["LRANGE", "src", "0", "-1"]),
+        Reply::Array(vec![bulk("v")])
+    );
 }
 
 #[test]
@@ -242,18 +309,42 @@ fn keyspace_events_follow_redis() {
     run(&mut e, 1, &["LTRIM", "l", "0", "-1"]);
     assert_eq!(
         events(&mut e, 50),
-        ev(&[("rpush", "l"), ("lpush", "l"), ("lset", "l"), ("linsert", "l"), ("lrem", "l"), ("ltrim", "l")])
+        ev(&[
+            ("rpush", "l"),
+            ("lpush", "l"),
+            ("lset", "l"),
+            ("linsert", "l"),
+            ("lrem", "l"),
+            ("ltrim", "l")
+        ])
     );
 
     // LMOVE: push on the destination, then pop on the source, then del of the emptied source.
     run(&mut e, 1, &["RPUSH", "one", "v"]);
     run(&mut e, 1, &["LMOVE", "one", "two", "LEFT", "RIGHT"]);
-    assert_eq!(events(&mut e, 50), ev(&[("rpush", "one"), ("rpush", "two"), ("lpop", "one"), ("del", "one")]));
+    assert_eq!(
+        events(&mut e, 50),
+        ev(&[
+            ("rpush", "one"),
+            ("rpush", "two"),
+            ("lpop", "one"),
+            ("del", "one")
+        ])
+    );
 
     run(&mut e, 1, &["RPOP", "two", "5"]);
     run(&mut e, 1, &["LPOP", "l"]);
     run(&mut e, 1, &["LTRIM", "l", "5", "1"]);
-    assert_eq!(events(&mut e, 50), ev(&[("rpop", "two"), ("del", "two"), ("lpop", "l"), ("ltrim", "l"), ("del", "l")]));
+    assert_eq!(
+        events(&mut e, 50),
+        ev(&[
+            ("rpop", "two"),
+            ("del", "two"),
+            ("lpop", "l"),
+            ("ltrim", "l"),
+            ("del", "l")
+        ])
+    );
 
     // Nothing changes, nothing is sent.
     run(&mut e, 1, &["LPOP", "missing"]);
@@ -271,7 +362,14 @@ fn keyspace_events_of_served_blocked_clients() {
     run(&mut e, 3, &["RPUSH", "s", "v1"]);
     assert_eq!(
         events(&mut e, 50),
-        ev(&[("rpush", "s"), ("lpush", "d"), ("rpop", "s"), ("del", "s"), ("lpop", "d"), ("del", "d")])
+        ev(&[
+            ("rpush", "s"),
+            ("lpush", "d"),
+            ("rpop", "s"),
+            ("del", "s"),
+            ("lpop", "d"),
+            ("del", "d")
+        ])
     );
 }
 
@@ -303,7 +401,11 @@ fn disconnecting_a_blocked_client_leaves_pushed_data_alone() {
 #[test]
 fn blmpop_served_with_count_in_pop_order() {
     let (mut e, _) = engine();
-    run(&mut e, 1, &["BLMPOP", "0", "2", "a", "b", "RIGHT", "COUNT", "2"]);
+    run(
+        &mut e,
+        1,
+        &["BLMPOP", "0", "2", "a", "b", "RIGHT", "COUNT", "2"],
+    );
     run(&mut e, 2, &["RPUSH", "b", "x", "y", "z"]);
     let expected = Reply::Array(vec![bulk("b"), Reply::Array(vec![bulk("z"), bulk("y")])]);
     assert_eq!(e.take_output(1), vec![expected]);
@@ -313,9 +415,15 @@ fn blmpop_served_with_count_in_pop_order() {
 fn resp3_null_shapes() {
     let (mut e, _) = engine();
     let r = run(&mut e, 1, &["LPOP", "missing", "2"]);
-    assert_eq!((&r.to_bytes(2)[..], &r.to_bytes(3)[..]), (&b"*-1\r\n"[..], &b"_\r\n"[..]));
+    assert_eq!(
+        (&r.to_bytes(2)[..], &r.to_bytes(3)[..]),
+        (&b"*-1\r\n"[..], &b"_\r\n"[..])
+    );
     let r = run(&mut e, 1, &["LPOP", "missing"]);
-    assert_eq!((&r.to_bytes(2)[..], &r.to_bytes(3)[..]), (&b"$-1\r\n"[..], &b"_\r\n"[..]));
+    assert_eq!(
+        (&r.to_bytes(2)[..], &r.to_bytes(3)[..]),
+        (&b"$-1\r\n"[..], &b"_\r\n"[..])
+    );
     let r = run(&mut e, 1, &["LMPOP", "1", "missing", "LEFT"]);
     assert_eq!(&r.to_bytes(2)[..], b"*-1\r\n");
     let r = run(&mut e, 1, &["LPOS", "missing", "a"]);
@@ -338,11 +446,16 @@ fn timeout_parsing_follows_redis() {
     for arg in ["-1", "inf", "-inf", "infinity", "1e20", "1e400"] {
         assert_eq!(timeout_deadline(arg.as_bytes(), now), negative, "{arg}");
     }
-    for arg in ["", "abc", "nan", " 1", "1 ", "1e5000", "1e-5000", "0x", "1e"] {
+    for arg in [
+        "", "abc", "nan", " 1", "1 ", "1e5000", "1e-5000", "0x", "1e",
+    ] {
         assert_eq!(timeout_deadline(arg.as_bytes(), now), not_float, "{arg:?}");
     }
     // Past the end of time: Redis's wrapped deadline never fires.
-    assert_eq!(timeout_deadline(b"9000000000000000", i64::MAX - 10), Ok(None));
+    assert_eq!(
+        timeout_deadline(b"9000000000000000", i64::MAX - 10),
+        Ok(None)
+    );
 }
 
 #[test]
@@ -350,8 +463,17 @@ fn counts_never_allocate_what_the_user_asks_for() {
     let (mut e, _) = engine();
     run(&mut e, 1, &["RPUSH", "l", "a"]);
     let max = i64::MAX.to_string();
-    assert_eq!(run(&mut e, 1, &["LPOP", "l", &max]), Reply::Array(vec![bulk("a")]));
+    assert_eq!(
+        run(&mut e, 1, &["LPOP", "l", &max]),
+        Reply::Array(vec![bulk("a")])
+    );
     run(&mut e, 1, &["RPUSH", "l", "a"]);
-    assert_eq!(run(&mut e, 1, &["LMPOP", "1", "l", "LEFT", "COUNT", &max]), Reply::Array(vec![bulk("l"), Reply::Array(vec![bulk("a")])]));
-    assert_eq!(run(&mut e, 1, &["LRANGE", "l", &format!("-{max}"), &max]), Reply::Array(vec![]));
+    assert_eq!(
+        run(&mut e, 1, &["LMPOP", "1", "l", "LEFT", "COUNT", &max]),
+        Reply::Array(vec![bulk("l"), Reply::Array(vec![bulk("a")])])
+    );
+    assert_eq!(
+        run(&mut e, 1, &["LRANGE", "l", &format!("-{max}"), &max]),
+        Reply::Array(vec![])
+    );
 }

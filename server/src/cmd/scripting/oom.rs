@@ -20,9 +20,15 @@ use crate::session::ConnId;
 /// memory is over the limit. Says nothing about whether it is: the caller asks that only
 /// when this is true.
 pub(crate) fn refused_when_over(e: &Engine, conn: ConnId, cmd: &Command, args: &[Bytes]) -> bool {
-    let queue = e.sessions.get(&conn).and_then(|s| s.multi.as_ref()).map(|m| &m.queue);
+    let queue = e
+        .sessions
+        .get(&conn)
+        .and_then(|s| s.multi.as_ref())
+        .map(|m| &m.queue);
     match (cmd.name, queue) {
-        ("exec", Some(queue)) => queue.iter().any(|q| resolve(q).is_ok_and(|(c, _)| denies_oom(e, c, q))),
+        ("exec", Some(queue)) => queue
+            .iter()
+            .any(|q| resolve(q).is_ok_and(|(c, _)| denies_oom(e, c, q))),
         ("discard" | "quit" | "reset", Some(_)) => false,
         (_, Some(_)) => true,
         (_, None) => denies_oom(e, cmd, args),
@@ -36,7 +42,9 @@ fn denies_oom(e: &Engine, cmd: &Command, args: &[Bytes]) -> bool {
         return true;
     }
     match declared_flags(e, cmd, args) {
-        Some(f) => f & shebang::EVAL_COMPAT == 0 && f & (shebang::ALLOW_OOM | shebang::NO_WRITES) == 0,
+        Some(f) => {
+            f & shebang::EVAL_COMPAT == 0 && f & (shebang::ALLOW_OOM | shebang::NO_WRITES) == 0
+        }
         None => false,
     }
 }
@@ -52,7 +60,11 @@ fn declared_flags(e: &Engine, cmd: &Command, args: &[Bytes]) -> Option<u32> {
             Some(s) => Some(s.flags),
             None => shebang::parse_eval(body).ok().map(|(f, _)| f),
         },
-        "evalsha" | "evalsha_ro" => e.scripting.cache.get(&normalize_sha(body)?).map(|s| s.flags),
+        "evalsha" | "evalsha_ro" => e
+            .scripting
+            .cache
+            .get(&normalize_sha(body)?)
+            .map(|s| s.flags),
         "fcall" | "fcall_ro" => e.scripting.libs.function(body).map(|f| f.flags),
         _ => None,
     }
@@ -80,11 +92,22 @@ mod tests {
         assert_eq!(run(&mut e, c, &["EVAL", "#!lua\nreturn 1", "-1"]), oom);
         assert_eq!(run(&mut e, c, &["EVAL", "#!lua\nreturn (", "0"]), oom);
         assert_eq!(
-            run(&mut e, c, &["EVAL_RO", "#!lua flags=allow-oom\nreturn 1", "0"]),
+            run(
+                &mut e,
+                c,
+                &["EVAL_RO", "#!lua flags=allow-oom\nreturn 1", "0"]
+            ),
             Reply::err("ERR Can not execute a script with write flag using *_ro command.")
         );
-        assert_eq!(run(&mut e, c, &["EVAL", "#!lua flags=no-writes\nreturn 1", "0"]), Reply::Int(1));
-        assert_eq!(run(&mut e, c, &["EVAL", "return 1", "0"]), Reply::Int(1), "no shebang: checked per command inside");
+        assert_eq!(
+            run(&mut e, c, &["EVAL", "#!lua flags=no-writes\nreturn 1", "0"]),
+            Reply::Int(1)
+        );
+        assert_eq!(
+            run(&mut e, c, &["EVAL", "return 1", "0"]),
+            Reply::Int(1),
+            "no shebang: checked per command inside"
+        );
     }
 
     #[test]
@@ -92,11 +115,21 @@ mod tests {
         let mut e = Engine::new(Config::default());
         let c = e.connect();
         run(&mut e, c, &["MULTI"]);
-        assert_eq!(run(&mut e, c, &["EVAL", "#!lua\nreturn 1", "0"]), Reply::Status("QUEUED".into()));
+        assert_eq!(
+            run(&mut e, c, &["EVAL", "#!lua\nreturn 1", "0"]),
+            Reply::Status("QUEUED".into())
+        );
         e.config_mut().maxmemory = 1;
         assert_eq!(run(&mut e, c, &["GET", "k"]), Reply::err(errors::OOM));
-        assert_eq!(run(&mut e, c, &["EXEC"]), Reply::err(errors::execabort_because(errors::OOM)));
-        assert_eq!(run(&mut e, c, &["EXEC"]), Reply::err(errors::EXEC_WITHOUT_MULTI), "the transaction is gone");
+        assert_eq!(
+            run(&mut e, c, &["EXEC"]),
+            Reply::err(errors::execabort_because(errors::OOM))
+        );
+        assert_eq!(
+            run(&mut e, c, &["EXEC"]),
+            Reply::err(errors::EXEC_WITHOUT_MULTI),
+            "the transaction is gone"
+        );
         run(&mut e, c, &["MULTI"]);
         assert_eq!(run(&mut e, c, &["DISCARD"]), Reply::ok());
     }

@@ -40,8 +40,18 @@ fn busy_engine(verdict: BusyVerdict) -> (Engine, Rc<RefCell<Vec<BusyScript>>>) {
 fn eval_returns_values() {
     let mut e = Engine::new(Config::default());
     assert_eq!(eval(&mut e, "return 1", &["0"]), Reply::Int(1));
-    assert_eq!(eval(&mut e, "return {1,'a',{ok='x'}}", &["0"]), Reply::Array(vec![Reply::Int(1), Reply::bulk("a"), Reply::status("x")]));
-    assert_eq!(eval(&mut e, "redis.call('set', KEYS[1], ARGV[1]); return redis.call('get', KEYS[1])", &["1", "k", "v"]), Reply::bulk("v"));
+    assert_eq!(
+        eval(&mut e, "return {1,'a',{ok='x'}}", &["0"]),
+        Reply::Array(vec![Reply::Int(1), Reply::bulk("a"), Reply::status("x")])
+    );
+    assert_eq!(
+        eval(
+            &mut e,
+            "redis.call('set', KEYS[1], ARGV[1]); return redis.call('get', KEYS[1])",
+            &["1", "k", "v"]
+        ),
+        Reply::bulk("v")
+    );
 }
 
 #[test]
@@ -49,7 +59,10 @@ fn killed_script_gets_redis_error_and_server_recovers() {
     let (mut e, seen) = busy_engine(BusyVerdict::Kill);
     let r = eval(&mut e, "local i = 0 while true do i = i + 1 end", &["0"]);
     let text = err_text(&r);
-    assert!(text.starts_with("ERR Script killed by user with SCRIPT KILL... script: "), "{text}");
+    assert!(
+        text.starts_with("ERR Script killed by user with SCRIPT KILL... script: "),
+        "{text}"
+    );
     assert!(text.ends_with(", on @user_script:1."), "{text}");
     let info = seen.borrow()[0].clone();
     assert!(!info.is_function && !info.has_written && info.elapsed_ms >= 10);
@@ -62,20 +75,34 @@ fn killed_script_gets_redis_error_and_server_recovers() {
 #[test]
 fn pcall_cannot_swallow_a_kill() {
     let (mut e, _) = busy_engine(BusyVerdict::Kill);
-    let r = eval(&mut e, "while true do pcall(function() while true do end end) end", &["0"]);
+    let r = eval(
+        &mut e,
+        "while true do pcall(function() while true do end end) end",
+        &["0"],
+    );
     assert!(err_text(&r).starts_with("ERR Script killed by user with SCRIPT KILL..."));
 }
 
 #[test]
 fn busy_hook_sees_writes_and_functions() {
     let (mut e, seen) = busy_engine(BusyVerdict::Kill);
-    let r = eval(&mut e, "redis.call('set','w','1') while true do end", &["0"]);
+    let r = eval(
+        &mut e,
+        "redis.call('set','w','1') while true do end",
+        &["0"],
+    );
     assert!(r.is_error());
     assert!(seen.borrow()[0].has_written);
     let lib = "#!lua name=busy\nredis.register_function('spin', function() while true do end end)";
-    assert_eq!(e.execute(1, &["FUNCTION", "LOAD", lib]), Reply::bulk("busy"));
+    assert_eq!(
+        e.execute(1, &["FUNCTION", "LOAD", lib]),
+        Reply::bulk("busy")
+    );
     let r = e.execute(1, &["FCALL", "spin", "0"]);
-    assert_eq!(err_text(&r), "ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2.");
+    assert_eq!(
+        err_text(&r),
+        "ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2."
+    );
     assert!(seen.borrow().last().is_some_and(|s| s.is_function));
 }
 
@@ -90,12 +117,20 @@ fn shutdown_verdict_stops_the_script_and_requests_shutdown() {
 #[test]
 fn continue_verdict_lets_the_script_finish() {
     let (mut e, seen) = busy_engine(BusyVerdict::Continue);
-    let r = eval(&mut e, "local t = redis.call('time') local n = 0 for i = 1, 3e7 do n = n + 1 end return n", &["0"]);
+    let r = eval(
+        &mut e,
+        "local t = redis.call('time') local n = 0 for i = 1, 3e7 do n = n + 1 end return n",
+        &["0"],
+    );
     // TIME may not exist in this build; the loop result is what matters when it does.
     if !r.is_error() {
         assert_eq!(r, Reply::Int(30_000_000));
     }
-    let r = eval(&mut e, "local n = 0 for i = 1, 3e7 do n = n + 1 end return n", &["0"]);
+    let r = eval(
+        &mut e,
+        "local n = 0 for i = 1, 3e7 do n = n + 1 end return n",
+        &["0"],
+    );
     assert_eq!(r, Reply::Int(30_000_000));
     let _ = seen;
 }
@@ -105,18 +140,37 @@ fn memory_bomb_is_a_script_error_not_a_crash() {
     let mut cfg = Config::default();
     cfg.lua_memory_limit = 8 << 20;
     let mut e = Engine::new(cfg);
-    let r = eval(&mut e, "local t = {} for i = 1, 1e8 do t[i] = string.rep('x', 1000) .. i end return #t", &["0"]);
+    let r = eval(
+        &mut e,
+        "local t = {} for i = 1, 1e8 do t[i] = string.rep('x', 1000) .. i end return #t",
+        &["0"],
+    );
     assert!(err_text(&r).contains("not enough memory"), "{:?}", r);
-    let r = eval(&mut e, "local s = string.rep('x', 1024*1024*1024) return #s", &["0"]);
+    let r = eval(
+        &mut e,
+        "local s = string.rep('x', 1024*1024*1024) return #s",
+        &["0"],
+    );
     assert!(r.is_error());
-    assert_eq!(eval(&mut e, "return 'still alive'", &["0"]), Reply::bulk("still alive"));
+    assert_eq!(
+        eval(&mut e, "return 'still alive'", &["0"]),
+        Reply::bulk("still alive")
+    );
 }
 
 #[test]
 fn deep_recursion_is_a_stack_overflow_error() {
     let mut e = Engine::new(Config::default());
-    let r = eval(&mut e, "local function f() return 1 + f() end return f()", &["0"]);
-    assert!(err_text(&r).starts_with("ERR user_script:1: stack overflow script: "), "{:?}", r);
+    let r = eval(
+        &mut e,
+        "local function f() return 1 + f() end return f()",
+        &["0"],
+    );
+    assert!(
+        err_text(&r).starts_with("ERR user_script:1: stack overflow script: "),
+        "{:?}",
+        r
+    );
     let r = eval(&mut e, "local t = {} t[1] = t return t", &["0"]);
     assert!(format!("{:?}", r).contains("reached lua stack limit"));
     assert_eq!(eval(&mut e, "return 1", &["0"]), Reply::Int(1));
@@ -142,46 +196,100 @@ fn maxmemory_refuses_writes_without_allow_oom() {
     let mut e = Engine::new(Config::default());
     e.config_mut().maxmemory = 1;
     let r = eval(&mut e, "return redis.call('set','k','v')", &["0"]);
-    assert!(err_text(&r).starts_with("OOM command not allowed when used memory > 'maxmemory'. script: "));
-    assert_eq!(eval(&mut e, "return redis.pcall('set','k','v')", &["0"]), Reply::err(crate::errors::OOM));
-    assert_eq!(eval(&mut e, "#!lua\nreturn 1", &["0"]), Reply::err(crate::errors::OOM));
-    assert_eq!(eval(&mut e, "#!lua flags=no-writes\nreturn 1", &["0"]), Reply::Int(1));
-    assert_eq!(eval(&mut e, "#!lua flags=allow-oom\nreturn redis.call('set','k','v')", &["0"]), Reply::ok());
+    assert!(err_text(&r)
+        .starts_with("OOM command not allowed when used memory > 'maxmemory'. script: "));
+    assert_eq!(
+        eval(&mut e, "return redis.pcall('set','k','v')", &["0"]),
+        Reply::err(crate::errors::OOM)
+    );
+    assert_eq!(
+        eval(&mut e, "#!lua\nreturn 1", &["0"]),
+        Reply::err(crate::errors::OOM)
+    );
+    assert_eq!(
+        eval(&mut e, "#!lua flags=no-writes\nreturn 1", &["0"]),
+        Reply::Int(1)
+    );
+    assert_eq!(
+        eval(
+            &mut e,
+            "#!lua flags=allow-oom\nreturn redis.call('set','k','v')",
+            &["0"]
+        ),
+        Reply::ok()
+    );
 }
 
 #[test]
 fn strict_keys_rejects_undeclared_and_cross_slot_keys() {
     let mut e = Engine::new(Config::default());
     e.config_mut().strict_keys = true;
-    assert_eq!(eval(&mut e, "return redis.call('set', KEYS[1], 'v')", &["1", "declared"]), Reply::ok());
-    let r = eval(&mut e, "return redis.call('get', 'sneaky')", &["1", "declared"]);
+    assert_eq!(
+        eval(
+            &mut e,
+            "return redis.call('set', KEYS[1], 'v')",
+            &["1", "declared"]
+        ),
+        Reply::ok()
+    );
+    let r = eval(
+        &mut e,
+        "return redis.call('get', 'sneaky')",
+        &["1", "declared"],
+    );
     assert!(err_text(&r).contains("'sneaky'"), "{:?}", r);
     let r = eval(&mut e, "return 1", &["2", "a", "b"]);
-    assert!(err_text(&r).starts_with("CROSSSLOT") && err_text(&r).contains("'b'"), "{:?}", r);
-    assert_eq!(eval(&mut e, "return 1", &["2", "{user1}:a", "{user1}:b"]), Reply::Int(1));
-    assert_eq!(eval(&mut e, "#!lua flags=allow-cross-slot-keys\nreturn 1", &["2", "a", "b"]), Reply::Int(1));
+    assert!(
+        err_text(&r).starts_with("CROSSSLOT") && err_text(&r).contains("'b'"),
+        "{:?}",
+        r
+    );
+    assert_eq!(
+        eval(&mut e, "return 1", &["2", "{user1}:a", "{user1}:b"]),
+        Reply::Int(1)
+    );
+    assert_eq!(
+        eval(
+            &mut e,
+            "#!lua flags=allow-cross-slot-keys\nreturn 1",
+            &["2", "a", "b"]
+        ),
+        Reply::Int(1)
+    );
     // Off by default, as in Redis.
     e.config_mut().strict_keys = false;
-    assert_eq!(eval(&mut e, "return redis.call('get', 'sneaky')", &["0"]), Reply::Nil);
+    assert_eq!(
+        eval(&mut e, "return redis.call('get', 'sneaky')", &["0"]),
+        Reply::Nil
+    );
 }
 
 #[test]
 fn key_slots_match_redis_cluster() {
     use super::key_slot;
     assert_eq!(key_slot(b"foo"), 12182);
-    assert_eq!(key_slot(b"{user1000}.following"), key_slot(b"{user1000}.followers"));
+    assert_eq!(
+        key_slot(b"{user1000}.following"),
+        key_slot(b"{user1000}.followers")
+    );
     assert_eq!(key_slot(b"123456789"), 12739);
 }
 
 #[test]
 fn script_cache_and_lazy_runtime() {
     let mut e = Engine::new(Config::default());
-    assert!(e.scripting.eval_rt.is_none(), "no Lua state before the first script");
+    assert!(
+        e.scripting.eval_rt.is_none(),
+        "no Lua state before the first script"
+    );
     let sha = match e.execute(1, &["SCRIPT", "LOAD", "return ARGV[1]"]) {
         Reply::Bulk(b) => String::from_utf8(b.to_vec()).unwrap(),
         other => panic!("{:?}", other),
     };
-    assert_eq!(e.execute(1, &["EVALSHA", &sha.to_uppercase(), "0", "x"]), Reply::bulk("x"));
+    assert_eq!(
+        e.execute(1, &["EVALSHA", &sha.to_uppercase(), "0", "x"]),
+        Reply::bulk("x")
+    );
     e.execute(1, &["SCRIPT", "FLUSH"]);
     assert!(e.execute(1, &["EVALSHA", &sha, "0", "x"]).is_error());
 }

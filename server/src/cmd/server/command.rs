@@ -38,11 +38,15 @@ fn info(_e: &mut Engine, call: &mut Call) -> Reply {
 
 fn docs(_e: &mut Engine, call: &mut Call) -> Reply {
     let entries: Vec<(Reply, Reply)> = if call.argc() == 2 {
-        table::all().map(|c| (Reply::bulk(c.name), docs_of(c, None))).collect()
+        table::all()
+            .map(|c| (Reply::bulk(c.name), docs_of(c, None)))
+            .collect()
     } else {
         call.args[2..]
             .iter()
-            .filter_map(|name| find(name).map(|(c, p)| (Reply::bulk(c.full_name(p)), docs_of(c, p))))
+            .filter_map(|name| {
+                find(name).map(|(c, p)| (Reply::bulk(c.full_name(p)), docs_of(c, p)))
+            })
             .collect()
     };
     Reply::Map(entries)
@@ -73,7 +77,11 @@ fn getkeys_common(call: &Call) -> Result<(&'static Command, Vec<usize>), Reply> 
 
 fn getkeys(_e: &mut Engine, call: &mut Call) -> Reply {
     match getkeys_common(call) {
-        Ok((_, keys)) => Reply::Array(keys.into_iter().map(|i| Reply::Bulk(call.args[2 + i].clone())).collect()),
+        Ok((_, keys)) => Reply::Array(
+            keys.into_iter()
+                .map(|i| Reply::Bulk(call.args[2 + i].clone()))
+                .collect(),
+        ),
         Err(e) => e,
     }
 }
@@ -214,7 +222,11 @@ fn acl_categories(c: &Command) -> Vec<&'static str> {
         ("@transaction", group_cat == Some("@transaction")),
         ("@scripting", group_cat == Some("@scripting")),
     ];
-    order.iter().filter(|(_, on)| *on).map(|(n, _)| *n).collect()
+    order
+        .iter()
+        .filter(|(_, on)| *on)
+        .map(|(n, _)| *n)
+        .collect()
 }
 
 /// Key-spec flags, approximated from the command's flags.
@@ -260,9 +272,16 @@ fn key_spec(c: &Command) -> Reply {
     let kv = |k: &str, v: Reply| (Reply::bulk(k), v);
     let flags = Reply::Set(key_flags(c).iter().map(|f| Reply::status(f)).collect());
     let find_keys = if c.keys_fn.is_some() {
-        Reply::Map(vec![kv("type", Reply::bulk("unknown")), kv("spec", Reply::Map(Vec::new()))])
+        Reply::Map(vec![
+            kv("type", Reply::bulk("unknown")),
+            kv("spec", Reply::Map(Vec::new())),
+        ])
     } else {
-        let last = if c.last_key < 0 { c.last_key } else { c.last_key - c.first_key };
+        let last = if c.last_key < 0 {
+            c.last_key
+        } else {
+            c.last_key - c.first_key
+        };
         Reply::Map(vec![
             kv("type", Reply::bulk("range")),
             kv(
@@ -281,7 +300,10 @@ fn key_spec(c: &Command) -> Reply {
             "begin_search",
             Reply::Map(vec![
                 kv("type", Reply::bulk("index")),
-                kv("spec", Reply::Map(vec![kv("index", Reply::Int(c.first_key.max(1) as i64))])),
+                kv(
+                    "spec",
+                    Reply::Map(vec![kv("index", Reply::Int(c.first_key.max(1) as i64))]),
+                ),
             ]),
         ),
         kv("find_keys", find_keys),
@@ -293,7 +315,12 @@ fn docs_of(c: &'static Command, parent: Option<&Command>) -> Reply {
     if !c.subcommands.is_empty() {
         m.push((
             Reply::bulk("subcommands"),
-            Reply::Map(c.subcommands.iter().map(|s| (Reply::bulk(s.full_name(Some(c))), docs_of(s, Some(c)))).collect()),
+            Reply::Map(
+                c.subcommands
+                    .iter()
+                    .map(|s| (Reply::bulk(s.full_name(Some(c))), docs_of(s, Some(c))))
+                    .collect(),
+            ),
         ));
     }
     let _ = parent;
@@ -303,7 +330,13 @@ fn docs_of(c: &'static Command, parent: Option<&Command>) -> Reply {
 pub(super) static SUBCOMMANDS: &[Command] = &[
     Command::new("count", 2, LOADING | STALE, "server", count),
     Command::new("getkeys", -4, LOADING | STALE, "server", getkeys),
-    Command::new("getkeysandflags", -4, LOADING | STALE, "server", getkeysandflags),
+    Command::new(
+        "getkeysandflags",
+        -4,
+        LOADING | STALE,
+        "server",
+        getkeysandflags,
+    ),
     Command::new("list", -2, LOADING | STALE, "server", list),
     Command::new("help", 2, LOADING | STALE, "server", help),
     Command::new("info", -2, LOADING | STALE, "server", info),
@@ -317,10 +350,24 @@ mod tests {
     #[test]
     fn getkeys_uses_the_table() {
         let mut e = Engine::new(Config::default());
-        assert_eq!(e.execute(1, &["COMMAND", "GETKEYS", "SET", "k", "v"]), Reply::Array(vec![Reply::bulk("k")]));
-        assert_eq!(e.execute(1, &["COMMAND", "GETKEYS", "ping", "x"]), Reply::err("ERR The command has no key arguments"));
-        assert_eq!(e.execute(1, &["COMMAND", "GETKEYS", "get", "a", "b"]), Reply::err("ERR Invalid number of arguments specified for command"));
-        assert_eq!(e.execute(1, &["COMMAND", "GETKEYS", "nosuch", "a"]), Reply::err("ERR Invalid command specified"));
-        assert!(matches!(e.execute(1, &["COMMAND"]), Reply::Array(v) if v.len() == crate::cmd::table::count()));
+        assert_eq!(
+            e.execute(1, &["COMMAND", "GETKEYS", "SET", "k", "v"]),
+            Reply::Array(vec![Reply::bulk("k")])
+        );
+        assert_eq!(
+            e.execute(1, &["COMMAND", "GETKEYS", "ping", "x"]),
+            Reply::err("ERR The command has no key arguments")
+        );
+        assert_eq!(
+            e.execute(1, &["COMMAND", "GETKEYS", "get", "a", "b"]),
+            Reply::err("ERR Invalid number of arguments specified for command")
+        );
+        assert_eq!(
+            e.execute(1, &["COMMAND", "GETKEYS", "nosuch", "a"]),
+            Reply::err("ERR Invalid command specified")
+        );
+        assert!(
+            matches!(e.execute(1, &["COMMAND"]), Reply::Array(v) if v.len() == crate::cmd::table::count())
+        );
     }
 }

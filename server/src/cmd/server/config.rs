@@ -1,12 +1,12 @@
 //! CONFIG GET / SET / RESETSTAT / REWRITE / HELP over the parameter table in
 //! `crate::config::params`.
 
+use crate::cmd::table::{flags::*, Command};
 use crate::config::{params, Param, PARAMS};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::notify;
 use crate::reply::Reply;
-use crate::cmd::table::{flags::*, Command};
 
 /// CONFIG GET pattern [pattern ...]: every parameter whose name or alias matches, each
 /// once, as a map (a flat array in RESP2).
@@ -22,14 +22,22 @@ fn get(e: &mut Engine, call: &mut Call) -> Reply {
                 } else {
                     pat.eq_ignore_ascii_case(name.as_bytes())
                 };
-                let shown = if has_glob { name.to_string() } else { String::from_utf8_lossy(pat).into_owned() };
+                let shown = if has_glob {
+                    name.to_string()
+                } else {
+                    String::from_utf8_lossy(pat).into_owned()
+                };
                 if hit && !out.iter().any(|(n, _, _)| *n == name) {
                     out.push((name, shown, p));
                 }
             }
         }
     }
-    Reply::Map(out.into_iter().map(|(_, shown, p)| (Reply::bulk(shown), Reply::bulk(e.config.get(p)))).collect())
+    Reply::Map(
+        out.into_iter()
+            .map(|(_, shown, p)| (Reply::bulk(shown), Reply::bulk(e.config.get(p))))
+            .collect(),
+    )
 }
 
 /// CONFIG SET name value [name value ...]: all or nothing. Names are checked first
@@ -47,10 +55,18 @@ fn set(e: &mut Engine, call: &mut Call) -> Reply {
         };
         let name = given.to_ascii_lowercase();
         if p.is_immutable() {
-            return Reply::err(errors::config_set_failed(&name, "can't set immutable config"));
+            return Reply::err(errors::config_set_failed(
+                &name,
+                "can't set immutable config",
+            ));
         }
-        if p.is_protected() && e.config.get_by_name("enable-protected-configs").as_deref() != Some("yes") {
-            return Reply::err(errors::config_set_failed(&name, "can't set protected config"));
+        if p.is_protected()
+            && e.config.get_by_name("enable-protected-configs").as_deref() != Some("yes")
+        {
+            return Reply::err(errors::config_set_failed(
+                &name,
+                "can't set protected config",
+            ));
         }
         if pairs.iter().any(|(n, _, _)| *n == name) {
             return Reply::err(errors::config_set_failed(&name, "duplicate parameter"));
@@ -118,8 +134,20 @@ fn help(_e: &mut Engine, _call: &mut Call) -> Reply {
 
 pub(super) static SUBCOMMANDS: &[Command] = &[
     Command::new("help", 2, LOADING | STALE, "server", help),
-    Command::new("resetstat", 2, ADMIN | NOSCRIPT | LOADING | STALE, "server", resetstat),
-    Command::new("rewrite", 2, ADMIN | NOSCRIPT | LOADING | STALE, "server", rewrite),
+    Command::new(
+        "resetstat",
+        2,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        "server",
+        resetstat,
+    ),
+    Command::new(
+        "rewrite",
+        2,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        "server",
+        rewrite,
+    ),
     Command::new("get", -3, ADMIN | NOSCRIPT | LOADING | STALE, "server", get),
     Command::new("set", -4, ADMIN | NOSCRIPT | LOADING | STALE, "server", set),
 ];
@@ -134,19 +162,40 @@ mod tests {
         let r = e.execute(1, &["CONFIG", "SET", "hz", "20", "maxmemory", "abc"]);
         assert!(r.is_error());
         assert_eq!(e.config.get_by_name("hz").unwrap(), "10");
-        assert_eq!(e.execute(1, &["CONFIG", "SET", "notify-keyspace-events", "KEA", "maxmemory", "1mb"]), Reply::ok());
+        assert_eq!(
+            e.execute(
+                1,
+                &[
+                    "CONFIG",
+                    "SET",
+                    "notify-keyspace-events",
+                    "KEA",
+                    "maxmemory",
+                    "1mb"
+                ]
+            ),
+            Reply::ok()
+        );
         assert_eq!(e.notify_flags, crate::notify::parse_flags("KEA").unwrap());
         assert_eq!(e.config.maxmemory, 1 << 20);
         let all = e.execute(1, &["CONFIG", "GET", "*"]);
-        let Reply::Map(pairs) = all else { panic!("map") };
+        let Reply::Map(pairs) = all else {
+            panic!("map")
+        };
         assert_eq!(pairs.len(), 192);
     }
 
     #[test]
     fn requirepass_set_at_run_time_asks_new_clients_to_auth() {
         let mut e = Engine::new(Config::default());
-        assert_eq!(e.execute(1, &["CONFIG", "SET", "requirepass", "pw"]), Reply::ok());
+        assert_eq!(
+            e.execute(1, &["CONFIG", "SET", "requirepass", "pw"]),
+            Reply::ok()
+        );
         let c = e.connect();
-        assert_eq!(e.execute(c, &["GET", "k"]), Reply::err(crate::errors::NOAUTH));
+        assert_eq!(
+            e.execute(c, &["GET", "k"]),
+            Reply::err(crate::errors::NOAUTH)
+        );
     }
 }

@@ -140,7 +140,12 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             f("hz", &c.get_by_name("hz").unwrap_or_default());
             f("configured_hz", &c.get_by_name("hz").unwrap_or_default());
             f("lru_clock", &((now_ms / 1000) & ((1 << 24) - 1)));
-            f("executable", &std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default());
+            f(
+                "executable",
+                &std::env::current_exe()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+            );
             f("config_file", &"");
             f("io_threads_active", &0);
         }
@@ -148,7 +153,10 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             let pubsub = e.sessions.values().filter(|s| s.in_pubsub()).count();
             f("connected_clients", &e.sessions.len());
             f("cluster_connections", &0);
-            f("maxclients", &c.get_by_name("maxclients").unwrap_or_default());
+            f(
+                "maxclients",
+                &c.get_by_name("maxclients").unwrap_or_default(),
+            );
             let (input, output) = e.buffer_peaks.recent(e.clock.now_ms());
             f("client_recent_max_input_buffer", &input);
             f("client_recent_max_output_buffer", &output);
@@ -298,11 +306,17 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             f("connected_slaves", &0);
             f("master_failover_state", &"no-failover");
             f("master_replid", &hex_id(e, "master_replid"));
-            f("master_replid2", &"0000000000000000000000000000000000000000");
+            f(
+                "master_replid2",
+                &"0000000000000000000000000000000000000000",
+            );
             f("master_repl_offset", &0);
             f("second_repl_offset", &-1);
             f("repl_backlog_active", &0);
-            f("repl_backlog_size", &c.get_by_name("repl-backlog-size").unwrap_or_default());
+            f(
+                "repl_backlog_size",
+                &c.get_by_name("repl-backlog-size").unwrap_or_default(),
+            );
             f("repl_backlog_first_byte_offset", &0);
             f("repl_backlog_histlen", &0);
         }
@@ -339,14 +353,20 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             let mut names: Vec<_> = st.per_command.values().map(|c| &c.name).collect();
             names.sort();
             for name in names {
-                f(&format!("latency_percentiles_usec_{}", name), &"p50=0.001,p99=0.001,p99.9=0.001");
+                f(
+                    &format!("latency_percentiles_usec_{}", name),
+                    &"p50=0.001,p99=0.001,p99.9=0.001",
+                );
             }
         }
         "cluster" => f("cluster_enabled", &0),
         "keyspace" => {
             for (i, db) in e.dbs.iter().enumerate() {
                 if !db.is_empty() {
-                    f(&format!("db{}", i), &format!("keys={},expires={},avg_ttl=0", db.len(), db.expires_len()));
+                    f(
+                        &format!("db{}", i),
+                        &format!("keys={},expires={},avg_ttl=0", db.len(), db.expires_len()),
+                    );
                 }
             }
         }

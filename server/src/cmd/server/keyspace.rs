@@ -68,8 +68,12 @@ pub(super) fn swapdb(e: &mut Engine, call: &mut Call) -> Reply {
         // A watched key that exists in either database changed its value.
         e.touch_watched_swapdb(a, b);
         // Clients blocked on keys that now exist in their database are served.
-        let blocked: Vec<(usize, Vec<u8>)> =
-            e.blocking_keys.keys().filter(|(d, _)| *d == a || *d == b).cloned().collect();
+        let blocked: Vec<(usize, Vec<u8>)> = e
+            .blocking_keys
+            .keys()
+            .filter(|(d, _)| *d == a || *d == b)
+            .cloned()
+            .collect();
         for (d, k) in blocked {
             e.signal_ready(d, &k);
         }
@@ -93,7 +97,13 @@ mod tests {
         assert_eq!(e.execute(1, &["DBSIZE"]), Reply::Int(1));
         assert_eq!(e.execute(1, &["FLUSHALL"]), Reply::ok());
         assert_eq!(e.execute(1, &["DBSIZE"]), Reply::Int(0));
-        assert_eq!(e.execute(1, &["SWAPDB", "0", "16"]), Reply::err("ERR DB index is out of range"));
-        assert_eq!(e.execute(1, &["SWAPDB", "x", "1"]), Reply::err("ERR invalid first DB index"));
+        assert_eq!(
+            e.execute(1, &["SWAPDB", "0", "16"]),
+            Reply::err("ERR DB index is out of range")
+        );
+        assert_eq!(
+            e.execute(1, &["SWAPDB", "x", "1"]),
+            Reply::err("ERR invalid first DB index")
+        );
     }
 }

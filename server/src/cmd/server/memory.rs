@@ -56,7 +56,10 @@ fn purge(_e: &mut Engine, _call: &mut Call) -> Reply {
 }
 
 fn malloc_stats(_e: &mut Engine, _call: &mut Call) -> Reply {
-    Reply::Verbatim("txt", "Stats not supported for the current allocator".into())
+    Reply::Verbatim(
+        "txt",
+        "Stats not supported for the current allocator".into(),
+    )
 }
 
 fn help(_e: &mut Engine, _call: &mut Call) -> Reply {

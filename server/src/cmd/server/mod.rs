@@ -41,14 +41,19 @@ pub fn repr(b: &[u8]) -> String {
 
 /// One MONITOR line: `<secs>.<micros> [<db> <addr>] "arg" "arg"`.
 pub fn monitor_line(now_us: i64, db: usize, addr: &str, args: &[Bytes]) -> String {
-    let mut line = format!("{}.{:06} [{} {}]", now_us / 1_000_000, now_us % 1_000_000, db, addr);
+    let mut line = format!(
+        "{}.{:06} [{} {}]",
+        now_us / 1_000_000,
+        now_us % 1_000_000,
+        db,
+        addr
+    );
     for a in args {
         line.push(' ');
         line.push_str(&repr(a));
     }
     line
 }
-
 
 /// TIME: the engine clock read now, as Redis's [seconds, microseconds] pair of bulk strings.
 /// Inside a script or EXEC too: Redis 7.0 freezes only the time expiry is judged by, and a
@@ -132,7 +137,11 @@ fn monitor(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 fn role(_e: &mut Engine, _call: &mut Call) -> Reply {
-    Reply::Array(vec![Reply::bulk("master"), Reply::Int(0), Reply::Array(Vec::new())])
+    Reply::Array(vec![
+        Reply::bulk("master"),
+        Reply::Int(0),
+        Reply::Array(Vec::new()),
+    ])
 }
 
 pub static COMMANDS: &[Command] = &[
@@ -143,13 +152,26 @@ pub static COMMANDS: &[Command] = &[
     Command::new("flushall", -1, WRITE, "server", keyspace::flushall),
     Command::new("swapdb", 3, WRITE | FAST, "server", keyspace::swapdb),
     Command::new("time", 1, LOADING | STALE | FAST, "server", time),
-    Command::new("command", -1, LOADING | STALE, "server", command::command).subcommands(command::SUBCOMMANDS),
+    Command::new("command", -1, LOADING | STALE, "server", command::command)
+        .subcommands(command::SUBCOMMANDS),
     Command::new("lastsave", 1, LOADING | STALE | FAST, "server", lastsave),
     Command::new("save", 1, ADMIN | NOSCRIPT | NO_MULTI, "server", save),
     Command::new("bgsave", -1, ADMIN | NOSCRIPT, "server", bgsave),
     Command::new("bgrewriteaof", 1, ADMIN | NOSCRIPT, "server", bgrewriteaof),
-    Command::new("shutdown", -1, ADMIN | NOSCRIPT | LOADING | STALE | NO_MULTI | ALLOW_BUSY, "server", shutdown),
-    Command::new("monitor", 1, ADMIN | NOSCRIPT | LOADING | STALE, "server", monitor),
+    Command::new(
+        "shutdown",
+        -1,
+        ADMIN | NOSCRIPT | LOADING | STALE | NO_MULTI | ALLOW_BUSY,
+        "server",
+        shutdown,
+    ),
+    Command::new(
+        "monitor",
+        1,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        "server",
+        monitor,
+    ),
     Command::new("role", 1, NOSCRIPT | LOADING | STALE | FAST, "server", role),
     Command::new("memory", -2, 0, "server", container).subcommands(memory::SUBCOMMANDS),
 ];
@@ -162,7 +184,10 @@ fn container(_e: &mut Engine, call: &mut Call) -> Reply {
 
 /// The reply of a HELP subcommand: Redis's header line, the lines, and its HELP footer.
 pub(crate) fn help_reply(cmd: &str, lines: &[&str]) -> Reply {
-    let mut out = vec![Reply::Status(format!("{} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", cmd))];
+    let mut out = vec![Reply::Status(format!(
+        "{} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        cmd
+    ))];
     out.extend(lines.iter().map(|l| Reply::Status(l.to_string())));
     out.push(Reply::status("HELP"));
     out.push(Reply::status("    Prints this help."));

@@ -44,7 +44,10 @@ fn check_types(e: &mut Engine, db: usize, keys: &[Bytes]) -> Result<(), Reply> {
 fn sources<'a>(d: &'a Db, keys: &[Bytes]) -> Vec<Option<&'a SetValue>> {
     keys.iter()
         .map(|k| match d.get_shared(k) {
-            Some(Entry { value: Value::Set(s), .. }) => Some(&**s),
+            Some(Entry {
+                value: Value::Set(s),
+                ..
+            }) => Some(&**s),
             _ => None,
         })
         .collect()

@@ -23,18 +23,32 @@ use crate::reply::Reply;
 pub(crate) use super::hash::delete_if_empty;
 
 /// The set at `key`: None if missing, WRONGTYPE for another type.
-pub(crate) fn set_ref<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a SetValue>, Reply> {
+pub(crate) fn set_ref<'a>(
+    e: &'a mut Engine,
+    db: usize,
+    key: &[u8],
+) -> Result<Option<&'a SetValue>, Reply> {
     match e.db(db).get(key) {
         None => Ok(None),
-        Some(Entry { value: Value::Set(s), .. }) => Ok(Some(s)),
+        Some(Entry {
+            value: Value::Set(s),
+            ..
+        }) => Ok(Some(s)),
         Some(_) => Err(Reply::err(errors::WRONGTYPE)),
     }
 }
 
-pub(crate) fn set_mut<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a mut SetValue>, Reply> {
+pub(crate) fn set_mut<'a>(
+    e: &'a mut Engine,
+    db: usize,
+    key: &[u8],
+) -> Result<Option<&'a mut SetValue>, Reply> {
     match e.db(db).get_mut(key) {
         None => Ok(None),
-        Some(Entry { value: Value::Set(s), .. }) => Ok(Some(s)),
+        Some(Entry {
+            value: Value::Set(s),
+            ..
+        }) => Ok(Some(s)),
         Some(_) => Err(Reply::err(errors::WRONGTYPE)),
     }
 }
@@ -46,7 +60,10 @@ fn set_or_create<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<&'a mut
         d.set(key, Value::Set(Box::default()));
     }
     match d.get_mut(key) {
-        Some(Entry { value: Value::Set(s), .. }) => Ok(s),
+        Some(Entry {
+            value: Value::Set(s),
+            ..
+        }) => Ok(s),
         _ => Err(Reply::err(errors::WRONGTYPE)),
     }
 }
@@ -84,7 +101,10 @@ fn is_intset(s: &SetValue, max_intset: usize) -> bool {
 }
 
 /// The members of `s` as a RESP3 set reply, in Redis's order.
-pub(crate) fn members_reply<'a>(members: impl Iterator<Item = &'a [u8]>, max_intset: usize) -> Reply {
+pub(crate) fn members_reply<'a>(
+    members: impl Iterator<Item = &'a [u8]>,
+    max_intset: usize,
+) -> Reply {
     let mut v: Vec<&[u8]> = members.collect();
     reply_order(&mut v, max_intset);
     Reply::Set(v.into_iter().map(Reply::bulk).collect())
@@ -229,14 +249,20 @@ fn sscan(e: &mut Engine, call: &mut Call) -> Reply {
     if next == 0 {
         reply_order(&mut found, max);
     }
-    let items = found.into_iter().filter(|m| opts.matches(m)).map(Reply::bulk).collect();
+    let items = found
+        .into_iter()
+        .filter(|m| opts.matches(m))
+        .map(Reply::bulk)
+        .collect();
     scan::reply(next, items)
 }
 
 /// SINTERCARD's keys: `numkeys` of them after it.
 fn sintercard_keys(args: &[bytes::Bytes]) -> Vec<usize> {
     let n = args.get(1).and_then(|a| numfmt::parse_i64(a)).unwrap_or(0);
-    let n = usize::try_from(n).unwrap_or(0).min(args.len().saturating_sub(2));
+    let n = usize::try_from(n)
+        .unwrap_or(0)
+        .min(args.len().saturating_sub(2));
     (2..2 + n).collect()
 }
 
@@ -251,11 +277,33 @@ pub static COMMANDS: &[Command] = &[
     Command::new("srandmember", -2, READONLY, "set", random::srandmember).keys(1, 1, 1),
     Command::new("smove", 4, WRITE | FAST, "set", smove).keys(1, 2, 1),
     Command::new("sinter", -2, READONLY, "set", algebra::sinter).keys(1, -1, 1),
-    Command::new("sintercard", -3, READONLY, "set", algebra::sintercard).movable_keys(sintercard_keys),
-    Command::new("sinterstore", -3, WRITE | DENYOOM, "set", algebra::sinterstore).keys(1, -1, 1),
+    Command::new("sintercard", -3, READONLY, "set", algebra::sintercard)
+        .movable_keys(sintercard_keys),
+    Command::new(
+        "sinterstore",
+        -3,
+        WRITE | DENYOOM,
+        "set",
+        algebra::sinterstore,
+    )
+    .keys(1, -1, 1),
     Command::new("sunion", -2, READONLY, "set", algebra::sunion).keys(1, -1, 1),
-    Command::new("sunionstore", -3, WRITE | DENYOOM, "set", algebra::sunionstore).keys(1, -1, 1),
+    Command::new(
+        "sunionstore",
+        -3,
+        WRITE | DENYOOM,
+        "set",
+        algebra::sunionstore,
+    )
+    .keys(1, -1, 1),
     Command::new("sdiff", -2, READONLY, "set", algebra::sdiff).keys(1, -1, 1),
-    Command::new("sdiffstore", -3, WRITE | DENYOOM, "set", algebra::sdiffstore).keys(1, -1, 1),
+    Command::new(
+        "sdiffstore",
+        -3,
+        WRITE | DENYOOM,
+        "set",
+        algebra::sdiffstore,
+    )
+    .keys(1, -1, 1),
     Command::new("sscan", -3, READONLY, "set", sscan).keys(1, 1, 1),
 ];

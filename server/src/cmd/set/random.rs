@@ -50,7 +50,11 @@ fn spop_count(e: &mut Engine, call: &mut Call) -> Reply {
     if count == 0 {
         return Reply::Set(Vec::new());
     }
-    let chosen = if count < len as u64 { e.rng.distinct(len, count as usize) } else { Vec::new() };
+    let chosen = if count < len as u64 {
+        e.rng.distinct(len, count as usize)
+    } else {
+        Vec::new()
+    };
     let Ok(Some(s)) = set_mut(e, call.db, call.arg(1)) else {
         return Reply::Set(Vec::new());
     };
@@ -62,7 +66,11 @@ fn spop_count(e: &mut Engine, call: &mut Call) -> Reply {
         // Remove from the highest index down so swap_remove never moves a chosen member.
         let mut idx = chosen;
         idx.reverse();
-        let popped: Vec<Reply> = idx.into_iter().filter_map(|i| s.swap_remove_index(i)).map(Reply::bulk).collect();
+        let popped: Vec<Reply> = idx
+            .into_iter()
+            .filter_map(|i| s.swap_remove_index(i))
+            .map(Reply::bulk)
+            .collect();
         Reply::Set(popped)
     };
     e.modified(call.db, call.arg(1), notify::SET, "spop");
@@ -114,5 +122,11 @@ pub(super) fn srandmember(e: &mut Engine, call: &mut Call) -> Reply {
             other => other,
         };
     }
-    Reply::Array(picks.into_iter().filter_map(|i| s.get_index(i)).map(Reply::bulk).collect())
+    Reply::Array(
+        picks
+            .into_iter()
+            .filter_map(|i| s.get_index(i))
+            .map(Reply::bulk)
+            .collect(),
+    )
 }

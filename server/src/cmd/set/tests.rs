@@ -32,13 +32,19 @@ fn writes_send_redis_event_names() {
     run(&mut e, &["SREM", "s", "zz"]);
     run(&mut e, &["SREM", "s", "a"]);
     run(&mut e, &["SPOP", "s"]);
-    assert_eq!(events(&mut e, sub), ev(&[("sadd", "s"), ("srem", "s"), ("spop", "s"), ("del", "s")]));
+    assert_eq!(
+        events(&mut e, sub),
+        ev(&[("sadd", "s"), ("srem", "s"), ("spop", "s"), ("del", "s")])
+    );
 
     run(&mut e, &["SADD", "s", "1", "2", "3"]);
     run(&mut e, &["SPOP", "s", "0"]);
     run(&mut e, &["SPOP", "s", "2"]);
     run(&mut e, &["SPOP", "s", "5"]);
-    assert_eq!(events(&mut e, sub), ev(&[("sadd", "s"), ("spop", "s"), ("spop", "s"), ("del", "s")]));
+    assert_eq!(
+        events(&mut e, sub),
+        ev(&[("sadd", "s"), ("spop", "s"), ("spop", "s"), ("del", "s")])
+    );
 }
 
 #[test]
@@ -69,12 +75,20 @@ fn store_events_and_deletes() {
     run(&mut e, &["SUNIONSTORE", "d", "a", "b"]);
     run(&mut e, &["SDIFFSTORE", "d", "a", "b"]);
     // An empty result deletes an existing destination...
-    assert_eq!(run(&mut e, &["SINTERSTORE", "d", "a", "nokey"]), Reply::Int(0));
+    assert_eq!(
+        run(&mut e, &["SINTERSTORE", "d", "a", "nokey"]),
+        Reply::Int(0)
+    );
     // ...and says nothing when there was none.
     assert_eq!(run(&mut e, &["SUNIONSTORE", "e", "nokey"]), Reply::Int(0));
     assert_eq!(
         events(&mut e, sub),
-        ev(&[("sinterstore", "d"), ("sunionstore", "d"), ("sdiffstore", "d"), ("del", "d")])
+        ev(&[
+            ("sinterstore", "d"),
+            ("sunionstore", "d"),
+            ("sdiffstore", "d"),
+            ("del", "d")
+        ])
     );
     assert!(!e.db(0).contains(b"d"));
     assert!(!e.db(0).contains(b"e"));
@@ -103,7 +117,10 @@ fn an_expired_source_counts_as_missing() {
     e.db(0).set_expire(b"b", Some(now + 10));
     assert_eq!(strings(&run(&mut e, &["SINTER", "a", "b"])), vec!["2"]);
     clock.advance(Duration::from_millis(10));
-    assert_eq!(strings(&run(&mut e, &["SINTER", "a", "b"])), Vec::<String>::new());
+    assert_eq!(
+        strings(&run(&mut e, &["SINTER", "a", "b"])),
+        Vec::<String>::new()
+    );
     assert_eq!(strings(&run(&mut e, &["SDIFF", "a", "b"])), vec!["1", "2"]);
     assert_eq!(run(&mut e, &["SINTERCARD", "2", "a", "b"]), Reply::Int(0));
 }
@@ -122,7 +139,10 @@ fn spop_with_count_removes_what_it_returns() {
     let left = members(&mut e, "s");
     assert_eq!(left.len(), 30);
     assert!(popped.is_disjoint(&left));
-    assert_eq!(popped.union(&left).cloned().collect::<HashSet<_>>(), all.into_iter().collect());
+    assert_eq!(
+        popped.union(&left).cloned().collect::<HashSet<_>>(),
+        all.into_iter().collect()
+    );
 }
 
 #[test]
@@ -131,7 +151,9 @@ fn spop_reaches_every_member() {
     for _ in 0..200 {
         let mut e = Engine::new(Config::default());
         run(&mut e, &["SADD", "s", "a", "b", "c"]);
-        let Reply::Bulk(m) = run(&mut e, &["SPOP", "s"]) else { panic!() };
+        let Reply::Bulk(m) = run(&mut e, &["SPOP", "s"]) else {
+            panic!()
+        };
         seen.insert(m);
         assert_eq!(run(&mut e, &["SCARD", "s"]), Reply::Int(2));
     }
@@ -153,7 +175,10 @@ fn srandmember_counts_and_membership() {
     assert_eq!(got.into_iter().collect::<HashSet<_>>(), all);
     // Nothing was removed.
     assert_eq!(run(&mut e, &["SCARD", "s"]), Reply::Int(5));
-    assert_eq!(run(&mut e, &["SRANDMEMBER", "s", "-9223372036854775807"]), crate::cmd::hash::random::too_many_picks());
+    assert_eq!(
+        run(&mut e, &["SRANDMEMBER", "s", "-9223372036854775807"]),
+        crate::cmd::hash::random::too_many_picks()
+    );
 }
 
 #[test]
@@ -165,8 +190,12 @@ fn sscan_pages_through_a_big_set() {
     let mut cursor = "0".to_string();
     let mut seen = Vec::new();
     loop {
-        let Reply::Array(parts) = run(&mut e, &["SSCAN", "s", &cursor, "COUNT", "15"]) else { panic!() };
-        let Reply::Bulk(next) = &parts[0] else { panic!() };
+        let Reply::Array(parts) = run(&mut e, &["SSCAN", "s", &cursor, "COUNT", "15"]) else {
+            panic!()
+        };
+        let Reply::Bulk(next) = &parts[0] else {
+            panic!()
+        };
         let page = strings(&parts[1]);
         // Whole buckets, as Redis: a page may pass COUNT by a bucket's few elements.
         assert!(page.len() <= 15 + 8, "{}", page.len());
@@ -196,12 +225,21 @@ fn integer_sets_reply_ascending_up_to_the_intset_limit() {
 #[test]
 fn sintercard_declares_its_movable_keys() {
     let cmd = table::lookup(b"SINTERCARD").expect("sintercard");
-    let args: Vec<Bytes> = ["SINTERCARD", "2", "a", "b", "LIMIT", "1"].iter().map(|s| Bytes::from(*s)).collect();
+    let args: Vec<Bytes> = ["SINTERCARD", "2", "a", "b", "LIMIT", "1"]
+        .iter()
+        .map(|s| Bytes::from(*s))
+        .collect();
     assert_eq!(cmd.key_positions(&args), vec![2, 3]);
-    let bad: Vec<Bytes> = ["SINTERCARD", "9", "a"].iter().map(|s| Bytes::from(*s)).collect();
+    let bad: Vec<Bytes> = ["SINTERCARD", "9", "a"]
+        .iter()
+        .map(|s| Bytes::from(*s))
+        .collect();
     assert_eq!(cmd.key_positions(&bad), vec![2]);
     let smove = table::lookup(b"smove").expect("smove");
-    let args: Vec<Bytes> = ["SMOVE", "a", "b", "m"].iter().map(|s| Bytes::from(*s)).collect();
+    let args: Vec<Bytes> = ["SMOVE", "a", "b", "m"]
+        .iter()
+        .map(|s| Bytes::from(*s))
+        .collect();
     assert_eq!(smove.key_positions(&args), vec![1, 2]);
 }
 
@@ -213,5 +251,8 @@ fn smembers_is_a_resp3_set_and_a_resp2_array() {
     assert_eq!(&r.to_bytes(3)[..], b"~2\r\n$1\r\n1\r\n$1\r\n2\r\n");
     assert_eq!(&r.to_bytes(2)[..], b"*2\r\n$1\r\n1\r\n$1\r\n2\r\n");
     assert_eq!(run(&mut e, &["SISMEMBER", "s", "1"]), Reply::Int(1));
-    assert_eq!(run(&mut e, &["SRANDMEMBER", "s", "5"]), Reply::Array(vec![bulk("1"), bulk("2")]));
+    assert_eq!(
+        run(&mut e, &["SRANDMEMBER", "s", "5"]),
+        Reply::Array(vec![bulk("1"), bulk("2")])
+    );
 }

@@ -17,7 +17,8 @@ fn incr_decr(e: &mut Engine, call: &Call, incr: i64) -> Reply {
         Err(r) => return r,
         Ok(None) => {
             let mut buf = itoa::Buffer::new();
-            e.db(call.db).set(key, Value::Str(buf.format(incr).as_bytes().into()));
+            e.db(call.db)
+                .set(key, Value::Str(buf.format(incr).as_bytes().into()));
             incr
         }
         Ok(Some(s)) => {

@@ -86,17 +86,27 @@ fn parse_opts(args: &[Bytes], start: usize, for_set: bool) -> Result<Opts<'_>, R
 }
 
 fn expire_option(opt: &[u8]) -> Option<ExpireKind> {
-    [("ex", ExpireKind::Ex), ("px", ExpireKind::Px), ("exat", ExpireKind::ExAt), ("pxat", ExpireKind::PxAt)]
-        .into_iter()
-        .find(|(name, _)| args::is(opt, name))
-        .map(|(_, k)| k)
+    [
+        ("ex", ExpireKind::Ex),
+        ("px", ExpireKind::Px),
+        ("exat", ExpireKind::ExAt),
+        ("pxat", ExpireKind::PxAt),
+    ]
+    .into_iter()
+    .find(|(name, _)| args::is(opt, name))
+    .map(|(_, k)| k)
 }
 
 fn cond_option(opt: &[u8]) -> Option<Cond> {
-    [("ifeq", Cond::Eq), ("ifne", Cond::Ne), ("ifdeq", Cond::DigestEq), ("ifdne", Cond::DigestNe)]
-        .into_iter()
-        .find(|(name, _)| args::is(opt, name))
-        .map(|(_, c)| c)
+    [
+        ("ifeq", Cond::Eq),
+        ("ifne", Cond::Ne),
+        ("ifdeq", Cond::DigestEq),
+        ("ifdne", Cond::DigestNe),
+    ]
+    .into_iter()
+    .find(|(name, _)| args::is(opt, name))
+    .map(|(_, c)| c)
 }
 
 /// Redis's `getExpireMillisecondsOrReply`: the absolute deadline in ms. Relative times are
@@ -124,7 +134,14 @@ struct SetOutcome {
 }
 
 /// Redis's `setGenericCommand`, shared by SET, SETNX, SETEX and PSETEX.
-fn set_generic(e: &mut Engine, db: usize, key: &[u8], val: &[u8], o: &Opts, cmd: &str) -> Result<SetOutcome, Reply> {
+fn set_generic(
+    e: &mut Engine,
+    db: usize,
+    key: &[u8],
+    val: &[u8],
+    o: &Opts,
+    cmd: &str,
+) -> Result<SetOutcome, Reply> {
     let when = match o.expire {
         Some((kind, arg)) => Some(deadline(arg, kind, e.now_ms, cmd)?),
         None => None,
@@ -148,13 +165,20 @@ fn set_generic(e: &mut Engine, db: usize, key: &[u8], val: &[u8], o: &Opts, cmd:
             match c {
                 Cond::Eq => cur == Some(arg),
                 Cond::Ne => cur != Some(arg),
-                Cond::DigestEq => cur.is_some_and(|v| digest_hex(v).as_bytes().eq_ignore_ascii_case(arg)),
-                Cond::DigestNe => cur.is_none_or(|v| !digest_hex(v).as_bytes().eq_ignore_ascii_case(arg)),
+                Cond::DigestEq => {
+                    cur.is_some_and(|v| digest_hex(v).as_bytes().eq_ignore_ascii_case(arg))
+                }
+                Cond::DigestNe => {
+                    cur.is_none_or(|v| !digest_hex(v).as_bytes().eq_ignore_ascii_case(arg))
+                }
             }
         }
     };
     if (o.nx && found) || (o.xx && !found) || !cond_ok {
-        return Ok(SetOutcome { stored: false, old: if o.get { old } else { None } });
+        return Ok(SetOutcome {
+            stored: false,
+            old: if o.get { old } else { None },
+        });
     }
     let value = Value::Str(val.into());
     if o.keepttl {
@@ -166,7 +190,10 @@ fn set_generic(e: &mut Engine, db: usize, key: &[u8], val: &[u8], o: &Opts, cmd:
     if when.is_some() {
         notify::keyspace_event(e, notify::GENERIC, "expire", db, key);
     }
-    Ok(SetOutcome { stored: true, old: if o.get { old } else { None } })
+    Ok(SetOutcome {
+        stored: true,
+        old: if o.get { old } else { None },
+    })
 }
 
 pub(super) fn set(e: &mut Engine, call: &mut Call) -> Reply {
@@ -183,7 +210,10 @@ pub(super) fn set(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 pub(super) fn setnx(e: &mut Engine, call: &mut Call) -> Reply {
-    let o = Opts { nx: true, ..Default::default() };
+    let o = Opts {
+        nx: true,
+        ..Default::default()
+    };
     match set_generic(e, call.db, call.arg(1), call.arg(2), &o, "setnx") {
         Err(r) => r,
         Ok(out) => Reply::Int(i64::from(out.stored)),
@@ -191,7 +221,10 @@ pub(super) fn setnx(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 fn set_with_ttl(e: &mut Engine, call: &Call, kind: ExpireKind, cmd: &str) -> Reply {
-    let o = Opts { expire: Some((kind, call.arg(2))), ..Default::default() };
+    let o = Opts {
+        expire: Some((kind, call.arg(2))),
+        ..Default::default()
+    };
     match set_generic(e, call.db, call.arg(1), call.arg(3), &o, cmd) {
         Err(r) => r,
         Ok(_) => Reply::ok(),
@@ -263,7 +296,10 @@ pub(super) fn getex(e: &mut Engine, call: &mut Call) -> Reply {
             e.modified(call.db, key, notify::GENERIC, "expire");
         }
         None if o.persist => {
-            let had_ttl = e.db(call.db).peek(key).is_some_and(|en| en.expire_at.is_some());
+            let had_ttl = e
+                .db(call.db)
+                .peek(key)
+                .is_some_and(|en| en.expire_at.is_some());
             if had_ttl {
                 e.db(call.db).set_expire(key, None);
                 e.modified(call.db, key, notify::GENERIC, "persist");

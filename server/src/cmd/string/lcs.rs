@@ -163,7 +163,11 @@ impl Table {
                 if let Some((a_start, a_end, b_start, b_end)) = open.take() {
                     let len = a_end - a_start + 1;
                     if want_ranges && (min_len == 0 || len as u64 >= min_len) {
-                        ranges.push(Range { a: (a_start, a_end), b: (b_start, b_end), len });
+                        ranges.push(Range {
+                            a: (a_start, a_end),
+                            b: (b_start, b_end),
+                            len,
+                        });
                     }
                 }
             }

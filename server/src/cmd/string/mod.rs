@@ -20,7 +20,11 @@ use crate::errors;
 use crate::reply::Reply;
 
 /// The string at `key`: `Ok(None)` when there is no such key, WRONGTYPE for another type.
-pub(crate) fn lookup_str<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a StrValue>, Reply> {
+pub(crate) fn lookup_str<'a>(
+    e: &'a mut Engine,
+    db: usize,
+    key: &[u8],
+) -> Result<Option<&'a StrValue>, Reply> {
     match e.db(db).get(key) {
         None => Ok(None),
         Some(entry) => match &entry.value {
@@ -31,7 +35,11 @@ pub(crate) fn lookup_str<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result
 }
 
 /// The string at `key` for in-place modification (keeps the key's TTL).
-pub(crate) fn lookup_str_mut<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a mut StrValue>, Reply> {
+pub(crate) fn lookup_str_mut<'a>(
+    e: &'a mut Engine,
+    db: usize,
+    key: &[u8],
+) -> Result<Option<&'a mut StrValue>, Reply> {
     match e.db(db).get_mut(key) {
         None => Ok(None),
         Some(entry) => match &mut entry.value {
@@ -43,7 +51,11 @@ pub(crate) fn lookup_str_mut<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Re
 
 /// `lookup_str_mut` for a write in place: Redis unshares the value into its "raw" encoding,
 /// which OBJECT ENCODING then reports (see `Entry::raw`).
-pub(crate) fn lookup_str_for_update<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a mut Vec<u8>>, Reply> {
+pub(crate) fn lookup_str_for_update<'a>(
+    e: &'a mut Engine,
+    db: usize,
+    key: &[u8],
+) -> Result<Option<&'a mut Vec<u8>>, Reply> {
     match e.db(db).get_mut(key) {
         None => Ok(None),
         Some(entry) => match &mut entry.value {
@@ -79,7 +91,14 @@ pub static COMMANDS: &[Command] = &[
     Command::new("setnx", 3, WRITE | DENYOOM | FAST, "string", get_set::setnx).keys(1, 1, 1),
     Command::new("setex", 4, WRITE | DENYOOM, "string", get_set::setex).keys(1, 1, 1),
     Command::new("psetex", 4, WRITE | DENYOOM, "string", get_set::psetex).keys(1, 1, 1),
-    Command::new("getset", 3, WRITE | DENYOOM | FAST, "string", get_set::getset).keys(1, 1, 1),
+    Command::new(
+        "getset",
+        3,
+        WRITE | DENYOOM | FAST,
+        "string",
+        get_set::getset,
+    )
+    .keys(1, 1, 1),
     Command::new("getdel", 2, WRITE | FAST, "string", get_set::getdel).keys(1, 1, 1),
     Command::new("getex", -2, WRITE | FAST, "string", get_set::getex).keys(1, 1, 1),
     Command::new("mget", -2, READONLY | FAST, "string", get_set::mget).keys(1, -1, 1),
@@ -94,8 +113,29 @@ pub static COMMANDS: &[Command] = &[
     Command::new("substr", 4, READONLY, "string", range::getrange).keys(1, 1, 1),
     Command::new("incr", 2, WRITE | DENYOOM | FAST, "string", counters::incr).keys(1, 1, 1),
     Command::new("decr", 2, WRITE | DENYOOM | FAST, "string", counters::decr).keys(1, 1, 1),
-    Command::new("incrby", 3, WRITE | DENYOOM | FAST, "string", counters::incrby).keys(1, 1, 1),
-    Command::new("decrby", 3, WRITE | DENYOOM | FAST, "string", counters::decrby).keys(1, 1, 1),
-    Command::new("incrbyfloat", 3, WRITE | DENYOOM | FAST, "string", counters::incrbyfloat).keys(1, 1, 1),
+    Command::new(
+        "incrby",
+        3,
+        WRITE | DENYOOM | FAST,
+        "string",
+        counters::incrby,
+    )
+    .keys(1, 1, 1),
+    Command::new(
+        "decrby",
+        3,
+        WRITE | DENYOOM | FAST,
+        "string",
+        counters::decrby,
+    )
+    .keys(1, 1, 1),
+    Command::new(
+        "incrbyfloat",
+        3,
+        WRITE | DENYOOM | FAST,
+        "string",
+        counters::incrbyfloat,
+    )
+    .keys(1, 1, 1),
     Command::new("lcs", -3, READONLY, "string", lcs::lcs).keys(1, 2, 1),
 ];

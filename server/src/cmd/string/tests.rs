@@ -18,7 +18,10 @@ fn bulk(s: &str) -> Reply {
 }
 
 fn ev(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+    pairs
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
 }
 
 #[test]
@@ -28,7 +31,10 @@ fn set_expiry_options_set_absolute_deadlines() {
     assert_eq!(ttl(&mut e, "a"), Some(T0 + 10_000));
     run(&mut e, &["SET", "b", "v", "PX", "1500"]);
     assert_eq!(ttl(&mut e, "b"), Some(T0 + 1500));
-    run(&mut e, &["SET", "c", "v", "EXAT", &((T0 / 1000) + 5).to_string()]);
+    run(
+        &mut e,
+        &["SET", "c", "v", "EXAT", &((T0 / 1000) + 5).to_string()],
+    );
     assert_eq!(ttl(&mut e, "c"), Some((T0 / 1000 + 5) * 1000));
     run(&mut e, &["SET", "d", "v", "PXAT", &(T0 + 77).to_string()]);
     assert_eq!(ttl(&mut e, "d"), Some(T0 + 77));
@@ -66,11 +72,23 @@ fn in_place_writes_keep_the_ttl() {
     for (setup, cmd) in [
         (vec!["SET", "k", "5", "EX", "10"], vec!["INCR", "k"]),
         (vec!["SET", "k", "5", "EX", "10"], vec!["DECRBY", "k", "2"]),
-        (vec!["SET", "k", "5", "EX", "10"], vec!["INCRBYFLOAT", "k", "0.5"]),
+        (
+            vec!["SET", "k", "5", "EX", "10"],
+            vec!["INCRBYFLOAT", "k", "0.5"],
+        ),
         (vec!["SET", "k", "5", "EX", "10"], vec!["APPEND", "k", "x"]),
-        (vec!["SET", "k", "5", "EX", "10"], vec!["SETRANGE", "k", "3", "x"]),
-        (vec!["SET", "k", "5", "EX", "10"], vec!["SETBIT", "k", "100", "1"]),
-        (vec!["SET", "k", "5", "EX", "10"], vec!["BITFIELD", "k", "SET", "u8", "0", "1"]),
+        (
+            vec!["SET", "k", "5", "EX", "10"],
+            vec!["SETRANGE", "k", "3", "x"],
+        ),
+        (
+            vec!["SET", "k", "5", "EX", "10"],
+            vec!["SETBIT", "k", "100", "1"],
+        ),
+        (
+            vec!["SET", "k", "5", "EX", "10"],
+            vec!["BITFIELD", "k", "SET", "u8", "0", "1"],
+        ),
     ] {
         run(&mut e, &setup);
         assert!(!run(&mut e, &cmd).is_error(), "{cmd:?}");
@@ -86,7 +104,13 @@ fn getex_sets_changes_and_removes_the_ttl() {
     assert_eq!(ttl(&mut e, "k"), Some(T0 + 500));
     assert_eq!(run(&mut e, &["GETEX", "k"]), bulk("v"));
     assert_eq!(ttl(&mut e, "k"), Some(T0 + 500));
-    assert_eq!(run(&mut e, &["GETEX", "k", "EXAT", &((T0 / 1000) + 9).to_string()]), bulk("v"));
+    assert_eq!(
+        run(
+            &mut e,
+            &["GETEX", "k", "EXAT", &((T0 / 1000) + 9).to_string()]
+        ),
+        bulk("v")
+    );
     assert_eq!(ttl(&mut e, "k"), Some((T0 / 1000 + 9) * 1000));
     assert_eq!(run(&mut e, &["GETEX", "k", "PERSIST"]), bulk("v"));
     assert_eq!(ttl(&mut e, "k"), None);
@@ -101,10 +125,19 @@ fn getex_sets_changes_and_removes_the_ttl() {
 fn relative_expire_overflowing_now_is_invalid() {
     let (mut e, _) = engine();
     let near_max = (i64::MAX - T0 + 1).to_string();
-    assert_eq!(run(&mut e, &["SET", "k", "v", "PX", &near_max]), Reply::err(errors::invalid_expire("set")));
-    assert_eq!(run(&mut e, &["PSETEX", "k", &near_max, "v"]), Reply::err(errors::invalid_expire("psetex")));
+    assert_eq!(
+        run(&mut e, &["SET", "k", "v", "PX", &near_max]),
+        Reply::err(errors::invalid_expire("set"))
+    );
+    assert_eq!(
+        run(&mut e, &["PSETEX", "k", &near_max, "v"]),
+        Reply::err(errors::invalid_expire("psetex"))
+    );
     assert_eq!(run(&mut e, &["SET", "k", "v"]), Reply::ok());
-    assert_eq!(run(&mut e, &["GETEX", "k", "PX", &near_max]), Reply::err(errors::invalid_expire("getex")));
+    assert_eq!(
+        run(&mut e, &["GETEX", "k", "PX", &near_max]),
+        Reply::err(errors::invalid_expire("getex"))
+    );
 }
 
 #[test]
@@ -137,15 +170,33 @@ fn wrongtype_for_every_command_that_reads_a_string() {
     ] {
         assert_eq!(run(&mut e, &cmd), wrong, "{cmd:?}");
     }
-    assert_eq!(run(&mut e, &["LCS", "l", "missing"]), Reply::err(errors::LCS_NOT_STRINGS));
+    assert_eq!(
+        run(&mut e, &["LCS", "l", "missing"]),
+        Reply::err(errors::LCS_NOT_STRINGS)
+    );
     // Argument errors that Redis checks first still win.
-    assert_eq!(run(&mut e, &["INCRBY", "l", "x"]), Reply::err(errors::NOT_INTEGER));
-    assert_eq!(run(&mut e, &["DECRBY", "l", "-9223372036854775808"]), Reply::err(errors::DECREMENT_OVERFLOW));
-    assert_eq!(run(&mut e, &["SET", "l", "v", "EX", "0", "GET"]), Reply::err(errors::invalid_expire("set")));
-    assert_eq!(run(&mut e, &["SETRANGE", "l", "-1", "x"]), Reply::err(errors::OFFSET_OUT_OF_RANGE));
+    assert_eq!(
+        run(&mut e, &["INCRBY", "l", "x"]),
+        Reply::err(errors::NOT_INTEGER)
+    );
+    assert_eq!(
+        run(&mut e, &["DECRBY", "l", "-9223372036854775808"]),
+        Reply::err(errors::DECREMENT_OVERFLOW)
+    );
+    assert_eq!(
+        run(&mut e, &["SET", "l", "v", "EX", "0", "GET"]),
+        Reply::err(errors::invalid_expire("set"))
+    );
+    assert_eq!(
+        run(&mut e, &["SETRANGE", "l", "-1", "x"]),
+        Reply::err(errors::OFFSET_OUT_OF_RANGE)
+    );
     // MGET answers nil for other types, and the list is untouched by all of the above.
     assert_eq!(run(&mut e, &["MGET", "l"]), Reply::Array(vec![Reply::Nil]));
-    assert_eq!(e.db(0).get(b"l").map(|en| en.value.type_name()), Some("list"));
+    assert_eq!(
+        e.db(0).get(b"l").map(|en| en.value.type_name()),
+        Some("list")
+    );
     // Plain SET, MSET and SETNX-style checks treat any type as "exists" and SET replaces it.
     assert_eq!(run(&mut e, &["SETNX", "l", "v"]), Reply::Int(0));
     assert_eq!(run(&mut e, &["MSETNX", "l", "v"]), Reply::Int(0));
@@ -160,7 +211,10 @@ fn keyspace_events_use_redis_names() {
     run(&mut e, &["SET", "a", "1"]);
     run(&mut e, &["SET", "b", "1", "EX", "100"]);
     run(&mut e, &["SET", "a", "2", "NX"]);
-    assert_eq!(events(&mut e), ev(&[("set", "a"), ("set", "b"), ("expire", "b")]));
+    assert_eq!(
+        events(&mut e),
+        ev(&[("set", "a"), ("set", "b"), ("expire", "b")])
+    );
     run(&mut e, &["INCR", "a"]);
     run(&mut e, &["DECRBY", "a", "3"]);
     run(&mut e, &["INCRBYFLOAT", "a", "1.5"]);
@@ -169,14 +223,23 @@ fn keyspace_events_use_redis_names() {
     run(&mut e, &["SETRANGE", "a", "0", ""]);
     assert_eq!(
         events(&mut e),
-        ev(&[("incrby", "a"), ("incrby", "a"), ("incrbyfloat", "a"), ("append", "a"), ("setrange", "a")])
+        ev(&[
+            ("incrby", "a"),
+            ("incrby", "a"),
+            ("incrbyfloat", "a"),
+            ("append", "a"),
+            ("setrange", "a")
+        ])
     );
     run(&mut e, &["GETEX", "a", "EX", "100"]);
     run(&mut e, &["GETEX", "a", "PERSIST"]);
     run(&mut e, &["GETEX", "a", "PERSIST"]);
     run(&mut e, &["GETEX", "a"]);
     run(&mut e, &["GETEX", "a", "PXAT", "1"]);
-    assert_eq!(events(&mut e), ev(&[("expire", "a"), ("persist", "a"), ("del", "a")]));
+    assert_eq!(
+        events(&mut e),
+        ev(&[("expire", "a"), ("persist", "a"), ("del", "a")])
+    );
     run(&mut e, &["GETSET", "c", "1"]);
     run(&mut e, &["GETDEL", "c"]);
     run(&mut e, &["GETDEL", "c"]);
@@ -208,9 +271,15 @@ fn counters_do_not_change_the_value_on_error() {
     assert_eq!(run(&mut e, &["INCR", "k"]), Reply::err(errors::OVERFLOW));
     assert_eq!(run(&mut e, &["GET", "k"]), bulk("9223372036854775807"));
     run(&mut e, &["SET", "f", "1e4932"]);
-    assert_eq!(run(&mut e, &["INCRBYFLOAT", "f", "1e4932"]), Reply::err(errors::NAN_OR_INF));
+    assert_eq!(
+        run(&mut e, &["INCRBYFLOAT", "f", "1e4932"]),
+        Reply::err(errors::NAN_OR_INF)
+    );
     assert_eq!(run(&mut e, &["GET", "f"]), bulk("1e4932"));
-    assert_eq!(run(&mut e, &["INCRBYFLOAT", "missing", "x"]), Reply::err(errors::NOT_FLOAT));
+    assert_eq!(
+        run(&mut e, &["INCRBYFLOAT", "missing", "x"]),
+        Reply::err(errors::NOT_FLOAT)
+    );
     assert!(!e.db(0).contains(b"missing"));
 }
 
@@ -218,13 +287,25 @@ fn counters_do_not_change_the_value_on_error() {
 fn setrange_and_append_respect_proto_max_bulk_len_without_allocating() {
     let (mut e, _) = engine();
     e.config_mut().proto_max_bulk_len = 16;
-    assert_eq!(run(&mut e, &["SETRANGE", "k", "16", "x"]), Reply::err(errors::STRING_TOO_LONG));
+    assert_eq!(
+        run(&mut e, &["SETRANGE", "k", "16", "x"]),
+        Reply::err(errors::STRING_TOO_LONG)
+    );
     assert_eq!(run(&mut e, &["SETRANGE", "k", "15", "x"]), Reply::Int(16));
-    assert_eq!(run(&mut e, &["APPEND", "k", "y"]), Reply::err(errors::STRING_TOO_LONG));
-    assert_eq!(run(&mut e, &["SETRANGE", "k", "9223372036854775807", "x"]), Reply::err(errors::STRING_TOO_LONG));
+    assert_eq!(
+        run(&mut e, &["APPEND", "k", "y"]),
+        Reply::err(errors::STRING_TOO_LONG)
+    );
+    assert_eq!(
+        run(&mut e, &["SETRANGE", "k", "9223372036854775807", "x"]),
+        Reply::err(errors::STRING_TOO_LONG)
+    );
     // LCS refuses a table larger than proto-max-bulk-len (here (3+1)*(3+1)*4 = 64 bytes).
     run(&mut e, &["SET", "a", "abc"]);
-    assert_eq!(run(&mut e, &["LCS", "a", "a"]), Reply::err(errors::LCS_TOO_MUCH_MEMORY));
+    assert_eq!(
+        run(&mut e, &["LCS", "a", "a"]),
+        Reply::err(errors::LCS_TOO_MUCH_MEMORY)
+    );
 }
 
 // ---- Redis 8.4 compare-and-set family ----------------------------------------------------
@@ -247,7 +328,9 @@ fn digest_is_xxh3_hex() {
     assert_eq!(run(&mut e, &["DIGEST", "key1"]), bulk("b6acb9d84a38ff74"));
     assert_eq!(run(&mut e, &["DIGEST", "missing"]), Reply::Nil);
     run(&mut e, &["SET", "empty", ""]);
-    let Reply::Bulk(d) = run(&mut e, &["DIGEST", "empty"]) else { panic!() };
+    let Reply::Bulk(d) = run(&mut e, &["DIGEST", "empty"]) else {
+        panic!()
+    };
     assert_eq!(d.len(), 16);
 }
 
@@ -260,10 +343,19 @@ fn set_ifeq_and_ifne() {
     assert_eq!(run(&mut e, &["SET", "k", "v2", "IFEQ", "nope"]), Reply::Nil);
     assert_eq!(run(&mut e, &["SET", "k", "v2", "IFEQ", "v1"]), Reply::ok());
     assert_eq!(run(&mut e, &["SET", "k", "v3", "IFNE", "v2"]), Reply::Nil);
-    assert_eq!(run(&mut e, &["SET", "k", "v3", "ifne", "other", "GET"]), bulk("v2"));
-    assert_eq!(run(&mut e, &["SET", "k", "v4", "IFEQ", "nope", "GET"]), bulk("v3"));
+    assert_eq!(
+        run(&mut e, &["SET", "k", "v3", "ifne", "other", "GET"]),
+        bulk("v2")
+    );
+    assert_eq!(
+        run(&mut e, &["SET", "k", "v4", "IFEQ", "nope", "GET"]),
+        bulk("v3")
+    );
     assert_eq!(run(&mut e, &["GET", "k"]), bulk("v3"));
-    assert_eq!(run(&mut e, &["SET", "k", "v4", "IFEQ", "v3", "PX", "100"]), Reply::ok());
+    assert_eq!(
+        run(&mut e, &["SET", "k", "v4", "IFEQ", "v3", "PX", "100"]),
+        Reply::ok()
+    );
     assert_eq!(ttl(&mut e, "k"), Some(T0 + 100));
     for bad in [
         vec!["SET", "k", "v", "IFEQ"],
@@ -280,12 +372,30 @@ fn set_ifeq_and_ifne() {
 fn set_ifdeq_and_ifdne() {
     let (mut e, _) = engine();
     run(&mut e, &["SET", "k", "Hello world"]);
-    assert_eq!(run(&mut e, &["SET", "k", "x", "IFDEQ", "0000000000000000"]), Reply::Nil);
-    assert_eq!(run(&mut e, &["SET", "k", "x", "IFDNE", "b6acb9d84a38ff74"]), Reply::Nil);
-    assert_eq!(run(&mut e, &["SET", "k", "x", "IFDEQ", "B6ACB9D84A38FF74"]), Reply::ok());
-    assert_eq!(run(&mut e, &["SET", "k", "y", "IFDNE", "b6acb9d84a38ff74"]), Reply::ok());
-    assert_eq!(run(&mut e, &["SET", "new", "y", "IFDEQ", "b6acb9d84a38ff74"]), Reply::Nil);
-    assert_eq!(run(&mut e, &["SET", "new", "y", "IFDNE", "b6acb9d84a38ff74"]), Reply::ok());
+    assert_eq!(
+        run(&mut e, &["SET", "k", "x", "IFDEQ", "0000000000000000"]),
+        Reply::Nil
+    );
+    assert_eq!(
+        run(&mut e, &["SET", "k", "x", "IFDNE", "b6acb9d84a38ff74"]),
+        Reply::Nil
+    );
+    assert_eq!(
+        run(&mut e, &["SET", "k", "x", "IFDEQ", "B6ACB9D84A38FF74"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        run(&mut e, &["SET", "k", "y", "IFDNE", "b6acb9d84a38ff74"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        run(&mut e, &["SET", "new", "y", "IFDEQ", "b6acb9d84a38ff74"]),
+        Reply::Nil
+    );
+    assert_eq!(
+        run(&mut e, &["SET", "new", "y", "IFDNE", "b6acb9d84a38ff74"]),
+        Reply::ok()
+    );
 }
 
 #[test]
@@ -298,26 +408,51 @@ fn delex_conditions() {
     assert_eq!(run(&mut e, &["DELEX", "k", "IFNE", "token"]), Reply::Int(0));
     assert_eq!(run(&mut e, &["DELEX", "k", "IFEQ", "token"]), Reply::Int(1));
     assert!(!e.db(0).contains(b"k"));
-    assert_eq!(run(&mut e, &["DELEX", "k", "IFNE", "x"]), Reply::Int(0), "a missing key is never deleted");
+    assert_eq!(
+        run(&mut e, &["DELEX", "k", "IFNE", "x"]),
+        Reply::Int(0),
+        "a missing key is never deleted"
+    );
     run(&mut e, &["SET", "k", "Hello world"]);
-    assert_eq!(run(&mut e, &["DELEX", "k", "IFDNE", "b6acb9d84a38ff74"]), Reply::Int(0));
-    assert_eq!(run(&mut e, &["DELEX", "k", "IFDEQ", "b6acb9d84a38ff74"]), Reply::Int(1));
+    assert_eq!(
+        run(&mut e, &["DELEX", "k", "IFDNE", "b6acb9d84a38ff74"]),
+        Reply::Int(0)
+    );
+    assert_eq!(
+        run(&mut e, &["DELEX", "k", "IFDEQ", "b6acb9d84a38ff74"]),
+        Reply::Int(1)
+    );
     run(&mut e, &["SET", "k", "a"]);
     assert_eq!(run(&mut e, &["DELEX", "k", "IFNE", "b"]), Reply::Int(1));
     // Without a condition any type goes, as with DEL.
     put_list(&mut e, "l");
     assert_eq!(run(&mut e, &["DELEX", "l"]), Reply::Int(1));
-    assert_eq!(run(&mut e, &["DELEX", "k", "IFEQ"]), Reply::err(errors::SYNTAX));
-    assert_eq!(run(&mut e, &["DELEX", "k", "FOO", "x"]), Reply::err(errors::SYNTAX));
-    let dels: Vec<_> = events(&mut e).into_iter().filter(|(ev, _)| ev == "del").collect();
-    assert_eq!(dels, ev(&[("del", "k"), ("del", "k"), ("del", "k"), ("del", "l")]));
+    assert_eq!(
+        run(&mut e, &["DELEX", "k", "IFEQ"]),
+        Reply::err(errors::SYNTAX)
+    );
+    assert_eq!(
+        run(&mut e, &["DELEX", "k", "FOO", "x"]),
+        Reply::err(errors::SYNTAX)
+    );
+    let dels: Vec<_> = events(&mut e)
+        .into_iter()
+        .filter(|(ev, _)| ev == "del")
+        .collect();
+    assert_eq!(
+        dels,
+        ev(&[("del", "k"), ("del", "k"), ("del", "k"), ("del", "l")])
+    );
 }
 
 #[test]
 fn writes_break_watch() {
     let (mut e, _) = engine();
     run(&mut e, &["SET", "k", "1"]);
-    e.watched_keys.entry((0, b"k".to_vec())).or_default().push(7);
+    e.watched_keys
+        .entry((0, b"k".to_vec()))
+        .or_default()
+        .push(7);
     e.execute(7, &["PING"]);
     run(&mut e, &["INCR", "k"]);
     assert!(e.sessions[&7].watch_dirty);

@@ -86,7 +86,10 @@ fn with_count(z: &ZSet, l: i64, ranks: Vec<usize>, withscores: bool, resp: u8) -
 /// C's `strtoul` as Redis's `parseScanCursorOrReply` uses it: a sign is allowed (`-1` is
 /// the largest cursor), leading spaces and trailing bytes are not.
 fn parse_cursor(arg: &[u8]) -> Option<u64> {
-    if arg.first().is_some_and(|c| c.is_ascii_whitespace() || *c == 0x0b) {
+    if arg
+        .first()
+        .is_some_and(|c| c.is_ascii_whitespace() || *c == 0x0b)
+    {
         return None;
     }
     let (neg, digits) = match arg.first() {
@@ -152,7 +155,11 @@ pub fn zscan(e: &mut Engine, call: &mut Call) -> Reply {
         }
     } else {
         // Redis's reverse-binary bucket cursor, over a virtual table (see `db::scan`).
-        let (found, after) = scan::step(z.iter().map(|(m, s)| (Db::key_hash(m), (m, s))), cursor, count as usize);
+        let (found, after) = scan::step(
+            z.iter().map(|(m, s)| (Db::key_hash(m), (m, s))),
+            cursor,
+            count as usize,
+        );
         next = after;
         for (m, s) in found {
             if matches(m) {

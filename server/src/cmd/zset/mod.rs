@@ -24,7 +24,11 @@ use crate::reply::Reply;
 // ---- shared helpers ------------------------------------------------------------------------
 
 /// The sorted set at `key`: None when missing, WRONGTYPE for another type.
-pub(super) fn zset_ref<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a ZSet>, Reply> {
+pub(super) fn zset_ref<'a>(
+    e: &'a mut Engine,
+    db: usize,
+    key: &[u8],
+) -> Result<Option<&'a ZSet>, Reply> {
     match e.db(db).get(key) {
         None => Ok(None),
         Some(entry) => match &entry.value {
@@ -34,7 +38,11 @@ pub(super) fn zset_ref<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<O
     }
 }
 
-pub(super) fn zset_mut<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a mut ZSet>, Reply> {
+pub(super) fn zset_mut<'a>(
+    e: &'a mut Engine,
+    db: usize,
+    key: &[u8],
+) -> Result<Option<&'a mut ZSet>, Reply> {
     match e.db(db).get_mut(key) {
         None => Ok(None),
         Some(entry) => match &mut entry.value {
@@ -98,7 +106,11 @@ fn numkeys_positions(args: &[Bytes], numkeys_idx: usize, dst: bool) -> Vec<usize
     if dst && args.len() > 1 {
         out.push(1);
     }
-    let n = args.get(numkeys_idx).and_then(|a| crate::numfmt::parse_i64(a)).unwrap_or(0).max(0) as usize;
+    let n = args
+        .get(numkeys_idx)
+        .and_then(|a| crate::numfmt::parse_i64(a))
+        .unwrap_or(0)
+        .max(0) as usize;
     let first = numkeys_idx + 1;
     out.extend((first..first.saturating_add(n)).take_while(|&i| i < args.len()));
     out
@@ -139,7 +151,10 @@ fn zincrby(e: &mut Engine, call: &mut Call) -> Reply {
 /// ZADD and ZINCRBY, which Redis runs through the same code (so ZINCRBY takes the option
 /// words too, and `ZINCRBY k nx m` is a syntax error).
 fn zadd_generic(e: &mut Engine, call: &mut Call, incr: bool) -> Reply {
-    let mut f = ZaddFlags { incr, ..ZaddFlags::default() };
+    let mut f = ZaddFlags {
+        incr,
+        ..ZaddFlags::default()
+    };
     let mut i = 2;
     while i < call.argc() {
         let a = call.arg(i);
@@ -233,7 +248,12 @@ fn zadd_generic(e: &mut Engine, call: &mut Call, incr: bool) -> Reply {
         }
     }
     if added > 0 || updated > 0 {
-        e.modified(db, &key, notify::ZSET, if f.incr { "zincr" } else { "zadd" });
+        e.modified(
+            db,
+            &key,
+            notify::ZSET,
+            if f.incr { "zincr" } else { "zadd" },
+        );
     }
     if added > 0 {
         e.signal_ready(db, &key);
@@ -286,7 +306,9 @@ fn zcard(e: &mut Engine, call: &mut Call) -> Reply {
 fn zscore(e: &mut Engine, call: &mut Call) -> Reply {
     match zset_ref(e, call.db, call.arg(1)) {
         Err(r) => r,
-        Ok(z) => z.and_then(|z| z.score(call.arg(2))).map_or(Reply::Nil, Reply::Double),
+        Ok(z) => z
+            .and_then(|z| z.score(call.arg(2)))
+            .map_or(Reply::Nil, Reply::Double),
     }
 }
 
@@ -372,15 +394,35 @@ pub static COMMANDS: &[Command] = &[
     Command::new("zpopmin", -2, WRITE | FAST, G, pop::zpopmin).keys(1, 1, 1),
     Command::new("zpopmax", -2, WRITE | FAST, G, pop::zpopmax).keys(1, 1, 1),
     Command::new("zmpop", -4, WRITE, G, pop::zmpop).movable_keys(keys_numkeys_at_1),
-    Command::new("bzpopmin", -3, WRITE | NOSCRIPT | BLOCKING | FAST, G, pop::bzpopmin).keys(1, -2, 1),
-    Command::new("bzpopmax", -3, WRITE | NOSCRIPT | BLOCKING | FAST, G, pop::bzpopmax).keys(1, -2, 1),
+    Command::new(
+        "bzpopmin",
+        -3,
+        WRITE | NOSCRIPT | BLOCKING | FAST,
+        G,
+        pop::bzpopmin,
+    )
+    .keys(1, -2, 1),
+    Command::new(
+        "bzpopmax",
+        -3,
+        WRITE | NOSCRIPT | BLOCKING | FAST,
+        G,
+        pop::bzpopmax,
+    )
+    .keys(1, -2, 1),
     Command::new("bzmpop", -5, WRITE | BLOCKING, G, pop::bzmpop).movable_keys(keys_numkeys_at_2),
     Command::new("zunion", -3, READONLY, G, setops::zunion).movable_keys(keys_numkeys_at_1),
     Command::new("zinter", -3, READONLY, G, setops::zinter).movable_keys(keys_numkeys_at_1),
     Command::new("zdiff", -3, READONLY, G, setops::zdiff).movable_keys(keys_numkeys_at_1),
-    Command::new("zunionstore", -4, WRITE | DENYOOM, G, setops::zunionstore).keys(1, 1, 1).movable_keys(keys_store),
-    Command::new("zinterstore", -4, WRITE | DENYOOM, G, setops::zinterstore).keys(1, 1, 1).movable_keys(keys_store),
-    Command::new("zdiffstore", -4, WRITE | DENYOOM, G, setops::zdiffstore).keys(1, 1, 1).movable_keys(keys_store),
+    Command::new("zunionstore", -4, WRITE | DENYOOM, G, setops::zunionstore)
+        .keys(1, 1, 1)
+        .movable_keys(keys_store),
+    Command::new("zinterstore", -4, WRITE | DENYOOM, G, setops::zinterstore)
+        .keys(1, 1, 1)
+        .movable_keys(keys_store),
+    Command::new("zdiffstore", -4, WRITE | DENYOOM, G, setops::zdiffstore)
+        .keys(1, 1, 1)
+        .movable_keys(keys_store),
     Command::new("zintercard", -3, READONLY, G, setops::zintercard).movable_keys(keys_numkeys_at_1),
     Command::new("zrandmember", -2, READONLY, G, misc::zrandmember).keys(1, 1, 1),
     Command::new("zscan", -3, READONLY, G, misc::zscan).keys(1, 1, 1),

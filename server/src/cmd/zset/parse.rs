@@ -19,7 +19,11 @@ fn strtod_full(s: &[u8]) -> Option<(f64, bool)> {
     let rest = &s[i..];
     if rest.is_empty() {
         // Nothing converted: strtod leaves the end pointer at the start.
-        return if s.is_empty() { Some((0.0, false)) } else { None };
+        return if s.is_empty() {
+            Some((0.0, false))
+        } else {
+            None
+        };
     }
     let (neg, body) = match rest[0] {
         b'-' => (true, &rest[1..]),
@@ -34,7 +38,11 @@ fn strtod_full(s: &[u8]) -> Option<(f64, bool)> {
     if lower.starts_with(b"nan") {
         let tail = &lower[3..];
         let ok = tail.is_empty()
-            || (tail.first() == Some(&b'(') && tail.last() == Some(&b')') && tail[1..tail.len() - 1].iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_'));
+            || (tail.first() == Some(&b'(')
+                && tail.last() == Some(&b')')
+                && tail[1..tail.len() - 1]
+                    .iter()
+                    .all(|c| c.is_ascii_alphanumeric() || *c == b'_'));
         return ok.then_some((f64::NAN, false));
     }
     if lower.starts_with(b"0x") {
@@ -108,7 +116,11 @@ fn parse_hex(h: &[u8]) -> Option<(f64, bool)> {
     if j < h.len() && h[j] == b'p' {
         let exp_text = std::str::from_utf8(&h[j + 1..]).ok()?;
         let exp: i32 = exp_text.parse().ok()?;
-        if !exp_text.bytes().next().is_some_and(|c| c.is_ascii_digit() || c == b'-' || c == b'+') {
+        if !exp_text
+            .bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit() || c == b'-' || c == b'+')
+        {
             return None;
         }
         scale = scale.saturating_add(exp);
@@ -167,7 +179,12 @@ fn range_end(arg: &[u8]) -> Option<(f64, bool)> {
 /// `min max` of ZRANGEBYSCORE and friends (`ERR min or max is not a float`).
 pub fn score_range(min: &[u8], max: &[u8]) -> Result<ScoreRange, Reply> {
     match (range_end(min), range_end(max)) {
-        (Some((min, minex)), Some((max, maxex))) => Ok(ScoreRange { min, max, minex, maxex }),
+        (Some((min, minex)), Some((max, maxex))) => Ok(ScoreRange {
+            min,
+            max,
+            minex,
+            maxex,
+        }),
         _ => Err(Reply::err(errors::MIN_MAX_NOT_FLOAT)),
     }
 }
@@ -185,7 +202,12 @@ fn lex_end(arg: &[u8]) -> Option<(LexBound, bool)> {
 /// `min max` of ZRANGEBYLEX and friends (`ERR min or max not valid string range item`).
 pub fn lex_range(min: &[u8], max: &[u8]) -> Result<LexRange, Reply> {
     match (lex_end(min), lex_end(max)) {
-        (Some((min, minex)), Some((max, maxex))) => Ok(LexRange { min, max, minex, maxex }),
+        (Some((min, minex)), Some((max, maxex))) => Ok(LexRange {
+            min,
+            max,
+            minex,
+            maxex,
+        }),
         _ => Err(Reply::err(errors::MIN_MAX_NOT_LEX)),
     }
 }

@@ -10,7 +10,7 @@
 
 use bytes::Bytes;
 
-use super::{args, delete_if_empty, zset_ref, zset_mut};
+use super::{args, delete_if_empty, zset_mut, zset_ref};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::notify;
@@ -46,13 +46,24 @@ fn zpop_min_max(e: &mut Engine, call: &mut Call, max: bool) -> Reply {
             _ => return Reply::err(errors::MUST_BE_POSITIVE),
         };
     }
-    let shape = Shape { emit_key: false, nested: call.resp > 2 && count != -1, nil_when_empty: false };
+    let shape = Shape {
+        emit_key: false,
+        nested: call.resp > 2 && count != -1,
+        nil_when_empty: false,
+    };
     let keys = vec![call.args[1].clone()];
     generic_pop(e, call, &keys, max, count, shape)
 }
 
 /// Pops from the first existing key of `keys` (Redis's `genericZpopCommand`).
-fn generic_pop(e: &mut Engine, call: &Call, keys: &[Bytes], max: bool, count: i64, shape: Shape) -> Reply {
+fn generic_pop(
+    e: &mut Engine,
+    call: &Call,
+    keys: &[Bytes],
+    max: bool,
+    count: i64,
+    shape: Shape,
+) -> Reply {
     let db = call.db;
     let mut found = None;
     for k in keys {
@@ -66,7 +77,11 @@ fn generic_pop(e: &mut Engine, call: &Call, keys: &[Bytes], max: bool, count: i6
         }
     }
     let Some(key) = found else {
-        return if shape.nil_when_empty { Reply::NilArray } else { Reply::Array(Vec::new()) };
+        return if shape.nil_when_empty {
+            Reply::NilArray
+        } else {
+            Reply::Array(Vec::new())
+        };
     };
     if count == 0 {
         return Reply::Array(Vec::new());
@@ -85,7 +100,12 @@ fn generic_pop(e: &mut Engine, call: &Call, keys: &[Bytes], max: bool, count: i6
         z.remove_rank_range(0, n - 1)
     };
     if !popped.is_empty() {
-        e.modified(db, &key, notify::ZSET, if max { "zpopmax" } else { "zpopmin" });
+        e.modified(
+            db,
+            &key,
+            notify::ZSET,
+            if max { "zpopmax" } else { "zpopmin" },
+        );
         delete_if_empty(e, db, &key);
     }
     let mut items = Vec::with_capacity(popped.len() * 2 + 1);
@@ -108,7 +128,15 @@ fn generic_pop(e: &mut Engine, call: &Call, keys: &[Bytes], max: bool, count: i6
 }
 
 /// Pops from the first non-empty key, or blocks on all of them.
-fn blocking_pop(e: &mut Engine, call: &Call, keys: &[Bytes], max: bool, timeout_idx: usize, count: i64, shape: Shape) -> Reply {
+fn blocking_pop(
+    e: &mut Engine,
+    call: &Call,
+    keys: &[Bytes],
+    max: bool,
+    timeout_idx: usize,
+    count: i64,
+    shape: Shape,
+) -> Reply {
     let deadline = match crate::cmd::args::timeout_deadline(call.arg(timeout_idx), e.now_ms) {
         Ok(d) => d,
         Err(r) => return r,
@@ -140,7 +168,11 @@ pub fn bzpopmax(e: &mut Engine, call: &mut Call) -> Reply {
 
 fn bzpop(e: &mut Engine, call: &mut Call, max: bool) -> Reply {
     let keys: Vec<Bytes> = call.args[1..call.argc() - 1].to_vec();
-    let shape = Shape { emit_key: true, nested: false, nil_when_empty: false };
+    let shape = Shape {
+        emit_key: true,
+        nested: false,
+        nil_when_empty: false,
+    };
     blocking_pop(e, call, &keys, max, call.argc() - 1, -1, shape)
 }
 
@@ -158,7 +190,9 @@ fn mpop(e: &mut Engine, call: &mut Call, numkeys_idx: usize, blocking: bool) -> 
         Ok(n) if n >= 1 => n as u64,
         _ => return Reply::err(errors::NUMKEYS_GT_ZERO),
     };
-    let where_idx = (numkeys_idx as u64).saturating_add(numkeys).saturating_add(1);
+    let where_idx = (numkeys_idx as u64)
+        .saturating_add(numkeys)
+        .saturating_add(1);
     if where_idx >= call.argc() as u64 {
         return Reply::err(errors::SYNTAX);
     }
@@ -187,7 +221,11 @@ fn mpop(e: &mut Engine, call: &mut Call, numkeys_idx: usize, blocking: bool) -> 
         count = 1;
     }
     let keys: Vec<Bytes> = call.args[numkeys_idx + 1..where_idx].to_vec();
-    let shape = Shape { emit_key: true, nested: true, nil_when_empty: true };
+    let shape = Shape {
+        emit_key: true,
+        nested: true,
+        nil_when_empty: true,
+    };
     if blocking {
         blocking_pop(e, call, &keys, max, 1, count, shape)
     } else {

@@ -5,7 +5,7 @@
 //! names are that parser with the range type or direction fixed, which is why, e.g.,
 //! `ZRANGEBYSCORE k 0 1 REV` is a syntax error while `ZRANGE k 0 1 BYSCORE REV` is not.
 
-use super::{args, parse, scored_reply, store, zset_mut, zset_ref, delete_if_empty};
+use super::{args, delete_if_empty, parse, scored_reply, store, zset_mut, zset_ref};
 use crate::db::zset::{LexRange, ScoreRange};
 use crate::db::ZSet;
 use crate::engine::{Call, Engine};
@@ -62,7 +62,14 @@ pub fn zrangestore(e: &mut Engine, call: &mut Call) -> Reply {
     generic(e, call, 2, true, Kind::Auto, Dir::Auto)
 }
 
-fn generic(e: &mut Engine, call: &mut Call, start: usize, is_store: bool, mut kind: Kind, mut dir: Dir) -> Reply {
+fn generic(
+    e: &mut Engine,
+    call: &mut Call,
+    start: usize,
+    is_store: bool,
+    mut kind: Kind,
+    mut dir: Dir,
+) -> Reply {
     let mut withscores = false;
     let mut offset: i64 = 0;
     let mut limit: i64 = -1;
@@ -128,7 +135,9 @@ fn generic(e: &mut Engine, call: &mut Call, start: usize, is_store: bool, mut ki
     let items: Vec<(Vec<u8>, f64)> = match zset_ref(e, call.db, &key) {
         Err(r) => return r,
         Ok(None) => Vec::new(),
-        Ok(Some(z)) => select(z, &spec, rev, offset, limit).map(|(m, s)| (m.clone(), s)).collect(),
+        Ok(Some(z)) => select(z, &spec, rev, offset, limit)
+            .map(|(m, s)| (m.clone(), s))
+            .collect(),
     };
     if is_store {
         let mut out = ZSet::new();
@@ -138,14 +147,26 @@ fn generic(e: &mut Engine, call: &mut Call, start: usize, is_store: bool, mut ki
         let dst = call.args[1].clone();
         return store(e, call.db, &dst, out, "zrangestore");
     }
-    scored_reply(call.resp, items.iter().map(|(m, s)| (m.as_slice(), *s)), withscores)
+    scored_reply(
+        call.resp,
+        items.iter().map(|(m, s)| (m.as_slice(), *s)),
+        withscores,
+    )
 }
 
 /// Redis's rank sanitising: negative indexes count from the end; None for an empty range.
 fn rank_bounds(len: usize, start: i64, end: i64) -> Option<(usize, usize)> {
     let len = len as i64;
-    let mut start = if start < 0 { len.saturating_add(start) } else { start };
-    let mut end = if end < 0 { len.saturating_add(end) } else { end };
+    let mut start = if start < 0 {
+        len.saturating_add(start)
+    } else {
+        start
+    };
+    let mut end = if end < 0 {
+        len.saturating_add(end)
+    } else {
+        end
+    };
     if start < 0 {
         start = 0;
     }
@@ -159,33 +180,58 @@ fn rank_bounds(len: usize, start: i64, end: i64) -> Option<(usize, usize)> {
 }
 
 /// The elements a range selects, in reply order.
-fn select<'a>(z: &'a ZSet, spec: &Spec, rev: bool, offset: i64, limit: i64) -> Box<dyn Iterator<Item = (&'a Vec<u8>, f64)> + 'a> {
-    let empty = || -> Box<dyn Iterator<Item = (&'a Vec<u8>, f64)> + 'a> { Box::new(std::iter::empty()) };
+fn select<'a>(
+    z: &'a ZSet,
+    spec: &Spec,
+    rev: bool,
+    offset: i64,
+    limit: i64,
+) -> Box<dyn Iterator<Item = (&'a Vec<u8>, f64)> + 'a> {
+    let empty =
+        || -> Box<dyn Iterator<Item = (&'a Vec<u8>, f64)> + 'a> { Box::new(std::iter::empty()) };
     let len = z.len();
     if let Spec::Rank(a, b) = spec {
         let Some((start, end)) = rank_bounds(len, *a, *b) else {
             return empty();
         };
         let n = end - start + 1;
-        return if rev { Box::new(z.rev_iter_from(len - 1 - start).take(n)) } else { Box::new(z.iter_from(start).take(n)) };
+        return if rev {
+            Box::new(z.rev_iter_from(len - 1 - start).take(n))
+        } else {
+            Box::new(z.iter_from(start).take(n))
+        };
     }
     // A negative offset skips everything in Redis's loop; a negative limit is no limit.
     if offset < 0 || (offset > 0 && offset as u64 >= len as u64) {
         return empty();
     }
     let offset = offset as usize;
-    let limit = if limit < 0 { usize::MAX } else { limit as usize };
+    let limit = if limit < 0 {
+        usize::MAX
+    } else {
+        limit as usize
+    };
     match spec {
         Spec::Score(r) => {
             let r = *r;
             if rev {
                 match z.last_in_score_range(&r) {
-                    Some(last) => Box::new(z.rev_iter_from(last).skip(offset).take_while(move |(_, s)| r.gte_min(*s)).take(limit)),
+                    Some(last) => Box::new(
+                        z.rev_iter_from(last)
+                            .skip(offset)
+                            .take_while(move |(_, s)| r.gte_min(*s))
+                            .take(limit),
+                    ),
                     None => empty(),
                 }
             } else {
                 match z.first_in_score_range(&r) {
-                    Some(first) => Box::new(z.iter_from(first).skip(offset).take_while(move |(_, s)| r.lte_max(*s)).take(limit)),
+                    Some(first) => Box::new(
+                        z.iter_from(first)
+                            .skip(offset)
+                            .take_while(move |(_, s)| r.lte_max(*s))
+                            .take(limit),
+                    ),
                     None => empty(),
                 }
             }
@@ -194,12 +240,22 @@ fn select<'a>(z: &'a ZSet, spec: &Spec, rev: bool, offset: i64, limit: i64) -> B
             let r = r.clone();
             if rev {
                 match z.last_in_lex_range(&r) {
-                    Some(last) => Box::new(z.rev_iter_from(last).skip(offset).take_while(move |(m, _)| r.gte_min(m)).take(limit)),
+                    Some(last) => Box::new(
+                        z.rev_iter_from(last)
+                            .skip(offset)
+                            .take_while(move |(m, _)| r.gte_min(m))
+                            .take(limit),
+                    ),
                     None => empty(),
                 }
             } else {
                 match z.first_in_lex_range(&r) {
-                    Some(first) => Box::new(z.iter_from(first).skip(offset).take_while(move |(m, _)| r.lte_max(m)).take(limit)),
+                    Some(first) => Box::new(
+                        z.iter_from(first)
+                            .skip(offset)
+                            .take_while(move |(m, _)| r.lte_max(m))
+                            .take(limit),
+                    ),
                     None => empty(),
                 }
             }

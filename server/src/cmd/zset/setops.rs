@@ -131,13 +131,23 @@ pub fn zintercard(e: &mut Engine, call: &mut Call) -> Reply {
     generic(e, call, None, 1, Op::Inter, true)
 }
 
-fn generic(e: &mut Engine, call: &mut Call, dst: Option<Bytes>, numkeys_idx: usize, op: Op, card_only: bool) -> Reply {
+fn generic(
+    e: &mut Engine,
+    call: &mut Call,
+    dst: Option<Bytes>,
+    numkeys_idx: usize,
+    op: Op,
+    card_only: bool,
+) -> Reply {
     let setnum = match args::int(call.arg(numkeys_idx)) {
         Ok(n) => n,
         Err(r) => return r,
     };
     if setnum < 1 {
-        return Reply::err(format!("ERR at least 1 input key is needed for '{}' command", args::lower(call.arg(0))));
+        return Reply::err(format!(
+            "ERR at least 1 input key is needed for '{}' command",
+            args::lower(call.arg(0))
+        ));
     }
     if setnum as u64 > (call.argc() - numkeys_idx - 1) as u64 {
         return Reply::err(errors::SYNTAX);
@@ -273,5 +283,9 @@ fn generic(e: &mut Engine, call: &mut Call, dst: Option<Bytes>, numkeys_idx: usi
         };
         return store(e, call.db, &dst, result, event);
     }
-    scored_reply(call.resp, result.iter().map(|(m, s)| (m.as_slice(), s)), withscores)
+    scored_reply(
+        call.resp,
+        result.iter().map(|(m, s)| (m.as_slice(), s)),
+        withscores,
+    )
 }

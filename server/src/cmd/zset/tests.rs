@@ -22,7 +22,10 @@ fn call(args: &[&str], in_multi: bool, in_script: bool) -> Call {
         conn: 1,
         db: 0,
         resp: 2,
-        args: args.iter().map(|a| Bytes::copy_from_slice(a.as_bytes())).collect(),
+        args: args
+            .iter()
+            .map(|a| Bytes::copy_from_slice(a.as_bytes()))
+            .collect(),
         in_script,
         in_multi,
         reprocessing: false,
@@ -34,21 +37,33 @@ fn blocked_pop_is_served_by_a_later_zadd() {
     let mut e = Engine::new(Config::default());
     assert_eq!(e.execute(1, &["BZPOPMIN", "a", "b", "0"]), Reply::None);
     assert!(e.is_blocked(1));
-    assert_eq!(e.execute(2, &["ZADD", "b", "2", "y", "1", "x"]), Reply::Int(2));
+    assert_eq!(
+        e.execute(2, &["ZADD", "b", "2", "y", "1", "x"]),
+        Reply::Int(2)
+    );
     assert!(!e.is_blocked(1));
-    assert_eq!(e.take_output(1), vec![Reply::Array(vec![bulk("b"), bulk("x"), Reply::Double(1.0)])]);
+    assert_eq!(
+        e.take_output(1),
+        vec![Reply::Array(vec![bulk("b"), bulk("x"), Reply::Double(1.0)])]
+    );
     assert_eq!(e.execute(2, &["ZCARD", "b"]), Reply::Int(1));
 }
 
 #[test]
 fn blocked_bzmpop_gets_count_elements_and_the_key_is_deleted() {
     let mut e = Engine::new(Config::default());
-    assert_eq!(e.execute(1, &["BZMPOP", "0", "1", "z", "MAX", "COUNT", "5"]), Reply::None);
+    assert_eq!(
+        e.execute(1, &["BZMPOP", "0", "1", "z", "MAX", "COUNT", "5"]),
+        Reply::None
+    );
     e.execute(2, &["ZADD", "z", "1", "a", "2", "b"]);
     let pair = |m: &str, s: f64| Reply::Array(vec![bulk(m), Reply::Double(s)]);
     assert_eq!(
         e.take_output(1),
-        vec![Reply::Array(vec![bulk("z"), Reply::Array(vec![pair("b", 2.0), pair("a", 1.0)])])]
+        vec![Reply::Array(vec![
+            bulk("z"),
+            Reply::Array(vec![pair("b", 2.0), pair("a", 1.0)])
+        ])]
     );
     assert_eq!(e.execute(2, &["ZCARD", "z"]), Reply::Int(0));
 }
@@ -79,7 +94,10 @@ fn blocking_pops_do_not_block_in_multi_or_scripts() {
     assert!(!e.is_blocked(1));
     e.execute(2, &["ZADD", "z", "1", "a"]);
     let mut c = call(&["BZPOPMIN", "z", "0"], true, false);
-    assert_eq!(super::pop::bzpopmin(&mut e, &mut c), Reply::Array(vec![bulk("z"), bulk("a"), Reply::Double(1.0)]));
+    assert_eq!(
+        super::pop::bzpopmin(&mut e, &mut c),
+        Reply::Array(vec![bulk("z"), bulk("a"), Reply::Double(1.0)])
+    );
 }
 
 /// Subscribes connection 9 to every keyspace/keyevent channel and returns the events of
@@ -89,11 +107,15 @@ fn events(e: &mut Engine) -> Vec<String> {
         .into_iter()
         .filter_map(|r| match r {
             Reply::Push(items) => match (&items[2], &items[3]) {
-                (Reply::Bulk(ch), Reply::Bulk(msg)) if ch.starts_with(b"__keyevent") => Some(format!(
-                    "{}:{}",
-                    String::from_utf8_lossy(&ch[ch.iter().rposition(|&c| c == b':').map_or(0, |p| p + 1)..]),
-                    String::from_utf8_lossy(msg)
-                )),
+                (Reply::Bulk(ch), Reply::Bulk(msg)) if ch.starts_with(b"__keyevent") => {
+                    Some(format!(
+                        "{}:{}",
+                        String::from_utf8_lossy(
+                            &ch[ch.iter().rposition(|&c| c == b':').map_or(0, |p| p + 1)..]
+                        ),
+                        String::from_utf8_lossy(msg)
+                    ))
+                }
                 _ => None,
             },
             _ => None,
@@ -104,7 +126,9 @@ fn events(e: &mut Engine) -> Vec<String> {
 fn listen(e: &mut Engine) {
     e.notify_flags = notify::parse_flags("KEA").unwrap();
     e.execute(9, &["PING"]);
-    e.pubsub.patterns.insert(b"*".to_vec(), [9u64].into_iter().collect());
+    e.pubsub
+        .patterns
+        .insert(b"*".to_vec(), [9u64].into_iter().collect());
 }
 
 #[test]
@@ -120,7 +144,14 @@ fn notifications_use_redis_event_names() {
     e.execute(1, &["ZREMRANGEBYSCORE", "z", "-inf", "+inf"]);
     assert_eq!(
         events(&mut e),
-        vec!["zadd:z", "zincr:z", "zrem:z", "zpopmax:z", "zremrangebyscore:z", "del:z"]
+        vec![
+            "zadd:z",
+            "zincr:z",
+            "zrem:z",
+            "zpopmax:z",
+            "zremrangebyscore:z",
+            "del:z"
+        ]
     );
     e.execute(1, &["ZADD", "a", "1", "x"]);
     e.execute(1, &["ZUNIONSTORE", "d", "1", "a"]);
@@ -129,7 +160,14 @@ fn notifications_use_redis_event_names() {
     e.execute(1, &["ZPOPMIN", "a"]);
     assert_eq!(
         events(&mut e),
-        vec!["zadd:a", "zunionstore:d", "del:d", "zrangestore:d", "zpopmin:a", "del:a"]
+        vec![
+            "zadd:a",
+            "zunionstore:d",
+            "del:d",
+            "zrangestore:d",
+            "zpopmin:a",
+            "del:a"
+        ]
     );
 }
 
@@ -148,16 +186,27 @@ fn large_sets_rank_and_range_like_small_ones() {
     assert_eq!(all.len(), 2 * n);
     let mut prev: Option<(f64, Bytes)> = None;
     for (rank, pair) in all.chunks(2).enumerate() {
-        let (Reply::Bulk(m), Reply::Double(s)) = (&pair[0], &pair[1]) else { panic!() };
+        let (Reply::Bulk(m), Reply::Double(s)) = (&pair[0], &pair[1]) else {
+            panic!()
+        };
         if let Some((ps, pm)) = &prev {
             assert!((*ps, pm) < (*s, m));
         }
         let m_str = String::from_utf8_lossy(m).into_owned();
-        assert_eq!(e.execute(1, &["ZRANK", "z", &m_str]), Reply::Int(rank as i64));
+        assert_eq!(
+            e.execute(1, &["ZRANK", "z", &m_str]),
+            Reply::Int(rank as i64)
+        );
         prev = Some((*s, m.clone()));
     }
-    assert_eq!(e.execute(1, &["ZCOUNT", "z", "(3", "5"]), Reply::Int(27 * 2));
-    assert_eq!(e.execute(1, &["ZREMRANGEBYRANK", "z", "0", "99"]), Reply::Int(100));
+    assert_eq!(
+        e.execute(1, &["ZCOUNT", "z", "(3", "5"]),
+        Reply::Int(27 * 2)
+    );
+    assert_eq!(
+        e.execute(1, &["ZREMRANGEBYRANK", "z", "0", "99"]),
+        Reply::Int(100)
+    );
     assert_eq!(e.execute(1, &["ZCARD", "z"]), Reply::Int(900));
 }
 
@@ -171,8 +220,12 @@ fn zscan_of_a_large_set_returns_every_member_once_modified_or_not() {
     let mut cursor = "0".to_string();
     let mut rounds = 0;
     loop {
-        let Reply::Array(parts) = e.execute(1, &["ZSCAN", "z", &cursor, "COUNT", "20"]) else { panic!() };
-        let (Reply::Bulk(c), Reply::Array(items)) = (&parts[0], &parts[1]) else { panic!() };
+        let Reply::Array(parts) = e.execute(1, &["ZSCAN", "z", &cursor, "COUNT", "20"]) else {
+            panic!()
+        };
+        let (Reply::Bulk(c), Reply::Array(items)) = (&parts[0], &parts[1]) else {
+            panic!()
+        };
         for pair in items.chunks(2) {
             let Reply::Bulk(m) = &pair[0] else { panic!() };
             seen.insert(m.clone());
@@ -197,7 +250,10 @@ fn lex_queries_on_a_large_set() {
     for i in 0..300 {
         e.execute(1, &["ZADD", "z", "0", &format!("k{i:03}")]);
     }
-    assert_eq!(e.execute(1, &["ZLEXCOUNT", "z", "[k100", "(k200"]), Reply::Int(100));
+    assert_eq!(
+        e.execute(1, &["ZLEXCOUNT", "z", "[k100", "(k200"]),
+        Reply::Int(100)
+    );
     assert_eq!(
         e.execute(1, &["ZRANGEBYLEX", "z", "(k100", "+", "LIMIT", "0", "2"]),
         Reply::Array(vec![bulk("k101"), bulk("k102")])
@@ -206,6 +262,9 @@ fn lex_queries_on_a_large_set() {
         e.execute(1, &["ZREVRANGEBYLEX", "z", "[k005", "-"]),
         Reply::Array((0..=5).rev().map(|i| bulk(&format!("k{i:03}"))).collect())
     );
-    assert_eq!(e.execute(1, &["ZREMRANGEBYLEX", "z", "-", "(k150"]), Reply::Int(150));
+    assert_eq!(
+        e.execute(1, &["ZREMRANGEBYLEX", "z", "-", "(k150"]),
+        Reply::Int(150)
+    );
     assert_eq!(e.execute(1, &["ZRANK", "z", "k150"]), Reply::Int(0));
 }

@@ -10,7 +10,11 @@ const fn table() -> [u64; 256] {
         let mut crc = i as u64;
         let mut j = 0;
         while j < 8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ POLY_REFLECTED } else { crc >> 1 };
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ POLY_REFLECTED
+            } else {
+                crc >> 1
+            };
             j += 1;
         }
         t[i] = crc;

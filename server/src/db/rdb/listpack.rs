@@ -56,7 +56,11 @@ impl Writer {
         self.buf.push(EOF);
         let total = self.buf.len() as u32;
         self.buf[0..4].copy_from_slice(&total.to_le_bytes());
-        let n = if self.count < 65535 { self.count as u16 } else { 65535 };
+        let n = if self.count < 65535 {
+            self.count as u16
+        } else {
+            65535
+        };
         self.buf[4..6].copy_from_slice(&n.to_le_bytes());
         self.buf
     }
@@ -66,7 +70,11 @@ fn encode_int(out: &mut Vec<u8>, v: i64) {
     if (0..=127).contains(&v) {
         out.push(v as u8);
     } else if (-4096..=4095).contains(&v) {
-        let u = if v < 0 { ((1i64 << 13) + v) as u64 } else { v as u64 };
+        let u = if v < 0 {
+            ((1i64 << 13) + v) as u64
+        } else {
+            v as u64
+        };
         out.push(((u >> 8) as u8) | 0xc0);
         out.push(u as u8);
     } else if (-32768..=32767).contains(&v) {
@@ -148,7 +156,9 @@ pub fn parse(lp: &[u8]) -> Option<Vec<Vec<u8>>> {
     while p < end {
         let start = p;
         let b = lp[p];
-        let take = |p: usize, n: usize| -> Option<&[u8]> { lp.get(p..p.checked_add(n)?).filter(|_| p + n <= end) };
+        let take = |p: usize, n: usize| -> Option<&[u8]> {
+            lp.get(p..p.checked_add(n)?).filter(|_| p + n <= end)
+        };
         let (value, size): (Vec<u8>, usize) = if b & 0x80 == 0 {
             (int_text((b & 0x7f) as i64), 1)
         } else if b & 0xc0 == 0x80 {
@@ -157,7 +167,11 @@ pub fn parse(lp: &[u8]) -> Option<Vec<Vec<u8>>> {
         } else if b & 0xe0 == 0xc0 {
             let lo = *take(p + 1, 1)?.first()? as u64;
             let u = (((b & 0x1f) as u64) << 8) | lo;
-            let v = if u >= 1 << 12 { u as i64 - (1 << 13) } else { u as i64 };
+            let v = if u >= 1 << 12 {
+                u as i64 - (1 << 13)
+            } else {
+                u as i64
+            };
             (int_text(v), 2)
         } else if b & 0xf0 == 0xe0 {
             let lo = *take(p + 1, 1)?.first()? as usize;
@@ -169,14 +183,24 @@ pub fn parse(lp: &[u8]) -> Option<Vec<Vec<u8>>> {
                     let n = u32::from_le_bytes(take(p + 1, 4)?.try_into().ok()?) as usize;
                     (take(p + 5, n)?.to_vec(), 5 + n)
                 }
-                0xf1 => (int_text(i16::from_le_bytes(take(p + 1, 2)?.try_into().ok()?) as i64), 3),
+                0xf1 => (
+                    int_text(i16::from_le_bytes(take(p + 1, 2)?.try_into().ok()?) as i64),
+                    3,
+                ),
                 0xf2 => {
                     let t = take(p + 1, 3)?;
-                    let v = ((t[0] as i32) | ((t[1] as i32) << 8) | ((t[2] as i32) << 16)) << 8 >> 8;
+                    let v =
+                        ((t[0] as i32) | ((t[1] as i32) << 8) | ((t[2] as i32) << 16)) << 8 >> 8;
                     (int_text(v as i64), 4)
                 }
-                0xf3 => (int_text(i32::from_le_bytes(take(p + 1, 4)?.try_into().ok()?) as i64), 5),
-                0xf4 => (int_text(i64::from_le_bytes(take(p + 1, 8)?.try_into().ok()?)), 9),
+                0xf3 => (
+                    int_text(i32::from_le_bytes(take(p + 1, 4)?.try_into().ok()?) as i64),
+                    5,
+                ),
+                0xf4 => (
+                    int_text(i64::from_le_bytes(take(p + 1, 8)?.try_into().ok()?)),
+                    9,
+                ),
                 _ => return None,
             }
         };

@@ -218,9 +218,14 @@ fn write_object(out: &mut Vec<u8>, v: &Value, limits: &Limits) {
 /// How a listpack sorted set stores a score (`d2string`).
 fn score_text(d: f64) -> String {
     if d == 0.0 {
-        return if d.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if d.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
-    if d.is_finite() && d > -4503599627370495.0 && d < 4503599627370496.0 && d == (d as i64) as f64 {
+    if d.is_finite() && d > -4503599627370495.0 && d < 4503599627370496.0 && d == (d as i64) as f64
+    {
         return (d as i64).to_string();
     }
     numfmt::format_g(d, 17)
@@ -230,9 +235,15 @@ fn score_text(d: f64) -> String {
 fn intset(s: &SetValue) -> Vec<u8> {
     let mut vals: Vec<i64> = s.iter().filter_map(|m| numfmt::parse_i64(m)).collect();
     vals.sort_unstable();
-    let width: usize = if vals.iter().any(|&v| v < i32::MIN as i64 || v > i32::MAX as i64) {
+    let width: usize = if vals
+        .iter()
+        .any(|&v| v < i32::MIN as i64 || v > i32::MAX as i64)
+    {
         8
-    } else if vals.iter().any(|&v| v < i16::MIN as i64 || v > i16::MAX as i64) {
+    } else if vals
+        .iter()
+        .any(|&v| v < i16::MIN as i64 || v > i16::MAX as i64)
+    {
         4
     } else {
         2
@@ -279,7 +290,9 @@ fn write_quicklist(out: &mut Vec<u8>, l: &ListValue, fill: i64) {
             nodes.push(Node::Plain(e.clone()));
             continue;
         }
-        let fits = cur.as_ref().is_some_and(|w| node_allows(w.bytes(), w.len(), e.len(), fill));
+        let fits = cur
+            .as_ref()
+            .is_some_and(|w| node_allows(w.bytes(), w.len(), e.len(), fill));
         if !fits {
             if let Some(w) = cur.take() {
                 nodes.push(Node::Packed(w.finish()));
@@ -336,7 +349,11 @@ fn read_object(r: &mut reader::Reader, t: u8) -> Option<Value> {
             let mut z = ZSet::new();
             for _ in 0..n {
                 let m = r.string()?;
-                let score = if t == types::ZSET_2 { r.binary_double()? } else { r.text_double()? };
+                let score = if t == types::ZSET_2 {
+                    r.binary_double()?
+                } else {
+                    r.text_double()?
+                };
                 if score.is_nan() || z.insert(&m, score).is_some() {
                     return None;
                 }
@@ -359,7 +376,9 @@ fn read_object(r: &mut reader::Reader, t: u8) -> Option<Value> {
             let blob = r.string()?;
             Some(Value::Set(Box::new(parse_intset(&blob)?)))
         }
-        types::LIST_ZIPLIST => Some(Value::List(ziplist::parse(&r.string()?)?.into_iter().collect())),
+        types::LIST_ZIPLIST => Some(Value::List(
+            ziplist::parse(&r.string()?)?.into_iter().collect(),
+        )),
         types::HASH_ZIPLIST => hash_from_pairs(ziplist::parse(&r.string()?)?),
         types::HASH_LISTPACK => hash_from_pairs(listpack::parse(&r.string()?)?),
         types::ZSET_ZIPLIST => zset_from_pairs(ziplist::parse(&r.string()?)?),
@@ -368,12 +387,20 @@ fn read_object(r: &mut reader::Reader, t: u8) -> Option<Value> {
             let nodes = r.len()?;
             let mut l = ListValue::new();
             for _ in 0..nodes {
-                let container = if t == types::LIST_QUICKLIST_2 { r.len()? as u64 } else { QUICKLIST_NODE_PACKED };
+                let container = if t == types::LIST_QUICKLIST_2 {
+                    r.len()? as u64
+                } else {
+                    QUICKLIST_NODE_PACKED
+                };
                 let blob = r.string()?;
                 match container {
                     QUICKLIST_NODE_PLAIN => l.push_back(blob),
                     QUICKLIST_NODE_PACKED => {
-                        let items = if t == types::LIST_QUICKLIST_2 { listpack::parse(&blob)? } else { ziplist::parse(&blob)? };
+                        let items = if t == types::LIST_QUICKLIST_2 {
+                            listpack::parse(&blob)?
+                        } else {
+                            ziplist::parse(&blob)?
+                        };
                         l.extend(items);
                     }
                     _ => return None,

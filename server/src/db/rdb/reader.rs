@@ -55,8 +55,12 @@ impl<'a> Reader<'a> {
         match self.len_or_enc()? {
             Ok(n) => Some(self.take(usize::try_from(n).ok()?)?.to_vec()),
             Err(0) => Some(itoa_vec(self.byte()? as i8 as i64)),
-            Err(1) => Some(itoa_vec(i16::from_le_bytes(self.take(2)?.try_into().ok()?) as i64)),
-            Err(2) => Some(itoa_vec(i32::from_le_bytes(self.take(4)?.try_into().ok()?) as i64)),
+            Err(1) => Some(itoa_vec(
+                i16::from_le_bytes(self.take(2)?.try_into().ok()?) as i64
+            )),
+            Err(2) => Some(itoa_vec(
+                i32::from_le_bytes(self.take(4)?.try_into().ok()?) as i64
+            )),
             Err(3) => {
                 let clen = self.len_or_enc()?.ok()?;
                 let len = self.len_or_enc()?.ok()?;

@@ -4,7 +4,10 @@
 use super::*;
 
 fn hex(s: &str) -> Vec<u8> {
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 fn s(v: &str) -> Value {
@@ -16,11 +19,18 @@ fn list(items: &[&str]) -> Value {
 }
 
 fn hash(pairs: &[(&str, &str)]) -> Value {
-    Value::Hash(Box::new(pairs.iter().map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec())).collect()))
+    Value::Hash(Box::new(
+        pairs
+            .iter()
+            .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+            .collect(),
+    ))
 }
 
 fn set(items: &[&str]) -> Value {
-    Value::Set(Box::new(items.iter().map(|i| i.as_bytes().to_vec()).collect()))
+    Value::Set(Box::new(
+        items.iter().map(|i| i.as_bytes().to_vec()).collect(),
+    ))
 }
 
 fn zset(items: &[(f64, &str)]) -> Value {
@@ -44,8 +54,14 @@ fn strings_match_redis() {
     check(&s("hello"), "000568656c6c6f0a006372df766534200a");
     check(&s("12345"), "00c139300a009d94ea2793fc08b9");
     check(&s("-100"), "00c09c0a00ff77a3b766addee4");
-    check(&s("9999999999"), "000a393939393939393939390a00d26ac299df53efd2");
-    check(&s(&"a".repeat(50)), "00c30932016161e025000161610a0009ac48b9ab15fbc9");
+    check(
+        &s("9999999999"),
+        "000a393939393939393939390a00d26ac299df53efd2",
+    );
+    check(
+        &s(&"a".repeat(50)),
+        "00c30932016161e025000161610a0009ac48b9ab15fbc9",
+    );
     check(
         &s("the quick brown fox jumps over the lazy dog the quick brown fox"),
         "00c3343f1f74686520717569636b2062726f776e20666f78206a756d7073206f7665722074201e076c617a7920646f67600ce0042b016f780a001a034b8f0a94984e",
@@ -66,8 +82,14 @@ fn small_collections_match_redis() {
         &hash(&[("f1", "v1"), ("f2", "2"), ("name", "hello world")]),
         "10282800000006008266310382763103826632030201846e616d65058b68656c6c6f20776f726c640cff0a003ef304d6d646f9ac",
     );
-    check(&set(&["3", "1", "2", "-7"]), "0b100200000004000000f9ff0100020003000a003bfa4a3923b1fa84");
-    check(&set(&["1", "70000"]), "0b10040000000200000001000000701101000a002735436efd6656c4");
+    check(
+        &set(&["3", "1", "2", "-7"]),
+        "0b100200000004000000f9ff0100020003000a003bfa4a3923b1fa84",
+    );
+    check(
+        &set(&["1", "70000"]),
+        "0b10040000000200000001000000701101000a002735436efd6656c4",
+    );
     check(
         &zset(&[(1.0, "a"), (2.5, "b"), (-3.0, "c"), (1e20, "d")]),
         "1124240000000800816302dffd02816102010181620283322e35048164028531652b323006ff0a00fa2fa3233c43ef1d",
@@ -81,10 +103,14 @@ fn larger_values_match_redis() {
         .lines()
         .filter_map(|l| l.split_once(' '))
         .collect();
-    let items: Vec<String> = (1..=600).map(|i| format!("element-number-{i}-padding")).collect();
+    let items: Vec<String> = (1..=600)
+        .map(|i| format!("element-number-{i}-padding"))
+        .collect();
     let refs: Vec<&str> = items.iter().map(|s| s.as_str()).collect();
     check(&list(&refs), fixtures["biglist"]);
-    let members: Vec<(f64, String)> = (1..=130).map(|i| (i as f64 + 0.5, format!("member{i}"))).collect();
+    let members: Vec<(f64, String)> = (1..=130)
+        .map(|i| (i as f64 + 0.5, format!("member{i}")))
+        .collect();
     let members: Vec<(f64, &str)> = members.iter().map(|(s, m)| (*s, m.as_str())).collect();
     check(&zset(&members), fixtures["zbig"]);
     check(&s(include_str!("testdata/sbig.txt")), fixtures["sbig"]);
@@ -96,13 +122,22 @@ fn bad_payloads_are_refused() {
     let mut bad_crc = good.clone();
     let n = bad_crc.len();
     bad_crc[n - 1] ^= 1;
-    assert_eq!(restore(&bad_crc).err(), Some(RestoreError::VersionOrChecksum));
-    assert_eq!(restore(b"short").err(), Some(RestoreError::VersionOrChecksum));
+    assert_eq!(
+        restore(&bad_crc).err(),
+        Some(RestoreError::VersionOrChecksum)
+    );
+    assert_eq!(
+        restore(b"short").err(),
+        Some(RestoreError::VersionOrChecksum)
+    );
     let mut future = good[..good.len() - 10].to_vec();
     future.extend_from_slice(&11u16.to_le_bytes());
     let crc = crc64::crc64(0, &future);
     future.extend_from_slice(&crc.to_le_bytes());
-    assert_eq!(restore(&future).err(), Some(RestoreError::VersionOrChecksum));
+    assert_eq!(
+        restore(&future).err(),
+        Some(RestoreError::VersionOrChecksum)
+    );
     // A valid footer around a truncated body.
     let mut body = vec![types::STRING, 0x20, b'a'];
     body.extend_from_slice(&RDB_VERSION.to_le_bytes());

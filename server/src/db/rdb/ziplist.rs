@@ -39,12 +39,22 @@ pub fn parse(z: &[u8]) -> Option<Vec<Vec<u8>>> {
             }
             _ => {
                 let (v, n): (i64, usize) = match b {
-                    0xc0 => (i16::from_le_bytes(get(p + 1, 2)?.try_into().ok()?) as i64, 2),
-                    0xd0 => (i32::from_le_bytes(get(p + 1, 4)?.try_into().ok()?) as i64, 4),
+                    0xc0 => (
+                        i16::from_le_bytes(get(p + 1, 2)?.try_into().ok()?) as i64,
+                        2,
+                    ),
+                    0xd0 => (
+                        i32::from_le_bytes(get(p + 1, 4)?.try_into().ok()?) as i64,
+                        4,
+                    ),
                     0xe0 => (i64::from_le_bytes(get(p + 1, 8)?.try_into().ok()?), 8),
                     0xf0 => {
                         let t = get(p + 1, 3)?;
-                        ((((t[0] as i32) | ((t[1] as i32) << 8) | ((t[2] as i32) << 16)) << 8 >> 8) as i64, 3)
+                        (
+                            (((t[0] as i32) | ((t[1] as i32) << 8) | ((t[2] as i32) << 16)) << 8
+                                >> 8) as i64,
+                            3,
+                        )
                     }
                     0xfe => (get(p + 1, 1)?[0] as i8 as i64, 1),
                     0xf1..=0xfd => ((b & 0x0f) as i64 - 1, 0),
