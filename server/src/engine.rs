@@ -590,7 +590,7 @@ impl Engine {
             && cmd.name != "touch"
             && self.sessions.get(&call.conn).is_some_and(|s| s.no_touch);
         self.dbs[call.db].no_touch = no_touch;
-        let reply = (cmd.handler)(self, call);
+        let reply = cmd.handler.run(self, call);
         self.dbs[call.db].no_touch = false;
         reply
     }

@@ -140,7 +140,7 @@ fn protocol(call: &Call) -> Reply {
     }
 }
 
-pub static COMMANDS: &[Command] = &[Command::new(
+pub static COMMANDS: &[Command] = &[Command::legacy(
     "debug",
     -2,
     ADMIN | NOSCRIPT | LOADING | STALE,

@@ -513,27 +513,27 @@ fn container(_: &mut Engine, _: &mut Call) -> Reply {
 }
 
 static FUNCTION_SUBCOMMANDS: &[Command] = &[
-    Command::new("delete", 3, WRITE | NOSCRIPT, "scripting", function_delete),
-    Command::new("dump", 2, NOSCRIPT, "scripting", function_dump),
-    Command::new("flush", -2, WRITE | NOSCRIPT, "scripting", function_flush),
-    Command::new("help", 2, LOADING | STALE, "scripting", function_help),
-    Command::new("kill", 2, NOSCRIPT | ALLOW_BUSY, "scripting", function_kill),
-    Command::new("list", -2, NOSCRIPT, "scripting", function_list),
-    Command::new(
+    Command::legacy("delete", 3, WRITE | NOSCRIPT, "scripting", function_delete),
+    Command::legacy("dump", 2, NOSCRIPT, "scripting", function_dump),
+    Command::legacy("flush", -2, WRITE | NOSCRIPT, "scripting", function_flush),
+    Command::legacy("help", 2, LOADING | STALE, "scripting", function_help),
+    Command::legacy("kill", 2, NOSCRIPT | ALLOW_BUSY, "scripting", function_kill),
+    Command::legacy("list", -2, NOSCRIPT, "scripting", function_list),
+    Command::legacy(
         "load",
         -3,
         WRITE | DENYOOM | NOSCRIPT,
         "scripting",
         function_load,
     ),
-    Command::new(
+    Command::legacy(
         "restore",
         -3,
         WRITE | DENYOOM | NOSCRIPT,
         "scripting",
         function_restore,
     ),
-    Command::new(
+    Command::legacy(
         "stats",
         2,
         NOSCRIPT | ALLOW_BUSY,
@@ -545,8 +545,8 @@ static FUNCTION_SUBCOMMANDS: &[Command] = &[
 const FCALL_FLAGS: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS;
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("fcall", -3, FCALL_FLAGS, "scripting", fcall).movable_keys(numkeys_keys),
-    Command::new(
+    Command::legacy("fcall", -3, FCALL_FLAGS, "scripting", fcall).movable_keys(numkeys_keys),
+    Command::legacy(
         "fcall_ro",
         -3,
         READONLY | FCALL_FLAGS,
@@ -554,7 +554,7 @@ pub static COMMANDS: &[Command] = &[
         fcall_ro,
     )
     .movable_keys(numkeys_keys),
-    Command::new("function", -2, 0, "scripting", container).subcommands(FUNCTION_SUBCOMMANDS),
+    Command::legacy("function", -2, 0, "scripting", container).subcommands(FUNCTION_SUBCOMMANDS),
 ];
 
 #[cfg(test)]

@@ -350,74 +350,74 @@ fn container(_: &mut Engine, call: &mut Call) -> Reply {
 }
 
 static PUBSUB_SUBCOMMANDS: &[Command] = &[
-    Command::new(
+    Command::legacy(
         "channels",
         -2,
         PUBSUB | LOADING | STALE,
         "pubsub",
         pubsub_channels,
     ),
-    Command::new(
+    Command::legacy(
         "numsub",
         -2,
         PUBSUB | LOADING | STALE,
         "pubsub",
         pubsub_numsub,
     ),
-    Command::new(
+    Command::legacy(
         "numpat",
         2,
         PUBSUB | LOADING | STALE,
         "pubsub",
         pubsub_numpat,
     ),
-    Command::new(
+    Command::legacy(
         "shardchannels",
         -2,
         PUBSUB | LOADING | STALE,
         "pubsub",
         pubsub_shardchannels,
     ),
-    Command::new(
+    Command::legacy(
         "shardnumsub",
         -2,
         PUBSUB | LOADING | STALE,
         "pubsub",
         pubsub_shardnumsub,
     ),
-    Command::new("help", 2, LOADING | STALE, "pubsub", pubsub_help),
+    Command::legacy("help", 2, LOADING | STALE, "pubsub", pubsub_help),
 ];
 
 pub static COMMANDS: &[Command] = &[
-    Command::new(
+    Command::legacy(
         "subscribe",
         -2,
         PUBSUB | NOSCRIPT | LOADING | STALE,
         "pubsub",
         subscribe,
     ),
-    Command::new(
+    Command::legacy(
         "unsubscribe",
         -1,
         PUBSUB | NOSCRIPT | LOADING | STALE,
         "pubsub",
         unsubscribe,
     ),
-    Command::new(
+    Command::legacy(
         "psubscribe",
         -2,
         PUBSUB | NOSCRIPT | LOADING | STALE,
         "pubsub",
         psubscribe,
     ),
-    Command::new(
+    Command::legacy(
         "punsubscribe",
         -1,
         PUBSUB | NOSCRIPT | LOADING | STALE,
         "pubsub",
         punsubscribe,
     ),
-    Command::new(
+    Command::legacy(
         "ssubscribe",
         -2,
         PUBSUB | NOSCRIPT | LOADING | STALE,
@@ -425,7 +425,7 @@ pub static COMMANDS: &[Command] = &[
         ssubscribe,
     )
     .keys(1, -1, 1),
-    Command::new(
+    Command::legacy(
         "sunsubscribe",
         -1,
         PUBSUB | NOSCRIPT | LOADING | STALE,
@@ -433,14 +433,14 @@ pub static COMMANDS: &[Command] = &[
         sunsubscribe,
     )
     .keys(1, -1, 1),
-    Command::new(
+    Command::legacy(
         "publish",
         3,
         PUBSUB | LOADING | STALE | FAST,
         "pubsub",
         publish_cmd,
     ),
-    Command::new(
+    Command::legacy(
         "spublish",
         3,
         PUBSUB | LOADING | STALE | FAST,
@@ -448,7 +448,7 @@ pub static COMMANDS: &[Command] = &[
         spublish,
     )
     .keys(1, 1, 1),
-    Command::new("pubsub", -2, 0, "pubsub", container).subcommands(PUBSUB_SUBCOMMANDS),
+    Command::legacy("pubsub", -2, 0, "pubsub", container).subcommands(PUBSUB_SUBCOMMANDS),
 ];
 
 #[cfg(test)]

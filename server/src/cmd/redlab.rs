@@ -248,20 +248,20 @@ fn container(_: &mut Engine, _: &mut Call) -> Reply {
 const CTL: u32 = ADMIN | NOSCRIPT | LOADING | STALE | ALLOW_BUSY | SKIP_MONITOR;
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("redlab.clock", -2, CTL, "redlab", container).subcommands(&[
-        Command::new("get", -2, CTL, "redlab", clock),
-        Command::new("set", -3, CTL, "redlab", clock),
-        Command::new("advance", -3, CTL, "redlab", clock),
-        Command::new("freeze", 2, CTL, "redlab", clock),
-        Command::new("resume", 2, CTL, "redlab", clock),
+    Command::legacy("redlab.clock", -2, CTL, "redlab", container).subcommands(&[
+        Command::legacy("get", -2, CTL, "redlab", clock),
+        Command::legacy("set", -3, CTL, "redlab", clock),
+        Command::legacy("advance", -3, CTL, "redlab", clock),
+        Command::legacy("freeze", 2, CTL, "redlab", clock),
+        Command::legacy("resume", 2, CTL, "redlab", clock),
     ]),
-    Command::new("redlab.fault", -2, CTL, "redlab", container).subcommands(&[
-        Command::new("add", -3, CTL, "redlab", fault_add),
-        Command::new("list", 2, CTL, "redlab", fault_list),
-        Command::new("del", 3, CTL, "redlab", fault_del),
-        Command::new("clear", 2, CTL, "redlab", fault_clear),
-        Command::new("mark", 2, CTL, "redlab", fault_mark),
-        Command::new("log", 2, CTL, "redlab", fault_log),
+    Command::legacy("redlab.fault", -2, CTL, "redlab", container).subcommands(&[
+        Command::legacy("add", -3, CTL, "redlab", fault_add),
+        Command::legacy("list", 2, CTL, "redlab", fault_list),
+        Command::legacy("del", 3, CTL, "redlab", fault_del),
+        Command::legacy("clear", 2, CTL, "redlab", fault_clear),
+        Command::legacy("mark", 2, CTL, "redlab", fault_mark),
+        Command::legacy("log", 2, CTL, "redlab", fault_log),
     ]),
 ];
 

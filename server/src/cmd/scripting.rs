@@ -287,22 +287,22 @@ fn container(_: &mut Engine, _: &mut Call) -> Reply {
 }
 
 static SCRIPT_SUBCOMMANDS: &[Command] = &[
-    Command::new("debug", 3, NOSCRIPT, "scripting", script_debug),
-    Command::new("exists", -3, NOSCRIPT, "scripting", script_exists),
-    Command::new("flush", -2, NOSCRIPT, "scripting", script_flush),
-    Command::new("help", 2, LOADING | STALE, "scripting", script_help),
-    Command::new("kill", 2, NOSCRIPT | ALLOW_BUSY, "scripting", script_kill),
-    Command::new("load", 3, NOSCRIPT | STALE, "scripting", script_load),
+    Command::legacy("debug", 3, NOSCRIPT, "scripting", script_debug),
+    Command::legacy("exists", -3, NOSCRIPT, "scripting", script_exists),
+    Command::legacy("flush", -2, NOSCRIPT, "scripting", script_flush),
+    Command::legacy("help", 2, LOADING | STALE, "scripting", script_help),
+    Command::legacy("kill", 2, NOSCRIPT | ALLOW_BUSY, "scripting", script_kill),
+    Command::legacy("load", 3, NOSCRIPT | STALE, "scripting", script_load),
 ];
 
 const EVAL_FLAGS: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS;
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("eval", -3, EVAL_FLAGS, "scripting", eval).movable_keys(numkeys_keys),
-    Command::new("evalsha", -3, EVAL_FLAGS, "scripting", evalsha).movable_keys(numkeys_keys),
-    Command::new("eval_ro", -3, READONLY | EVAL_FLAGS, "scripting", eval_ro)
+    Command::legacy("eval", -3, EVAL_FLAGS, "scripting", eval).movable_keys(numkeys_keys),
+    Command::legacy("evalsha", -3, EVAL_FLAGS, "scripting", evalsha).movable_keys(numkeys_keys),
+    Command::legacy("eval_ro", -3, READONLY | EVAL_FLAGS, "scripting", eval_ro)
         .movable_keys(numkeys_keys),
-    Command::new(
+    Command::legacy(
         "evalsha_ro",
         -3,
         READONLY | EVAL_FLAGS,
@@ -310,7 +310,7 @@ pub static COMMANDS: &[Command] = &[
         evalsha_ro,
     )
     .movable_keys(numkeys_keys),
-    Command::new("script", -2, 0, "scripting", container).subcommands(SCRIPT_SUBCOMMANDS),
+    Command::legacy("script", -2, 0, "scripting", container).subcommands(SCRIPT_SUBCOMMANDS),
 ];
 
 mod oom;

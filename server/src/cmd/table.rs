@@ -12,7 +12,26 @@ use bytes::Bytes;
 use crate::engine::{Call, Engine};
 use crate::reply::Reply;
 
-pub type Handler = fn(&mut Engine, &mut Call) -> Reply;
+/// What a handler returns: the reply, or on the error side the error reply, so a handler can
+/// use `?` on argument parsing and typed key lookups.
+pub type CmdResult = Result<Reply, Reply>;
+
+/// A command handler. `Legacy` handlers predate `CmdResult` and are being converted; new
+/// commands are always written as `Fallible` (via `Command::new`).
+#[derive(Clone, Copy)]
+pub enum Handler {
+    Fallible(fn(&mut Engine, &mut Call) -> CmdResult),
+    Legacy(fn(&mut Engine, &mut Call) -> Reply),
+}
+
+impl Handler {
+    pub fn run(self, engine: &mut Engine, call: &mut Call) -> Reply {
+        match self {
+            Handler::Fallible(f) => f(engine, call).unwrap_or_else(|e| e),
+            Handler::Legacy(f) => f(engine, call),
+        }
+    }
+}
 
 /// Finds the key argument positions of a command whose keys move (EVAL's numkeys, ZUNION's
 /// numkeys, ...). Gets the whole argument vector, the command name at 0.
@@ -86,7 +105,7 @@ impl Command {
         arity: i32,
         flags: u32,
         group: &'static str,
-        handler: Handler,
+        handler: fn(&mut Engine, &mut Call) -> CmdResult,
     ) -> Command {
         Command {
             name,
@@ -96,7 +115,29 @@ impl Command {
             last_key: 0,
             step: 0,
             group,
-            handler,
+            handler: Handler::Fallible(handler),
+            subcommands: &[],
+            keys_fn: None,
+        }
+    }
+
+    /// A command with no keys whose handler still returns a bare `Reply` (being converted).
+    pub const fn legacy(
+        name: &'static str,
+        arity: i32,
+        flags: u32,
+        group: &'static str,
+        handler: fn(&mut Engine, &mut Call) -> Reply,
+    ) -> Command {
+        Command {
+            name,
+            arity,
+            flags,
+            first_key: 0,
+            last_key: 0,
+            step: 0,
+            group,
+            handler: Handler::Legacy(handler),
             subcommands: &[],
             keys_fn: None,
         }

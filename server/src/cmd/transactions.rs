@@ -116,28 +116,28 @@ fn unwatch(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 pub static COMMANDS: &[Command] = &[
-    Command::new(
+    Command::legacy(
         "multi",
         1,
         NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
         "transactions",
         multi,
     ),
-    Command::new(
+    Command::legacy(
         "exec",
         1,
         NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG,
         "transactions",
         exec,
     ),
-    Command::new(
+    Command::legacy(
         "discard",
         1,
         NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
         "transactions",
         discard,
     ),
-    Command::new(
+    Command::legacy(
         "watch",
         -2,
         NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
@@ -145,7 +145,7 @@ pub static COMMANDS: &[Command] = &[
         watch,
     )
     .keys(1, -1, 1),
-    Command::new(
+    Command::legacy(
         "unwatch",
         1,
         NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,

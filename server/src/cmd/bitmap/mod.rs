@@ -326,12 +326,12 @@ fn bitop(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("setbit", 4, WRITE | DENYOOM, "bitmap", setbit).keys(1, 1, 1),
-    Command::new("getbit", 3, READONLY | FAST, "bitmap", getbit).keys(1, 1, 1),
-    Command::new("bitcount", -2, READONLY, "bitmap", bitcount).keys(1, 1, 1),
-    Command::new("bitpos", -3, READONLY, "bitmap", bitpos).keys(1, 1, 1),
-    Command::new("bitop", -4, WRITE | DENYOOM, "bitmap", bitop).keys(2, -1, 1),
-    Command::new(
+    Command::legacy("setbit", 4, WRITE | DENYOOM, "bitmap", setbit).keys(1, 1, 1),
+    Command::legacy("getbit", 3, READONLY | FAST, "bitmap", getbit).keys(1, 1, 1),
+    Command::legacy("bitcount", -2, READONLY, "bitmap", bitcount).keys(1, 1, 1),
+    Command::legacy("bitpos", -3, READONLY, "bitmap", bitpos).keys(1, 1, 1),
+    Command::legacy("bitop", -4, WRITE | DENYOOM, "bitmap", bitop).keys(2, -1, 1),
+    Command::legacy(
         "bitfield",
         -2,
         WRITE | DENYOOM,
@@ -339,7 +339,7 @@ pub static COMMANDS: &[Command] = &[
         bitfield::bitfield,
     )
     .keys(1, 1, 1),
-    Command::new(
+    Command::legacy(
         "bitfield_ro",
         -2,
         READONLY | FAST,

@@ -222,38 +222,39 @@ fn reset(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("ping", -1, FAST | SENTINEL, "connection", ping),
-    Command::new("echo", 2, LOADING | STALE | FAST, "connection", echo),
-    Command::new("select", 2, LOADING | STALE | FAST, "connection", select),
-    Command::new(
+    Command::legacy("ping", -1, FAST | SENTINEL, "connection", ping),
+    Command::legacy("echo", 2, LOADING | STALE | FAST, "connection", echo),
+    Command::legacy("select", 2, LOADING | STALE | FAST, "connection", select),
+    Command::legacy(
         "quit",
         -1,
         ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH,
         "connection",
         quit,
     ),
-    Command::new(
+    Command::legacy(
         "hello",
         -1,
         NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | SENTINEL,
         "connection",
         hello,
     ),
-    Command::new(
+    Command::legacy(
         "auth",
         -2,
         NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | SENTINEL,
         "connection",
         auth,
     ),
-    Command::new(
+    Command::legacy(
         "reset",
         1,
         NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
         "connection",
         reset,
     ),
-    Command::new("client", -2, 0, "connection", client::container).subcommands(client::SUBCOMMANDS),
+    Command::legacy("client", -2, 0, "connection", client::container)
+        .subcommands(client::SUBCOMMANDS),
 ];
 
 #[cfg(test)]

@@ -206,20 +206,20 @@ fn hscan(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("hset", -4, WRITE | DENYOOM | FAST, "hash", write::hset).keys(1, 1, 1),
-    Command::new("hsetnx", 4, WRITE | DENYOOM | FAST, "hash", write::hsetnx).keys(1, 1, 1),
-    Command::new("hmset", -4, WRITE | DENYOOM | FAST, "hash", write::hmset).keys(1, 1, 1),
-    Command::new("hget", 3, READONLY | FAST, "hash", hget).keys(1, 1, 1),
-    Command::new("hmget", -3, READONLY | FAST, "hash", hmget).keys(1, 1, 1),
-    Command::new("hdel", -3, WRITE | FAST, "hash", write::hdel).keys(1, 1, 1),
-    Command::new("hlen", 2, READONLY | FAST, "hash", hlen).keys(1, 1, 1),
-    Command::new("hstrlen", 3, READONLY | FAST, "hash", hstrlen).keys(1, 1, 1),
-    Command::new("hexists", 3, READONLY | FAST, "hash", hexists).keys(1, 1, 1),
-    Command::new("hkeys", 2, READONLY, "hash", hkeys).keys(1, 1, 1),
-    Command::new("hvals", 2, READONLY, "hash", hvals).keys(1, 1, 1),
-    Command::new("hgetall", 2, READONLY, "hash", hgetall).keys(1, 1, 1),
-    Command::new("hincrby", 4, WRITE | DENYOOM | FAST, "hash", write::hincrby).keys(1, 1, 1),
-    Command::new(
+    Command::legacy("hset", -4, WRITE | DENYOOM | FAST, "hash", write::hset).keys(1, 1, 1),
+    Command::legacy("hsetnx", 4, WRITE | DENYOOM | FAST, "hash", write::hsetnx).keys(1, 1, 1),
+    Command::legacy("hmset", -4, WRITE | DENYOOM | FAST, "hash", write::hmset).keys(1, 1, 1),
+    Command::legacy("hget", 3, READONLY | FAST, "hash", hget).keys(1, 1, 1),
+    Command::legacy("hmget", -3, READONLY | FAST, "hash", hmget).keys(1, 1, 1),
+    Command::legacy("hdel", -3, WRITE | FAST, "hash", write::hdel).keys(1, 1, 1),
+    Command::legacy("hlen", 2, READONLY | FAST, "hash", hlen).keys(1, 1, 1),
+    Command::legacy("hstrlen", 3, READONLY | FAST, "hash", hstrlen).keys(1, 1, 1),
+    Command::legacy("hexists", 3, READONLY | FAST, "hash", hexists).keys(1, 1, 1),
+    Command::legacy("hkeys", 2, READONLY, "hash", hkeys).keys(1, 1, 1),
+    Command::legacy("hvals", 2, READONLY, "hash", hvals).keys(1, 1, 1),
+    Command::legacy("hgetall", 2, READONLY, "hash", hgetall).keys(1, 1, 1),
+    Command::legacy("hincrby", 4, WRITE | DENYOOM | FAST, "hash", write::hincrby).keys(1, 1, 1),
+    Command::legacy(
         "hincrbyfloat",
         4,
         WRITE | DENYOOM | FAST,
@@ -227,6 +227,6 @@ pub static COMMANDS: &[Command] = &[
         write::hincrbyfloat,
     )
     .keys(1, 1, 1),
-    Command::new("hscan", -3, READONLY, "hash", hscan).keys(1, 1, 1),
-    Command::new("hrandfield", -2, READONLY, "hash", random::hrandfield).keys(1, 1, 1),
+    Command::legacy("hscan", -3, READONLY, "hash", hscan).keys(1, 1, 1),
+    Command::legacy("hrandfield", -2, READONLY, "hash", random::hrandfield).keys(1, 1, 1),
 ];

@@ -65,26 +65,26 @@ pub(crate) fn signal_if_blocking_type(e: &mut Engine, db: usize, key: &[u8], v: 
 }
 
 pub static OBJECT_SUBCOMMANDS: &[Command] = &[
-    Command::new("encoding", 3, READONLY, "generic", object::encoding).keys(2, 2, 1),
-    Command::new("freq", 3, READONLY, "generic", object::freq).keys(2, 2, 1),
-    Command::new("help", 2, LOADING | STALE, "generic", object::help),
-    Command::new("idletime", 3, READONLY, "generic", object::idletime).keys(2, 2, 1),
-    Command::new("refcount", 3, READONLY, "generic", object::refcount).keys(2, 2, 1),
+    Command::legacy("encoding", 3, READONLY, "generic", object::encoding).keys(2, 2, 1),
+    Command::legacy("freq", 3, READONLY, "generic", object::freq).keys(2, 2, 1),
+    Command::legacy("help", 2, LOADING | STALE, "generic", object::help),
+    Command::legacy("idletime", 3, READONLY, "generic", object::idletime).keys(2, 2, 1),
+    Command::legacy("refcount", 3, READONLY, "generic", object::refcount).keys(2, 2, 1),
 ];
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("del", -2, WRITE, "generic", del).keys(1, -1, 1),
-    Command::new("unlink", -2, WRITE | FAST, "generic", del).keys(1, -1, 1),
-    Command::new("exists", -2, READONLY | FAST, "generic", exists).keys(1, -1, 1),
-    Command::new("type", 2, READONLY | FAST, "generic", type_).keys(1, 1, 1),
-    Command::new("touch", -2, READONLY | FAST, "generic", touch).keys(1, -1, 1),
-    Command::new("expire", -3, WRITE | FAST, "generic", expire::expire).keys(1, 1, 1),
-    Command::new("pexpire", -3, WRITE | FAST, "generic", expire::pexpire).keys(1, 1, 1),
-    Command::new("expireat", -3, WRITE | FAST, "generic", expire::expireat).keys(1, 1, 1),
-    Command::new("pexpireat", -3, WRITE | FAST, "generic", expire::pexpireat).keys(1, 1, 1),
-    Command::new("ttl", 2, READONLY | FAST, "generic", expire::ttl).keys(1, 1, 1),
-    Command::new("pttl", 2, READONLY | FAST, "generic", expire::pttl).keys(1, 1, 1),
-    Command::new(
+    Command::legacy("del", -2, WRITE, "generic", del).keys(1, -1, 1),
+    Command::legacy("unlink", -2, WRITE | FAST, "generic", del).keys(1, -1, 1),
+    Command::legacy("exists", -2, READONLY | FAST, "generic", exists).keys(1, -1, 1),
+    Command::legacy("type", 2, READONLY | FAST, "generic", type_).keys(1, 1, 1),
+    Command::legacy("touch", -2, READONLY | FAST, "generic", touch).keys(1, -1, 1),
+    Command::legacy("expire", -3, WRITE | FAST, "generic", expire::expire).keys(1, 1, 1),
+    Command::legacy("pexpire", -3, WRITE | FAST, "generic", expire::pexpire).keys(1, 1, 1),
+    Command::legacy("expireat", -3, WRITE | FAST, "generic", expire::expireat).keys(1, 1, 1),
+    Command::legacy("pexpireat", -3, WRITE | FAST, "generic", expire::pexpireat).keys(1, 1, 1),
+    Command::legacy("ttl", 2, READONLY | FAST, "generic", expire::ttl).keys(1, 1, 1),
+    Command::legacy("pttl", 2, READONLY | FAST, "generic", expire::pttl).keys(1, 1, 1),
+    Command::legacy(
         "expiretime",
         2,
         READONLY | FAST,
@@ -92,7 +92,7 @@ pub static COMMANDS: &[Command] = &[
         expire::expiretime,
     )
     .keys(1, 1, 1),
-    Command::new(
+    Command::legacy(
         "pexpiretime",
         2,
         READONLY | FAST,
@@ -100,15 +100,15 @@ pub static COMMANDS: &[Command] = &[
         expire::pexpiretime,
     )
     .keys(1, 1, 1),
-    Command::new("persist", 2, WRITE | FAST, "generic", expire::persist).keys(1, 1, 1),
-    Command::new("rename", 3, WRITE, "generic", relocate::rename).keys(1, 2, 1),
-    Command::new("renamenx", 3, WRITE | FAST, "generic", relocate::renamenx).keys(1, 2, 1),
-    Command::new("move", 3, WRITE | FAST, "generic", relocate::move_).keys(1, 1, 1),
-    Command::new("copy", -3, WRITE | DENYOOM, "generic", relocate::copy).keys(1, 2, 1),
-    Command::new("keys", 2, READONLY, "generic", iter::keys),
-    Command::new("scan", -2, READONLY, "generic", iter::scan),
-    Command::new("randomkey", 1, READONLY, "generic", iter::randomkey),
-    Command::new("dump", 2, READONLY, "generic", dump::dump).keys(1, 1, 1),
-    Command::new("restore", -4, WRITE | DENYOOM, "generic", dump::restore).keys(1, 1, 1),
-    Command::new("object", -2, 0, "generic", object::help).subcommands(OBJECT_SUBCOMMANDS),
+    Command::legacy("persist", 2, WRITE | FAST, "generic", expire::persist).keys(1, 1, 1),
+    Command::legacy("rename", 3, WRITE, "generic", relocate::rename).keys(1, 2, 1),
+    Command::legacy("renamenx", 3, WRITE | FAST, "generic", relocate::renamenx).keys(1, 2, 1),
+    Command::legacy("move", 3, WRITE | FAST, "generic", relocate::move_).keys(1, 1, 1),
+    Command::legacy("copy", -3, WRITE | DENYOOM, "generic", relocate::copy).keys(1, 2, 1),
+    Command::legacy("keys", 2, READONLY, "generic", iter::keys),
+    Command::legacy("scan", -2, READONLY, "generic", iter::scan),
+    Command::legacy("randomkey", 1, READONLY, "generic", iter::randomkey),
+    Command::legacy("dump", 2, READONLY, "generic", dump::dump).keys(1, 1, 1),
+    Command::legacy("restore", -4, WRITE | DENYOOM, "generic", dump::restore).keys(1, 1, 1),
+    Command::legacy("object", -2, 0, "generic", object::help).subcommands(OBJECT_SUBCOMMANDS),
 ];

@@ -164,9 +164,9 @@ pub(crate) fn is_list_blocking(name: &str) -> bool {
 }
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("lpush", -3, WRITE | DENYOOM | FAST, "list", push_pop::lpush).keys(1, 1, 1),
-    Command::new("rpush", -3, WRITE | DENYOOM | FAST, "list", push_pop::rpush).keys(1, 1, 1),
-    Command::new(
+    Command::legacy("lpush", -3, WRITE | DENYOOM | FAST, "list", push_pop::lpush).keys(1, 1, 1),
+    Command::legacy("rpush", -3, WRITE | DENYOOM | FAST, "list", push_pop::rpush).keys(1, 1, 1),
+    Command::legacy(
         "lpushx",
         -3,
         WRITE | DENYOOM | FAST,
@@ -174,7 +174,7 @@ pub static COMMANDS: &[Command] = &[
         push_pop::lpushx,
     )
     .keys(1, 1, 1),
-    Command::new(
+    Command::legacy(
         "rpushx",
         -3,
         WRITE | DENYOOM | FAST,
@@ -182,20 +182,20 @@ pub static COMMANDS: &[Command] = &[
         push_pop::rpushx,
     )
     .keys(1, 1, 1),
-    Command::new("lpop", -2, WRITE | FAST, "list", push_pop::lpop).keys(1, 1, 1),
-    Command::new("rpop", -2, WRITE | FAST, "list", push_pop::rpop).keys(1, 1, 1),
-    Command::new("llen", 2, READONLY | FAST, "list", access::llen).keys(1, 1, 1),
-    Command::new("lrange", 4, READONLY, "list", access::lrange).keys(1, 1, 1),
-    Command::new("lindex", 3, READONLY, "list", access::lindex).keys(1, 1, 1),
-    Command::new("lset", 4, WRITE | DENYOOM, "list", access::lset).keys(1, 1, 1),
-    Command::new("linsert", 5, WRITE | DENYOOM, "list", access::linsert).keys(1, 1, 1),
-    Command::new("lrem", 4, WRITE, "list", access::lrem).keys(1, 1, 1),
-    Command::new("ltrim", 4, WRITE, "list", access::ltrim).keys(1, 1, 1),
-    Command::new("lpos", -3, READONLY, "list", access::lpos).keys(1, 1, 1),
-    Command::new("lmove", 5, WRITE | DENYOOM, "list", moves::lmove).keys(1, 2, 1),
-    Command::new("rpoplpush", 3, WRITE | DENYOOM, "list", moves::rpoplpush).keys(1, 2, 1),
-    Command::new("lmpop", -4, WRITE, "list", moves::lmpop).movable_keys(lmpop_keys),
-    Command::new(
+    Command::legacy("lpop", -2, WRITE | FAST, "list", push_pop::lpop).keys(1, 1, 1),
+    Command::legacy("rpop", -2, WRITE | FAST, "list", push_pop::rpop).keys(1, 1, 1),
+    Command::legacy("llen", 2, READONLY | FAST, "list", access::llen).keys(1, 1, 1),
+    Command::legacy("lrange", 4, READONLY, "list", access::lrange).keys(1, 1, 1),
+    Command::legacy("lindex", 3, READONLY, "list", access::lindex).keys(1, 1, 1),
+    Command::legacy("lset", 4, WRITE | DENYOOM, "list", access::lset).keys(1, 1, 1),
+    Command::legacy("linsert", 5, WRITE | DENYOOM, "list", access::linsert).keys(1, 1, 1),
+    Command::legacy("lrem", 4, WRITE, "list", access::lrem).keys(1, 1, 1),
+    Command::legacy("ltrim", 4, WRITE, "list", access::ltrim).keys(1, 1, 1),
+    Command::legacy("lpos", -3, READONLY, "list", access::lpos).keys(1, 1, 1),
+    Command::legacy("lmove", 5, WRITE | DENYOOM, "list", moves::lmove).keys(1, 2, 1),
+    Command::legacy("rpoplpush", 3, WRITE | DENYOOM, "list", moves::rpoplpush).keys(1, 2, 1),
+    Command::legacy("lmpop", -4, WRITE, "list", moves::lmpop).movable_keys(lmpop_keys),
+    Command::legacy(
         "blpop",
         -3,
         WRITE | NOSCRIPT | BLOCKING,
@@ -203,7 +203,7 @@ pub static COMMANDS: &[Command] = &[
         blocking::blpop,
     )
     .keys(1, -2, 1),
-    Command::new(
+    Command::legacy(
         "brpop",
         -3,
         WRITE | NOSCRIPT | BLOCKING,
@@ -211,7 +211,7 @@ pub static COMMANDS: &[Command] = &[
         blocking::brpop,
     )
     .keys(1, -2, 1),
-    Command::new(
+    Command::legacy(
         "blmove",
         6,
         WRITE | DENYOOM | NOSCRIPT | BLOCKING,
@@ -219,7 +219,7 @@ pub static COMMANDS: &[Command] = &[
         blocking::blmove,
     )
     .keys(1, 2, 1),
-    Command::new(
+    Command::legacy(
         "brpoplpush",
         4,
         WRITE | DENYOOM | NOSCRIPT | BLOCKING,
@@ -227,6 +227,6 @@ pub static COMMANDS: &[Command] = &[
         blocking::brpoplpush,
     )
     .keys(1, 2, 1),
-    Command::new("blmpop", -5, WRITE | BLOCKING, "list", blocking::blmpop)
+    Command::legacy("blmpop", -5, WRITE | BLOCKING, "list", blocking::blmpop)
         .movable_keys(blmpop_keys),
 ];

@@ -328,19 +328,19 @@ fn docs_of(c: &'static Command, parent: Option<&Command>) -> Reply {
 }
 
 pub(super) static SUBCOMMANDS: &[Command] = &[
-    Command::new("count", 2, LOADING | STALE, "server", count),
-    Command::new("getkeys", -4, LOADING | STALE, "server", getkeys),
-    Command::new(
+    Command::legacy("count", 2, LOADING | STALE, "server", count),
+    Command::legacy("getkeys", -4, LOADING | STALE, "server", getkeys),
+    Command::legacy(
         "getkeysandflags",
         -4,
         LOADING | STALE,
         "server",
         getkeysandflags,
     ),
-    Command::new("list", -2, LOADING | STALE, "server", list),
-    Command::new("help", 2, LOADING | STALE, "server", help),
-    Command::new("info", -2, LOADING | STALE, "server", info),
-    Command::new("docs", -2, LOADING | STALE, "server", docs),
+    Command::legacy("list", -2, LOADING | STALE, "server", list),
+    Command::legacy("help", 2, LOADING | STALE, "server", help),
+    Command::legacy("info", -2, LOADING | STALE, "server", info),
+    Command::legacy("docs", -2, LOADING | STALE, "server", docs),
 ];
 
 #[cfg(test)]

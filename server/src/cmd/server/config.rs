@@ -133,23 +133,23 @@ fn help(_e: &mut Engine, _call: &mut Call) -> Reply {
 }
 
 pub(super) static SUBCOMMANDS: &[Command] = &[
-    Command::new("help", 2, LOADING | STALE, "server", help),
-    Command::new(
+    Command::legacy("help", 2, LOADING | STALE, "server", help),
+    Command::legacy(
         "resetstat",
         2,
         ADMIN | NOSCRIPT | LOADING | STALE,
         "server",
         resetstat,
     ),
-    Command::new(
+    Command::legacy(
         "rewrite",
         2,
         ADMIN | NOSCRIPT | LOADING | STALE,
         "server",
         rewrite,
     ),
-    Command::new("get", -3, ADMIN | NOSCRIPT | LOADING | STALE, "server", get),
-    Command::new("set", -4, ADMIN | NOSCRIPT | LOADING | STALE, "server", set),
+    Command::legacy("get", -3, ADMIN | NOSCRIPT | LOADING | STALE, "server", get),
+    Command::legacy("set", -4, ADMIN | NOSCRIPT | LOADING | STALE, "server", set),
 ];
 
 #[cfg(test)]

@@ -82,10 +82,10 @@ fn help(_e: &mut Engine, _call: &mut Call) -> Reply {
 }
 
 pub(super) static SUBCOMMANDS: &[Command] = &[
-    Command::new("help", 2, LOADING | STALE, "server", help),
-    Command::new("doctor", 2, 0, "server", doctor),
-    Command::new("purge", 2, 0, "server", purge),
-    Command::new("malloc-stats", 2, 0, "server", malloc_stats),
-    Command::new("stats", 2, 0, "server", stats),
-    Command::new("usage", -3, READONLY, "server", usage).keys(2, 2, 1),
+    Command::legacy("help", 2, LOADING | STALE, "server", help),
+    Command::legacy("doctor", 2, 0, "server", doctor),
+    Command::legacy("purge", 2, 0, "server", purge),
+    Command::legacy("malloc-stats", 2, 0, "server", malloc_stats),
+    Command::legacy("stats", 2, 0, "server", stats),
+    Command::legacy("usage", -3, READONLY, "server", usage).keys(2, 2, 1),
 ];

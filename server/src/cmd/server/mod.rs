@@ -145,35 +145,35 @@ fn role(_e: &mut Engine, _call: &mut Call) -> Reply {
 }
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("info", -1, LOADING | STALE, "server", info::info),
-    Command::new("config", -2, 0, "server", container).subcommands(config::SUBCOMMANDS),
-    Command::new("dbsize", 1, READONLY | FAST, "server", keyspace::dbsize),
-    Command::new("flushdb", -1, WRITE, "server", keyspace::flushdb),
-    Command::new("flushall", -1, WRITE, "server", keyspace::flushall),
-    Command::new("swapdb", 3, WRITE | FAST, "server", keyspace::swapdb),
-    Command::new("time", 1, LOADING | STALE | FAST, "server", time),
-    Command::new("command", -1, LOADING | STALE, "server", command::command)
+    Command::legacy("info", -1, LOADING | STALE, "server", info::info),
+    Command::legacy("config", -2, 0, "server", container).subcommands(config::SUBCOMMANDS),
+    Command::legacy("dbsize", 1, READONLY | FAST, "server", keyspace::dbsize),
+    Command::legacy("flushdb", -1, WRITE, "server", keyspace::flushdb),
+    Command::legacy("flushall", -1, WRITE, "server", keyspace::flushall),
+    Command::legacy("swapdb", 3, WRITE | FAST, "server", keyspace::swapdb),
+    Command::legacy("time", 1, LOADING | STALE | FAST, "server", time),
+    Command::legacy("command", -1, LOADING | STALE, "server", command::command)
         .subcommands(command::SUBCOMMANDS),
-    Command::new("lastsave", 1, LOADING | STALE | FAST, "server", lastsave),
-    Command::new("save", 1, ADMIN | NOSCRIPT | NO_MULTI, "server", save),
-    Command::new("bgsave", -1, ADMIN | NOSCRIPT, "server", bgsave),
-    Command::new("bgrewriteaof", 1, ADMIN | NOSCRIPT, "server", bgrewriteaof),
-    Command::new(
+    Command::legacy("lastsave", 1, LOADING | STALE | FAST, "server", lastsave),
+    Command::legacy("save", 1, ADMIN | NOSCRIPT | NO_MULTI, "server", save),
+    Command::legacy("bgsave", -1, ADMIN | NOSCRIPT, "server", bgsave),
+    Command::legacy("bgrewriteaof", 1, ADMIN | NOSCRIPT, "server", bgrewriteaof),
+    Command::legacy(
         "shutdown",
         -1,
         ADMIN | NOSCRIPT | LOADING | STALE | NO_MULTI | ALLOW_BUSY,
         "server",
         shutdown,
     ),
-    Command::new(
+    Command::legacy(
         "monitor",
         1,
         ADMIN | NOSCRIPT | LOADING | STALE,
         "server",
         monitor,
     ),
-    Command::new("role", 1, NOSCRIPT | LOADING | STALE | FAST, "server", role),
-    Command::new("memory", -2, 0, "server", container).subcommands(memory::SUBCOMMANDS),
+    Command::legacy("role", 1, NOSCRIPT | LOADING | STALE | FAST, "server", role),
+    Command::legacy("memory", -2, 0, "server", container).subcommands(memory::SUBCOMMANDS),
 ];
 
 /// The handler of a container command (CONFIG, MEMORY) called with no subcommand; the

@@ -267,19 +267,19 @@ fn sintercard_keys(args: &[bytes::Bytes]) -> Vec<usize> {
 }
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("sadd", -3, WRITE | DENYOOM | FAST, "set", sadd).keys(1, 1, 1),
-    Command::new("srem", -3, WRITE | FAST, "set", srem).keys(1, 1, 1),
-    Command::new("smembers", 2, READONLY, "set", smembers).keys(1, 1, 1),
-    Command::new("sismember", 3, READONLY | FAST, "set", sismember).keys(1, 1, 1),
-    Command::new("smismember", -3, READONLY | FAST, "set", smismember).keys(1, 1, 1),
-    Command::new("scard", 2, READONLY | FAST, "set", scard).keys(1, 1, 1),
-    Command::new("spop", -2, WRITE | FAST, "set", random::spop).keys(1, 1, 1),
-    Command::new("srandmember", -2, READONLY, "set", random::srandmember).keys(1, 1, 1),
-    Command::new("smove", 4, WRITE | FAST, "set", smove).keys(1, 2, 1),
-    Command::new("sinter", -2, READONLY, "set", algebra::sinter).keys(1, -1, 1),
-    Command::new("sintercard", -3, READONLY, "set", algebra::sintercard)
+    Command::legacy("sadd", -3, WRITE | DENYOOM | FAST, "set", sadd).keys(1, 1, 1),
+    Command::legacy("srem", -3, WRITE | FAST, "set", srem).keys(1, 1, 1),
+    Command::legacy("smembers", 2, READONLY, "set", smembers).keys(1, 1, 1),
+    Command::legacy("sismember", 3, READONLY | FAST, "set", sismember).keys(1, 1, 1),
+    Command::legacy("smismember", -3, READONLY | FAST, "set", smismember).keys(1, 1, 1),
+    Command::legacy("scard", 2, READONLY | FAST, "set", scard).keys(1, 1, 1),
+    Command::legacy("spop", -2, WRITE | FAST, "set", random::spop).keys(1, 1, 1),
+    Command::legacy("srandmember", -2, READONLY, "set", random::srandmember).keys(1, 1, 1),
+    Command::legacy("smove", 4, WRITE | FAST, "set", smove).keys(1, 2, 1),
+    Command::legacy("sinter", -2, READONLY, "set", algebra::sinter).keys(1, -1, 1),
+    Command::legacy("sintercard", -3, READONLY, "set", algebra::sintercard)
         .movable_keys(sintercard_keys),
-    Command::new(
+    Command::legacy(
         "sinterstore",
         -3,
         WRITE | DENYOOM,
@@ -287,8 +287,8 @@ pub static COMMANDS: &[Command] = &[
         algebra::sinterstore,
     )
     .keys(1, -1, 1),
-    Command::new("sunion", -2, READONLY, "set", algebra::sunion).keys(1, -1, 1),
-    Command::new(
+    Command::legacy("sunion", -2, READONLY, "set", algebra::sunion).keys(1, -1, 1),
+    Command::legacy(
         "sunionstore",
         -3,
         WRITE | DENYOOM,
@@ -296,8 +296,8 @@ pub static COMMANDS: &[Command] = &[
         algebra::sunionstore,
     )
     .keys(1, -1, 1),
-    Command::new("sdiff", -2, READONLY, "set", algebra::sdiff).keys(1, -1, 1),
-    Command::new(
+    Command::legacy("sdiff", -2, READONLY, "set", algebra::sdiff).keys(1, -1, 1),
+    Command::legacy(
         "sdiffstore",
         -3,
         WRITE | DENYOOM,
@@ -305,5 +305,5 @@ pub static COMMANDS: &[Command] = &[
         algebra::sdiffstore,
     )
     .keys(1, -1, 1),
-    Command::new("sscan", -3, READONLY, "set", sscan).keys(1, 1, 1),
+    Command::legacy("sscan", -3, READONLY, "set", sscan).keys(1, 1, 1),
 ];

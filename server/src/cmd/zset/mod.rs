@@ -371,30 +371,30 @@ fn zlexcount(e: &mut Engine, call: &mut Call) -> Reply {
 const G: &str = "sorted-set";
 
 pub static COMMANDS: &[Command] = &[
-    Command::new("zadd", -4, WRITE | DENYOOM | FAST, G, zadd).keys(1, 1, 1),
-    Command::new("zincrby", 4, WRITE | DENYOOM | FAST, G, zincrby).keys(1, 1, 1),
-    Command::new("zrem", -3, WRITE | FAST, G, zrem).keys(1, 1, 1),
-    Command::new("zcard", 2, READONLY | FAST, G, zcard).keys(1, 1, 1),
-    Command::new("zscore", 3, READONLY | FAST, G, zscore).keys(1, 1, 1),
-    Command::new("zmscore", -3, READONLY | FAST, G, zmscore).keys(1, 1, 1),
-    Command::new("zrank", 3, READONLY | FAST, G, zrank).keys(1, 1, 1),
-    Command::new("zrevrank", 3, READONLY | FAST, G, zrevrank).keys(1, 1, 1),
-    Command::new("zcount", 4, READONLY | FAST, G, zcount).keys(1, 1, 1),
-    Command::new("zlexcount", 4, READONLY | FAST, G, zlexcount).keys(1, 1, 1),
-    Command::new("zrange", -4, READONLY, G, range::zrange).keys(1, 1, 1),
-    Command::new("zrangebyscore", -4, READONLY, G, range::zrangebyscore).keys(1, 1, 1),
-    Command::new("zrevrangebyscore", -4, READONLY, G, range::zrevrangebyscore).keys(1, 1, 1),
-    Command::new("zrangebylex", -4, READONLY, G, range::zrangebylex).keys(1, 1, 1),
-    Command::new("zrevrangebylex", -4, READONLY, G, range::zrevrangebylex).keys(1, 1, 1),
-    Command::new("zrevrange", -4, READONLY, G, range::zrevrange).keys(1, 1, 1),
-    Command::new("zrangestore", -5, WRITE | DENYOOM, G, range::zrangestore).keys(1, 2, 1),
-    Command::new("zremrangebyrank", 4, WRITE, G, range::zremrangebyrank).keys(1, 1, 1),
-    Command::new("zremrangebyscore", 4, WRITE, G, range::zremrangebyscore).keys(1, 1, 1),
-    Command::new("zremrangebylex", 4, WRITE, G, range::zremrangebylex).keys(1, 1, 1),
-    Command::new("zpopmin", -2, WRITE | FAST, G, pop::zpopmin).keys(1, 1, 1),
-    Command::new("zpopmax", -2, WRITE | FAST, G, pop::zpopmax).keys(1, 1, 1),
-    Command::new("zmpop", -4, WRITE, G, pop::zmpop).movable_keys(keys_numkeys_at_1),
-    Command::new(
+    Command::legacy("zadd", -4, WRITE | DENYOOM | FAST, G, zadd).keys(1, 1, 1),
+    Command::legacy("zincrby", 4, WRITE | DENYOOM | FAST, G, zincrby).keys(1, 1, 1),
+    Command::legacy("zrem", -3, WRITE | FAST, G, zrem).keys(1, 1, 1),
+    Command::legacy("zcard", 2, READONLY | FAST, G, zcard).keys(1, 1, 1),
+    Command::legacy("zscore", 3, READONLY | FAST, G, zscore).keys(1, 1, 1),
+    Command::legacy("zmscore", -3, READONLY | FAST, G, zmscore).keys(1, 1, 1),
+    Command::legacy("zrank", 3, READONLY | FAST, G, zrank).keys(1, 1, 1),
+    Command::legacy("zrevrank", 3, READONLY | FAST, G, zrevrank).keys(1, 1, 1),
+    Command::legacy("zcount", 4, READONLY | FAST, G, zcount).keys(1, 1, 1),
+    Command::legacy("zlexcount", 4, READONLY | FAST, G, zlexcount).keys(1, 1, 1),
+    Command::legacy("zrange", -4, READONLY, G, range::zrange).keys(1, 1, 1),
+    Command::legacy("zrangebyscore", -4, READONLY, G, range::zrangebyscore).keys(1, 1, 1),
+    Command::legacy("zrevrangebyscore", -4, READONLY, G, range::zrevrangebyscore).keys(1, 1, 1),
+    Command::legacy("zrangebylex", -4, READONLY, G, range::zrangebylex).keys(1, 1, 1),
+    Command::legacy("zrevrangebylex", -4, READONLY, G, range::zrevrangebylex).keys(1, 1, 1),
+    Command::legacy("zrevrange", -4, READONLY, G, range::zrevrange).keys(1, 1, 1),
+    Command::legacy("zrangestore", -5, WRITE | DENYOOM, G, range::zrangestore).keys(1, 2, 1),
+    Command::legacy("zremrangebyrank", 4, WRITE, G, range::zremrangebyrank).keys(1, 1, 1),
+    Command::legacy("zremrangebyscore", 4, WRITE, G, range::zremrangebyscore).keys(1, 1, 1),
+    Command::legacy("zremrangebylex", 4, WRITE, G, range::zremrangebylex).keys(1, 1, 1),
+    Command::legacy("zpopmin", -2, WRITE | FAST, G, pop::zpopmin).keys(1, 1, 1),
+    Command::legacy("zpopmax", -2, WRITE | FAST, G, pop::zpopmax).keys(1, 1, 1),
+    Command::legacy("zmpop", -4, WRITE, G, pop::zmpop).movable_keys(keys_numkeys_at_1),
+    Command::legacy(
         "bzpopmin",
         -3,
         WRITE | NOSCRIPT | BLOCKING | FAST,
@@ -402,7 +402,7 @@ pub static COMMANDS: &[Command] = &[
         pop::bzpopmin,
     )
     .keys(1, -2, 1),
-    Command::new(
+    Command::legacy(
         "bzpopmax",
         -3,
         WRITE | NOSCRIPT | BLOCKING | FAST,
@@ -410,20 +410,21 @@ pub static COMMANDS: &[Command] = &[
         pop::bzpopmax,
     )
     .keys(1, -2, 1),
-    Command::new("bzmpop", -5, WRITE | BLOCKING, G, pop::bzmpop).movable_keys(keys_numkeys_at_2),
-    Command::new("zunion", -3, READONLY, G, setops::zunion).movable_keys(keys_numkeys_at_1),
-    Command::new("zinter", -3, READONLY, G, setops::zinter).movable_keys(keys_numkeys_at_1),
-    Command::new("zdiff", -3, READONLY, G, setops::zdiff).movable_keys(keys_numkeys_at_1),
-    Command::new("zunionstore", -4, WRITE | DENYOOM, G, setops::zunionstore)
+    Command::legacy("bzmpop", -5, WRITE | BLOCKING, G, pop::bzmpop).movable_keys(keys_numkeys_at_2),
+    Command::legacy("zunion", -3, READONLY, G, setops::zunion).movable_keys(keys_numkeys_at_1),
+    Command::legacy("zinter", -3, READONLY, G, setops::zinter).movable_keys(keys_numkeys_at_1),
+    Command::legacy("zdiff", -3, READONLY, G, setops::zdiff).movable_keys(keys_numkeys_at_1),
+    Command::legacy("zunionstore", -4, WRITE | DENYOOM, G, setops::zunionstore)
         .keys(1, 1, 1)
         .movable_keys(keys_store),
-    Command::new("zinterstore", -4, WRITE | DENYOOM, G, setops::zinterstore)
+    Command::legacy("zinterstore", -4, WRITE | DENYOOM, G, setops::zinterstore)
         .keys(1, 1, 1)
         .movable_keys(keys_store),
-    Command::new("zdiffstore", -4, WRITE | DENYOOM, G, setops::zdiffstore)
+    Command::legacy("zdiffstore", -4, WRITE | DENYOOM, G, setops::zdiffstore)
         .keys(1, 1, 1)
         .movable_keys(keys_store),
-    Command::new("zintercard", -3, READONLY, G, setops::zintercard).movable_keys(keys_numkeys_at_1),
-    Command::new("zrandmember", -2, READONLY, G, misc::zrandmember).keys(1, 1, 1),
-    Command::new("zscan", -3, READONLY, G, misc::zscan).keys(1, 1, 1),
+    Command::legacy("zintercard", -3, READONLY, G, setops::zintercard)
+        .movable_keys(keys_numkeys_at_1),
+    Command::legacy("zrandmember", -2, READONLY, G, misc::zrandmember).keys(1, 1, 1),
+    Command::legacy("zscan", -3, READONLY, G, misc::zscan).keys(1, 1, 1),
 ];
