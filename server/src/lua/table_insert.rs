@@ -34,13 +34,63 @@ unsafe fn insert_body(l: *mut lua_State) -> CResult {
         push_str(l, super::sandbox::READONLY);
         return Err(());
     }
-    let mut i = e;
-    while i > pos {
-        lua_rawgeti_(l, 1, i - 1);
-        lua_rawseti_(l, 1, i);
-        i -= 1;
+    if (e as i64) - (pos as i64) > SPARSE_SPAN {
+        shift_sparse(l, pos, e);
+    } else {
+        let mut i = e;
+        while i > pos {
+            lua_rawgeti_(l, 1, i - 1);
+            lua_rawseti_(l, 1, i);
+            i -= 1;
+        }
     }
     lua_rawseti_(l, 1, pos);
     Ok(0)
+}
+
+/// Past this many slots the shift visits only the keys that exist. `table.insert(t, -2^31, v)`
+/// asks Lua 5.1 to move about 2^31 slots one by one, inside one C call that SCRIPT KILL cannot
+/// interrupt: redis-server 7.0.15 hangs on it. Moving only the present values gives the same
+/// table in time proportional to its size.
+const SPARSE_SPAN: i64 = 1 << 16;
+
+thread_local! {
+    /// The integer keys being shifted. A raw set can raise "not enough memory" and longjmp
+    /// past this function, so the list lives here rather than on its stack (see `ffi::push_owned`).
+    static KEYS: std::cell::Cell<Vec<i64>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// `t[i] = t[i - 1]` for every i in (pos, e], from the top down, as the dense loop does, but
+/// touching only slots whose old value or new value is not nil.
+unsafe fn shift_sparse(l: *mut lua_State, pos: c_int, e: c_int) {
+    let mut keys = KEYS.with(|k| k.take());
+    keys.clear();
+    lua_pushnil(l);
+    while lua_next(l, 1) != 0 {
+        if lua_type(l, -2) == LUA_TNUMBER {
+            let k = lua_tonumber(l, -2);
+            if k.fract() == 0.0 && k >= pos as f64 && k <= (e - 1) as f64 {
+                keys.push(k as i64);
+            }
+        }
+        lua_settop(l, -2);
+    }
+    keys.sort_unstable_by(|a, b| b.cmp(a));
+    let (ptr, len) = (keys.as_ptr(), keys.len());
+    KEYS.with(|k| k.set(keys));
+    // SAFETY: the vector now sits in KEYS and is neither touched nor resized until the
+    // next call of this function, which cannot start before this one ends (the Lua state runs
+    // on one thread and a raw set never calls back into Lua code).
+    let present = unsafe { std::slice::from_raw_parts(ptr, len) };
+    for (n, &k) in present.iter().enumerate() {
+        lua_rawgeti_(l, 1, k as c_int);
+        lua_rawseti_(l, 1, k as c_int + 1);
+        // The slot below k is empty: what moves into k is nil.
+        let below_present = present.get(n + 1) == Some(&(k - 1));
+        if k > pos as i64 && !below_present {
+            lua_pushnil(l);
+            lua_rawseti_(l, 1, k as c_int);
+        }
+    }
 }
 lua_cfn!(insert, insert_body);
