@@ -156,3 +156,67 @@ fn blpop_with_a_timeout_answers_null_when_nothing_comes() {
     );
     wait_blocked(&server, 0);
 }
+
+/// In process, a BLPOP with a timeout gets its null reply once the clock passes its deadline
+/// even while requests queue up back to back (the engine's timers must not wait for a quiet
+/// moment that never comes). The queue is thousands of PING batches followed by an LPUSH to
+/// the BLPOP's key: if the timeout only fired when the queue ran dry, the LPUSH would serve
+/// the BLPOP first.
+#[tokio::test]
+async fn in_process_blocked_timeout_fires_while_requests_are_queued() {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::task::Poll;
+
+    use redlab::client::{InProcess, Pipeline, Value};
+    let clock = redlab::Clock::manual(1_000_000);
+    let engine = InProcess::with_clock(redlab::Config::default(), clock.clone());
+    let waiter = engine.connect().await;
+    let pinger = engine.connect().await;
+    let pusher = engine.connect().await;
+    let blpop = tokio::spawn(async move { waiter.cmd(&["BLPOP", "q", "1"]).await });
+    loop {
+        let info = pusher.cmd(&["INFO", "clients"]).await.unwrap();
+        if format!("{info:?}").contains("blocked_clients:1") {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    clock.advance(Duration::from_secs(2));
+
+    let mut pings = Pipeline::new();
+    for _ in 0..50 {
+        pings.cmd(&["PING"]);
+    }
+    type Step<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
+    let mut queue: Vec<Option<Step>> = Vec::new();
+    for _ in 0..2000 {
+        queue.push(Some(Box::pin(async {
+            pinger.pipeline(&pings).await.unwrap();
+        })));
+    }
+    queue.push(Some(Box::pin(async {
+        pusher.cmd(&["LPUSH", "q", "late"]).await.unwrap();
+    })));
+    // Poll in order: each request is sent on its first poll, so the LPUSH is queued last.
+    std::future::poll_fn(|cx| {
+        for slot in queue.iter_mut() {
+            if let Some(f) = slot {
+                if f.as_mut().poll(cx).is_ready() {
+                    *slot = None;
+                }
+            }
+        }
+        if queue.iter().all(Option::is_none) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    })
+    .await;
+    assert_eq!(
+        blpop.await.unwrap().unwrap(),
+        Value::Nil,
+        "the timeout fired before the queued LPUSH ran"
+    );
+}

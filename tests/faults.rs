@@ -247,7 +247,7 @@ fn a_rollback_loses_exactly_the_writes_after_the_mark() {
     let server = Server::start();
     let mut c = con(&server);
     let _: () = c.set("a", "1").unwrap();
-    server.mark();
+    server.mark().expect("mark");
     let _: () = c.set("b", "2").unwrap();
     let _: () = c.set("a", "3").unwrap();
     server
@@ -297,4 +297,33 @@ fn faults_over_the_wire() {
     let log: Vec<String> = redis::cmd("REDLAB.FAULT").arg("LOG").query(&mut c).unwrap();
     assert_eq!(log.len(), 1);
     assert!(log[0].contains("command=GET k1"), "{}", log[0]);
+}
+
+/// A mark works on a server with a password (the control connection authenticates) and says
+/// why when the server refuses it, instead of failing silently.
+#[test]
+fn mark_authenticates_and_reports_a_refusal() {
+    let server = Server::builder().requirepass("s3cret").start();
+    let client = redis::Client::open(format!("redis://:s3cret@{}/", server.addr())).unwrap();
+    let mut c = client.get_connection().unwrap();
+    let _: () = c.set("a", "1").unwrap();
+    server.mark().expect("mark with the builder's password");
+    let _: () = c.set("a", "2").unwrap();
+    server
+        .faults()
+        .add(Fault::on_command("GET").rollback().times(1));
+    let a: String = c.get("a").unwrap();
+    assert_eq!(
+        a, "1",
+        "the mark taken under requirepass is the one rolled back to"
+    );
+
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("requirepass")
+        .arg("changed")
+        .query(&mut c)
+        .unwrap();
+    let err = server.mark().expect_err("the old password no longer works");
+    assert!(err.contains("WRONGPASS"), "{err}");
 }

@@ -5,7 +5,7 @@
 //! over TCP, so a test sees byte-for-byte the same values with either transport.
 
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use redlab_server::{Clock, Config, ConnId, Engine, Reply};
@@ -141,10 +141,22 @@ struct Waiting {
     reply: oneshot::Sender<Vec<u8>>,
 }
 
+/// How often the engine's timers run (blocked-command timeouts, active expiry). Redis checks
+/// blocked timeouts before every sleep of its event loop; here the tick runs when the channel
+/// has been quiet this long and also, when requests keep coming, once this much time has
+/// passed since the last one, so a busy neighbour never starves a BLPOP's timeout.
+const TICK: Duration = Duration::from_millis(5);
+
 fn run(mut engine: Engine, rx: mpsc::Receiver<Request>) {
     let mut waiting: Vec<Waiting> = Vec::new();
+    let mut last_tick = Instant::now();
     loop {
-        match rx.recv_timeout(Duration::from_millis(5)) {
+        let request = rx.recv_timeout(TICK);
+        if last_tick.elapsed() >= TICK {
+            engine.tick();
+            last_tick = Instant::now();
+        }
+        match request {
             Ok(Request::Connect(tx)) => {
                 let _ = tx.send(engine.connect());
             }
@@ -160,7 +172,7 @@ fn run(mut engine: Engine, rx: mpsc::Receiver<Request>) {
                     waiting.push(w);
                 }
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => engine.tick(),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return,
         }
         // A command may have unblocked others (a push woke a BLPOP).

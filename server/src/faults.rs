@@ -5,6 +5,7 @@
 //! runs, so it lives behind an `Arc` (`DashMap` for the rules, a mutex-guarded log that only
 //! the test reads). The engine consults it once per command, and only when a rule exists.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -74,6 +75,11 @@ impl Fault {
     }
 
     /// A rule matching every command; choose the action next.
+    ///
+    /// Until an action is chosen the rule only observes: it matches, counts and is logged
+    /// (`Faults::log`, REDLAB.FAULT LOG), and the command runs as if no rule existed (the
+    /// action is a zero delay). That is how a test asks "did this command reach the server?"
+    /// without changing what happens. `describe` shows such a rule as `action=observe`.
     pub fn on_any() -> Fault {
         Fault::base(FaultAction::Delay(Duration::ZERO))
     }
@@ -214,6 +220,7 @@ impl Fault {
             FaultAction::ReplyError(e) => format!("action=error:{}", e),
             FaultAction::CloseBefore => "action=close-before".into(),
             FaultAction::CloseAfter => "action=close-after".into(),
+            FaultAction::Delay(d) if d.is_zero() => "action=observe".into(),
             FaultAction::Delay(d) => format!("action=delay:{}us", d.as_micros()),
             FaultAction::TruncateReply(n) => format!("action=truncate:{}", n),
             FaultAction::Stall(d) => format!("action=stall:{}us", d.as_micros()),
@@ -259,7 +266,7 @@ struct Inner {
     rules: DashMap<u64, Rule>,
     count: AtomicUsize,
     next_id: AtomicU64,
-    log: Mutex<Vec<Fired>>,
+    log: Mutex<VecDeque<Fired>>,
 }
 
 /// The fault table of one server; clones share it.
@@ -320,9 +327,13 @@ impl Faults {
         v
     }
 
-    /// Every fault that fired, oldest first.
+    /// The last `LOG_LEN` faults that fired, oldest first.
     pub fn log(&self) -> Vec<Fired> {
-        self.inner.log.lock().map(|l| l.clone()).unwrap_or_default()
+        self.inner
+            .log
+            .lock()
+            .map(|l| l.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Finds the first rule (by id) that matches and fires for this command, updates its
@@ -347,14 +358,12 @@ impl Faults {
             rule.fired += 1;
             let action = rule.fault.action.clone();
             drop(rule);
-            let command = c
-                .args
-                .iter()
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect::<Vec<_>>()
-                .join(" ");
+            let command = log_line(c.args);
             if let Ok(mut log) = self.inner.log.lock() {
-                log.push(Fired {
+                if log.len() == LOG_LEN {
+                    log.pop_front();
+                }
+                log.push_back(Fired {
                     rule: id,
                     conn: c.conn,
                     command,
@@ -365,6 +374,39 @@ impl Faults {
         }
         None
     }
+}
+
+/// How many firings the log keeps. A long test with a delay rule on every command fires
+/// millions of times; the log is for reading the recent ones, so it is a ring.
+pub const LOG_LEN: usize = 1024;
+
+/// How a logged command is shortened, as SLOWLOG shortens its entries: at most this many
+/// arguments, each at most this many bytes.
+const LOG_ARGS: usize = 32;
+const LOG_ARG_BYTES: usize = 128;
+
+/// The command as the log shows it: arguments joined by spaces (lossy UTF-8), cut as SLOWLOG
+/// cuts them, so one huge argument does not make every log entry huge.
+fn log_line(args: &[bytes::Bytes]) -> String {
+    let mut parts: Vec<String> = args
+        .iter()
+        .take(LOG_ARGS)
+        .map(|a| {
+            if a.len() > LOG_ARG_BYTES {
+                format!(
+                    "{}... ({} more bytes)",
+                    String::from_utf8_lossy(&a[..LOG_ARG_BYTES]),
+                    a.len() - LOG_ARG_BYTES
+                )
+            } else {
+                String::from_utf8_lossy(a).into_owned()
+            }
+        })
+        .collect();
+    if args.len() > LOG_ARGS {
+        parts.push(format!("... ({} more arguments)", args.len() - LOG_ARGS));
+    }
+    parts.join(" ")
 }
 
 fn matches(f: &Fault, c: &Candidate) -> bool {
@@ -461,5 +503,42 @@ mod tests {
         let f = Faults::default();
         f.add(Fault::on_key("lock:*").close_after());
         assert!(f.check(&cand("set", &[b"other"])).is_none());
+    }
+
+    #[test]
+    fn the_log_keeps_the_last_firings_with_short_arguments() {
+        let f = Faults::default();
+        f.add(Fault::on_any());
+        let huge = bytes::Bytes::from(vec![b'x'; 10_000]);
+        let many: Vec<bytes::Bytes> = (0..40).map(|i| bytes::Bytes::from(i.to_string())).collect();
+        for n in 0..(LOG_LEN + 10) {
+            let args = [
+                bytes::Bytes::from("SET"),
+                bytes::Bytes::from(n.to_string()),
+                huge.clone(),
+            ];
+            let mut c = cand("set", &[]);
+            c.args = &args;
+            assert!(f.check(&c).is_some(), "an observing rule fires");
+        }
+        let mut c = cand("mset", &[]);
+        c.args = &many;
+        f.check(&c);
+        let log = f.log();
+        assert_eq!(log.len(), LOG_LEN, "a ring, not a growing list");
+        assert_eq!(
+            log[0].command.split(' ').nth(1),
+            Some("11"),
+            "the oldest went first"
+        );
+        let x128 = "x".repeat(128);
+        assert_eq!(
+            log[LOG_LEN - 2].command,
+            format!("SET {} {x128}... (9872 more bytes)", LOG_LEN + 9)
+        );
+        assert!(log[LOG_LEN - 1]
+            .command
+            .ends_with("30 31 ... (8 more arguments)"));
+        assert_eq!(f.list()[0].1, "action=observe");
     }
 }

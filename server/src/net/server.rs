@@ -18,6 +18,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::faults::Faults;
+use crate::reply::Reply;
 use crate::session::ConnId;
 
 /// State shared by the tasks of one server thread. Single-threaded: `RefCell`, never a lock.
@@ -142,6 +143,7 @@ impl ServerBuilder {
         let mut config = self.config;
         config.port = addr.port();
         let faults = Faults::default();
+        let password = config.requirepass.clone();
         let (stop_tx, stop_rx) = oneshot::channel();
         let thread_clock = clock.clone();
         let thread_faults = faults.clone();
@@ -153,17 +155,34 @@ impl ServerBuilder {
             addr,
             clock,
             faults,
+            password,
             stop: Some(stop_tx),
             thread: Some(thread),
         })
     }
 }
 
+/// A request as a client sends it: an array of bulk strings.
+fn request_bytes(args: &[&[u8]]) -> bytes::BytesMut {
+    let mut out = bytes::BytesMut::new();
+    let parts = args
+        .iter()
+        .map(|a| Reply::Bulk(bytes::Bytes::copy_from_slice(a)));
+    Reply::Array(parts.collect()).encode(2, &mut out);
+    out
+}
+
+/// How long `Server::mark` waits for its reply: a busy script delays it until the script
+/// ends, and a test stuck longer than this is better told so than left hanging.
+const CONTROL_WAIT: Duration = Duration::from_secs(30);
+
 /// A running server. Dropping it shuts the server down and joins its thread.
 pub struct Server {
     addr: SocketAddr,
     clock: Clock,
     faults: Faults,
+    /// The requirepass the server was built with, so control requests can authenticate.
+    password: Option<String>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -202,22 +221,47 @@ impl Server {
 
     /// Marks the point a later `Fault::rollback()` returns the dataset to (a failover to a
     /// replica that has every write up to here and none after). Runs REDLAB.FAULT MARK on a
-    /// private connection, so the mark falls exactly between two commands.
-    pub fn mark(&self) {
-        self.control(b"*2\r\n$12\r\nREDLAB.FAULT\r\n$4\r\nMARK\r\n");
+    /// private connection, so the mark falls exactly between two commands: while a script is
+    /// busy, after it ends. Authenticates with the password the server was built with.
+    ///
+    /// Fails, saying why, when the server refuses (a password changed with CONFIG SET, a fault
+    /// rule on the control connection), has stopped, or does not answer within `CONTROL_WAIT`
+    /// (a script that runs that long without being killed).
+    pub fn mark(&self) -> Result<(), String> {
+        let mut request = Vec::new();
+        if let Some(pw) = &self.password {
+            request.extend_from_slice(&request_bytes(&[b"AUTH", pw.as_bytes()]));
+        }
+        request.extend_from_slice(&request_bytes(&[b"REDLAB.FAULT", b"MARK"]));
+        let lines = self.control(&request, 1 + usize::from(self.password.is_some()))?;
+        match lines.iter().find(|l| !l.starts_with('+')) {
+            None => Ok(()),
+            Some(refused) => Err(format!("redlab: the server refused the mark: {refused}")),
+        }
     }
 
-    /// Sends one request on a short-lived control connection and waits for its one-line reply.
-    fn control(&self, request: &[u8]) -> String {
+    /// Sends requests on a short-lived control connection and reads `replies` one-line
+    /// replies.
+    fn control(&self, request: &[u8], replies: usize) -> Result<Vec<String>, String> {
         use std::io::{BufRead, BufReader, Write};
-        let mut stream =
-            std::net::TcpStream::connect(self.addr).expect("redlab: control connection");
-        stream.write_all(request).expect("redlab: control request");
-        let mut line = String::new();
-        BufReader::new(stream)
-            .read_line(&mut line)
-            .expect("redlab: control reply");
-        line.trim_end().to_string()
+        let fail =
+            |what: &str, e: std::io::Error| format!("redlab: control connection, {what}: {e}");
+        let mut stream = std::net::TcpStream::connect(self.addr).map_err(|e| fail("connect", e))?;
+        stream
+            .set_read_timeout(Some(CONTROL_WAIT))
+            .map_err(|e| fail("set timeout", e))?;
+        stream.write_all(request).map_err(|e| fail("send", e))?;
+        let mut reader = BufReader::new(stream);
+        let mut lines = Vec::with_capacity(replies);
+        for _ in 0..replies {
+            let mut line = String::new();
+            match reader.read_line(&mut line) {
+                Ok(0) => return Err("redlab: control connection closed by the server".into()),
+                Ok(_) => lines.push(line.trim_end().to_string()),
+                Err(e) => return Err(fail("reply", e)),
+            }
+        }
+        Ok(lines)
     }
 
     /// Whether the server thread is still running (false after a client ran SHUTDOWN).
