@@ -1,0 +1,198 @@
+//! Blocking commands: blocking a client on keys, serving it when a key gets data, timeouts
+//! and CLIENT UNBLOCK.
+
+use super::{resolve, Call, Engine};
+use crate::cmd::table::Command;
+use crate::reply::Reply;
+use crate::session::{Blocked, ConnId};
+
+impl Engine {
+    // ---- blocking commands ----------------------------------------------------------------
+
+    /// Blocks the calling connection on `keys` until one gets data or `deadline` passes
+    /// (`None`: forever); the client then gets its reply through its outbox. Handlers return
+    /// this when they would otherwise wait. Inside MULTI or a script a command cannot block:
+    /// `timeout_reply` is returned at once. When re-run for a ready key that turned out not
+    /// to serve it, the client stays blocked (`Reply::None`).
+    pub(crate) fn block(
+        &mut self,
+        call: &Call,
+        mut keys: Vec<Vec<u8>>,
+        deadline: Option<i64>,
+        timeout_reply: Reply,
+    ) -> Reply {
+        if call.in_multi || call.in_script {
+            return timeout_reply;
+        }
+        if call.reprocessing {
+            return Reply::None;
+        }
+        // A key named twice waits once, as Redis's per-client key dict does.
+        let mut seen = std::collections::HashSet::with_capacity(keys.len());
+        keys.retain(|k| seen.insert(k.clone()));
+        for k in &keys {
+            self.blocking_keys
+                .entry((call.db, k.clone()))
+                .or_default()
+                .push(call.conn);
+        }
+        self.stats.blocked_clients += 1;
+        if let Some(s) = self.sessions.get_mut(&call.conn) {
+            s.blocked = Some(Blocked {
+                db: call.db,
+                keys,
+                deadline,
+                args: call.args.clone(),
+                timeout_reply,
+            });
+        }
+        Reply::None
+    }
+
+    /// Signals that `key` got data; blocked clients waiting on it are served after the
+    /// current command (or MULTI/EXEC, or script). List and sorted-set pushes call it.
+    pub(crate) fn signal_ready(&mut self, db: usize, key: &[u8]) {
+        if self.blocking_keys.is_empty() {
+            return;
+        }
+        let slot = (db, key.to_vec());
+        if self.blocking_keys.contains_key(&slot) && !self.ready_keys.contains(&slot) {
+            self.ready_keys.push(slot);
+        }
+    }
+
+    /// Removes a connection from every blocking list; returns what it was blocked on.
+    pub(crate) fn unblock(&mut self, conn: ConnId) -> Option<Blocked> {
+        let blocked = self.sessions.get_mut(&conn)?.blocked.take()?;
+        self.stats.blocked_clients = self.stats.blocked_clients.saturating_sub(1);
+        for k in &blocked.keys {
+            let slot = (blocked.db, k.clone());
+            if let Some(list) = self.blocking_keys.get_mut(&slot) {
+                list.retain(|&c| c != conn);
+                if list.is_empty() {
+                    self.blocking_keys.remove(&slot);
+                }
+            }
+        }
+        Some(blocked)
+    }
+
+    /// Serves clients blocked on keys that got data (Redis 7.0's handleClientsBlockedOnKeys):
+    /// keys in the order they became ready; for each, the clients waiting for that key's
+    /// type, in the order they blocked, until the key is gone. Each is served by re-running
+    /// its command with `reprocessing` set and `serving_key` naming the ready key. Keys made
+    /// ready while serving (BLMOVE's push) are handled in a further round.
+    pub(super) fn serve_ready_keys(&mut self) {
+        while !self.ready_keys.is_empty() {
+            let ready = std::mem::take(&mut self.ready_keys);
+            for (db, key) in ready {
+                let waiters = match self.blocking_keys.get(&(db, key.clone())) {
+                    Some(w) => w.clone(),
+                    None => continue,
+                };
+                for conn in waiters {
+                    let type_name = match self.db(db).peek(&key) {
+                        Some(entry) => entry.value.type_name(),
+                        None => break,
+                    };
+                    let Some(b) = self.sessions.get(&conn).and_then(|s| s.blocked.as_ref()) else {
+                        continue;
+                    };
+                    if b.db != db || !b.keys.contains(&key) {
+                        continue;
+                    }
+                    let Ok((cmd, name)) = resolve(&b.args) else {
+                        continue;
+                    };
+                    if blocked_type(cmd.name).is_some_and(|t| t != type_name) {
+                        continue;
+                    }
+                    let args = b.args.clone();
+                    let resp = self.sessions[&conn].resp;
+                    let mut call = Call {
+                        conn,
+                        db,
+                        resp,
+                        args,
+                        in_script: false,
+                        in_multi: false,
+                        reprocessing: true,
+                    };
+                    self.serving_key = Some(key.clone());
+                    let reply = self.call(cmd, &mut call);
+                    self.serving_key = None;
+                    if reply != Reply::None {
+                        self.unblock(conn);
+                        self.finish_blocked(cmd, &name, &reply);
+                        self.push_to(conn, reply);
+                    }
+                }
+            }
+            self.drain_expired();
+        }
+    }
+
+    /// Counts a blocked command once it has its reply (Redis's updateStatsOnUnblock).
+    pub(super) fn finish_blocked(&mut self, cmd: &'static Command, name: &str, reply: &Reply) {
+        self.stats.record(cmd, name, reply.is_error());
+        if reply.is_error() {
+            self.stats.total_error_replies += 1;
+        }
+    }
+
+    /// Answers blocked commands whose timeout passed, earliest deadline first. Like Redis, a
+    /// deadline is passed once "now" is strictly after it.
+    pub(super) fn expire_blocked(&mut self) {
+        let now = self.now_ms;
+        let mut due: Vec<(i64, ConnId)> = self
+            .sessions
+            .values()
+            .filter_map(|s| {
+                let d = s.blocked.as_ref()?.deadline?;
+                (d < now).then_some((d, s.id))
+            })
+            .collect();
+        due.sort_unstable();
+        for (_, conn) in due {
+            if let Some(b) = self.unblock(conn) {
+                if let Ok((cmd, name)) = resolve(&b.args) {
+                    self.finish_blocked(cmd, &name, &b.timeout_reply);
+                }
+                self.push_to(conn, b.timeout_reply);
+            }
+        }
+    }
+
+    /// Ends a blocked command early (CLIENT UNBLOCK): with the timeout reply, or an error.
+    pub(crate) fn unblock_with(&mut self, conn: ConnId, error: bool) -> bool {
+        match self.unblock(conn) {
+            Some(b) => {
+                let reply = if error {
+                    Reply::err("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+                } else {
+                    b.timeout_reply
+                };
+                if let Ok((cmd, name)) = resolve(&b.args) {
+                    self.finish_blocked(cmd, &name, &reply);
+                }
+                self.push_to(conn, reply);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// The value type a blocked command waits for; a ready key of another type does not serve
+/// it (it stays blocked). None: any type (a command this table does not know as blocking).
+pub(super) fn blocked_type(name: &str) -> Option<&'static str> {
+    if crate::cmd::list::is_list_blocking(name) {
+        Some("list")
+    } else if matches!(name, "bzpopmin" | "bzpopmax" | "bzmpop") {
+        Some("zset")
+    } else if matches!(name, "xread" | "xreadgroup") {
+        Some("stream")
+    } else {
+        None
+    }
+}

@@ -1,0 +1,164 @@
+//! The dispatcher: resolving a command, every check the command table implies, then the
+//! handler; and the nested path EXEC and scripts take.
+
+use std::borrow::Cow;
+
+use bytes::Bytes;
+
+use super::{view_of, Call, Engine};
+use crate::cmd::table::{self, flags, Command};
+use crate::errors;
+use crate::reply::Reply;
+use crate::session::ConnId;
+
+impl Engine {
+    /// The dispatcher: every check the command table implies, then the handler.
+    pub(super) fn process(&mut self, conn: ConnId, args: Vec<Bytes>) -> Reply {
+        self.stats.total_commands_processed += 1;
+        let reply = self.dispatch(conn, args);
+        if let Reply::Error(text) = &reply {
+            self.stats.total_error_replies += 1;
+            self.stats.record_error(text);
+        }
+        reply
+    }
+
+    pub(super) fn dispatch(&mut self, conn: ConnId, args: Vec<Bytes>) -> Reply {
+        let session = self.sessions.get_mut(&conn).expect("session exists");
+        session.last_interaction_ms = self.now_ms;
+        let in_multi = session.multi.is_some();
+        // Nothing before the handler changes these; read them while the session is at hand.
+        let (db, resp) = (session.db, session.resp);
+
+        let (cmd, name) = match resolve(&args) {
+            Ok(found) => found,
+            Err(e) => return self.reject(conn, &args[0], e),
+        };
+        session.last_command = name.clone();
+
+        let view = view_of(session);
+        // Redis refuses on memory after the MULTI check and before the pub/sub context check.
+        let oom = self.config.maxmemory > 0
+            && crate::cmd::scripting::refused_when_over(self, conn, cmd, &args)
+            && self.over_maxmemory();
+        if let Err(e) = crate::admission::admit(cmd, &name, &view, None, oom) {
+            return self.reject(conn, &args[0], e);
+        }
+        if in_multi
+            && !matches!(
+                cmd.name,
+                "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
+            )
+        {
+            let s = self.sessions.get_mut(&conn).expect("session exists");
+            s.multi.as_mut().expect("in multi").queue.push(args);
+            return Reply::Status("QUEUED".into());
+        }
+        self.feed_monitors(conn, &args, cmd);
+        let fault = self.check_faults(conn, cmd, &name, &args);
+        if let Some(early) = self.fault_before(conn, fault.as_ref()) {
+            return early;
+        }
+        let mut call = Call {
+            conn,
+            db,
+            resp,
+            args,
+            in_script: false,
+            in_multi: false,
+            reprocessing: false,
+        };
+        let reply = self.call(cmd, &mut call);
+        self.arg_buffer.recycle(call.args);
+        // A command that blocked is counted when it is served or times out, as in Redis.
+        if !(reply == Reply::None && self.is_blocked(conn)) {
+            self.stats.record(cmd, &name, reply.is_error());
+        }
+        self.fault_after(conn, fault, reply)
+    }
+
+    /// A command the dispatcher refuses (Redis's rejectCommand): an open transaction is
+    /// flagged so EXEC answers EXECABORT; a refused EXEC discards the transaction at once.
+    pub(super) fn reject(&mut self, conn: ConnId, name: &[u8], err: Reply) -> Reply {
+        if name.eq_ignore_ascii_case(b"exec") {
+            if let Reply::Error(text) = &err {
+                return crate::cmd::transactions::exec_abort(self, conn, text);
+            }
+        }
+        if let Some(m) = self.sessions.get_mut(&conn).and_then(|s| s.multi.as_mut()) {
+            m.aborted = true;
+        }
+        err
+    }
+
+    /// Runs a resolved command's handler with no checks: EXEC and scripts come here after
+    /// doing their own.
+    pub(crate) fn call(&mut self, cmd: &'static Command, call: &mut Call) -> Reply {
+        let no_touch = self.any_no_touch
+            && cmd.name != "touch"
+            && self.sessions.get(&call.conn).is_some_and(|s| s.no_touch);
+        self.dbs[call.db].no_touch = no_touch;
+        let reply = cmd.handler.run(self, call);
+        self.dbs[call.db].no_touch = false;
+        reply
+    }
+
+    /// Runs a command on behalf of a script or EXEC: resolves it and checks arity, then calls
+    /// it with the given context. Returns the command too, so callers can check its flags.
+    pub(crate) fn run_nested(&mut self, call: &mut Call) -> Reply {
+        match resolve(&call.args) {
+            Ok((cmd, name)) => {
+                self.stats.total_commands_processed += 1;
+                let reply = self.call(cmd, call);
+                self.stats.record(cmd, &name, reply.is_error());
+                reply
+            }
+            Err(e) => e,
+        }
+    }
+
+    pub(super) fn feed_monitors(&mut self, conn: ConnId, args: &[Bytes], cmd: &Command) {
+        if self.monitors.is_empty() || cmd.has(flags::SKIP_MONITOR) || cmd.has(flags::ADMIN) {
+            return;
+        }
+        let (db, addr) = {
+            let s = &self.sessions[&conn];
+            (s.db, s.addr.clone())
+        };
+        let line = crate::cmd::server::monitor_line(self.clock.now_us(), db, &addr, args);
+        for m in self.monitors.clone() {
+            if m != conn {
+                self.push_to(m, Reply::Status(line.clone()));
+            }
+        }
+    }
+}
+
+/// Finds the command (or subcommand) for `args`, with Redis's unknown-command, unknown-
+/// subcommand and arity errors.
+pub(crate) fn resolve(args: &[Bytes]) -> Result<(&'static Command, Cow<'static, str>), Reply> {
+    let Some(cmd) = table::lookup(&args[0]) else {
+        return Err(Reply::err(errors::unknown_command(&args[0], &args[1..])));
+    };
+    if cmd.subcommands.is_empty() {
+        if !cmd.arity_ok(args.len()) {
+            return Err(Reply::err(errors::wrong_arity(cmd.name)));
+        }
+        return Ok((cmd, Cow::Borrowed(cmd.name)));
+    }
+    if args.len() < 2 {
+        // A container that also runs on its own (COMMAND) has an arity that allows it.
+        if cmd.arity_ok(args.len()) {
+            return Ok((cmd, Cow::Borrowed(cmd.name)));
+        }
+        return Err(Reply::err(errors::wrong_arity(cmd.name)));
+    }
+    let Some(sub) = table::lookup_sub(cmd, &args[1]) else {
+        return Err(Reply::err(errors::unknown_subcommand(cmd.name, &args[1])));
+    };
+    let full = sub.full_name(Some(cmd));
+    if !sub.arity_ok(args.len()) {
+        return Err(Reply::err(errors::wrong_arity(&full)));
+    }
+    Ok((sub, Cow::Owned(full)))
+}

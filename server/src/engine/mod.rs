@@ -1,0 +1,356 @@
+//! `Engine`: the whole server state and the one place a command is executed.
+//!
+//! The engine is a plain synchronous struct with no I/O and no locks: `execute` takes a
+//! connection id and the arguments and returns the reply. Redis's atomicity comes from one
+//! thread running every command and script start to finish; here it comes from `&mut self`.
+//! The network shell, the in-process client and the explorer all drive this same struct.
+//!
+//! One file per concern: `dispatch` (resolve, checks, handler), `expiry` (the clock and
+//! active expiry around each command), `blocking` (blocked clients), `watch` (WATCH
+//! bookkeeping) and `fault_hooks` (where fault rules apply); this file holds the state and the
+//! connection-facing API.
+
+use std::collections::HashMap;
+
+use bytes::Bytes;
+use foldhash::fast::FixedState;
+
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::db::Db;
+use crate::faults::Faults;
+use crate::lua::Scripting;
+use crate::notify;
+use crate::reply::Reply;
+use crate::session::{ConnId, ReplyMode, Session};
+use crate::stats::Stats;
+
+mod blocking;
+mod dispatch;
+mod expiry;
+mod fault_hooks;
+mod watch;
+
+use expiry::all_dbs_mask;
+
+pub(crate) use dispatch::resolve;
+
+/// One command as a handler sees it.
+#[derive(Debug)]
+pub struct Call {
+    pub conn: ConnId,
+    /// The database the connection has selected.
+    pub db: usize,
+    /// The protocol the reply will be encoded in (2 or 3); inside a script, the script's.
+    pub resp: u8,
+    /// The arguments, the command name at index 0.
+    pub args: Vec<Bytes>,
+    pub in_script: bool,
+    pub in_multi: bool,
+    /// A blocked command run again because one of its keys got data: it must not block again.
+    pub reprocessing: bool,
+}
+
+impl Call {
+    pub fn arg(&self, i: usize) -> &[u8] {
+        &self.args[i]
+    }
+
+    pub fn argc(&self) -> usize {
+        self.args.len()
+    }
+}
+
+/// The Redis-compatible engine. See the module documentation.
+pub struct Engine {
+    pub(crate) config: Config,
+    pub(crate) clock: Clock,
+    pub(crate) dbs: Vec<Db>,
+    pub(crate) sessions: HashMap<ConnId, Session, FixedState>,
+    pub(crate) next_conn_id: ConnId,
+    /// "Now" for expiry and TTLs of the command being executed, in Unix ms; frozen for a
+    /// script's duration. TIME does not read it: it reads the clock, as Redis's does.
+    pub(crate) now_ms: i64,
+    /// Set while a script (or EXEC) runs: expiry's "now" stands still at its start.
+    pub(crate) time_frozen: bool,
+    pub(crate) stats: Stats,
+    /// (db, key) -> connections watching it.
+    pub(crate) watched_keys: HashMap<(usize, Vec<u8>), Vec<ConnId>, FixedState>,
+    pub(crate) pubsub: crate::cmd::pubsub::PubSub,
+    /// (db, key) -> blocked connections in arrival order.
+    pub(crate) blocking_keys: HashMap<(usize, Vec<u8>), Vec<ConnId>, FixedState>,
+    /// Keys that received data while clients wait on them; served after the command.
+    pub(crate) ready_keys: Vec<(usize, Vec<u8>)>,
+    /// While a blocked command is re-run for a ready key: that key. Redis 7.0 serves a
+    /// client from the key that became ready, not from the first non-empty key it named.
+    pub(crate) serving_key: Option<Vec<u8>>,
+    /// Connections with new output in their outbox, for the shell to wake.
+    pub(crate) wakeups: Vec<ConnId>,
+    pub(crate) monitors: Vec<ConnId>,
+    pub(crate) scripting: Scripting,
+    /// Installed by the network shell; see `busy`. None when the engine is used in-process.
+    pub(crate) busy_hook: Option<crate::busy::BusyHook>,
+    pub(crate) faults: Faults,
+    /// The dataset at the last mark, for the Rollback fault.
+    pub(crate) snapshot: Option<Vec<Db>>,
+    pub(crate) active_expire: bool,
+    /// DEBUG SET-DISABLE-DENY-SCRIPTS: let scripts run commands normally refused to them.
+    pub(crate) disable_deny_scripts: bool,
+    /// notify-keyspace-events, parsed.
+    pub(crate) notify_flags: u32,
+    pub(crate) shutdown_requested: bool,
+    pub(crate) started_ms: i64,
+    /// Changes since the last SAVE (INFO rdb_changes_since_last_save).
+    pub(crate) dirty: u64,
+    pub(crate) last_save_s: i64,
+    /// Databases that may hold keys with a deadline or an unsent `expired` notification:
+    /// bit i for database i. Set by every access through `db()`, cleared once a database has
+    /// no deadline left; databases past 64 are always looked at.
+    pub(crate) maybe_expiring: u64,
+    /// Some client ever turned CLIENT NO-TOUCH on: only then does a command look it up.
+    pub(crate) any_no_touch: bool,
+    /// Where the arguments of in-process callers' commands and of redis.call are built.
+    pub(crate) arg_buffer: crate::arg_buffer::ArgBuffer,
+    /// INFO's client_recent_max_input_buffer / client_recent_max_output_buffer.
+    pub(crate) buffer_peaks: crate::session::BufferPeaks,
+    /// Every random choice the engine makes; seeded from `config.seed` or afresh.
+    pub(crate) rng: crate::rng::EngineRng,
+}
+
+impl Engine {
+    /// An engine following system time.
+    pub fn new(config: Config) -> Engine {
+        Engine::with_clock(config, Clock::system())
+    }
+
+    /// An engine reading time from `clock` (share it to control time from a test).
+    pub fn with_clock(mut config: Config, clock: Clock) -> Engine {
+        let now = clock.now_ms();
+        let dbs_len = config.databases.max(1);
+        let dbs = (0..dbs_len).map(|_| Db::new()).collect();
+        let notify_flags = notify::parse_flags(&config.notify_keyspace_events).unwrap_or(0);
+        let seed = *config.seed.get_or_insert_with(crate::rng::fresh_seed);
+        Engine {
+            config,
+            clock,
+            dbs,
+            sessions: HashMap::default(),
+            next_conn_id: 1,
+            now_ms: now,
+            time_frozen: false,
+            stats: Stats::default(),
+            watched_keys: HashMap::default(),
+            pubsub: Default::default(),
+            blocking_keys: HashMap::default(),
+            ready_keys: Vec::new(),
+            serving_key: None,
+            wakeups: Vec::new(),
+            monitors: Vec::new(),
+            scripting: Scripting::default(),
+            busy_hook: None,
+            faults: Faults::default(),
+            snapshot: None,
+            active_expire: true,
+            disable_deny_scripts: false,
+            notify_flags,
+            shutdown_requested: false,
+            started_ms: now,
+            dirty: 0,
+            last_save_s: now / 1000,
+            maybe_expiring: all_dbs_mask(dbs_len),
+            any_no_touch: false,
+            arg_buffer: Default::default(),
+            buffer_peaks: Default::default(),
+            rng: crate::rng::EngineRng::new(seed),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn config_mut(&mut self) -> &mut Config {
+        &mut self.config
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    pub fn faults(&self) -> &Faults {
+        &self.faults
+    }
+
+    /// Lets the network shell serve other connections while a script runs long.
+    pub fn set_busy_hook(&mut self, hook: crate::busy::BusyHook) {
+        self.busy_hook = Some(hook);
+    }
+
+    /// Opens a connection and returns its id (also its CLIENT ID).
+    pub fn connect(&mut self) -> ConnId {
+        self.connect_from("127.0.0.1:0", "127.0.0.1:0")
+    }
+
+    /// Opens a connection with its peer and local addresses (for CLIENT LIST).
+    pub fn connect_from(&mut self, addr: &str, laddr: &str) -> ConnId {
+        let id = self.next_conn_id;
+        self.next_conn_id += 1;
+        let now = self.clock.now_ms();
+        let mut s = Session::new(id, now, crate::cmd::connection::starts_authenticated(self));
+        s.addr = addr.to_string();
+        s.laddr = laddr.to_string();
+        self.sessions.insert(id, s);
+        self.stats.total_connections_received += 1;
+        id
+    }
+
+    /// Closes a connection: its subscriptions, watches and blocked command go with it.
+    pub fn disconnect(&mut self, conn: ConnId) {
+        self.unwatch_all(conn);
+        self.unblock(conn);
+        crate::cmd::pubsub::unsubscribe_all(self, conn);
+        self.monitors.retain(|&c| c != conn);
+        self.sessions.remove(&conn);
+    }
+
+    pub fn is_connected(&self, conn: ConnId) -> bool {
+        self.sessions.contains_key(&conn)
+    }
+
+    /// The protocol version the connection speaks (2 or 3).
+    pub fn resp(&self, conn: ConnId) -> u8 {
+        self.sessions.get(&conn).map_or(2, |s| s.resp)
+    }
+
+    /// Whether the shell must close the connection once its output is written.
+    pub fn should_close(&self, conn: ConnId) -> bool {
+        self.sessions.get(&conn).is_none_or(|s| s.close_requested)
+    }
+
+    pub fn is_authenticated(&self, conn: ConnId) -> bool {
+        self.sessions.get(&conn).is_some_and(|s| s.authenticated)
+    }
+
+    /// What admission needs of this connection, for the network shell's copy.
+    pub(crate) fn conn_view(&self, conn: ConnId) -> Option<crate::admission::ConnView> {
+        self.sessions.get(&conn).map(view_of)
+    }
+
+    /// AUTH succeeded while a script held the engine (the busy loop checked the password).
+    pub(crate) fn grant_auth(&mut self, conn: ConnId) {
+        if let Some(s) = self.sessions.get_mut(&conn) {
+            s.authenticated = true;
+        }
+    }
+
+    /// Whether the connection is waiting in a blocking command.
+    pub fn is_blocked(&self, conn: ConnId) -> bool {
+        self.sessions
+            .get(&conn)
+            .is_some_and(|s| s.blocked.is_some())
+    }
+
+    pub fn shutdown_requested(&self) -> bool {
+        self.shutdown_requested
+    }
+
+    /// Replies produced for this connection outside its own requests (pub/sub messages,
+    /// MONITOR lines, the late reply of a blocked command).
+    pub fn take_output(&mut self, conn: ConnId) -> Vec<Reply> {
+        match self.sessions.get_mut(&conn) {
+            Some(s) => {
+                s.outbox_bytes = 0;
+                s.outbox.drain(..).collect()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Connections that got output since the last call.
+    pub fn take_wakeups(&mut self) -> Vec<ConnId> {
+        std::mem::take(&mut self.wakeups)
+    }
+
+    /// Runs one command for `conn` and returns its reply. Unknown connections are opened on
+    /// first use, so in-process callers can pick any id.
+    pub fn execute<A: AsRef<[u8]>>(&mut self, conn: ConnId, args: &[A]) -> Reply {
+        self.arg_buffer.begin();
+        for a in args {
+            self.arg_buffer.push(a.as_ref());
+        }
+        let args = self.arg_buffer.finish();
+        self.execute_args(conn, args)
+    }
+
+    /// `execute` for arguments already in `Bytes` (the network shell's path: no copy).
+    pub fn execute_args(&mut self, conn: ConnId, args: Vec<Bytes>) -> Reply {
+        if !self.sessions.contains_key(&conn) {
+            let mut s = Session::new(
+                conn,
+                self.clock.now_ms(),
+                crate::cmd::connection::starts_authenticated(self),
+            );
+            s.addr = "in-process".into();
+            self.sessions.insert(conn, s);
+            self.next_conn_id = self.next_conn_id.max(conn + 1);
+        }
+        if args.is_empty() {
+            return Reply::None;
+        }
+        self.begin_command();
+        let reply = self.process(conn, args);
+        self.end_command();
+        self.apply_reply_mode(conn, reply)
+    }
+
+    fn apply_reply_mode(&mut self, conn: ConnId, reply: Reply) -> Reply {
+        let Some(s) = self.sessions.get_mut(&conn) else {
+            return reply;
+        };
+        match s.reply_mode {
+            ReplyMode::On => reply,
+            ReplyMode::Off => Reply::None,
+            // CLIENT REPLY SKIP's own reply is skipped; the next one too.
+            ReplyMode::Skip => {
+                s.reply_mode = ReplyMode::SkipNext;
+                Reply::None
+            }
+            ReplyMode::SkipNext => {
+                s.reply_mode = ReplyMode::On;
+                Reply::None
+            }
+        }
+    }
+
+    /// Used memory as INFO reports it: a fixed baseline plus the data's approximate size.
+    pub(crate) fn used_memory(&self) -> u64 {
+        const BASELINE: u64 = 900 * 1024;
+        BASELINE
+            + self
+                .dbs
+                .iter()
+                .map(|d| d.approx_memory() as u64)
+                .sum::<u64>()
+    }
+
+    pub(crate) fn over_maxmemory(&self) -> bool {
+        self.config.maxmemory > 0 && self.used_memory() > self.config.maxmemory
+    }
+
+    /// Queues `reply` for a connection outside its request/reply cycle and wakes it.
+    pub(crate) fn push_to(&mut self, conn: ConnId, reply: Reply) {
+        if self.queue_output(conn, reply) {
+            self.wakeups.push(conn);
+        }
+    }
+}
+
+/// The part of a session that admission (`admission::admit`) looks at.
+pub(crate) fn view_of(s: &Session) -> crate::admission::ConnView {
+    crate::admission::ConnView {
+        authenticated: s.authenticated,
+        resp: s.resp,
+        subscribed: s.in_pubsub(),
+        in_multi: s.multi.is_some(),
+    }
+}

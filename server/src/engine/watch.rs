@@ -1,0 +1,83 @@
+//! WATCH bookkeeping: what a write, a flush or SWAPDB does to the clients watching a key.
+
+use super::Engine;
+use crate::notify;
+use crate::session::ConnId;
+
+impl Engine {
+    // ---- what write handlers call -------------------------------------------------------
+
+    /// Records that a write changed `key`: breaks WATCHes, counts a change, and sends the
+    /// keyspace notification `event` of class `class` (see `notify`). Every write handler
+    /// calls this once per key it changed.
+    pub(crate) fn modified(&mut self, db: usize, key: &[u8], class: u32, event: &str) {
+        self.dirty += 1;
+        self.touch_watched(db, key);
+        notify::keyspace_event(self, class, event, db, key);
+    }
+
+    /// Marks every client watching (db, key) dirty.
+    pub(crate) fn touch_watched(&mut self, db: usize, key: &[u8]) {
+        if self.watched_keys.is_empty() {
+            return;
+        }
+        if let Some(conns) = self.watched_keys.get(&(db, key.to_vec())) {
+            for c in conns.clone() {
+                if let Some(s) = self.sessions.get_mut(&c) {
+                    s.watch_dirty = true;
+                }
+            }
+        }
+    }
+
+    /// FLUSHDB / FLUSHALL (`db` None: every database): call before emptying. Marks dirty
+    /// the clients watching a key that exists there; as in Redis, a watched key that did not
+    /// exist is not changed by a flush.
+    pub(crate) fn touch_all_watched(&mut self, db: Option<usize>) {
+        let slots: Vec<(usize, Vec<u8>)> = self
+            .watched_keys
+            .keys()
+            .filter(|(d, _)| db.is_none_or(|x| x == *d))
+            .cloned()
+            .collect();
+        for (d, key) in slots {
+            if d < self.dbs.len() && self.db(d).contains(&key) {
+                self.touch_watched(d, &key);
+            }
+        }
+    }
+
+    /// SWAPDB a b: call before swapping. A watched key changes if it exists on either side.
+    pub(crate) fn touch_watched_swapdb(&mut self, a: usize, b: usize) {
+        let slots: Vec<(usize, Vec<u8>)> = self
+            .watched_keys
+            .keys()
+            .filter(|(d, _)| *d == a || *d == b)
+            .cloned()
+            .collect();
+        for (d, key) in slots {
+            if a < self.dbs.len()
+                && b < self.dbs.len()
+                && (self.db(a).contains(&key) || self.db(b).contains(&key))
+            {
+                self.touch_watched(d, &key);
+            }
+        }
+    }
+
+    pub(crate) fn unwatch_all(&mut self, conn: ConnId) {
+        let Some(s) = self.sessions.get_mut(&conn) else {
+            return;
+        };
+        let watched = std::mem::take(&mut s.watched);
+        s.watch_dirty = false;
+        for k in watched {
+            if let Some(list) = self.watched_keys.get_mut(&k) {
+                list.retain(|&c| c != conn);
+                if list.is_empty() {
+                    self.watched_keys.remove(&k);
+                }
+            }
+        }
+    }
+}
