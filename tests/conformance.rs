@@ -74,5 +74,6 @@ groups!(
     scripting_cmds,
     scripting_oom,
     hyperloglog,
-    geo
+    geo,
+    sort
 );
