@@ -72,5 +72,8 @@ groups!(
     scripting_libs,
     functions,
     scripting_cmds,
-    scripting_oom
+    scripting_oom,
+    hyperloglog,
+    geo,
+    sort
 );

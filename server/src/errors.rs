@@ -236,3 +236,20 @@ pub const WEIGHT_NOT_FLOAT: &str = "ERR weight value is not a float";
 /// Sent to a non-loopback client, then the connection is closed, when protected mode is on
 /// and no password is set (Redis's networking.c, word for word).
 pub const PROTECTED_MODE_DENIED: &str = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.";
+
+// ---- HyperLogLog -----------------------------------------------------------------------------
+pub const HLL_WRONGTYPE: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
+pub const HLL_INVALID: &str = "INVALIDOBJ Corrupted HLL object detected";
+pub const HLL_NO_KEY: &str = "ERR The specified key does not exist";
+pub const HLL_NOT_SPARSE: &str = "ERR HLL encoding is not sparse";
+
+// ---- GEO -------------------------------------------------------------------------------------
+pub const GEO_UNIT: &str = "ERR unsupported unit provided. please use M, KM, FT, MI";
+pub const GEO_NEGATIVE_RADIUS: &str = "ERR radius cannot be negative";
+pub const GEO_NEGATIVE_BOX: &str = "ERR height or width cannot be negative";
+pub const GEO_NO_MEMBER: &str = "ERR could not decode requested zset member";
+pub const GEO_COUNT: &str = "ERR COUNT must be > 0";
+pub const GEO_ANY_COUNT: &str = "ERR the ANY argument requires COUNT argument";
+
+// ---- SORT ------------------------------------------------------------------------------------
+pub const SORT_NOT_NUMBER: &str = "ERR One or more scores can't be converted into double";

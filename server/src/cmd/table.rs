@@ -58,7 +58,7 @@ pub mod flags {
     pub const NO_MANDATORY_KEYS: u32 = 1 << 16;
     pub const SENTINEL: u32 = 1 << 17;
 
-    /// The names COMMAND INFO prints, in Redis's order.
+    /// The names COMMAND INFO prints, in Redis's order. Redis 7.0 never prints may_replicate.
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
         (READONLY, "readonly"),
@@ -73,7 +73,6 @@ pub mod flags {
         (SKIP_SLOWLOG, "skip_slowlog"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
-        (MAY_REPLICATE, "may_replicate"),
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
         (NO_MULTI, "no_multi"),
         (ALLOW_BUSY, "allow_busy"),
@@ -213,7 +212,7 @@ impl Command {
 /// Every command of every group.
 pub fn all() -> impl Iterator<Item = &'static Command> {
     use super::*;
-    let groups: [&'static [Command]; 16] = [
+    let groups: [&'static [Command]; 18] = [
         connection::COMMANDS,
         server::COMMANDS,
         keys::COMMANDS,
@@ -230,6 +229,8 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
         debug::COMMANDS,
         redlab::COMMANDS,
         hyperloglog::COMMANDS,
+        geo::COMMANDS,
+        sort::COMMANDS,
     ];
     groups.into_iter().flat_map(|g| g.iter())
 }

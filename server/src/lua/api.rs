@@ -218,7 +218,8 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
     if cmd.has(flags::NOSCRIPT) {
         return Err("This Redis command is not allowed from script".into());
     }
-    if cmd.has(flags::WRITE) && c.read_only {
+    // Redis counts may-replicate commands (PFCOUNT, which may rewrite its cache) as writes here.
+    if cmd.has(flags::WRITE | flags::MAY_REPLICATE) && c.read_only {
         return Err("Write commands are not allowed from read-only scripts.".into());
     }
     if !c.allow_oom

@@ -1,5 +1,0 @@
-//! The hyperloglog commands.
-
-use super::table::Command;
-
-pub static COMMANDS: &[Command] = &[];
