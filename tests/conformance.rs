@@ -72,5 +72,8 @@ groups!(
     scripting_libs,
     functions,
     scripting_cmds,
-    scripting_oom
+    scripting_oom,
+    stream,
+    stream_groups,
+    stream_resp3
 );

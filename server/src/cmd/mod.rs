@@ -17,6 +17,7 @@ pub mod redlab;
 pub mod scripting;
 pub mod server;
 pub mod set;
+pub mod stream;
 pub mod string;
 pub mod transactions;
 pub mod zset;

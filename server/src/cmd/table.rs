@@ -213,7 +213,7 @@ impl Command {
 /// Every command of every group.
 pub fn all() -> impl Iterator<Item = &'static Command> {
     use super::*;
-    let groups: [&'static [Command]; 16] = [
+    let groups: [&'static [Command]; 17] = [
         connection::COMMANDS,
         server::COMMANDS,
         keys::COMMANDS,
@@ -230,6 +230,7 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
         debug::COMMANDS,
         redlab::COMMANDS,
         hyperloglog::COMMANDS,
+        stream::COMMANDS,
     ];
     groups.into_iter().flat_map(|g| g.iter())
 }
