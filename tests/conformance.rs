@@ -75,5 +75,8 @@ groups!(
     scripting_oom,
     hyperloglog,
     geo,
-    sort
+    sort,
+    stream,
+    stream_groups,
+    stream_resp3
 );

@@ -102,6 +102,7 @@ fn object(e: &mut Engine, call: &mut Call) -> Reply {
         Value::Hash(h) => ("listpack", h.len()),
         Value::Set(s) => ("hashtable", s.len()),
         Value::ZSet(z) => ("listpack", z.len()),
+        Value::Stream(s) => ("stream", s.len() as usize),
     };
     let idle = (now - entry.last_access).max(0) / 1000;
     Reply::Status(format!(

@@ -212,7 +212,7 @@ impl Command {
 /// Every command of every group.
 pub fn all() -> impl Iterator<Item = &'static Command> {
     use super::*;
-    let groups: [&'static [Command]; 18] = [
+    let groups: [&'static [Command]; 19] = [
         connection::COMMANDS,
         server::COMMANDS,
         keys::COMMANDS,
@@ -231,6 +231,7 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
         hyperloglog::COMMANDS,
         geo::COMMANDS,
         sort::COMMANDS,
+        stream::COMMANDS,
     ];
     groups.into_iter().flat_map(|g| g.iter())
 }

@@ -26,6 +26,7 @@ pub enum Encoding {
     Hashtable,
     Intset,
     Skiplist,
+    Stream,
 }
 
 impl Encoding {
@@ -38,6 +39,7 @@ impl Encoding {
             Encoding::Quicklist => "quicklist",
             Encoding::Hashtable => "hashtable",
             Encoding::Intset => "intset",
+            Encoding::Stream => "stream",
             Encoding::Skiplist => "skiplist",
         }
     }
@@ -131,6 +133,7 @@ pub fn of(v: &Value, l: &Limits) -> Encoding {
         Value::Str(s) => string_encoding(s),
         // Redis 7.0 always holds lists in a quicklist (listpack lists came with 7.2).
         Value::List(_) => Encoding::Quicklist,
+        Value::Stream(_) => Encoding::Stream,
         Value::Hash(h) => {
             let small = h.len() <= l.hash_max_listpack_entries
                 && h.iter().all(|(k, v)| {

@@ -13,6 +13,7 @@ pub mod encoding;
 pub mod key;
 pub mod rdb;
 pub mod scan;
+pub mod stream;
 pub mod strvalue;
 pub mod value;
 pub mod zset;

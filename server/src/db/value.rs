@@ -1,10 +1,11 @@
-//! The five value types and the encodings OBJECT ENCODING reports for them.
+//! The value types and the encodings OBJECT ENCODING reports for them.
 
 use std::collections::VecDeque;
 
 use foldhash::fast::FixedState;
 use indexmap::{IndexMap, IndexSet};
 
+use super::stream::Stream;
 use super::strvalue::StrValue;
 use super::zset::ZSet;
 
@@ -26,6 +27,7 @@ pub enum Value {
     Hash(Box<HashValue>),
     Set(Box<SetValue>),
     ZSet(Box<ZSet>),
+    Stream(Box<Stream>),
 }
 
 impl Value {
@@ -37,6 +39,7 @@ impl Value {
             Value::Hash(_) => "hash",
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -48,6 +51,7 @@ impl Value {
             Value::Hash(h) => h.iter().map(|(k, v)| k.len() + v.len() + 24).sum::<usize>() + 64,
             Value::Set(s) => s.iter().map(|m| m.len() + 16).sum::<usize>() + 64,
             Value::ZSet(z) => z.len() * 48 + z.iter().map(|(m, _)| m.len()).sum::<usize>() + 64,
+            Value::Stream(s) => s.approx_size(),
         }
     }
 
@@ -59,6 +63,8 @@ impl Value {
             Value::Hash(h) => h.is_empty(),
             Value::Set(s) => s.is_empty(),
             Value::ZSet(z) => z.len() == 0,
+            // An empty stream is a value of its own (XGROUP CREATE MKSTREAM, XDEL, XTRIM).
+            Value::Stream(_) => false,
         }
     }
 }

@@ -91,9 +91,11 @@ impl Engine {
                     None => continue,
                 };
                 for conn in waiters {
+                    // XREADGROUP is also run for a key that is gone or of another type: it
+                    // answers the error Redis gives when its stream is deleted.
                     let type_name = match self.db(db).peek(&key) {
                         Some(entry) => entry.value.type_name(),
-                        None => break,
+                        None => "none",
                     };
                     let Some(b) = self.sessions.get(&conn).and_then(|s| s.blocked.as_ref()) else {
                         continue;
@@ -104,7 +106,9 @@ impl Engine {
                     let Ok((cmd, name)) = resolve(&b.args) else {
                         continue;
                     };
-                    if blocked_type(cmd.name).is_some_and(|t| t != type_name) {
+                    if cmd.name != "xreadgroup"
+                        && blocked_type(cmd.name).is_some_and(|t| t != type_name)
+                    {
                         continue;
                     }
                     let args = b.args.clone();

@@ -45,6 +45,7 @@ impl Engine {
 
     pub(super) fn end_command(&mut self) {
         self.drain_expired();
+        crate::cmd::stream::unblock_lost_groups(self);
         self.serve_ready_keys();
     }
 

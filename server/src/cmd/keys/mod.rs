@@ -57,9 +57,9 @@ fn touch(e: &mut Engine, call: &mut Call) -> Reply {
     Reply::Int(n as i64)
 }
 
-/// A list or sorted set arriving at a key may serve clients blocked on it (Redis's dbAdd).
+/// A list, sorted set or stream arriving at a key may serve clients blocked on it (Redis's dbAdd).
 pub(crate) fn signal_if_blocking_type(e: &mut Engine, db: usize, key: &[u8], v: &Value) {
-    if matches!(v, Value::List(_) | Value::ZSet(_)) {
+    if matches!(v, Value::List(_) | Value::ZSet(_) | Value::Stream(_)) {
         e.signal_ready(db, key);
     }
 }

@@ -11,6 +11,7 @@ pub mod crc64;
 pub mod listpack;
 pub mod lzf;
 mod reader;
+pub mod stream;
 pub mod ziplist;
 
 use super::encoding::{self, Encoding, Limits};
@@ -212,6 +213,7 @@ fn write_object(out: &mut Vec<u8>, v: &Value, limits: &Limits) {
                 }
             }
         },
+        Value::Stream(s) => stream::write(out, s),
     }
 }
 
@@ -408,6 +410,7 @@ fn read_object(r: &mut reader::Reader, t: u8) -> Option<Value> {
             }
             Some(Value::List(l))
         }
+        stream::STREAM_LISTPACKS | stream::STREAM_LISTPACKS_2 => stream::read(r, t),
         _ => None,
     }
 }

@@ -51,6 +51,11 @@ impl<'a> Reader<'a> {
         Some(n as usize)
     }
 
+    /// A length field holding any 64-bit number (stream IDs, counters, times).
+    pub fn u64_len(&mut self) -> Option<u64> {
+        self.len_or_enc()?.ok()
+    }
+
     pub fn string(&mut self) -> Option<Vec<u8>> {
         match self.len_or_enc()? {
             Ok(n) => Some(self.take(usize::try_from(n).ok()?)?.to_vec()),

@@ -1,0 +1,271 @@
+//! XCLAIM and XAUTOCLAIM: moving pending entries that have been idle long enough to another
+//! consumer. Idle time is the engine clock's now minus the entry's last delivery.
+
+use super::{id_reply, no_group, parse_bound, parse_id, stream_mut, IdForm};
+use crate::cmd::args;
+use crate::cmd::table::CmdResult;
+use crate::db::stream::{Nack, Stream, StreamId};
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::notify;
+use crate::reply::Reply;
+
+fn int_or(arg: &[u8], err: &str) -> Result<i64, Reply> {
+    crate::numfmt::parse_i64(arg).ok_or_else(|| Reply::err(format!("ERR {err}")))
+}
+
+/// The reply for one claimed entry: its ID alone (JUSTID), the entry, or nil if the entry
+/// vanished.
+fn claimed_reply(s: &Stream, id: StreamId, justid: bool) -> Reply {
+    if justid {
+        return id_reply(id);
+    }
+    match s.get(id) {
+        Some(fields) => super::owned_entry_reply(id, fields),
+        None => Reply::Nil,
+    }
+}
+
+/// Looks the consumer up (refreshing its seen time) or creates it; true if created.
+fn claiming_consumer(s: &mut Stream, group: &[u8], name: &[u8], now: i64) -> bool {
+    let g = s.groups.get_mut(group).expect("checked");
+    match g.consumers.get_mut(name) {
+        Some(c) => {
+            c.seen_time = now;
+            false
+        }
+        None => g.create_consumer(name, now),
+    }
+}
+
+/// `XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME ms] [RETRYCOUNT n]
+/// [FORCE] [JUSTID] [LASTID id]`
+pub(super) fn xclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let db = call.db;
+    let key = call.args[1].clone();
+    let group = call.args[2].clone();
+    let name = call.args[3].clone();
+    let now = e.now_ms;
+    let exists = stream_mut(e, db, &key)?.is_some_and(|s| s.groups.contains_key(&group[..]));
+    if !exists {
+        return Err(no_group(&key, &group));
+    }
+    let min_idle = int_or(call.arg(4), "Invalid min-idle-time argument for XCLAIM")?.max(0);
+    let mut ids = Vec::new();
+    let mut j = 5;
+    while j < call.argc() {
+        match parse_id(call.arg(j), 0, IdForm::Strict) {
+            Ok(id) => ids.push(id),
+            Err(_) => break,
+        }
+        j += 1;
+    }
+    let (mut force, mut justid) = (false, false);
+    let mut delivery: Option<i64> = None;
+    let mut retry: Option<i64> = None;
+    let mut last_id = StreamId::MIN;
+    while j < call.argc() {
+        let more = call.argc() - 1 - j;
+        let opt = call.arg(j);
+        if args::is(opt, "force") {
+            force = true;
+        } else if args::is(opt, "justid") {
+            justid = true;
+        } else if args::is(opt, "idle") && more > 0 {
+            j += 1;
+            let idle = int_or(call.arg(j), "Invalid IDLE option argument for XCLAIM")?;
+            delivery = Some(now.wrapping_sub(idle));
+        } else if args::is(opt, "time") && more > 0 {
+            j += 1;
+            delivery = Some(int_or(call.arg(j), "Invalid TIME option argument for XCLAIM")?);
+        } else if args::is(opt, "retrycount") && more > 0 {
+            j += 1;
+            retry = Some(int_or(
+                call.arg(j),
+                "Invalid RETRYCOUNT option argument for XCLAIM",
+            )?);
+        } else if args::is(opt, "lastid") && more > 0 {
+            j += 1;
+            last_id = parse_id(call.arg(j), 0, IdForm::Strict)?;
+        } else {
+            return Err(Reply::err(format!(
+                "ERR Unrecognized XCLAIM option '{}'",
+                super::c_str(opt)
+            )));
+        }
+        j += 1;
+    }
+    let delivery = match delivery {
+        Some(t) if (0..=now).contains(&t) => t,
+        _ => now,
+    };
+    let s = stream_mut(e, db, &key)?.expect("checked");
+    {
+        let g = s.groups.get_mut(&group[..]).expect("checked");
+        if last_id > g.last_id {
+            g.last_id = last_id;
+        }
+    }
+    let mut out = Vec::new();
+    let mut consumer_ready = false;
+    let mut created = false;
+    let mut changes = 0u64;
+    for id in ids {
+        let exists = s.contains(id);
+        let g = s.groups.get_mut(&group[..]).expect("checked");
+        if !exists {
+            if g.ack(id) {
+                changes += 1;
+            }
+            continue;
+        }
+        let mut forced = false;
+        if force && !g.pel.contains_key(&id) {
+            forced = true;
+        }
+        let Some(nack) = g.pel.get(&id) else {
+            if !forced {
+                continue;
+            }
+            // FORCE: a pending entry created from scratch, counted as one delivery.
+            if !consumer_ready {
+                created |= claiming_consumer(s, &group, &name, now);
+                consumer_ready = true;
+            }
+            let g = s.groups.get_mut(&group[..]).expect("checked");
+            g.deliver(id, &name, delivery);
+            let n = g.pel.get_mut(&id).expect("just added");
+            n.delivery_count = match retry {
+                Some(r) if r >= 0 => r as u64,
+                _ if !justid => 2,
+                _ => 1,
+            };
+            out.push(claimed_reply(s, id, justid));
+            changes += 1;
+            continue;
+        };
+        if min_idle != 0 && now - nack.delivery_time < min_idle {
+            continue;
+        }
+        if !consumer_ready {
+            created |= claiming_consumer(s, &group, &name, now);
+            consumer_ready = true;
+        }
+        let g = s.groups.get_mut(&group[..]).expect("checked");
+        g.reassign(id, &name);
+        let n: &mut Nack = g.pel.get_mut(&id).expect("pending");
+        n.delivery_time = delivery;
+        match retry {
+            Some(r) if r >= 0 => n.delivery_count = r as u64,
+            _ if !justid => n.delivery_count += 1,
+            _ => {}
+        }
+        out.push(claimed_reply(s, id, justid));
+        changes += 1;
+    }
+    if created {
+        notify::keyspace_event(e, notify::STREAM, "xgroup-createconsumer", db, &key);
+    }
+    e.dirty += changes;
+    Ok(Reply::Array(out))
+}
+
+/// `XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]`: claims up to
+/// COUNT idle entries from `start` on, scanning at most ten times COUNT; answers the cursor
+/// to continue from (0-0 at the end), the claimed entries and the IDs it dropped from the
+/// PEL because their entries were deleted.
+pub(super) fn xautoclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let db = call.db;
+    let key = call.args[1].clone();
+    let group = call.args[2].clone();
+    let name = call.args[3].clone();
+    let now = e.now_ms;
+    let min_idle = int_or(call.arg(4), "Invalid min-idle-time argument for XAUTOCLAIM")?.max(0);
+    let (mut start, ex) = parse_bound(call.arg(5), 0)?;
+    if ex {
+        start = start
+            .incr()
+            .ok_or_else(|| Reply::err("ERR invalid start ID for the interval"))?;
+    }
+    let mut count: i64 = 100;
+    let mut justid = false;
+    let mut j = 6;
+    while j < call.argc() {
+        let more = call.argc() - 1 - j;
+        if args::is(call.arg(j), "count") && more > 0 {
+            let max = i64::MAX / 16;
+            count = match crate::numfmt::parse_i64(call.arg(j + 1)) {
+                Some(n) if (1..=max).contains(&n) => n,
+                _ => return Err(Reply::err("ERR COUNT must be > 0")),
+            };
+            j += 1;
+        } else if args::is(call.arg(j), "justid") {
+            justid = true;
+        } else {
+            return Err(Reply::err(errors::SYNTAX));
+        }
+        j += 1;
+    }
+    let Some(s) = stream_mut(e, db, &key)?.filter(|s| s.groups.contains_key(&group[..])) else {
+        return Err(no_group(&key, &group));
+    };
+    let mut attempts = count.saturating_mul(10);
+    let mut claimed = Vec::new();
+    let mut deleted = Vec::new();
+    let mut consumer_ready = false;
+    let mut created = false;
+    let mut changes = 0u64;
+    let mut cursor = start;
+    let next: Option<StreamId>;
+    loop {
+        let g = &s.groups[&group[..]];
+        let Some((&id, nack)) = g.pel.range(cursor..).next() else {
+            next = None;
+            break;
+        };
+        if attempts == 0 || count == 0 {
+            next = Some(id);
+            break;
+        }
+        attempts -= 1;
+        cursor = match id.incr() {
+            Some(c) => c,
+            None => StreamId::MAX,
+        };
+        let idle = now - nack.delivery_time;
+        if !s.contains(id) {
+            s.groups.get_mut(&group[..]).expect("checked").ack(id);
+            deleted.push(id_reply(id));
+            count -= 1;
+            changes += 1;
+        } else if min_idle == 0 || idle >= min_idle {
+            if !consumer_ready {
+                created |= claiming_consumer(s, &group, &name, now);
+                consumer_ready = true;
+            }
+            let g = s.groups.get_mut(&group[..]).expect("checked");
+            g.reassign(id, &name);
+            let n = g.pel.get_mut(&id).expect("pending");
+            n.delivery_time = now;
+            if !justid {
+                n.delivery_count += 1;
+            }
+            claimed.push(claimed_reply(s, id, justid));
+            count -= 1;
+            changes += 1;
+        }
+        if id == StreamId::MAX {
+            next = None;
+            break;
+        }
+    }
+    if created {
+        notify::keyspace_event(e, notify::STREAM, "xgroup-createconsumer", db, &key);
+    }
+    e.dirty += changes;
+    Ok(Reply::Array(vec![
+        id_reply(next.unwrap_or(StreamId::MIN)),
+        Reply::Array(claimed),
+        Reply::Array(deleted),
+    ]))
+}

@@ -1,0 +1,416 @@
+//! XREAD and XREADGROUP, and their BLOCK forms.
+//!
+//! A read that finds nothing blocks in `Engine::block` on its keys. Before blocking, a `$`
+//! ID is replaced in the stored arguments by the stream's last ID at that moment, so when an
+//! XADD makes a key ready and the engine runs the command again (`call.reprocessing`, with
+//! the ready key in `Engine::serving_key`) it serves exactly what arrived after the call, as
+//! Redis does. A blocked XREADGROUP always reads past its group's current last ID; if the
+//! group or the key went away meanwhile it is answered with Redis's errors (see
+//! `unblock_lost_groups`). Inside MULTI and scripts nothing blocks: MULTI gets the timeout
+//! reply at once, and a script may not use BLOCK at all.
+
+use bytes::Bytes;
+
+use super::{c_str, entry_reply, id_reply, parse_id, stream_mut, IdForm};
+use crate::cmd::args;
+use crate::cmd::table::CmdResult;
+use crate::db::stream::{Stream, StreamId};
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::notify;
+use crate::reply::Reply;
+
+/// What a blocked read serves at most when it gave no COUNT (XREAD_BLOCKED_DEFAULT_COUNT).
+const BLOCKED_DEFAULT_COUNT: usize = 1000;
+
+struct ReadArgs {
+    /// BLOCK given: its deadline (None: forever).
+    block: Option<Option<i64>>,
+    count: usize,
+    /// Index of the first key.
+    keys_at: usize,
+    nkeys: usize,
+    group: Option<(Bytes, Bytes)>,
+    noack: bool,
+}
+
+pub(super) fn xread(e: &mut Engine, call: &mut Call) -> CmdResult {
+    read(e, call, false)
+}
+
+pub(super) fn xreadgroup(e: &mut Engine, call: &mut Call) -> CmdResult {
+    read(e, call, true)
+}
+
+fn parse(e: &Engine, call: &Call, group_cmd: bool) -> Result<ReadArgs, Reply> {
+    let mut a = ReadArgs {
+        block: None,
+        count: 0,
+        keys_at: 0,
+        nkeys: 0,
+        group: None,
+        noack: false,
+    };
+    let argc = call.argc();
+    let mut i = 1;
+    while i < argc {
+        let more = argc - i - 1;
+        let o = call.arg(i);
+        if args::is(o, "block") && more > 0 {
+            if call.in_script {
+                return Err(Reply::err(format!(
+                    "ERR {} command is not allowed with BLOCK option from scripts",
+                    String::from_utf8_lossy(call.arg(0))
+                )));
+            }
+            i += 1;
+            let ms = crate::numfmt::parse_i64(call.arg(i)).ok_or_else(|| {
+                Reply::err("ERR timeout is not an integer or out of range")
+            })?;
+            if ms < 0 {
+                return Err(Reply::err(errors::TIMEOUT_NEGATIVE));
+            }
+            a.block = Some(if ms == 0 {
+                None
+            } else {
+                if ms > i64::MAX - e.now_ms {
+                    return Err(Reply::err(errors::TIMEOUT_OUT_OF_RANGE));
+                }
+                Some(e.now_ms + ms)
+            });
+        } else if args::is(o, "count") && more > 0 {
+            i += 1;
+            a.count = args::int(call.arg(i))?.max(0) as usize;
+        } else if args::is(o, "streams") && more > 0 {
+            a.keys_at = i + 1;
+            let n = argc - a.keys_at;
+            if n % 2 != 0 {
+                let (name, sym) = if group_cmd {
+                    ("xreadgroup", '>')
+                } else {
+                    ("xread", '$')
+                };
+                return Err(Reply::err(format!("ERR Unbalanced '{name}' list of streams: for each stream key an ID or '{sym}' must be specified.")));
+            }
+            a.nkeys = n / 2;
+            break;
+        } else if args::is(o, "group") && more >= 2 {
+            if !group_cmd {
+                return Err(Reply::err(
+                    "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.",
+                ));
+            }
+            a.group = Some((call.args[i + 1].clone(), call.args[i + 2].clone()));
+            i += 2;
+        } else if args::is(o, "noack") {
+            if !group_cmd {
+                return Err(Reply::err(
+                    "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.",
+                ));
+            }
+            a.noack = true;
+        } else {
+            return Err(Reply::err(errors::SYNTAX));
+        }
+        i += 1;
+    }
+    if a.keys_at == 0 {
+        return Err(Reply::err(errors::SYNTAX));
+    }
+    if group_cmd && a.group.is_none() {
+        return Err(Reply::err("ERR Missing GROUP option for XREADGROUP"));
+    }
+    Ok(a)
+}
+
+fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
+    let a = parse(e, call, group_cmd)?;
+    if call.reprocessing {
+        if let Some(key) = e.serving_key.clone() {
+            return serve_blocked(e, call, &a, &key);
+        }
+    }
+    let db = call.db;
+    // Resolve every ID first: a missing group or a bad ID fails the whole command.
+    let mut ids = Vec::with_capacity(a.nkeys);
+    for k in 0..a.nkeys {
+        let key = call.args[a.keys_at + k].clone();
+        let id_arg = call.args[a.keys_at + a.nkeys + k].clone();
+        let s = stream_mut(e, db, &key)?;
+        if let Some((group, _)) = &a.group {
+            if !s.as_ref().is_some_and(|s| s.groups.contains_key(&group[..])) {
+                return Err(Reply::err(format!(
+                    "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
+                    c_str(&key),
+                    c_str(group)
+                )));
+            }
+        }
+        let id = if &id_arg[..] == b"$" {
+            if group_cmd {
+                return Err(Reply::err("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set."));
+            }
+            s.map_or(StreamId::MIN, |s| s.last_id)
+        } else if &id_arg[..] == b">" {
+            if !group_cmd {
+                return Err(Reply::err("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."));
+            }
+            StreamId::MAX
+        } else {
+            parse_id(&id_arg, 0, IdForm::Strict)?
+        };
+        ids.push(id);
+    }
+
+    let now = e.now_ms;
+    let mut served: Vec<(Reply, Reply)> = Vec::new();
+    for (k, &gt) in ids.iter().enumerate() {
+        let key = call.args[a.keys_at + k].clone();
+        let Some(s) = stream_mut(e, db, &key)? else {
+            continue;
+        };
+        let reply = match &a.group {
+            None => {
+                if s.is_empty() || s.last_valid_id() <= gt {
+                    continue;
+                }
+                super::range_reply(s, gt.incr().unwrap_or(StreamId::MAX), StreamId::MAX, a.count, false)
+            }
+            Some((group, consumer)) => {
+                let created = touch_consumer(s, group, consumer, now);
+                let history = gt != StreamId::MAX;
+                let last = s.groups[&group[..]].last_id;
+                let reply = if history {
+                    Some(history_reply(s, group, consumer, gt, a.count, now))
+                } else if !s.is_empty() && s.last_valid_id() > last {
+                    Some(deliver_new(s, group, consumer, last, a.count, a.noack, now))
+                } else {
+                    None
+                };
+                if created {
+                    notify::keyspace_event(e, notify::STREAM, "xgroup-createconsumer", db, &key);
+                }
+                match reply {
+                    Some(r) => {
+                        e.dirty += 1;
+                        r
+                    }
+                    None => continue,
+                }
+            }
+        };
+        served.push((Reply::Bulk(key), reply));
+    }
+    if !served.is_empty() {
+        return Ok(keyed_reply(call.resp, served));
+    }
+    match a.block {
+        Some(deadline) => {
+            if call.in_multi {
+                return Ok(Reply::NilArray);
+            }
+            // Remember `$` as the last ID it stood for.
+            for (k, id) in ids.iter().enumerate() {
+                let idx = a.keys_at + a.nkeys + k;
+                if &call.args[idx][..] == b"$" {
+                    call.args[idx] = Bytes::from(id.to_string());
+                }
+            }
+            let keys = (0..a.nkeys)
+                .map(|k| call.args[a.keys_at + k].to_vec())
+                .collect();
+            Ok(e.block(call, keys, deadline, Reply::NilArray))
+        }
+        None => Ok(Reply::NilArray),
+    }
+}
+
+/// The reply naming each served stream: an array of [key, entries] pairs, or in RESP3 a map.
+fn keyed_reply(resp: u8, served: Vec<(Reply, Reply)>) -> Reply {
+    if resp >= 3 {
+        Reply::Map(served)
+    } else {
+        Reply::Array(
+            served
+                .into_iter()
+                .map(|(k, v)| Reply::Array(vec![k, v]))
+                .collect(),
+        )
+    }
+}
+
+/// Looks the consumer up, refreshing its seen time, or creates it; true if created.
+fn touch_consumer(s: &mut Stream, group: &[u8], consumer: &[u8], now: i64) -> bool {
+    let g = s.groups.get_mut(group).expect("checked");
+    match g.consumers.get_mut(consumer) {
+        Some(c) => {
+            c.seen_time = now;
+            false
+        }
+        None => g.create_consumer(consumer, now),
+    }
+}
+
+/// Delivers entries after `last` to `consumer`: the group's last ID and read counter move
+/// with each one, and unless NOACK each becomes pending for the consumer.
+fn deliver_new(
+    s: &mut Stream,
+    group: &[u8],
+    consumer: &[u8],
+    last: StreamId,
+    count: usize,
+    noack: bool,
+    now: i64,
+) -> Reply {
+    let Some(start) = last.incr() else {
+        return Reply::Array(Vec::new());
+    };
+    let mut items = Vec::new();
+    let mut out = Vec::new();
+    s.visit(start, StreamId::MAX, false, |node, en| {
+        items.push(en.id);
+        out.push(entry_reply(node, en));
+        count == 0 || out.len() < count
+    });
+    for id in items {
+        let tomb = s.range_has_tombstones(id, StreamId::MAX);
+        let estimate = s.estimate_distance(id);
+        let added = s.entries_added;
+        let g = s.groups.get_mut(group).expect("checked");
+        if id > g.last_id {
+            if g.entries_read != crate::db::stream::INVALID_ENTRIES_READ && !tomb {
+                g.entries_read += 1;
+            } else if added > 0 {
+                g.entries_read = estimate;
+            }
+            g.last_id = id;
+        }
+        if !noack {
+            g.deliver(id, consumer, now);
+        }
+    }
+    Reply::Array(out)
+}
+
+/// Re-reads the consumer's own pending entries after `gt`: each delivered again (time and
+/// count updated), or `[id, nil]` for one deleted from the stream meanwhile.
+fn history_reply(
+    s: &mut Stream,
+    group: &[u8],
+    consumer: &[u8],
+    gt: StreamId,
+    count: usize,
+    now: i64,
+) -> Reply {
+    let Some(start) = gt.incr() else {
+        return Reply::Array(Vec::new());
+    };
+    let ids: Vec<StreamId> = {
+        let c = &s.groups[group].consumers[consumer];
+        let it = c.pel.range(start..).copied();
+        if count == 0 {
+            it.collect()
+        } else {
+            it.take(count).collect()
+        }
+    };
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        match s.get(id) {
+            Some(fields) => {
+                out.push(super::owned_entry_reply(id, fields));
+                if let Some(n) = s.groups.get_mut(group).and_then(|g| g.pel.get_mut(&id)) {
+                    n.delivery_time = now;
+                    n.delivery_count += 1;
+                }
+            }
+            None => out.push(Reply::Array(vec![id_reply(id), Reply::NilArray])),
+        }
+    }
+    Reply::Array(out)
+}
+
+/// A blocked read run again because `key` got data (or lost its stream or group).
+fn serve_blocked(e: &mut Engine, call: &Call, a: &ReadArgs, key: &[u8]) -> CmdResult {
+    let db = call.db;
+    let now = e.now_ms;
+    let Some(k) = (0..a.nkeys).find(|&k| &call.args[a.keys_at + k][..] == key) else {
+        return Ok(Reply::None);
+    };
+    let s = match stream_mut(e, db, key) {
+        Ok(Some(s)) => s,
+        _ if a.group.is_some() => {
+            return Err(Reply::err("UNBLOCKED the stream key no longer exists"));
+        }
+        _ => return Ok(Reply::None),
+    };
+    let count = if a.count == 0 {
+        BLOCKED_DEFAULT_COUNT
+    } else {
+        a.count
+    };
+    let reply = match &a.group {
+        None => {
+            let gt = parse_id(&call.args[a.keys_at + a.nkeys + k], 0, IdForm::Strict)
+                .unwrap_or(StreamId::MAX);
+            if s.last_id <= gt {
+                return Ok(Reply::None);
+            }
+            super::range_reply(s, gt.incr().unwrap_or(StreamId::MAX), StreamId::MAX, count, false)
+        }
+        Some((group, consumer)) => {
+            let Some(g) = s.groups.get(&group[..]) else {
+                return Err(Reply::err(
+                    "NOGROUP the consumer group this client was blocked on no longer exists",
+                ));
+            };
+            let last = g.last_id;
+            if s.last_id <= last {
+                return Ok(Reply::None);
+            }
+            let created = touch_consumer(s, group, consumer, now);
+            let r = deliver_new(s, group, consumer, last, count, a.noack, now);
+            if created {
+                notify::keyspace_event(e, notify::STREAM, "xgroup-createconsumer", db, key);
+            }
+            e.dirty += 1;
+            r
+        }
+    };
+    Ok(keyed_reply(call.resp, vec![(Reply::bulk(key), reply)]))
+}
+
+/// Wakes XREADGROUP clients whose stream was deleted or replaced, or whose group is gone,
+/// so they get Redis's errors (Redis signals deleted keys as ready for this). Called after
+/// every command; costs nothing while no client is blocked.
+pub(crate) fn unblock_lost_groups(e: &mut Engine) {
+    if e.blocking_keys.is_empty() {
+        return;
+    }
+    let mut lost = Vec::new();
+    for s in e.sessions.values() {
+        let Some(b) = &s.blocked else { continue };
+        if !b.args[0].eq_ignore_ascii_case(b"xreadgroup") {
+            continue;
+        }
+        let group = b
+            .args
+            .iter()
+            .position(|a| a.eq_ignore_ascii_case(b"group"))
+            .and_then(|i| b.args.get(i + 1));
+        for k in &b.keys {
+            lost.push((b.db, k.clone(), group.cloned()));
+        }
+    }
+    for (db, key, group) in lost {
+        let ok = match e.db(db).get_shared(&key).map(|en| &en.value) {
+            Some(crate::db::Value::Stream(s)) => {
+                group.is_some_and(|g| s.groups.contains_key(&g[..]))
+            }
+            _ => false,
+        };
+        if !ok {
+            e.signal_ready(db, &key);
+        }
+    }
+}
