@@ -2,7 +2,7 @@
 //! and CLIENT UNBLOCK.
 
 use super::{resolve, Call, Engine};
-use crate::cmd::table::Command;
+use crate::cmd::table::{policy, Command};
 use crate::reply::Reply;
 use crate::session::{Blocked, ConnId};
 
@@ -104,7 +104,7 @@ impl Engine {
                     let Ok((cmd, name)) = resolve(&b.args) else {
                         continue;
                     };
-                    if blocked_type(cmd.name).is_some_and(|t| t != type_name) {
+                    if blocked_type(cmd).is_some_and(|t| t != type_name) {
                         continue;
                     }
                     let args = b.args.clone();
@@ -184,13 +184,13 @@ impl Engine {
 }
 
 /// The value type a blocked command waits for; a ready key of another type does not serve
-/// it (it stays blocked). None: any type (a command this table does not know as blocking).
-pub(super) fn blocked_type(name: &str) -> Option<&'static str> {
-    if crate::cmd::list::is_list_blocking(name) {
+/// it (it stays blocked). None: any type (a command the table does not know as blocking).
+pub(super) fn blocked_type(cmd: &Command) -> Option<&'static str> {
+    if cmd.policy(policy::WAITS_LIST) {
         Some("list")
-    } else if matches!(name, "bzpopmin" | "bzpopmax" | "bzmpop") {
+    } else if cmd.policy(policy::WAITS_ZSET) {
         Some("zset")
-    } else if matches!(name, "xread" | "xreadgroup") {
+    } else if cmd.policy(policy::WAITS_STREAM) {
         Some("stream")
     } else {
         None
