@@ -128,3 +128,129 @@ fn a_script_that_wrote_is_unkillable_and_shutdown_nosave_still_works() {
         let _ = admin.read_frame(Duration::from_secs(30));
     }
 }
+
+/// Transactions while a script is busy, as Redis 7.0 serves them: MULTI, DISCARD, WATCH,
+/// UNWATCH, RESET and SHUTDOWN ABORT are answered; everything else is refused with -BUSY and
+/// flags an open transaction; EXEC is refused too, answering EXECABORT and discarding the
+/// transaction (even one queued before the script began). Inside MULTI the allowed commands
+/// that Redis queues are queued. Once the script is killed, each connection is in the state
+/// those answers promised. Returns every answer, in order.
+fn transactions_while_busy(addr: SocketAddr) -> Vec<String> {
+    let mut setup = RawConn::connect(addr);
+    let mut seen = vec![
+        cmd(
+            &mut setup,
+            &["CONFIG", "SET", "busy-reply-threshold", "100"],
+        ),
+        cmd(&mut setup, &["SET", "x", "0"]),
+    ];
+    // Queued before the script: EXEC during it still refuses and discards.
+    let mut early = RawConn::connect(addr);
+    seen.push(cmd(&mut early, &["MULTI"]));
+    seen.push(cmd(&mut early, &["SET", "x", "1"]));
+    let mut watcher = RawConn::connect(addr);
+    seen.push(cmd(&mut watcher, &["WATCH", "w"]));
+
+    let mut runner = RawConn::connect(addr);
+    runner.send(&[b"EVAL".to_vec(), SPIN.as_bytes().to_vec(), b"0".to_vec()]);
+    let mut other = RawConn::connect(addr);
+    seen.push(ping_until_busy(&mut other));
+
+    seen.push(cmd(&mut early, &["EXEC"]));
+    seen.push(cmd(&mut early, &["GET", "x"]));
+    let mut c = RawConn::connect(addr);
+    for args in [
+        &["MULTI"][..],
+        &["GET", "x"],
+        &["EXEC"],
+        &["MULTI"],
+        &["MULTI"],
+        &["WATCH", "k"],
+        &["UNWATCH"],
+        &["AUTH", "nopass"],
+        &["DISCARD"],
+        &["DISCARD"],
+        &["WATCH", "k"],
+        &["UNWATCH"],
+        &["RESET"],
+        &["SHUTDOWN", "ABORT"],
+        &["SHUTDOWN"],
+        &["EXEC"],
+        &["NOSUCHCOMMAND"],
+    ] {
+        seen.push(cmd(&mut c, args));
+    }
+    // Left open across the end of the script: one flagged, one with a queued command.
+    let mut flagged = RawConn::connect(addr);
+    seen.push(cmd(&mut flagged, &["MULTI"]));
+    seen.push(cmd(&mut flagged, &["SET", "y", "1"]));
+    let mut queued = RawConn::connect(addr);
+    seen.push(cmd(&mut queued, &["MULTI"]));
+    seen.push(cmd(&mut queued, &["UNWATCH"]));
+
+    seen.push(cmd(&mut other, &["SCRIPT", "KILL"]));
+    let killed = runner
+        .read_frame(Duration::from_secs(30))
+        .expect("the EVAL caller's reply");
+    seen.push(
+        String::from_utf8_lossy(&killed)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string(),
+    );
+
+    seen.push(cmd(&mut early, &["GET", "x"]));
+    seen.push(cmd(&mut early, &["EXEC"]));
+    seen.push(cmd(&mut flagged, &["EXEC"]));
+    seen.push(cmd(&mut flagged, &["GET", "y"]));
+    seen.push(cmd(&mut queued, &["SET", "z", "1"]));
+    seen.push(cmd(&mut queued, &["EXEC"]));
+    seen.push(cmd(&mut c, &["EXEC"]));
+    seen.push(cmd(&mut watcher, &["MULTI"]));
+    seen.push(cmd(&mut watcher, &["EXEC"]));
+    seen
+}
+
+#[test]
+fn transactions_while_a_script_is_busy() {
+    let server = redlab::Server::start();
+    let ours = transactions_while_busy(server.addr());
+    let busy =
+        "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+    let execabort = "-EXECABORT Transaction discarded because of: BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+    // Before the script: CONFIG SET, SET, MULTI, SET (queued), WATCH.
+    assert_eq!(ours[..5], ["+OK", "+OK", "+OK", "+QUEUED", "+OK"]);
+    assert_eq!(ours[5], busy);
+    // EXEC of the transaction queued before the script: refused and discarded.
+    assert_eq!(ours[6], execabort);
+    assert_eq!(ours[7], busy);
+    assert_eq!(ours[8..11], ["+OK", busy, execabort]);
+    assert_eq!(ours[11], "+OK");
+    assert_eq!(ours[12], "-ERR MULTI calls can not be nested");
+    assert_eq!(ours[13], "-ERR WATCH inside MULTI is not allowed");
+    assert_eq!(ours[14..16], ["+QUEUED", "+QUEUED"]);
+    assert_eq!(ours[16..18], ["+OK", "-ERR DISCARD without MULTI"]);
+    assert_eq!(ours[18..21], ["+OK", "+OK", "+RESET"]);
+    assert_eq!(ours[21], "-ERR No shutdown in progress.");
+    assert_eq!(ours[22], busy);
+    assert_eq!(ours[23], execabort);
+    // After the kill: nothing of the discarded transaction ran, and no MULTI is left open.
+    let after = ours.len() - 9;
+    assert_eq!(ours[after], "$1\r\n0");
+    assert_eq!(ours[after + 1], "-ERR EXEC without MULTI");
+    assert_eq!(
+        ours[after + 2],
+        "-EXECABORT Transaction discarded because of previous errors."
+    );
+    assert_eq!(ours[after + 3], "$-1");
+    assert_eq!(ours[after + 4], "+QUEUED");
+    assert_eq!(ours[after + 5], "*2\r\n+OK\r\n+OK");
+    if let Some(real) = RealRedis::start_or_skip("transactions_while_a_script_is_busy") {
+        assert_eq!(
+            transactions_while_busy(real.addr()),
+            ours,
+            "real Redis answers the same"
+        );
+    }
+}

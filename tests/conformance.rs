@@ -48,7 +48,41 @@ fn run_group(group: &str) {
 macro_rules! groups {
     ($($name:ident),* $(,)?) => {
         $(#[test] fn $name() { run_group(stringify!($name)); })*
+
+        /// Every group this file runs, for `every_case_file_runs`.
+        const GROUPS: &[&str] = &[$(stringify!($name)),*];
     };
+}
+
+/// A case file that no test runs checks nothing while looking as if it did: every `*.txt` in
+/// tests/conformance must be one of the groups above, and every group must have its file.
+#[test]
+fn every_case_file_runs() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .expect("tests/conformance")
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().into_string().ok()?;
+            name.strip_suffix(".txt").map(str::to_string)
+        })
+        .collect();
+    files.sort();
+    let not_run: Vec<&String> = files
+        .iter()
+        .filter(|f| !GROUPS.contains(&f.as_str()))
+        .collect();
+    assert!(
+        not_run.is_empty(),
+        "case files no test runs (add them to groups! in tests/conformance.rs): {not_run:?}"
+    );
+    let missing: Vec<&&str> = GROUPS
+        .iter()
+        .filter(|g| !files.iter().any(|f| f == *g))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "groups without a case file: {missing:?}"
+    );
 }
 
 groups!(
@@ -78,5 +112,6 @@ groups!(
     sort,
     stream,
     stream_groups,
-    stream_resp3
+    stream_resp3,
+    command
 );

@@ -11,7 +11,7 @@
 //! pub/sub context, then the busy script. Unknown commands and wrong arity are found earlier,
 //! by `engine::resolve`, as in Redis (they answer even an unauthenticated client).
 
-use crate::cmd::table::{flags, Command};
+use crate::cmd::table::{flags, policy, Command};
 use crate::errors;
 use crate::reply::Reply;
 
@@ -64,7 +64,7 @@ pub fn admit(
     if over_memory {
         return Err(Reply::err(errors::OOM));
     }
-    if conn.resp == 2 && conn.subscribed && !allowed_in_pubsub_context(name) {
+    if conn.resp == 2 && conn.subscribed && !cmd.policy(policy::SUBSCRIBED_OK) {
         return Err(Reply::err(format!(
             "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
             name
@@ -89,22 +89,6 @@ pub fn busy_error(kind: BusyKind) -> Reply {
         "BUSY Redis is busy running a script. You can only call {} KILL or SHUTDOWN NOSAVE.",
         kill
     ))
-}
-
-/// What a RESP2 subscriber may still run (Redis hard-codes the same list).
-fn allowed_in_pubsub_context(name: &str) -> bool {
-    matches!(
-        name,
-        "ping"
-            | "subscribe"
-            | "unsubscribe"
-            | "psubscribe"
-            | "punsubscribe"
-            | "ssubscribe"
-            | "sunsubscribe"
-            | "quit"
-            | "reset"
-    )
 }
 
 #[cfg(test)]

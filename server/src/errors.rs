@@ -204,6 +204,7 @@ pub const CONFIG_NO_FILE: &str = "ERR The server is running without a config fil
 pub const GETKEYS_INVALID_COMMAND: &str = "ERR Invalid command specified";
 pub const GETKEYS_NO_KEYS: &str = "ERR The command has no key arguments";
 pub const GETKEYS_BAD_ARITY: &str = "ERR Invalid number of arguments specified for command";
+pub const GETKEYS_BAD_ARGS: &str = "ERR Invalid arguments specified for command";
 
 /// `ERR Unknown option or number of arguments for CONFIG SET - '<name>'`
 pub fn config_set_unknown(name: &[u8]) -> String {

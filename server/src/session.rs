@@ -63,6 +63,9 @@ pub struct Session {
     pub watched: Vec<(usize, Vec<u8>)>,
     /// A watched key was modified: the next EXEC fails.
     pub watch_dirty: bool,
+    /// Watched keys that were already past their deadline (still stored) when WATCHed: as in
+    /// Redis 7.0, their removal by expiry is no change, and EXEC does not count them expired.
+    pub watched_expired: Vec<(usize, Vec<u8>)>,
     pub channels: IndexSet<Vec<u8>, FixedState>,
     pub patterns: IndexSet<Vec<u8>, FixedState>,
     /// Shard channels (SSUBSCRIBE); counted apart from the others, as Redis does.
@@ -110,6 +113,7 @@ impl Session {
             multi: None,
             watched: Vec::new(),
             watch_dirty: false,
+            watched_expired: Vec::new(),
             channels: IndexSet::default(),
             patterns: IndexSet::default(),
             shard_channels: IndexSet::default(),

@@ -14,14 +14,7 @@ use crate::reply::Reply;
 
 /// Key positions of numkeys-style commands (EVAL, FCALL): numkeys at 2, keys from 3.
 pub fn numkeys_keys(args: &[Bytes]) -> Vec<usize> {
-    let n = args
-        .get(2)
-        .and_then(|a| crate::numfmt::parse_i64(a))
-        .unwrap_or(0);
-    if n <= 0 || n as usize > args.len().saturating_sub(3) {
-        return Vec::new();
-    }
-    (3..3 + n as usize).collect()
+    crate::cmd::table::keyspec::numkeys_keys(args, 2, false)
 }
 
 /// Parses numkeys with Redis's errors; returns how many arguments after it are keys.

@@ -49,6 +49,12 @@ fn discard(e: &mut Engine, call: &mut Call) -> Reply {
 
 fn exec(e: &mut Engine, call: &mut Call) -> Reply {
     let conn = call.conn;
+    // A watched key past its deadline counts as changed even if expiry has not removed it.
+    if e.sessions.get(&conn).is_some_and(|s| s.multi.is_some()) && e.watched_key_expired(conn) {
+        if let Some(s) = e.sessions.get_mut(&conn) {
+            s.watch_dirty = true;
+        }
+    }
     let Some(s) = e.sessions.get_mut(&conn) else {
         return Reply::None;
     };
@@ -101,8 +107,15 @@ fn watch(e: &mut Engine, call: &mut Call) -> Reply {
     }
     for key in &call.args[1..] {
         let slot = (call.db, key.to_vec());
-        if s.watched.contains(&slot) {
+        if e.sessions[&conn].watched.contains(&slot) {
             continue;
+        }
+        // Already past its deadline but not yet removed: Redis 7.0 remembers it, so that its
+        // removal by expiry later is no change.
+        let stale = e.db(call.db).is_stale(key);
+        let s = e.sessions.get_mut(&conn).expect("session exists");
+        if stale {
+            s.watched_expired.push(slot.clone());
         }
         s.watched.push(slot.clone());
         e.watched_keys.entry(slot).or_default().push(conn);
@@ -191,7 +204,7 @@ mod tests {
     }
 
     #[test]
-    fn a_watched_key_that_expires_does_not_fail_exec() {
+    fn a_watched_key_that_expires_fails_exec() {
         let (mut e, clock) = manual();
         let c = e.connect();
         let deadline = e.clock.now_ms() + 1000;
@@ -202,7 +215,31 @@ mod tests {
         e.tick();
         run(&mut e, c, "MULTI");
         run(&mut e, c, "GET lease");
-        assert_eq!(run(&mut e, c, "EXEC"), Reply::Array(vec![Reply::Nil]));
+        assert_eq!(run(&mut e, c, "EXEC"), Reply::NilArray);
+    }
+
+    #[test]
+    fn a_watched_key_expiring_unseen_fails_exec_but_one_watched_expired_does_not() {
+        let (mut e, clock) = manual();
+        e.active_expire = false;
+        let c = e.connect();
+        let deadline = e.clock.now_ms() + 1000;
+        e.db(0)
+            .set_with_expire(b"a", Value::Str(b"x".to_vec().into()), Some(deadline));
+        e.db(0)
+            .set_with_expire(b"b", Value::Str(b"x".to_vec().into()), Some(deadline));
+        run(&mut e, c, "WATCH a");
+        clock.advance(Duration::from_secs(2));
+        run(&mut e, c, "MULTI");
+        assert_eq!(run(&mut e, c, "EXEC"), Reply::NilArray, "a expired, unread");
+        run(&mut e, c, "WATCH b");
+        run(&mut e, c, "GET b");
+        run(&mut e, c, "MULTI");
+        assert_eq!(
+            run(&mut e, c, "EXEC"),
+            Reply::Array(vec![]),
+            "b was already expired when watched: its removal changes nothing"
+        );
     }
 
     #[test]

@@ -138,6 +138,13 @@ impl Db {
             .filter(|e| e.expire_at.is_none_or(|t| t > self.now))
     }
 
+    /// Whether `key` is still stored but past its deadline (expiry has not removed it yet).
+    pub fn is_stale(&self, key: &[u8]) -> bool {
+        self.map
+            .get(key)
+            .is_some_and(|e| e.expire_at.is_some_and(|t| t <= self.now))
+    }
+
     /// Marks a string as changed in place (see `Entry::raw`).
     pub fn mark_raw(&mut self, key: &[u8]) {
         if let Some(e) = self.map.get_mut(key) {

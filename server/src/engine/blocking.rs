@@ -2,7 +2,7 @@
 //! and CLIENT UNBLOCK.
 
 use super::{resolve, Call, Engine};
-use crate::cmd::table::Command;
+use crate::cmd::table::{policy, Command};
 use crate::reply::Reply;
 use crate::session::{Blocked, ConnId};
 
@@ -106,8 +106,9 @@ impl Engine {
                     let Ok((cmd, name)) = resolve(&b.args) else {
                         continue;
                     };
-                    if cmd.name != "xreadgroup"
-                        && blocked_type(cmd.name).is_some_and(|t| t != type_name)
+                    // XREADGROUP also runs for a key that is gone or of another type: it answers
+                    // the error Redis gives when its stream is deleted.
+                    if cmd.name != "xreadgroup" && blocked_type(cmd).is_some_and(|t| t != type_name)
                     {
                         continue;
                     }
@@ -188,13 +189,13 @@ impl Engine {
 }
 
 /// The value type a blocked command waits for; a ready key of another type does not serve
-/// it (it stays blocked). None: any type (a command this table does not know as blocking).
-pub(super) fn blocked_type(name: &str) -> Option<&'static str> {
-    if crate::cmd::list::is_list_blocking(name) {
+/// it (it stays blocked). None: any type (a command the table does not know as blocking).
+pub(super) fn blocked_type(cmd: &Command) -> Option<&'static str> {
+    if cmd.policy(policy::WAITS_LIST) {
         Some("list")
-    } else if matches!(name, "bzpopmin" | "bzpopmax" | "bzmpop") {
+    } else if cmd.policy(policy::WAITS_ZSET) {
         Some("zset")
-    } else if matches!(name, "xread" | "xreadgroup") {
+    } else if cmd.policy(policy::WAITS_STREAM) {
         Some("stream")
     } else {
         None

@@ -1,13 +1,10 @@
 //! The dispatcher: resolving a command, every check the command table implies, then the
 //! handler; and the nested path EXEC and scripts take.
 
-use std::borrow::Cow;
-
 use bytes::Bytes;
 
-use super::{view_of, Call, Engine};
-use crate::cmd::table::{self, flags, Command};
-use crate::errors;
+use super::{resolve, view_of, Call, Engine};
+use crate::cmd::table::{flags, policy, Command};
 use crate::reply::Reply;
 use crate::session::ConnId;
 
@@ -44,12 +41,7 @@ impl Engine {
         if let Err(e) = crate::admission::admit(cmd, &name, &view, None, oom) {
             return self.reject(conn, &args[0], e);
         }
-        if in_multi
-            && !matches!(
-                cmd.name,
-                "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
-            )
-        {
+        if in_multi && !cmd.policy(policy::NOT_QUEUED) {
             let s = self.sessions.get_mut(&conn).expect("session exists");
             s.multi.as_mut().expect("in multi").queue.push(args);
             return Reply::Status("QUEUED".into());
@@ -85,10 +77,16 @@ impl Engine {
                 return crate::cmd::transactions::exec_abort(self, conn, text);
             }
         }
+        self.flag_transaction(conn);
+        err
+    }
+
+    /// Marks the connection's open transaction so EXEC answers EXECABORT (a command of it
+    /// was refused); nothing when no transaction is open.
+    pub(crate) fn flag_transaction(&mut self, conn: ConnId) {
         if let Some(m) = self.sessions.get_mut(&conn).and_then(|s| s.multi.as_mut()) {
             m.aborted = true;
         }
-        err
     }
 
     /// Runs a resolved command's handler with no checks: EXEC and scripts come here after
@@ -132,33 +130,4 @@ impl Engine {
             }
         }
     }
-}
-
-/// Finds the command (or subcommand) for `args`, with Redis's unknown-command, unknown-
-/// subcommand and arity errors.
-pub(crate) fn resolve(args: &[Bytes]) -> Result<(&'static Command, Cow<'static, str>), Reply> {
-    let Some(cmd) = table::lookup(&args[0]) else {
-        return Err(Reply::err(errors::unknown_command(&args[0], &args[1..])));
-    };
-    if cmd.subcommands.is_empty() {
-        if !cmd.arity_ok(args.len()) {
-            return Err(Reply::err(errors::wrong_arity(cmd.name)));
-        }
-        return Ok((cmd, Cow::Borrowed(cmd.name)));
-    }
-    if args.len() < 2 {
-        // A container that also runs on its own (COMMAND) has an arity that allows it.
-        if cmd.arity_ok(args.len()) {
-            return Ok((cmd, Cow::Borrowed(cmd.name)));
-        }
-        return Err(Reply::err(errors::wrong_arity(cmd.name)));
-    }
-    let Some(sub) = table::lookup_sub(cmd, &args[1]) else {
-        return Err(Reply::err(errors::unknown_subcommand(cmd.name, &args[1])));
-    };
-    let full = sub.full_name(Some(cmd));
-    if !sub.arity_ok(args.len()) {
-        return Err(Reply::err(errors::wrong_arity(&full)));
-    }
-    Ok((sub, Cow::Owned(full)))
 }

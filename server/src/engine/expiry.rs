@@ -78,8 +78,9 @@ impl Engine {
         .chain(64.min(n)..n)
     }
 
-    /// Sends `expired` notifications for keys expiry removed. It does not break WATCHes:
-    /// in Redis 7.0 a watched key that expires leaves EXEC free to run.
+    /// Sends `expired` notifications for keys expiry removed, and breaks the WATCHes on them
+    /// (Redis 7.0: a watched key that expires makes EXEC fail, unless it had already expired
+    /// when it was watched).
     pub(super) fn drain_expired(&mut self) {
         for idx in self.maybe_expiring_dbs() {
             if !self.dbs[idx].expired_log.is_empty() {
@@ -92,6 +93,7 @@ impl Engine {
         let keys = std::mem::take(&mut self.dbs[idx].expired_log);
         for key in keys {
             self.stats.expired_keys += 1;
+            self.touch_watched_expired(idx, &key);
             notify::keyspace_event(self, notify::EXPIRED, "expired", idx, &key);
         }
     }

@@ -4,7 +4,7 @@
 use bytes::Bytes;
 
 use super::Engine;
-use crate::cmd::table::Command;
+use crate::cmd::table::{policy, Command};
 use crate::faults::{Candidate, FaultAction};
 use crate::reply::Reply;
 use crate::session::ConnId;
@@ -19,7 +19,7 @@ impl Engine {
         name: &str,
         args: &[Bytes],
     ) -> Option<FaultAction> {
-        if self.faults.is_empty() || name.starts_with("redlab.") {
+        if self.faults.is_empty() || cmd.policy(policy::NEVER_FAULTED) {
             return None;
         }
         let key_slices: Vec<&[u8]> = cmd

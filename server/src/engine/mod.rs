@@ -33,7 +33,7 @@ mod watch;
 
 use expiry::all_dbs_mask;
 
-pub(crate) use dispatch::resolve;
+pub(crate) use crate::cmd::table::resolve;
 
 /// One command as a handler sees it.
 #[derive(Debug)]

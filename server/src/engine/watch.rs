@@ -30,6 +30,44 @@ impl Engine {
         }
     }
 
+    /// Expiry removed (db, key): every client watching it is dirty, except one that watched
+    /// it already expired, for which nothing changed (it only forgets that it was expired).
+    pub(crate) fn touch_watched_expired(&mut self, db: usize, key: &[u8]) {
+        if self.watched_keys.is_empty() {
+            return;
+        }
+        let slot = (db, key.to_vec());
+        let Some(conns) = self.watched_keys.get(&slot) else {
+            return;
+        };
+        for c in conns.clone() {
+            if let Some(s) = self.sessions.get_mut(&c) {
+                match s.watched_expired.iter().position(|w| *w == slot) {
+                    Some(i) => {
+                        s.watched_expired.swap_remove(i);
+                    }
+                    None => s.watch_dirty = true,
+                }
+            }
+        }
+    }
+
+    /// At EXEC: whether a key the client watched while it was live is now past its deadline
+    /// though not removed yet (Redis 7.0's isWatchedKeyExpired).
+    pub(crate) fn watched_key_expired(&mut self, conn: ConnId) -> bool {
+        let Some(s) = self.sessions.get(&conn) else {
+            return false;
+        };
+        let live: Vec<(usize, Vec<u8>)> = s
+            .watched
+            .iter()
+            .filter(|slot| !s.watched_expired.contains(slot))
+            .cloned()
+            .collect();
+        live.iter()
+            .any(|(db, key)| *db < self.dbs.len() && self.db(*db).is_stale(key))
+    }
+
     /// FLUSHDB / FLUSHALL (`db` None: every database): call before emptying. Marks dirty
     /// the clients watching a key that exists there; as in Redis, a watched key that did not
     /// exist is not changed by a flush.
@@ -70,6 +108,7 @@ impl Engine {
             return;
         };
         let watched = std::mem::take(&mut s.watched);
+        s.watched_expired.clear();
         s.watch_dirty = false;
         for k in watched {
             if let Some(list) = self.watched_keys.get_mut(&k) {

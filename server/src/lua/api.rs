@@ -199,29 +199,8 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
     // SAFETY: the engine outlives the script run that published this context, and no
     // other reference to it is used while redis.call runs.
     let e = unsafe { &mut *c.engine };
-    let Some(mut cmd) = table::lookup(&args[0]) else {
-        return Err("Unknown Redis command called from script".into());
-    };
-    let parent = cmd;
-    if !cmd.subcommands.is_empty() {
-        if args.len() < 2 {
-            return Err("Wrong number of args calling Redis command from script".into());
-        }
-        match table::lookup_sub(cmd, &args[1]) {
-            Some(sub) => cmd = sub,
-            None => return Err("Unknown Redis command called from script".into()),
-        }
-    }
-    if !cmd.arity_ok(args.len()) {
-        return Err("Wrong number of args calling Redis command from script".into());
-    }
-    if cmd.has(flags::NOSCRIPT) {
-        return Err("This Redis command is not allowed from script".into());
-    }
-    // Redis counts may-replicate commands (PFCOUNT, which may rewrite its cache) as writes here.
-    if cmd.has(flags::WRITE | flags::MAY_REPLICATE) && c.read_only {
-        return Err("Write commands are not allowed from read-only scripts.".into());
-    }
+    let (cmd, parent) = table::resolve_in_script(&args, c.read_only, e.disable_deny_scripts)
+        .map_err(|refusal| refusal.text().to_string())?;
     if !c.allow_oom
         && c.oom_at_start
         && !c.has_written
@@ -257,11 +236,11 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
     e.stats.total_commands_processed += 1;
     let reply = e.call(cmd, &mut call);
     e.arg_buffer.recycle(call.args);
-    if std::ptr::eq(parent, cmd) {
-        e.stats.record(cmd, cmd.name, reply.is_error());
-    } else {
-        e.stats
-            .record(cmd, &cmd.full_name(Some(parent)), reply.is_error());
+    match parent {
+        None => e.stats.record(cmd, cmd.name, reply.is_error()),
+        Some(p) => e
+            .stats
+            .record(cmd, &cmd.full_name(Some(p)), reply.is_error()),
     }
     c.db = call.db;
     Ok(reply)

@@ -5,9 +5,16 @@
 //! every other connection's pending requests and answers them as Redis does during a busy
 //! script. Whether a command may run is decided by `admission::admit`, the same function the
 //! engine's dispatcher calls, from the copy of the connection's state kept on its `ConnState`
-//! (so an unauthenticated client gets NOAUTH here too). Of the commands admitted, the ones
-//! that only need the network side run here (SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE,
-//! AUTH, QUIT); the others wait for the script to end (`ConnState::deferred`).
+//! (so an unauthenticated client gets NOAUTH here too). The commands admitted (Redis's
+//! allow-busy ones) are answered here as Redis answers them (the table marks them `BUSY_NET`):
+//! SCRIPT KILL, FUNCTION KILL, SHUTDOWN, AUTH, QUIT, and the transaction commands MULTI,
+//! DISCARD, WATCH, UNWATCH and RESET, whose effect on the session the engine learns from
+//! `ConnState::catch_up` once the script is over. Inside MULTI an admitted command is queued
+//! the same way. A refused command flags an open transaction, and a refused EXEC answers
+//! EXECABORT and discards it, as Redis's rejectCommand does. HELLO, which needs the engine to
+//! answer, waits for the script to end (`ConnState::deferred`), and so does all that follows
+//! it on its connection. A WATCH answered here registers its keys when the script ends, so
+//! writes of the running script do not touch it (in Redis they would).
 
 use std::rc::Rc;
 
@@ -15,9 +22,41 @@ use bytes::Bytes;
 
 use super::io::{ConnIo, ConnState, NetConfig, Registry};
 use super::parser::Parsed;
-use crate::admission::{self, BusyKind};
+use crate::admission::{self, BusyKind, ConnView};
 use crate::busy::{BusyHook, BusyScript, BusyVerdict};
+use crate::cmd::table::policy;
+use crate::engine::Engine;
+use crate::errors;
 use crate::reply::Reply;
+use crate::session::ConnId;
+
+/// What the engine's session must learn of a request the busy loop answered.
+#[derive(Debug)]
+pub(crate) enum CatchUp {
+    /// AUTH succeeded.
+    GrantAuth,
+    /// Run the command in the engine and drop its reply (it was answered already): MULTI,
+    /// DISCARD, WATCH, UNWATCH, RESET, or a command to queue in the open transaction.
+    Run(Vec<Bytes>),
+    /// A command was refused inside MULTI: EXEC will answer EXECABORT.
+    FlagMulti,
+    /// EXEC was refused: the transaction is discarded and the keys unwatched.
+    DiscardMulti,
+}
+
+/// Applies one `CatchUp` to the engine, before the connection's next command.
+pub(crate) fn catch_up(engine: &mut Engine, conn: ConnId, op: CatchUp) {
+    match op {
+        CatchUp::GrantAuth => engine.grant_auth(conn),
+        CatchUp::Run(args) => {
+            engine.execute_args(conn, args);
+        }
+        CatchUp::FlagMulti => engine.flag_transaction(conn),
+        CatchUp::DiscardMulti => {
+            crate::cmd::transactions::exec_abort(engine, conn, "");
+        }
+    }
+}
 
 const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
 
@@ -129,16 +168,25 @@ fn run(
         is_function: script.is_function,
     };
     let admitted = crate::engine::resolve(&args).and_then(|(cmd, name)| {
-        admission::admit(cmd, &name, &st.view, Some(kind), false).map(|()| name)
+        admission::admit(cmd, &name, &st.view, Some(kind), false).map(|()| (cmd, name))
     });
-    let name = match admitted {
-        Ok(name) => name,
+    let (cmd, name) = match admitted {
+        Ok(found) => found,
         Err(e) => {
-            e.encode(st.view.resp, &mut st.wbuf);
+            refuse(st, &args, e).encode(st.view.resp, &mut st.wbuf);
             return BusyVerdict::Continue;
         }
     };
+    if st.view.in_multi && !cmd.policy(policy::NOT_QUEUED) {
+        st.catch_up.push(CatchUp::Run(args));
+        Reply::Status("QUEUED".into()).encode(st.view.resp, &mut st.wbuf);
+        return BusyVerdict::Continue;
+    }
     let (reply, verdict) = match &*name {
+        "multi" | "discard" | "watch" | "unwatch" | "reset" => (
+            transaction_command(st, &name, args, config),
+            BusyVerdict::Continue,
+        ),
         "script|kill" | "function|kill" => {
             if (name == "function|kill") != script.is_function {
                 // Redis answers a KILL of the other kind of script with -BUSY.
@@ -152,6 +200,11 @@ fn run(
         "shutdown" if args.len() == 2 && args[1].eq_ignore_ascii_case(b"nosave") => {
             (Reply::None, BusyVerdict::Shutdown)
         }
+        // No shutdown can be in progress while the script holds the server.
+        "shutdown" if args.len() == 2 && args[1].eq_ignore_ascii_case(b"abort") => (
+            Reply::err(errors::NO_SHUTDOWN_IN_PROGRESS),
+            BusyVerdict::Continue,
+        ),
         // Any other SHUTDOWN would have to save, or wait for the script: Redis refuses it.
         "shutdown" => (admission::busy_error(kind), BusyVerdict::Continue),
         "function|stats" if !script.is_function => {
@@ -160,7 +213,7 @@ fn run(
         "auth" => match crate::cmd::connection::check_auth(config.requirepass.as_deref(), &args) {
             Ok(()) => {
                 st.view.authenticated = true;
-                st.auth_granted = true;
+                st.catch_up.push(CatchUp::GrantAuth);
                 (Reply::ok(), BusyVerdict::Continue)
             }
             Err(text) => (Reply::err(text), BusyVerdict::Continue),
@@ -176,4 +229,54 @@ fn run(
     };
     reply.encode(st.view.resp, &mut st.wbuf);
     verdict
+}
+
+/// A request refused during the busy script (Redis's rejectCommand): an open transaction is
+/// flagged; a refused EXEC answers EXECABORT and discards the transaction.
+fn refuse(st: &mut ConnState, args: &[Bytes], err: Reply) -> Reply {
+    if args[0].eq_ignore_ascii_case(b"exec") {
+        let Reply::Error(text) = &err else {
+            return err;
+        };
+        st.view.in_multi = false;
+        st.catch_up.push(CatchUp::DiscardMulti);
+        return Reply::err(errors::execabort_because(text));
+    }
+    if st.view.in_multi {
+        st.catch_up.push(CatchUp::FlagMulti);
+    }
+    err
+}
+
+/// MULTI, DISCARD, WATCH, UNWATCH and RESET while the script runs: answered from the
+/// connection's view as the engine would answer them, and run in the engine afterwards.
+fn transaction_command(
+    st: &mut ConnState,
+    name: &str,
+    args: Vec<Bytes>,
+    config: &NetConfig,
+) -> Reply {
+    let view = &mut st.view;
+    let reply = match name {
+        "multi" if view.in_multi => return Reply::err(errors::MULTI_NESTED),
+        "multi" => {
+            view.in_multi = true;
+            Reply::ok()
+        }
+        "discard" if !view.in_multi => return Reply::err(errors::DISCARD_WITHOUT_MULTI),
+        "discard" => {
+            view.in_multi = false;
+            Reply::ok()
+        }
+        "watch" if view.in_multi => return Reply::err(errors::WATCH_IN_MULTI),
+        "reset" => {
+            // RESET leaves the connection as a new one: RESP2, no transaction, and
+            // authenticated only if no password is needed.
+            *view = ConnView::fresh(config.requirepass.as_deref().is_none_or(str::is_empty));
+            Reply::Status("RESET".into())
+        }
+        _ => Reply::ok(),
+    };
+    st.catch_up.push(CatchUp::Run(args));
+    reply
 }

@@ -144,8 +144,8 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
     let mut close = false;
     let mut delay: Option<Duration> = None;
     st.paused = drain_output(&mut engine, conn, st);
-    if std::mem::take(&mut st.auth_granted) {
-        engine.grant_auth(conn);
+    for op in std::mem::take(&mut st.catch_up) {
+        super::busy::catch_up(&mut engine, conn, op);
     }
     if over_query_limit(st, &shared.registry.config.borrow()) {
         tracing::warn!(

@@ -45,11 +45,12 @@ pub(crate) struct ConnState {
     /// The engine's view of this connection after its last command (admission reads it
     /// while a busy script holds the engine).
     pub view: ConnView,
-    /// AUTH succeeded in the busy loop: the engine's session learns it before the next command.
-    pub auth_granted: bool,
-    /// Commands the busy loop admitted but cannot run without the engine (MULTI, HELLO,
-    /// WATCH...): they run, in order, once the script is over; nothing after them is read
-    /// until then.
+    /// What the busy loop answered that the engine's session must learn before this
+    /// connection's next command (AUTH, MULTI, WATCH, a transaction flagged...), in order.
+    pub catch_up: Vec<super::busy::CatchUp>,
+    /// Commands the busy loop admitted but cannot answer without the engine (HELLO, FUNCTION
+    /// STATS during a function): they run, in order, once the script is over; nothing after
+    /// them is read until then.
     pub deferred: VecDeque<Vec<Bytes>>,
     /// Requests wait in `rbuf` (or output in the engine) until the output here is written.
     pub paused: bool,
@@ -124,7 +125,7 @@ impl ConnIo {
                 queued: false,
                 write_pending: false,
                 view: ConnView::fresh(authenticated),
-                auth_granted: false,
+                catch_up: Vec::new(),
                 deferred: VecDeque::new(),
                 paused: false,
                 meters: Arc::default(),

@@ -139,14 +139,7 @@ fn bulk_array(items: Vec<Vec<u8>>) -> Reply {
 
 /// Key positions of LMPOP (`numkeys` at 1) and BLMPOP (`numkeys` at 2).
 fn mpop_keys(args: &[Bytes], numkeys_idx: usize) -> Vec<usize> {
-    let n = args
-        .get(numkeys_idx)
-        .and_then(|a| crate::numfmt::parse_i64(a))
-        .filter(|&n| n > 0)
-        .map_or(0, |n| n as usize);
-    let first = numkeys_idx + 1;
-    let last = first.saturating_add(n).min(args.len());
-    (first..last).collect()
+    crate::cmd::table::keyspec::numkeys_keys(args, numkeys_idx, false)
 }
 
 fn lmpop_keys(args: &[Bytes]) -> Vec<usize> {
@@ -155,12 +148,6 @@ fn lmpop_keys(args: &[Bytes]) -> Vec<usize> {
 
 fn blmpop_keys(args: &[Bytes]) -> Vec<usize> {
     mpop_keys(args, 2)
-}
-
-/// Whether a blocked command name waits for list data (the engine serves a ready key only
-/// to clients waiting for that key's type, as Redis does).
-pub(crate) fn is_list_blocking(name: &str) -> bool {
-    matches!(name, "blpop" | "brpop" | "blmove" | "brpoplpush" | "blmpop")
 }
 
 pub static COMMANDS: &[Command] = &[

@@ -1,13 +1,16 @@
 //! COMMAND and its subcommands, answered from the one command table.
 //!
-//! What the table does not hold is derived: ACL categories from the flags and the group
-//! (Redis's implicit categories plus the group's), key specs from the key positions. Command
-//! docs carry the group only. See tests/conformance/DIFFERENCES.md.
+//! A command Redis 7.0.15 has is described with Redis's own captured metadata (`table::meta`):
+//! its flags, ACL categories, tips, key specs and docs exactly as Redis prints them, its
+//! subcommands limited to the ones redlab implements. redlab's own commands (REDLAB.*, and the
+//! few newer than 7.0) describe themselves from their table entries. Keys are found by the
+//! same key-spec walk the dispatcher uses (`table::keyspec`).
 
 use bytes::Bytes;
 
 use super::args;
-use crate::cmd::table::{self, flags, flags::*, Command};
+use crate::cmd::table::meta::key_flags;
+use crate::cmd::table::{self, flags, flags::*, keyspec, CmdResult, Command};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::reply::Reply;
@@ -52,8 +55,9 @@ fn docs(_e: &mut Engine, call: &mut Call) -> Reply {
     Reply::Map(entries)
 }
 
-/// COMMAND GETKEYS / GETKEYSANDFLAGS: the keys of a full command line.
-fn getkeys_common(call: &Call) -> Result<(&'static Command, Vec<usize>), Reply> {
+/// COMMAND GETKEYS / GETKEYSANDFLAGS: the keys of a full command line, in Redis's order of
+/// checks (a known command, one that has keys, its arity, then keys found in this line).
+fn getkeys_common(call: &Call) -> Result<Vec<keyspec::KeyRef>, Reply> {
     let line = &call.args[2..];
     let Some(cmd) = table::lookup(&line[0]) else {
         return Err(Reply::err(errors::GETKEYS_INVALID_COMMAND));
@@ -65,39 +69,45 @@ fn getkeys_common(call: &Call) -> Result<(&'static Command, Vec<usize>), Reply> 
         },
         _ => cmd,
     };
+    if !keyspec::has_keys(cmd) {
+        return Err(Reply::err(errors::GETKEYS_NO_KEYS));
+    }
     if !cmd.arity_ok(line.len()) {
         return Err(Reply::err(errors::GETKEYS_BAD_ARITY));
     }
-    let keys = cmd.key_positions(line);
-    if keys.is_empty() {
-        return Err(Reply::err(errors::GETKEYS_NO_KEYS));
+    let keys = keyspec::find(cmd, line);
+    if keys.is_empty() && !cmd.has(NO_MANDATORY_KEYS) {
+        return Err(Reply::err(errors::GETKEYS_BAD_ARGS));
     }
-    Ok((cmd, keys))
+    Ok(keys)
 }
 
-fn getkeys(_e: &mut Engine, call: &mut Call) -> Reply {
-    match getkeys_common(call) {
-        Ok((_, keys)) => Reply::Array(
-            keys.into_iter()
-                .map(|i| Reply::Bulk(call.args[2 + i].clone()))
-                .collect(),
-        ),
-        Err(e) => e,
-    }
+fn getkeys(_e: &mut Engine, call: &mut Call) -> CmdResult {
+    let keys = getkeys_common(call)?;
+    Ok(Reply::Array(
+        keys.into_iter()
+            .map(|k| Reply::Bulk(call.args[2 + k.pos].clone()))
+            .collect(),
+    ))
 }
 
-fn getkeysandflags(_e: &mut Engine, call: &mut Call) -> Reply {
-    match getkeys_common(call) {
-        Ok((cmd, keys)) => Reply::Array(
-            keys.into_iter()
-                .map(|i| {
-                    let fl = key_flags(cmd).iter().map(|f| Reply::status(f)).collect();
-                    Reply::Array(vec![Reply::Bulk(call.args[2 + i].clone()), Reply::Set(fl)])
-                })
-                .collect(),
-        ),
-        Err(e) => e,
-    }
+fn getkeysandflags(_e: &mut Engine, call: &mut Call) -> CmdResult {
+    let keys = getkeys_common(call)?;
+    Ok(Reply::Array(
+        keys.into_iter()
+            .map(|k| {
+                let names = key_flags::NAMES
+                    .iter()
+                    .filter(|(bit, _)| k.flags & bit != 0)
+                    .map(|(_, n)| Reply::status(n))
+                    .collect();
+                Reply::Array(vec![
+                    Reply::Bulk(call.args[2 + k.pos].clone()),
+                    Reply::Set(names),
+                ])
+            })
+            .collect(),
+    ))
 }
 
 /// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
@@ -181,8 +191,12 @@ fn find(name: &[u8]) -> Option<(&'static Command, Option<&'static Command>)> {
     }
 }
 
-/// Redis's implicit ACL categories plus the group's own, in Redis's category order.
+/// The ACL categories: Redis's own list for its commands; for redlab's, the implicit ones
+/// from the flags plus the group's, in Redis's category order.
 fn acl_categories(c: &Command) -> Vec<&'static str> {
+    if let Some(m) = c.meta {
+        return m.acl_categories().collect();
+    }
     let group_cat = match c.group {
         "generic" | "keys" => Some("@keyspace"),
         "string" => Some("@string"),
@@ -229,16 +243,21 @@ fn acl_categories(c: &Command) -> Vec<&'static str> {
         .collect()
 }
 
-/// Key-spec flags, approximated from the command's flags.
-fn key_flags(c: &Command) -> &'static [&'static str] {
-    if c.has(WRITE) {
-        &["RW", "update"]
-    } else {
-        &["RO", "access"]
-    }
-}
-
 fn info_of(c: &'static Command, parent: Option<&Command>) -> Reply {
+    if let Some(m) = c.meta {
+        return Reply::Array(vec![
+            Reply::bulk(&m.name),
+            Reply::Int(m.arity as i64),
+            m.flags_reply(),
+            Reply::Int(m.first_key as i64),
+            Reply::Int(m.last_key as i64),
+            Reply::Int(m.step as i64),
+            m.acl_categories_reply(),
+            m.tips_reply(),
+            m.key_specs_reply(),
+            subcommands_reply(c),
+        ]);
+    }
     let flag_names: Vec<Reply> = flags::NAMES
         .iter()
         .filter(|(bit, _)| c.flags & bit != 0)
@@ -264,13 +283,27 @@ fn info_of(c: &'static Command, parent: Option<&Command>) -> Reply {
         Reply::Set(cats),
         Reply::Set(Vec::new()),
         Reply::Array(specs),
-        Reply::Array(c.subcommands.iter().map(|s| info_of(s, Some(c))).collect()),
+        subcommands_reply(c),
     ])
+}
+
+/// A container's subcommands as an array of their infos; no subcommands is an empty set, as
+/// Redis sends it.
+fn subcommands_reply(c: &'static Command) -> Reply {
+    if c.subcommands.is_empty() {
+        return Reply::Set(Vec::new());
+    }
+    Reply::Array(c.subcommands.iter().map(|s| info_of(s, Some(c))).collect())
 }
 
 fn key_spec(c: &Command) -> Reply {
     let kv = |k: &str, v: Reply| (Reply::bulk(k), v);
-    let flags = Reply::Set(key_flags(c).iter().map(|f| Reply::status(f)).collect());
+    let names: &[&str] = if c.has(WRITE) {
+        &["RW", "update"]
+    } else {
+        &["RO", "access"]
+    };
+    let flags = Reply::Set(names.iter().map(|f| Reply::status(f)).collect());
     let find_keys = if c.keys_fn.is_some() {
         Reply::Map(vec![
             kv("type", Reply::bulk("unknown")),
@@ -311,7 +344,10 @@ fn key_spec(c: &Command) -> Reply {
 }
 
 fn docs_of(c: &'static Command, parent: Option<&Command>) -> Reply {
-    let mut m = vec![(Reply::bulk("group"), Reply::bulk(c.group))];
+    let mut m = match c.meta {
+        Some(meta) => meta.docs_pairs(),
+        None => vec![(Reply::bulk("group"), Reply::bulk(c.group))],
+    };
     if !c.subcommands.is_empty() {
         m.push((
             Reply::bulk("subcommands"),
@@ -329,8 +365,8 @@ fn docs_of(c: &'static Command, parent: Option<&Command>) -> Reply {
 
 pub(super) static SUBCOMMANDS: &[Command] = &[
     Command::legacy("count", 2, LOADING | STALE, "server", count),
-    Command::legacy("getkeys", -4, LOADING | STALE, "server", getkeys),
-    Command::legacy(
+    Command::new("getkeys", -4, LOADING | STALE, "server", getkeys),
+    Command::new(
         "getkeysandflags",
         -4,
         LOADING | STALE,

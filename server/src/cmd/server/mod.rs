@@ -8,6 +8,7 @@ mod command;
 mod config;
 mod info;
 mod keyspace;
+mod lolwut;
 mod memory;
 
 use bytes::Bytes;
@@ -174,6 +175,7 @@ pub static COMMANDS: &[Command] = &[
     ),
     Command::legacy("role", 1, NOSCRIPT | LOADING | STALE | FAST, "server", role),
     Command::legacy("memory", -2, 0, "server", container).subcommands(memory::SUBCOMMANDS),
+    Command::new("lolwut", -1, READONLY | FAST, "server", lolwut::lolwut),
 ];
 
 /// The handler of a container command (CONFIG, MEMORY) called with no subcommand; the

@@ -257,15 +257,6 @@ fn sscan(e: &mut Engine, call: &mut Call) -> Reply {
     scan::reply(next, items)
 }
 
-/// SINTERCARD's keys: `numkeys` of them after it.
-fn sintercard_keys(args: &[bytes::Bytes]) -> Vec<usize> {
-    let n = args.get(1).and_then(|a| numfmt::parse_i64(a)).unwrap_or(0);
-    let n = usize::try_from(n)
-        .unwrap_or(0)
-        .min(args.len().saturating_sub(2));
-    (2..2 + n).collect()
-}
-
 pub static COMMANDS: &[Command] = &[
     Command::legacy("sadd", -3, WRITE | DENYOOM | FAST, "set", sadd).keys(1, 1, 1),
     Command::legacy("srem", -3, WRITE | FAST, "set", srem).keys(1, 1, 1),
@@ -277,8 +268,7 @@ pub static COMMANDS: &[Command] = &[
     Command::legacy("srandmember", -2, READONLY, "set", random::srandmember).keys(1, 1, 1),
     Command::legacy("smove", 4, WRITE | FAST, "set", smove).keys(1, 2, 1),
     Command::legacy("sinter", -2, READONLY, "set", algebra::sinter).keys(1, -1, 1),
-    Command::legacy("sintercard", -3, READONLY, "set", algebra::sintercard)
-        .movable_keys(sintercard_keys),
+    Command::legacy("sintercard", -3, READONLY, "set", algebra::sintercard),
     Command::legacy(
         "sinterstore",
         -3,

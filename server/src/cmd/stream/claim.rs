@@ -77,7 +77,10 @@ pub(super) fn xclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
             delivery = Some(now.wrapping_sub(idle));
         } else if args::is(opt, "time") && more > 0 {
             j += 1;
-            delivery = Some(int_or(call.arg(j), "Invalid TIME option argument for XCLAIM")?);
+            delivery = Some(int_or(
+                call.arg(j),
+                "Invalid TIME option argument for XCLAIM",
+            )?);
         } else if args::is(opt, "retrycount") && more > 0 {
             j += 1;
             retry = Some(int_or(

@@ -64,9 +64,8 @@ fn parse(e: &Engine, call: &Call, group_cmd: bool) -> Result<ReadArgs, Reply> {
                 )));
             }
             i += 1;
-            let ms = crate::numfmt::parse_i64(call.arg(i)).ok_or_else(|| {
-                Reply::err("ERR timeout is not an integer or out of range")
-            })?;
+            let ms = crate::numfmt::parse_i64(call.arg(i))
+                .ok_or_else(|| Reply::err("ERR timeout is not an integer or out of range"))?;
             if ms < 0 {
                 return Err(Reply::err(errors::TIMEOUT_NEGATIVE));
             }
@@ -138,7 +137,10 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
         let id_arg = call.args[a.keys_at + a.nkeys + k].clone();
         let s = stream_mut(e, db, &key)?;
         if let Some((group, _)) = &a.group {
-            if !s.as_ref().is_some_and(|s| s.groups.contains_key(&group[..])) {
+            if !s
+                .as_ref()
+                .is_some_and(|s| s.groups.contains_key(&group[..]))
+            {
                 return Err(Reply::err(format!(
                     "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
                     c_str(&key),
@@ -174,7 +176,13 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
                 if s.is_empty() || s.last_valid_id() <= gt {
                     continue;
                 }
-                super::range_reply(s, gt.incr().unwrap_or(StreamId::MAX), StreamId::MAX, a.count, false)
+                super::range_reply(
+                    s,
+                    gt.incr().unwrap_or(StreamId::MAX),
+                    StreamId::MAX,
+                    a.count,
+                    false,
+                )
             }
             Some((group, consumer)) => {
                 let created = touch_consumer(s, group, consumer, now);
@@ -356,7 +364,13 @@ fn serve_blocked(e: &mut Engine, call: &Call, a: &ReadArgs, key: &[u8]) -> CmdRe
             if s.last_id <= gt {
                 return Ok(Reply::None);
             }
-            super::range_reply(s, gt.incr().unwrap_or(StreamId::MAX), StreamId::MAX, count, false)
+            super::range_reply(
+                s,
+                gt.incr().unwrap_or(StreamId::MAX),
+                StreamId::MAX,
+                count,
+                false,
+            )
         }
         Some((group, consumer)) => {
             let Some(g) = s.groups.get(&group[..]) else {

@@ -102,18 +102,7 @@ where
 
 /// Key positions of `<cmd> [dst] numkeys key... [options]` (ZUNION, ZINTERSTORE, ZMPOP...).
 fn numkeys_positions(args: &[Bytes], numkeys_idx: usize, dst: bool) -> Vec<usize> {
-    let mut out = Vec::new();
-    if dst && args.len() > 1 {
-        out.push(1);
-    }
-    let n = args
-        .get(numkeys_idx)
-        .and_then(|a| crate::numfmt::parse_i64(a))
-        .unwrap_or(0)
-        .max(0) as usize;
-    let first = numkeys_idx + 1;
-    out.extend((first..first.saturating_add(n)).take_while(|&i| i < args.len()));
-    out
+    crate::cmd::table::keyspec::numkeys_keys(args, numkeys_idx, dst)
 }
 
 fn keys_numkeys_at_1(args: &[Bytes]) -> Vec<usize> {

@@ -2,10 +2,23 @@
 //!
 //! As in Redis, the dispatcher enforces everything the table says (arity, auth, "allowed in
 //! a script", "allowed in MULTI", deny-oom) centrally, so a handler never re-checks it.
-//! Each group file exports its own `COMMANDS` slice; `all()` chains them.
+//! Each group file exports its own `COMMANDS` slice of handlers; `all()` serves them with
+//! Redis's own metadata laid over (`meta`: arity, flags, key specs, captured from Redis
+//! 7.0.15) and redlab's dispatch policy (`policy`). `resolve` is the one way from a command
+//! line to its entry, for the dispatcher, the busy-script loop and `redis.call`.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
+
+pub mod keyspec;
+pub mod meta;
+pub mod policy;
+mod resolve;
+
+#[cfg(test)]
+mod agreement;
+
+pub use resolve::{resolve, resolve_in_script, ScriptRefusal};
 
 use bytes::Bytes;
 
@@ -80,6 +93,7 @@ pub mod flags {
 }
 
 /// One command (or one subcommand of a container command such as CLIENT or CONFIG).
+#[derive(Clone, Copy)]
 pub struct Command {
     /// Lower case, as Redis prints it in errors.
     pub name: &'static str,
@@ -95,6 +109,11 @@ pub struct Command {
     pub handler: Handler,
     pub subcommands: &'static [Command],
     pub keys_fn: Option<KeysFn>,
+    /// What Redis 7.0.15 says about this command; None for redlab's own (REDLAB.*). Set when
+    /// the table is built, with `arity`, `flags` and the key positions taken from it.
+    pub meta: Option<&'static meta::Meta>,
+    /// redlab's dispatch rules for this command (`policy::*`), set when the table is built.
+    pub policy: u32,
 }
 
 impl Command {
@@ -117,6 +136,8 @@ impl Command {
             handler: Handler::Fallible(handler),
             subcommands: &[],
             keys_fn: None,
+            meta: None,
+            policy: 0,
         }
     }
 
@@ -139,6 +160,8 @@ impl Command {
             handler: Handler::Legacy(handler),
             subcommands: &[],
             keys_fn: None,
+            meta: None,
+            policy: 0,
         }
     }
 
@@ -165,6 +188,11 @@ impl Command {
         self.flags & flag != 0
     }
 
+    /// Whether one of redlab's dispatch rules (`policy::*`) applies.
+    pub fn policy(&self, rule: u32) -> bool {
+        self.policy & rule != 0
+    }
+
     /// Whether `argc` arguments (name included) satisfy the arity.
     pub fn arity_ok(&self, argc: usize) -> bool {
         let argc = argc as i64;
@@ -176,28 +204,12 @@ impl Command {
         }
     }
 
-    /// Positions of the key arguments in `args`.
+    /// Positions of the key arguments in `args` (see `keyspec::find`).
     pub fn key_positions(&self, args: &[Bytes]) -> Vec<usize> {
-        if let Some(f) = self.keys_fn {
-            return f(args);
-        }
-        if self.first_key <= 0 {
-            return Vec::new();
-        }
-        let argc = args.len() as i32;
-        let last = if self.last_key < 0 {
-            argc + self.last_key
-        } else {
-            self.last_key
-        };
-        let step = self.step.max(1);
-        let mut out = Vec::new();
-        let mut i = self.first_key;
-        while i <= last && i < argc {
-            out.push(i as usize);
-            i += step;
-        }
-        out
+        keyspec::find(self, args)
+            .into_iter()
+            .map(|k| k.pos)
+            .collect()
     }
 
     /// The name Redis uses in messages: `get`, or `client|id` for a subcommand.
@@ -209,8 +221,9 @@ impl Command {
     }
 }
 
-/// Every command of every group.
-pub fn all() -> impl Iterator<Item = &'static Command> {
+/// Every command of every group as its group file writes it, before the metadata is laid
+/// over (for the agreement test and the build below).
+pub(crate) fn hand_written() -> impl Iterator<Item = &'static Command> {
     use super::*;
     let groups: [&'static [Command]; 19] = [
         connection::COMMANDS,
@@ -234,6 +247,40 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
         stream::COMMANDS,
     ];
     groups.into_iter().flat_map(|g| g.iter())
+}
+
+/// Every command, as dispatch sees it.
+pub fn all() -> impl Iterator<Item = &'static Command> {
+    built().iter()
+}
+
+/// The table with Redis's metadata and redlab's policy laid over each hand-written entry,
+/// built once and kept for the life of the process.
+fn built() -> &'static [Command] {
+    static BUILT: OnceLock<&'static [Command]> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let cmds: Vec<Command> = hand_written().map(|c| build(c, None)).collect();
+        Box::leak(cmds.into_boxed_slice())
+    })
+}
+
+fn build(c: &Command, parent: Option<&Command>) -> Command {
+    let full = c.full_name(parent);
+    let mut out = *c;
+    if let Some(m) = meta::get(&full) {
+        out.meta = Some(m);
+        out.arity = m.arity;
+        out.flags = m.flags;
+        out.first_key = m.first_key;
+        out.last_key = m.last_key;
+        out.step = m.step;
+    }
+    out.policy = policy::of(&full);
+    if !c.subcommands.is_empty() {
+        let subs: Vec<Command> = c.subcommands.iter().map(|s| build(s, Some(c))).collect();
+        out.subcommands = Box::leak(subs.into_boxed_slice());
+    }
+    out
 }
 
 /// A command name lower-cased and zero-padded into three words, its length in the last
@@ -283,7 +330,8 @@ type Index = HashMap<Packed, &'static Command, foldhash::fast::FixedState>;
 fn index() -> &'static Index {
     static INDEX: OnceLock<Index> = OnceLock::new();
     INDEX.get_or_init(|| {
-        all()
+        built()
+            .iter()
             .map(|c| (pack(c.name.as_bytes()).expect("command names are short"), c))
             .collect()
     })

@@ -1,0 +1,250 @@
+//! Which arguments of a command line are keys, and how the command uses each: Redis 7.0's
+//! key-spec walk (`getKeysUsingKeySpecs`) with its fallbacks, so WATCH, fault rules, strict-key
+//! scripts and COMMAND GETKEYS[ANDFLAGS] all see the keys Redis sees.
+//!
+//! Redis prefers the key specs when every one of them has reliable flags; when one is invalid
+//! for this line (a bad numkeys, too few arguments) or incomplete, or its flags vary with the
+//! arguments, it falls back to the command's own key finder (`keys_fn` here), whose keys
+//! carry no flags except for the two commands that compute them (SET, BITFIELD).
+
+use bytes::Bytes;
+
+use super::meta::{key_flags, BeginSearch, FindKeys, KeySpec};
+use super::Command;
+
+/// One key: its argument index and its key-spec flags (`meta::key_flags`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyRef {
+    pub pos: usize,
+    pub flags: u32,
+}
+
+/// The keys of `args` (the command name at 0) for `cmd`.
+pub fn find(cmd: &Command, args: &[Bytes]) -> Vec<KeyRef> {
+    let Some(meta) = cmd.meta else {
+        return legacy(cmd, args);
+    };
+    let specs = &meta.key_specs;
+    let has_keys = specs.iter().any(|s| s.flags & key_flags::NOT_KEY == 0);
+    let variable = specs
+        .iter()
+        .any(|s| s.flags & key_flags::VARIABLE_FLAGS != 0);
+    if has_keys && !variable {
+        if let Some(keys) = from_specs(specs, args) {
+            return keys;
+        }
+    }
+    if let Some(f) = cmd.keys_fn {
+        return f(args)
+            .into_iter()
+            .map(|pos| KeyRef { pos, flags: 0 })
+            .collect();
+    }
+    if variable {
+        // SET and BITFIELD: Redis's key finders give the flags this line implies.
+        return match from_specs(specs, args) {
+            Some(keys) => keys
+                .into_iter()
+                .map(|k| KeyRef {
+                    pos: k.pos,
+                    flags: variable_flags(cmd.name, args),
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+    }
+    Vec::new()
+}
+
+/// Whether COMMAND GETKEYS accepts the command at all (Redis's doesCommandHaveKeys).
+pub fn has_keys(cmd: &Command) -> bool {
+    match cmd.meta {
+        Some(meta) => {
+            cmd.keys_fn.is_some()
+                || meta
+                    .key_specs
+                    .iter()
+                    .any(|s| s.flags & key_flags::NOT_KEY == 0)
+        }
+        None => cmd.keys_fn.is_some() || cmd.first_key > 0,
+    }
+}
+
+/// A command redlab has and Redis has not (REDLAB.*): its first/last/step or key finder.
+fn legacy(cmd: &Command, args: &[Bytes]) -> Vec<KeyRef> {
+    let positions = if let Some(f) = cmd.keys_fn {
+        f(args)
+    } else if cmd.first_key <= 0 {
+        Vec::new()
+    } else {
+        let argc = args.len() as i64;
+        let last = if cmd.last_key < 0 {
+            argc + cmd.last_key as i64
+        } else {
+            cmd.last_key as i64
+        };
+        let step = cmd.step.max(1) as usize;
+        (cmd.first_key as i64..=last.min(argc - 1))
+            .step_by(step)
+            .map(|i| i as usize)
+            .collect()
+    };
+    positions
+        .into_iter()
+        .map(|pos| KeyRef { pos, flags: 0 })
+        .collect()
+}
+
+/// The keys the specs name in `args`; None when a spec does not fit this line or is
+/// incomplete (Redis then asks the command's own key finder).
+fn from_specs(specs: &[KeySpec], args: &[Bytes]) -> Option<Vec<KeyRef>> {
+    let argc = args.len() as i64;
+    let mut out = Vec::new();
+    for spec in specs {
+        if spec.flags & key_flags::NOT_KEY != 0 {
+            continue;
+        }
+        let mut first = match &spec.begin {
+            BeginSearch::Index(i) => *i as i64,
+            BeginSearch::Keyword { keyword, startfrom } => {
+                match find_keyword(args, keyword, *startfrom as i64) {
+                    Some(i) => i + 1,
+                    None => continue,
+                }
+            }
+        };
+        let (last, step) = match spec.find {
+            FindKeys::Range {
+                lastkey,
+                keystep,
+                limit,
+            } => {
+                let (lastkey, limit) = (lastkey as i64, limit as i64);
+                let last = if lastkey >= 0 {
+                    first + lastkey
+                } else if limit == 0 {
+                    argc + lastkey
+                } else {
+                    first + ((argc - first) / limit + lastkey)
+                };
+                (last, keystep as i64)
+            }
+            FindKeys::Keynum {
+                keynumidx,
+                firstkey,
+                keystep,
+            } => {
+                let keynumidx = keynumidx as i64;
+                if keynumidx >= argc - first {
+                    return None;
+                }
+                let raw = &args[(first + keynumidx) as usize];
+                let numkeys = crate::numfmt::parse_i64(raw)?;
+                if numkeys < 0 {
+                    return None;
+                }
+                first += firstkey as i64;
+                (first + numkeys - 1, keystep as i64)
+            }
+        };
+        if last >= argc || last < first || first >= argc {
+            return None;
+        }
+        let mut i = first;
+        while i <= last {
+            out.push(KeyRef {
+                pos: i as usize,
+                flags: spec.flags,
+            });
+            i += step.max(1);
+        }
+        if spec.flags & key_flags::INCOMPLETE != 0 {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// The index of the argument equal to `keyword`, searching from `startfrom` forwards up to
+/// the one before last, or (negative) from that far from the end backwards down to index 2:
+/// Redis's loop stops one short of its end index either way.
+fn find_keyword(args: &[Bytes], keyword: &str, startfrom: i64) -> Option<i64> {
+    let argc = args.len() as i64;
+    let matches = |i: i64| args[i as usize].eq_ignore_ascii_case(keyword.as_bytes());
+    if startfrom > 0 {
+        (startfrom.max(1)..argc - 1).find(|&i| matches(i))
+    } else {
+        let start = argc + startfrom;
+        (2..=start.min(argc - 1)).rev().find(|&i| matches(i))
+    }
+}
+
+/// The key flags Redis's own finders give SET (with or without GET) and BITFIELD (read-only
+/// or writing).
+fn variable_flags(name: &str, args: &[Bytes]) -> u32 {
+    use key_flags::*;
+    match name {
+        "set" => {
+            if args.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get")) {
+                RW | ACCESS | UPDATE
+            } else {
+                OW | UPDATE
+            }
+        }
+        "bitfield" => {
+            // Read-only only when every operation is a complete GET or OVERFLOW; anything
+            // else, a syntax error included, counts as a write.
+            let mut i = 2;
+            while i < args.len() {
+                let rest = args.len() - i - 1;
+                let a = &args[i];
+                if a.eq_ignore_ascii_case(b"get") && rest >= 2 {
+                    i += 3;
+                } else if a.eq_ignore_ascii_case(b"overflow") && rest >= 1 {
+                    i += 2;
+                } else {
+                    return RW | ACCESS | UPDATE;
+                }
+            }
+            RO | ACCESS
+        }
+        _ => 0,
+    }
+}
+
+/// Redis's genericGetKeys, the key finder of the numkeys commands (EVAL, FCALL, ZUNION,
+/// ZUNIONSTORE, LMPOP, ZMPOP, ...), used when their key specs do not fit the line: the keys
+/// after the count at `numkeys_idx`, then the destination at 1 when `store`. The count is
+/// read as C's atoi does; below 1 or past the arguments there are no keys at all (the command
+/// will refuse the line itself).
+pub fn numkeys_keys(args: &[Bytes], numkeys_idx: usize, store: bool) -> Vec<usize> {
+    let n = args.get(numkeys_idx).map_or(0, |a| atoi(a));
+    let first = numkeys_idx + 1;
+    if n < 1 || n as u64 > args.len().saturating_sub(first) as u64 {
+        return Vec::new();
+    }
+    let mut out: Vec<usize> = (first..first + n as usize).collect();
+    if store {
+        out.push(1);
+    }
+    out
+}
+
+/// C's atoi: optional blanks and sign, then the leading digits (0 when there are none).
+fn atoi(a: &[u8]) -> i64 {
+    let s = a.trim_ascii_start();
+    let (neg, digits) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let mut n: i64 = 0;
+    for &d in digits.iter().take_while(|d| d.is_ascii_digit()) {
+        n = n.saturating_mul(10).saturating_add((d - b'0') as i64);
+    }
+    if neg {
+        -n
+    } else {
+        n
+    }
+}

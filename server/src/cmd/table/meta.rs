@@ -1,0 +1,306 @@
+//! Redis 7.0.15's own description of its commands, captured from a real redis-server by
+//! `scripts/capture_command_metadata.py` into `server/data/commands-7.0.15.json`.
+//!
+//! The table takes from here everything Redis says about a command that redlab also
+//! implements: arity, flags, key specifications, ACL categories, tips and docs. Typing these
+//! by hand is how they drift (the previous table derived key flags from WRITE and guessed ACL
+//! categories from the group); regenerating the file is how they follow Redis.
+//!
+//! The file is JSON, which has no sets and no simple strings: the lists under the keys named
+//! in its `sets` entry are RESP3 sets, and the strings under the keys named in `statuses` are
+//! simple strings. `to_reply` puts both back.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value};
+
+use super::flags;
+use crate::reply::Reply;
+
+const DATA: &str = include_str!("../../../data/commands-7.0.15.json");
+
+/// Key-spec flags, as Redis names them, in the order Redis prints them.
+pub mod key_flags {
+    pub const RO: u32 = 1 << 0;
+    pub const RW: u32 = 1 << 1;
+    pub const OW: u32 = 1 << 2;
+    pub const RM: u32 = 1 << 3;
+    pub const ACCESS: u32 = 1 << 4;
+    pub const UPDATE: u32 = 1 << 5;
+    pub const INSERT: u32 = 1 << 6;
+    pub const DELETE: u32 = 1 << 7;
+    pub const NOT_KEY: u32 = 1 << 8;
+    pub const INCOMPLETE: u32 = 1 << 9;
+    pub const VARIABLE_FLAGS: u32 = 1 << 10;
+
+    pub const NAMES: &[(u32, &str)] = &[
+        (RO, "RO"),
+        (RW, "RW"),
+        (OW, "OW"),
+        (RM, "RM"),
+        (ACCESS, "access"),
+        (UPDATE, "update"),
+        (INSERT, "insert"),
+        (DELETE, "delete"),
+        (NOT_KEY, "not_key"),
+        (INCOMPLETE, "incomplete"),
+        (VARIABLE_FLAGS, "variable_flags"),
+    ];
+}
+
+/// Where the search for a key spec's keys starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BeginSearch {
+    /// At this argument index.
+    Index(i32),
+    /// After the first argument equal to `keyword` (case-insensitively), searching from
+    /// `startfrom` (negative: from the end, backwards).
+    Keyword { keyword: String, startfrom: i32 },
+}
+
+/// How a key spec's keys follow its start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FindKeys {
+    /// Up to `lastkey` after the start (negative: from the end; with `limit`, a fraction of
+    /// the rest), every `keystep`.
+    Range {
+        lastkey: i32,
+        keystep: i32,
+        limit: i32,
+    },
+    /// The argument at `keynumidx` after the start counts the keys, which begin `firstkey`
+    /// after the start, every `keystep`.
+    Keynum {
+        keynumidx: i32,
+        firstkey: i32,
+        keystep: i32,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct KeySpec {
+    pub flags: u32,
+    pub begin: BeginSearch,
+    pub find: FindKeys,
+}
+
+/// One command or subcommand as Redis describes it.
+#[derive(Debug)]
+pub struct Meta {
+    /// `get`, or `client|id` for a subcommand.
+    pub name: String,
+    pub arity: i32,
+    /// The flags redlab's dispatcher knows (`table::flags`), from the names Redis gives.
+    pub flags: u32,
+    pub first_key: i32,
+    pub last_key: i32,
+    pub step: i32,
+    pub key_specs: Vec<KeySpec>,
+    /// The entry as captured, for COMMAND INFO and COMMAND DOCS.
+    pub raw: &'static Map<String, Value>,
+}
+
+impl Meta {
+    /// The flag names in Redis's order (`movablekeys` included).
+    pub fn flag_names(&self) -> impl Iterator<Item = &'static str> {
+        strs(&self.raw["flags"])
+    }
+
+    pub fn acl_categories(&self) -> impl Iterator<Item = &'static str> {
+        strs(&self.raw["acl_categories"])
+    }
+
+    /// The key specs as COMMAND INFO shows them.
+    pub fn key_specs_reply(&self) -> Reply {
+        to_reply(&self.raw["key_specs"], "key_specs")
+    }
+
+    pub fn tips_reply(&self) -> Reply {
+        to_reply(&self.raw["tips"], "tips")
+    }
+
+    pub fn flags_reply(&self) -> Reply {
+        to_reply(&self.raw["flags"], "flags")
+    }
+
+    pub fn acl_categories_reply(&self) -> Reply {
+        to_reply(&self.raw["acl_categories"], "acl_categories")
+    }
+
+    /// The docs map without subcommands, as pairs (the caller adds implemented ones).
+    pub fn docs_pairs(&self) -> Vec<(Reply, Reply)> {
+        match &self.raw["docs"] {
+            Value::Object(m) => m
+                .iter()
+                .map(|(k, v)| (Reply::bulk(k), to_reply(v, k)))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The command group COMMAND DOCS names (`string`, `server`, ...).
+    pub fn group(&self) -> &'static str {
+        self.raw["docs"]
+            .get("group")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+}
+
+fn strs(v: &'static Value) -> impl Iterator<Item = &'static str> {
+    v.as_array().into_iter().flatten().filter_map(Value::as_str)
+}
+
+struct Data {
+    version: String,
+    sets: HashSet<String>,
+    statuses: HashSet<String>,
+    commands: HashMap<String, Meta>,
+}
+
+fn data() -> &'static Data {
+    static DATA_CELL: OnceLock<Data> = OnceLock::new();
+    DATA_CELL.get_or_init(|| {
+        let root: &'static Value = Box::leak(Box::new(
+            serde_json::from_str(DATA).expect("server/data/commands-7.0.15.json is valid JSON"),
+        ));
+        let names = |key: &str| -> HashSet<String> {
+            root[key]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        };
+        let mut commands = HashMap::new();
+        for (name, entry) in root["commands"].as_object().expect("commands") {
+            commands.insert(name.clone(), parse(name, entry));
+            if let Some(subs) = entry["subcommands"].as_object() {
+                for (sub, sub_entry) in subs {
+                    commands.insert(sub.clone(), parse(sub, sub_entry));
+                }
+            }
+        }
+        Data {
+            version: root["redis_version"].as_str().unwrap_or("").to_string(),
+            sets: names("sets"),
+            statuses: names("statuses"),
+            commands,
+        }
+    })
+}
+
+fn parse(name: &str, entry: &'static Value) -> Meta {
+    let int = |k: &str| entry[k].as_i64().unwrap_or(0) as i32;
+    let mut bits = 0;
+    for f in strs(&entry["flags"]) {
+        if let Some((bit, _)) = flags::NAMES.iter().find(|(_, n)| *n == f) {
+            bits |= bit;
+        }
+    }
+    let key_specs = entry["key_specs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(parse_key_spec)
+        .collect();
+    Meta {
+        name: name.to_string(),
+        arity: int("arity"),
+        flags: bits,
+        first_key: int("first_key"),
+        last_key: int("last_key"),
+        step: int("step"),
+        key_specs,
+        raw: entry.as_object().expect("a command entry is an object"),
+    }
+}
+
+fn parse_key_spec(v: &Value) -> Option<KeySpec> {
+    let mut bits = 0;
+    for f in v["flags"].as_array()?.iter().filter_map(Value::as_str) {
+        if let Some((bit, _)) = key_flags::NAMES.iter().find(|(_, n)| *n == f) {
+            bits |= bit;
+        }
+    }
+    let num = |spec: &Value, k: &str| spec[k].as_i64().map(|n| n as i32);
+    let bs = &v["begin_search"]["spec"];
+    let begin = match v["begin_search"]["type"].as_str()? {
+        "index" => BeginSearch::Index(num(bs, "index")?),
+        "keyword" => BeginSearch::Keyword {
+            keyword: bs["keyword"].as_str()?.to_string(),
+            startfrom: num(bs, "startfrom")?,
+        },
+        _ => return None,
+    };
+    let fk = &v["find_keys"]["spec"];
+    let find = match v["find_keys"]["type"].as_str()? {
+        "range" => FindKeys::Range {
+            lastkey: num(fk, "lastkey")?,
+            keystep: num(fk, "keystep")?,
+            limit: num(fk, "limit")?,
+        },
+        "keynum" => FindKeys::Keynum {
+            keynumidx: num(fk, "keynumidx")?,
+            firstkey: num(fk, "firstkey")?,
+            keystep: num(fk, "keystep")?,
+        },
+        _ => return None,
+    };
+    Some(KeySpec {
+        flags: bits,
+        begin,
+        find,
+    })
+}
+
+/// What Redis says about `name` (`get`, `client|id`), lower case.
+pub fn get(name: &str) -> Option<&'static Meta> {
+    data().commands.get(name)
+}
+
+/// The Redis version the data was captured from.
+pub fn version() -> &'static str {
+    &data().version
+}
+
+/// Every command and subcommand in the data, for the agreement test.
+#[cfg(test)]
+pub fn all() -> impl Iterator<Item = &'static Meta> {
+    data().commands.values()
+}
+
+/// A captured value as a reply: objects as maps, lists as arrays or (under a key the file
+/// names in `sets`) sets, strings as bulk or (under a key named in `statuses`) simple strings.
+pub fn to_reply(v: &Value, key: &str) -> Reply {
+    let d = data();
+    match v {
+        Value::Object(m) => Reply::Map(
+            m.iter()
+                .map(|(k, v)| (Reply::bulk(k), to_reply(v, k)))
+                .collect(),
+        ),
+        Value::Array(items) => {
+            let inner = format!("{key}[]");
+            let items = items
+                .iter()
+                .map(|x| match x {
+                    Value::String(_) => to_reply(x, key),
+                    _ => to_reply(x, &inner),
+                })
+                .collect();
+            if d.sets.contains(key) {
+                Reply::Set(items)
+            } else {
+                Reply::Array(items)
+            }
+        }
+        Value::String(s) if d.statuses.contains(key) => Reply::Status(s.clone()),
+        Value::String(s) => Reply::bulk(s),
+        Value::Number(n) => Reply::Int(n.as_i64().unwrap_or(0)),
+        Value::Bool(b) => Reply::Int(*b as i64),
+        Value::Null => Reply::Nil,
+    }
+}

@@ -1,0 +1,89 @@
+//! From a command line to its table entry: the one resolver used by the dispatcher, the
+//! busy-script loop and `redis.call`, each with the error texts Redis gives in that place.
+
+use std::borrow::Cow;
+
+use bytes::Bytes;
+
+use super::{flags, lookup, lookup_sub, Command};
+use crate::errors;
+use crate::reply::Reply;
+
+/// Finds the command (or subcommand) for `args`, with Redis's unknown-command, unknown-
+/// subcommand and arity errors.
+pub fn resolve(args: &[Bytes]) -> Result<(&'static Command, Cow<'static, str>), Reply> {
+    let Some(cmd) = lookup(&args[0]) else {
+        return Err(Reply::err(errors::unknown_command(&args[0], &args[1..])));
+    };
+    if cmd.subcommands.is_empty() {
+        if !cmd.arity_ok(args.len()) {
+            return Err(Reply::err(errors::wrong_arity(cmd.name)));
+        }
+        return Ok((cmd, Cow::Borrowed(cmd.name)));
+    }
+    if args.len() < 2 {
+        // A container that also runs on its own (COMMAND) has an arity that allows it.
+        if cmd.arity_ok(args.len()) {
+            return Ok((cmd, Cow::Borrowed(cmd.name)));
+        }
+        return Err(Reply::err(errors::wrong_arity(cmd.name)));
+    }
+    let Some(sub) = lookup_sub(cmd, &args[1]) else {
+        return Err(Reply::err(errors::unknown_subcommand(cmd.name, &args[1])));
+    };
+    let full = sub.full_name(Some(cmd));
+    if !sub.arity_ok(args.len()) {
+        return Err(Reply::err(errors::wrong_arity(&full)));
+    }
+    Ok((sub, Cow::Owned(full)))
+}
+
+/// Why `redis.call` refuses a command before running it (the texts of Redis's scriptCall).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScriptRefusal {
+    Unknown,
+    Arity,
+    NoScript,
+    WriteInReadOnly,
+}
+
+impl ScriptRefusal {
+    pub fn text(self) -> &'static str {
+        match self {
+            ScriptRefusal::Unknown => "Unknown Redis command called from script",
+            ScriptRefusal::Arity => "Wrong number of args calling Redis command from script",
+            ScriptRefusal::NoScript => "This Redis command is not allowed from script",
+            ScriptRefusal::WriteInReadOnly => {
+                "Write commands are not allowed from read-only scripts."
+            }
+        }
+    }
+}
+
+/// `resolve` for `redis.call`: the command and its parent (for a subcommand), or why a script
+/// may not run it. `read_only`: the script may not write (EVAL_RO, a `no-writes` script).
+/// `deny_disabled`: DEBUG SET-DISABLE-DENY-SCRIPTS lets noscript commands through.
+pub fn resolve_in_script(
+    args: &[Bytes],
+    read_only: bool,
+    deny_disabled: bool,
+) -> Result<(&'static Command, Option<&'static Command>), ScriptRefusal> {
+    let top = lookup(&args[0]).ok_or(ScriptRefusal::Unknown)?;
+    let (cmd, parent) = if top.subcommands.is_empty() || args.len() < 2 {
+        (top, None)
+    } else {
+        let sub = lookup_sub(top, &args[1]).ok_or(ScriptRefusal::Unknown)?;
+        (sub, Some(top))
+    };
+    if !cmd.arity_ok(args.len()) {
+        return Err(ScriptRefusal::Arity);
+    }
+    if cmd.has(flags::NOSCRIPT) && !deny_disabled {
+        return Err(ScriptRefusal::NoScript);
+    }
+    // Redis counts may-replicate commands (PFCOUNT, which may rewrite its cache) as writes here.
+    if cmd.has(flags::WRITE | flags::MAY_REPLICATE) && read_only {
+        return Err(ScriptRefusal::WriteInReadOnly);
+    }
+    Ok((cmd, parent))
+}
