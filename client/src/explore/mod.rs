@@ -98,6 +98,7 @@ mod schedule;
 mod strategy;
 mod target;
 mod transport;
+mod vclock;
 mod view;
 
 pub use explorer::Replay;

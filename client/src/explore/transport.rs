@@ -27,6 +27,9 @@ pub(crate) struct Slot {
     pub waiting: bool,
     /// The connection failed (a crash or a fault closed it): why.
     pub closed: Option<String>,
+    /// Counts the batches sent; a reply held back for an earlier batch (one the client gave
+    /// up on, its timeout having fired) is dropped when it arrives.
+    pub batch_no: u64,
 }
 
 impl Slot {
@@ -71,6 +74,7 @@ impl Transport for ParkedTransport {
         Box::pin(Exchange {
             slot: &self.slot,
             commands: Some(commands),
+            batch_no: None,
         })
     }
 }
@@ -78,6 +82,26 @@ impl Transport for ParkedTransport {
 struct Exchange<'a> {
     slot: &'a Mutex<Slot>,
     commands: Option<Vec<Vec<Vec<u8>>>>,
+    /// The batch this exchange parked, while it waits for its replies.
+    batch_no: Option<u64>,
+}
+
+/// A client that stops waiting (its `timeout` fired, a `select!` took another branch)
+/// drops the exchange: the commands not sent yet are never sent, and a reply still on its
+/// way is dropped when it arrives, as a multiplexed connection drops the reply of a
+/// request nobody awaits any more.
+impl Drop for Exchange<'_> {
+    fn drop(&mut self) {
+        if let Some(n) = self.batch_no {
+            let mut s = lock(self.slot);
+            if s.batch_no == n && s.waiting {
+                s.waiting = false;
+                s.batch.clear();
+                s.next = 0;
+                s.replies.clear();
+            }
+        }
+    }
 }
 
 impl Future for Exchange<'_> {
@@ -90,6 +114,8 @@ impl Future for Exchange<'_> {
             return Poll::Ready(Err(Error::Connection(why.clone())));
         }
         if let Some(commands) = this.commands.take() {
+            s.batch_no += 1;
+            this.batch_no = Some(s.batch_no);
             s.replies.clear();
             s.replies.reserve(commands.len());
             s.batch = commands;
@@ -100,6 +126,7 @@ impl Future for Exchange<'_> {
         if s.waiting {
             return Poll::Pending;
         }
+        this.batch_no = None;
         Poll::Ready(Ok(std::mem::take(&mut s.replies)))
     }
 }
