@@ -38,6 +38,7 @@ pub(crate) enum Status {
 struct Held {
     client: usize,
     batch_no: u64,
+    index: usize,
     at: i64,
     value: Value,
 }
@@ -49,6 +50,8 @@ pub(crate) struct ClientRun {
     pub result: Option<Box<dyn Outcome>>,
     pub crashed_at: Option<i64>,
     pub commands: usize,
+    /// The command of a Blocked client: (batch, index).
+    blocked_on: Option<(u64, usize)>,
 }
 
 /// Picks the next step.
@@ -174,6 +177,7 @@ impl<'s> Executor<'s> {
                 result: None,
                 crashed_at: None,
                 commands: 0,
+                blocked_on: None,
             });
         }
         for i in 0..self.clients.len() {
@@ -307,15 +311,7 @@ impl<'s> Executor<'s> {
             }
             let h = self.held.swap_remove(k);
             let text = self.rows.is_some().then(|| value_text(&h.value));
-            let delivered = {
-                let mut s = lock(&self.clients[h.client].slot);
-                if s.waiting && s.batch_no == h.batch_no && s.closed.is_none() {
-                    s.reply(h.value);
-                    Some(!s.waiting)
-                } else {
-                    None
-                }
-            };
+            let delivered = lock(&self.clients[h.client].slot).reply(h.batch_no, h.index, h.value);
             if let Some(text) = text {
                 let what = if delivered.is_some() {
                     "(the reply arrives)"
@@ -324,15 +320,12 @@ impl<'s> Executor<'s> {
                 };
                 self.row(Some(h.client), what.into(), text);
             }
-            if let Some(done) = delivered {
-                if matches!(self.clients[h.client].status, Status::Waiting(_)) {
-                    self.clients[h.client].status = Status::Runnable;
+            if delivered == Some(true) {
+                if let Some(v) = self.poll(h.client) {
+                    self.pending_panic(v);
                 }
-                if done {
-                    if let Some(v) = self.poll(h.client) {
-                        self.pending_panic(v);
-                    }
-                }
+            } else {
+                self.settle(h.client);
             }
         }
         for i in 0..self.clients.len() {
@@ -367,11 +360,14 @@ impl<'s> Executor<'s> {
                                 reply: value_text(&v),
                             });
                         }
-                        lock(&self.clients[i].slot).reply(v);
+                        if let Some((no, index)) = self.clients[i].blocked_on.take() {
+                            lock(&self.clients[i].slot).reply(no, index, v);
+                        }
                         self.clients[i].status = Status::Runnable;
                         if let Some(v) = self.poll(i) {
                             self.pending_panic(v);
                         }
+                        self.settle(i);
                     }
                 }
                 _ => {}
@@ -461,12 +457,8 @@ impl<'s> Executor<'s> {
             }
         }
         self.last = Some(i as u8);
-        let (command, batch_no) = {
-            let mut s = lock(&self.clients[i].slot);
-            let n = s.batch_no;
-            (s.take_next(), n)
-        };
-        let Some(command) = command else {
+        let next = lock(&self.clients[i].slot).take_next();
+        let Some((batch_no, index, command)) = next else {
             return Err(format!("client {} has no command parked", i));
         };
         let text = self.rows.is_some().then(|| command_text(&command));
@@ -497,22 +489,21 @@ impl<'s> Executor<'s> {
                 self.held.push(Held {
                     client: i,
                     batch_no,
+                    index,
                     at,
                     value: v,
                 });
-                self.clients[i].status = Status::Waiting(at);
+                self.settle(i);
             }
             Exec::Reply(v) => {
-                let done = {
-                    let mut s = lock(&self.clients[i].slot);
-                    s.reply(v);
-                    !s.waiting
-                };
-                if done {
+                let done = lock(&self.clients[i].slot).reply(batch_no, index, v);
+                if done == Some(true) {
                     if let Some(v) = self.poll(i) {
                         // A panicking client is reported through the next check.
                         self.pending_panic(v);
                     }
+                } else {
+                    self.settle(i);
                 }
             }
             Exec::Closed(why) => {
@@ -521,7 +512,10 @@ impl<'s> Executor<'s> {
                     self.pending_panic(v);
                 }
             }
-            Exec::Blocked => self.clients[i].status = Status::Blocked,
+            Exec::Blocked => {
+                self.clients[i].status = Status::Blocked;
+                self.clients[i].blocked_on = Some((batch_no, index));
+            }
         }
         Ok(())
     }
@@ -621,6 +615,48 @@ impl<'s> Executor<'s> {
         self.panicked = Some(v);
     }
 
+    /// What a live client waits for after a poll or a reply: to send (it has a command
+    /// out), a held reply, or a timer.
+    fn settle(&mut self, i: usize) {
+        let c = &self.clients[i];
+        if c.fut.is_none() || matches!(c.status, Status::Blocked | Status::Paused(_)) {
+            return;
+        }
+        let s = lock(&c.slot);
+        let status = if s.has_next() {
+            Status::Runnable
+        } else if let Some(at) = self
+            .held
+            .iter()
+            .filter(|h| h.client == i && s.is_open(h.batch_no))
+            .map(|h| h.at)
+            .min()
+        {
+            Status::Waiting(at)
+        } else {
+            Status::Sleeping
+        };
+        drop(s);
+        self.clients[i].status = status;
+    }
+
+    /// A spawned task would run only when the explorer lets time pass, outside the
+    /// schedule: refused clearly.
+    fn spawn_check(&mut self, i: usize) -> Option<Violation> {
+        if self.vclock.spawned_tasks() == 0 {
+            return None;
+        }
+        Some(Violation::new(
+            usize::MAX,
+            "client spawned a task",
+            format!(
+                "client {} spawned a task (tokio::spawn); the explorer drives each client's own future only: run concurrent work inside it with join! or select! (for a lock watchdog, Lock::keep_alive)",
+                self.sc.client_name(i)
+            ),
+            self.step,
+        ))
+    }
+
     /// Polls a client until it parks a command or finishes; a panic becomes a violation.
     fn poll(&mut self, i: usize) -> Option<Violation> {
         let c = &mut self.clients[i];
@@ -633,27 +669,11 @@ impl<'s> Executor<'s> {
                 c.result = Some(r);
                 c.status = Status::Done;
                 c.fut = None;
-                None
+                self.spawn_check(i)
             }
             Ok(Poll::Pending) => {
-                let (waiting, batch_no) = {
-                    let s = lock(&c.slot);
-                    (s.waiting, s.batch_no)
-                };
-                c.status = if !waiting {
-                    Status::Sleeping
-                } else if let Some(h) = self
-                    .held
-                    .iter()
-                    .find(|h| h.client == i && h.batch_no == batch_no)
-                {
-                    Status::Waiting(h.at)
-                } else if c.status == Status::Blocked {
-                    Status::Blocked
-                } else {
-                    Status::Runnable
-                };
-                None
+                self.settle(i);
+                self.spawn_check(i)
             }
             Err(panic) => {
                 c.status = Status::Done;

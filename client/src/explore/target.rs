@@ -228,6 +228,8 @@ pub(crate) struct RealTarget {
     conns: Vec<Option<Conn>>,
     observer: Option<Conn>,
     started: Instant,
+    /// The schedule's time so far: clock advances keep real time this far from `started`.
+    schedule_ms: u64,
 }
 
 struct Conn {
@@ -276,12 +278,32 @@ impl RealTarget {
             conns: Vec::new(),
             observer: None,
             started: Instant::now(),
+            schedule_ms: 0,
         }
     }
 }
 
 fn args(a: &[&str]) -> Vec<Vec<u8>> {
     a.iter().map(|s| s.as_bytes().to_vec()).collect()
+}
+
+/// Waits for the system clock to tick over a millisecond and returns that moment: a
+/// schedule started there reads whole milliseconds on the server the way it does in-process.
+fn just_after_a_millisecond() -> Instant {
+    let ms_of = |t: std::time::SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0)
+    };
+    let first = ms_of(std::time::SystemTime::now());
+    let give_up = Instant::now() + Duration::from_millis(5);
+    loop {
+        let now = Instant::now();
+        if ms_of(std::time::SystemTime::now()) != first || now > give_up {
+            return now;
+        }
+        std::hint::spin_loop();
+    }
 }
 
 impl Target for RealTarget {
@@ -301,7 +323,8 @@ impl Target for RealTarget {
         for _ in 0..clients {
             self.conns.push(Some(Conn::open(self.addr)?));
         }
-        self.started = Instant::now();
+        self.started = just_after_a_millisecond();
+        self.schedule_ms = 0;
         Ok(())
     }
 
@@ -327,8 +350,16 @@ impl Target for RealTarget {
         None
     }
 
+    /// Sleeps until the schedule's time since the start, not for `ms` more: the time the
+    /// commands themselves took does not pile up, so the server's clock stays within a
+    /// fraction of a millisecond of the explorer's and TTLs read the same.
     fn advance(&mut self, ms: u64) {
-        std::thread::sleep(Duration::from_millis(ms));
+        self.schedule_ms += ms;
+        let due = self.started + Duration::from_millis(self.schedule_ms);
+        let now = Instant::now();
+        if due > now {
+            std::thread::sleep(due - now);
+        }
     }
 
     fn elapsed_ms(&self) -> i64 {

@@ -67,6 +67,8 @@ pub(crate) struct VirtualClock {
     wakes: Vec<Arc<ClientWake>>,
     wakers: Vec<Waker>,
     base: Instant,
+    /// Virtual ms since `base`, as of the last move (only the moves below change it).
+    now_ms: i64,
 }
 
 impl VirtualClock {
@@ -86,11 +88,22 @@ impl VirtualClock {
             wakes: Vec::new(),
             wakers: Vec::new(),
             base,
+            now_ms: 0,
         }
+    }
+
+    /// Tasks a client spawned (`tokio::spawn`) that are still alive.
+    pub fn spawned_tasks(&self) -> usize {
+        self.rt.metrics().num_alive_tasks()
     }
 
     /// A new schedule with `clients` clients starts now.
     pub fn reset(&mut self, clients: usize) {
+        if self.spawned_tasks() > 0 {
+            // A client of the last schedule spawned a task: drop it with its runtime.
+            let fresh = VirtualClock::new();
+            self.rt = fresh.rt;
+        }
         while self.wakes.len() < clients {
             let w = Arc::new(ClientWake {
                 woken: AtomicBool::new(false),
@@ -104,6 +117,7 @@ impl VirtualClock {
         }
         let _g = self.rt.enter();
         self.base = Instant::now();
+        self.now_ms = 0;
     }
 
     /// Runs `f` (a poll of client `i`) inside the runtime, with client `i`'s waker.
@@ -121,25 +135,33 @@ impl VirtualClock {
 
     /// Virtual time since the schedule started, in ms.
     pub fn elapsed_ms(&self) -> i64 {
+        self.now_ms
+    }
+
+    fn read_now(&mut self) {
         let _g = self.rt.enter();
-        (Instant::now() - self.base).as_millis() as i64
+        self.now_ms = (Instant::now() - self.base).as_millis() as i64;
     }
 
     /// Moves virtual time forward by `ms`; the timers due fire.
-    pub fn advance(&self, ms: u64) {
+    pub fn advance(&mut self, ms: u64) {
         self.rt
             .block_on(tokio::time::advance(Duration::from_millis(ms)));
+        self.read_now();
     }
 
     /// Lets virtual time run until a client's timer fires, or for `limit` at most; true if
     /// a timer fired.
-    pub fn run_to_next_timer(&self, limit: Duration) -> bool {
+    pub fn run_to_next_timer(&mut self, limit: Duration) -> bool {
         let wait = WaitFire {
             shared: self.shared.clone(),
             start: self.shared.fires.load(Ordering::Acquire),
         };
-        self.rt
-            .block_on(async { tokio::time::timeout(limit, wait).await.is_ok() })
+        let fired = self
+            .rt
+            .block_on(async { tokio::time::timeout(limit, wait).await.is_ok() });
+        self.read_now();
+        fired
     }
 }
 
