@@ -52,6 +52,14 @@ impl Connection {
             .into_result()
     }
 
+    /// Sends raw commands as one batch; each reply is returned as is (errors included).
+    pub async fn exchange(&self, commands: Vec<Vec<Vec<u8>>>) -> Result<Vec<Value>> {
+        if commands.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.transport.exchange(commands).await
+    }
+
     /// Runs a batch in one round trip; each reply is returned as is (errors included).
     pub async fn pipeline(&self, pipeline: &Pipeline) -> Result<Vec<Value>> {
         if pipeline.commands.is_empty() {

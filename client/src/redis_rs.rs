@@ -169,3 +169,153 @@ impl redis::aio::ConnectionLike for AsyncEngineConnection {
         0
     }
 }
+
+/// A redis-rs async connection over any redlab [`Connection`](crate::Connection): the
+/// explorer's scheduled connections (`Scenario::redis_client`), an in-process engine, or
+/// TCP. Cheap to clone, like redis-rs's `MultiplexedConnection`: clones share the
+/// connection.
+///
+/// Each command redis-rs packs is one command on the connection; a pipeline's commands go
+/// as one batch (under the explorer, each is a scheduling point, and a MULTI/EXEC block is
+/// atomic on the server as it is on Redis). Replies go through redis-rs's own parser, so
+/// errors come out as redis-rs reports them (NOSCRIPT as `ServerErrorKind::NoScript`, so
+/// `Script::invoke_async` loads the script and retries), and a closed connection is an I/O
+/// error.
+#[derive(Clone)]
+pub struct RedisConnection {
+    conn: crate::Connection,
+}
+
+impl RedisConnection {
+    pub fn new(conn: crate::Connection) -> RedisConnection {
+        RedisConnection { conn }
+    }
+
+    /// The redlab connection underneath.
+    pub fn connection(&self) -> &crate::Connection {
+        &self.conn
+    }
+
+    async fn run(&self, packed: &[u8]) -> RedisResult<Vec<Value>> {
+        let commands: Vec<Vec<Vec<u8>>> = split_commands(packed)?
+            .into_iter()
+            .map(|c| c.into_iter().map(|a| a.to_vec()).collect())
+            .collect();
+        let n = commands.len();
+        let values = self
+            .conn
+            .exchange(commands)
+            .await
+            .map_err(|e| redis::RedisError::from(std::io::Error::other(e.to_string())))?;
+        let mut bytes = Vec::new();
+        for v in &values {
+            encode_value(v, &mut bytes);
+        }
+        parse_values(&bytes, n)
+    }
+}
+
+impl From<crate::Connection> for RedisConnection {
+    fn from(conn: crate::Connection) -> RedisConnection {
+        RedisConnection::new(conn)
+    }
+}
+
+impl redis::aio::ConnectionLike for RedisConnection {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a redis::Cmd) -> redis::RedisFuture<'a, Value> {
+        Box::pin(async move {
+            let mut values = self.run(&cmd.get_packed_command()).await?;
+            if values.is_empty() {
+                return Err(redis::RedisError::from((
+                    redis::ErrorKind::Client,
+                    "empty command",
+                )));
+            }
+            values.remove(0).extract_error()
+        })
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisFuture<'a, Vec<Value>> {
+        Box::pin(async move {
+            select(
+                self.run(&pipeline.get_packed_pipeline()).await?,
+                offset,
+                count,
+            )
+        })
+    }
+
+    fn get_db(&self) -> i64 {
+        0
+    }
+}
+
+/// A reply as RESP bytes (RESP3 types in their RESP3 form), for redis-rs's parser.
+fn encode_value(v: &crate::Value, out: &mut Vec<u8>) {
+    use crate::Value as V;
+    use std::io::Write;
+    let bulk = |out: &mut Vec<u8>, b: &[u8]| {
+        let _ = write!(out, "${}\r\n", b.len());
+        out.extend_from_slice(b);
+        out.extend_from_slice(b"\r\n");
+    };
+    match v {
+        V::Nil => out.extend_from_slice(b"$-1\r\n"),
+        V::Int(n) => {
+            let _ = write!(out, ":{}\r\n", n);
+        }
+        V::Bulk(b) => bulk(out, b),
+        V::Status(s) => {
+            let _ = write!(out, "+{}\r\n", s);
+        }
+        V::Error { code, message } => {
+            if message.is_empty() {
+                let _ = write!(out, "-{}\r\n", code);
+            } else {
+                let _ = write!(out, "-{} {}\r\n", code, message);
+            }
+        }
+        V::Array(items) | V::Set(items) | V::Push(items) => {
+            let tag = match v {
+                V::Set(_) => '~',
+                V::Push(_) => '>',
+                _ => '*',
+            };
+            let _ = write!(out, "{}{}\r\n", tag, items.len());
+            for i in items {
+                encode_value(i, out);
+            }
+        }
+        V::Map(pairs) => {
+            let _ = write!(out, "%{}\r\n", pairs.len());
+            for (k, v) in pairs {
+                encode_value(k, out);
+                encode_value(v, out);
+            }
+        }
+        V::Double(d) => {
+            let text = if d.is_nan() {
+                "nan".to_string()
+            } else if d.is_infinite() {
+                if *d > 0.0 { "inf" } else { "-inf" }.to_string()
+            } else {
+                d.to_string()
+            };
+            let _ = write!(out, ",{}\r\n", text);
+        }
+        V::Bool(b) => out.extend_from_slice(if *b { b"#t\r\n" } else { b"#f\r\n" }),
+        V::BigNumber(s) => {
+            let _ = write!(out, "({}\r\n", s);
+        }
+        V::Verbatim { format, text } => {
+            let _ = write!(out, "={}\r\n{}:", text.len() + 4, format);
+            out.extend_from_slice(text);
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+}

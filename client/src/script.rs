@@ -4,22 +4,55 @@
 //! the next EVALSHA gets NOSCRIPT. `invoke` then loads the script and retries once. It is
 //! never used inside a pipeline, where the failed call cannot be retried in place.
 
+use std::cell::RefCell;
+use std::sync::Arc;
+
 use crate::connection::{arg, Connection};
 use crate::error::{Error, Result};
 use crate::value::Value;
 
+/// A script and its SHA1; cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Script {
-    body: String,
-    sha: String,
+    body: Arc<str>,
+    sha: Arc<str>,
+}
+
+/// Scripts made lately on this thread. Code under test builds its pattern objects again
+/// and again (the explorer re-runs every client for each of thousands of schedules), and
+/// hashing a 2 KB body each time cost more than running the script. Entries are found by
+/// the body's address and length and confirmed by comparing the text, so a body freed and
+/// another allocated at its address never gets a stale hash.
+const CACHED: usize = 32;
+
+thread_local! {
+    static RECENT: RefCell<Vec<(usize, Script)>> = const { RefCell::new(Vec::new()) };
 }
 
 impl Script {
     pub fn new(body: &str) -> Script {
-        Script {
-            body: body.to_string(),
-            sha: sha1_smol::Sha1::from(body).digest().to_string(),
+        let addr = body.as_ptr() as usize;
+        let hit = RECENT.with(|r| {
+            r.borrow()
+                .iter()
+                .find(|(a, s)| *a == addr && *s.body == *body)
+                .map(|(_, s)| s.clone())
+        });
+        if let Some(s) = hit {
+            return s;
         }
+        let s = Script {
+            body: Arc::from(body),
+            sha: Arc::from(sha1_smol::Sha1::from(body).digest().to_string()),
+        };
+        RECENT.with(|r| {
+            let mut r = r.borrow_mut();
+            if r.len() >= CACHED {
+                r.remove(0);
+            }
+            r.push((addr, s.clone()));
+        });
+        s
     }
 
     /// The SHA1 of the body, lower-case hex, as SCRIPT LOAD returns it.
@@ -38,12 +71,16 @@ impl Script {
         keys: &[K],
         args: &[A],
     ) -> Result<Value> {
-        let mut command = vec![arg("EVALSHA"), arg(&self.sha), arg(keys.len().to_string())];
+        let mut command = vec![
+            arg("EVALSHA"),
+            arg(self.sha.as_bytes()),
+            arg(keys.len().to_string()),
+        ];
         command.extend(keys.iter().map(arg));
         command.extend(args.iter().map(arg));
         match conn.cmd(&command).await {
             Err(Error::Redis { code, .. }) if code == "NOSCRIPT" => {
-                conn.cmd(&["SCRIPT", "LOAD", &self.body]).await?;
+                conn.cmd(&["SCRIPT", "LOAD", &*self.body]).await?;
                 conn.cmd(&command).await
             }
             other => other,

@@ -27,6 +27,7 @@ pub mod numfmt;
 pub mod reply;
 pub mod rng;
 pub mod session;
+pub mod snapshot;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod test_support;
@@ -38,3 +39,4 @@ pub use faults::Faults;
 pub use net::server::{Server, ServerBuilder};
 pub use reply::Reply;
 pub use session::ConnId;
+pub use snapshot::Snapshot;

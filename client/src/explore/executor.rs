@@ -7,15 +7,18 @@
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
+use std::task::Poll;
+use std::time::Duration;
 
 use super::report::{command_text, value_text, Row, Violation};
 use super::scenario::{ClientFuture, Outcome, Scenario};
 use super::schedule::Choice;
-use super::target::{Exec, Target, OBSERVER};
+use super::target::{Exec, Target};
 use super::transport::{lock, ParkedTransport, SharedSlot, Slot};
+use super::vclock::{VirtualClock, NO_TIMER_LIMIT};
 use super::view::View;
 use crate::connection::Connection;
+use crate::value::Value;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Status {
@@ -23,8 +26,21 @@ pub(crate) enum Status {
     /// Paused until this server time (ms since the start).
     Paused(i64),
     Blocked,
+    /// Awaiting a timer (or something else that is not its connection).
+    Sleeping,
+    /// Its command ran; the reply reaches it at this virtual time (ms since the start).
+    Waiting(i64),
     Crashed,
     Done,
+}
+
+/// A reply on its way to a client (`Choice::Delay`).
+struct Held {
+    client: usize,
+    batch_no: u64,
+    index: usize,
+    at: i64,
+    value: Value,
 }
 
 pub(crate) struct ClientRun {
@@ -34,6 +50,8 @@ pub(crate) struct ClientRun {
     pub result: Option<Box<dyn Outcome>>,
     pub crashed_at: Option<i64>,
     pub commands: usize,
+    /// The command of a Blocked client: (batch, index).
+    blocked_on: Option<(u64, usize)>,
 }
 
 /// Picks the next step.
@@ -62,7 +80,15 @@ pub(crate) struct Executor<'s> {
     pause_used: Vec<bool>,
     crash_used: Vec<bool>,
     fault_used: Vec<bool>,
+    delay_used: Vec<bool>,
     clock_used: usize,
+    timer_used: usize,
+    /// Time passages the run made on its own (nobody could send), for the step limit.
+    idle_steps: usize,
+    held: Vec<Held>,
+    vclock: VirtualClock,
+    /// Virtual ms already applied to the target's clock.
+    synced_ms: i64,
     preemptions: usize,
     last: Option<u8>,
     step: usize,
@@ -85,7 +111,13 @@ impl<'s> Executor<'s> {
             pause_used: Vec::new(),
             crash_used: Vec::new(),
             fault_used: Vec::new(),
+            delay_used: Vec::new(),
             clock_used: 0,
+            timer_used: 0,
+            idle_steps: 0,
+            held: Vec::new(),
+            vclock: VirtualClock::new(),
+            synced_ms: 0,
             preemptions: 0,
             last: None,
             step: 0,
@@ -108,7 +140,14 @@ impl<'s> Executor<'s> {
         self.crash_used.resize(sc.crashes.len(), false);
         self.fault_used.clear();
         self.fault_used.resize(sc.faults.len(), false);
+        self.delay_used.clear();
+        self.delay_used.resize(sc.delays.len(), false);
         self.clock_used = 0;
+        self.timer_used = 0;
+        self.idle_steps = 0;
+        self.held.clear();
+        self.synced_ms = 0;
+        self.vclock.reset(sc.clients.len());
         self.preemptions = 0;
         self.last = None;
         self.step = 0;
@@ -121,13 +160,8 @@ impl<'s> Executor<'s> {
             steps,
         };
 
-        if let Err(e) = self.target.reset(sc.clients.len()) {
+        if let Err(e) = self.target.reset(sc.clients.len(), &sc.setup) {
             return end(None, Some(format!("the target failed: {}", e)), 0);
-        }
-        for command in &sc.setup {
-            if let Exec::Closed(why) = self.target.exec(OBSERVER, command.clone()) {
-                return end(None, Some(format!("setup failed: {}", why)), 0);
-            }
         }
         for f in &sc.before_each {
             f();
@@ -143,6 +177,7 @@ impl<'s> Executor<'s> {
                 result: None,
                 crashed_at: None,
                 commands: 0,
+                blocked_on: None,
             });
         }
         for i in 0..self.clients.len() {
@@ -152,7 +187,7 @@ impl<'s> Executor<'s> {
         }
 
         loop {
-            if self.step >= sc.max_steps {
+            if self.step + self.idle_steps >= sc.max_steps {
                 let v = Violation::new(
                     usize::MAX,
                     "step limit",
@@ -167,32 +202,17 @@ impl<'s> Executor<'s> {
             self.wake();
             self.collect_enabled();
             if !self.enabled.first().is_some_and(Choice::is_run) {
-                // Nobody can send: let paused clients' time pass, or the run is over.
-                let wake_at = self
-                    .clients
-                    .iter()
-                    .filter_map(|c| {
-                        if let Status::Paused(t) = c.status {
-                            Some(t)
-                        } else {
-                            None
-                        }
-                    })
-                    .min();
-                match wake_at {
-                    Some(t) => {
-                        let now = self.target.elapsed_ms();
-                        let ms = (t - now).max(0) as u64;
-                        self.target.advance(ms);
-                        self.row(
-                            None,
-                            format!("clock +{} ms (a pause ends)", ms),
-                            String::new(),
-                        );
-                        continue;
-                    }
-                    None => break,
+                // Nobody can send: let time pass to the next timer, the end of a pause or a
+                // reply's arrival, or the run is over.
+                let sleeping = self.clients.iter().any(|c| c.status == Status::Sleeping);
+                if self.next_deadline().is_none() && !sleeping {
+                    break;
                 }
+                self.idle_steps += 1;
+                if let Some(v) = self.pass_time("time passes") {
+                    return end(Some(v), None, self.step);
+                }
+                continue;
             }
             let Some(choice) = chooser.choose(self.step, &self.enabled, self.last) else {
                 return end(
@@ -212,12 +232,123 @@ impl<'s> Executor<'s> {
         end(v, None, self.step)
     }
 
-    /// Resumes paused clients whose time has come and blocked ones that got their reply.
+    /// The earliest end of a pause or arrival of a held reply, in virtual ms.
+    fn next_deadline(&self) -> Option<i64> {
+        let paused = self.clients.iter().filter_map(|c| match c.status {
+            Status::Paused(t) => Some(t),
+            _ => None,
+        });
+        paused.chain(self.held.iter().map(|h| h.at)).min()
+    }
+
+    /// Lets virtual time run to the next timed event (a client's timer, the end of a pause,
+    /// a held reply's arrival) and applies it to the server's clock. A client that sleeps
+    /// while no timer is set awaits something the explorer cannot drive: a violation.
+    fn pass_time(&mut self, label: &str) -> Option<Violation> {
+        let now = self.vclock.elapsed_ms();
+        let deadline = self.next_deadline();
+        let limit = deadline.map_or(NO_TIMER_LIMIT, |t| {
+            Duration::from_millis((t - now).max(0) as u64)
+        });
+        let fired = self.vclock.run_to_next_timer(limit);
+        self.sync_clock();
+        let passed = self.vclock.elapsed_ms() - now;
+        if !fired && deadline.is_none() {
+            let who = self
+                .clients
+                .iter()
+                .position(|c| c.status == Status::Sleeping)
+                .map_or("?", |i| self.sc.client_name(i));
+            return Some(Violation::new(
+                usize::MAX,
+                "client waits on something else",
+                format!(
+                    "client {} awaits neither its connection nor a timer (a channel, a spawned task, real I/O?); the explorer drives connection commands and tokio timers only",
+                    who
+                ),
+                self.step,
+            ));
+        }
+        if self.rows.is_some() {
+            let woke: Vec<String> = (0..self.clients.len())
+                .filter(|&i| self.vclock.woken(i))
+                .map(|i| self.sc.client_name(i).to_string())
+                .collect();
+            let what = if woke.is_empty() {
+                format!("{}: +{} ms", label, passed)
+            } else {
+                format!("{}: +{} ms (timer of {})", label, passed, woke.join(", "))
+            };
+            self.row(None, what, String::new());
+        }
+        None
+    }
+
+    /// Moves the server clock to the virtual clock.
+    fn sync_clock(&mut self) {
+        let v = self.vclock.elapsed_ms();
+        if v > self.synced_ms {
+            self.target.advance((v - self.synced_ms) as u64);
+            self.synced_ms = v;
+        }
+    }
+
+    /// Moves virtual time and the server clock by `ms` (a clock step, a pause's end).
+    fn advance_both(&mut self, ms: u64) {
+        self.vclock.advance(ms);
+        self.sync_clock();
+    }
+
+    /// Delivers held replies that arrived, polls clients whose timer fired, resumes paused
+    /// clients whose time has come and blocked ones that got their reply.
     fn wake(&mut self) {
-        let now = self.target.elapsed_ms();
+        let now = self.vclock.elapsed_ms();
+        let mut k = 0;
+        while k < self.held.len() {
+            if self.held[k].at > now {
+                k += 1;
+                continue;
+            }
+            let h = self.held.swap_remove(k);
+            let text = self.rows.is_some().then(|| value_text(&h.value));
+            let delivered = lock(&self.clients[h.client].slot).reply(h.batch_no, h.index, h.value);
+            if let Some(text) = text {
+                let what = if delivered.is_some() {
+                    "(the reply arrives)"
+                } else {
+                    "(a late reply, dropped: nobody awaits it)"
+                };
+                self.row(Some(h.client), what.into(), text);
+            }
+            if delivered == Some(true) {
+                if let Some(v) = self.poll(h.client) {
+                    self.pending_panic(v);
+                }
+            } else {
+                self.settle(h.client);
+            }
+        }
+        for i in 0..self.clients.len() {
+            if matches!(
+                self.clients[i].status,
+                Status::Runnable | Status::Sleeping | Status::Waiting(_)
+            ) && self.vclock.woken(i)
+            {
+                if let Some(v) = self.poll(i) {
+                    self.pending_panic(v);
+                }
+            }
+        }
         for i in 0..self.clients.len() {
             match self.clients[i].status {
-                Status::Paused(t) if now >= t => self.clients[i].status = Status::Runnable,
+                Status::Paused(t) if now >= t => {
+                    self.clients[i].status = Status::Runnable;
+                    if self.vclock.woken(i) {
+                        if let Some(v) = self.poll(i) {
+                            self.pending_panic(v);
+                        }
+                    }
+                }
                 Status::Blocked => {
                     if let Some(v) = self.target.poll_blocked(i) {
                         if let Some(rows) = &mut self.rows {
@@ -229,11 +360,14 @@ impl<'s> Executor<'s> {
                                 reply: value_text(&v),
                             });
                         }
-                        lock(&self.clients[i].slot).reply(v);
+                        if let Some((no, index)) = self.clients[i].blocked_on.take() {
+                            lock(&self.clients[i].slot).reply(no, index, v);
+                        }
                         self.clients[i].status = Status::Runnable;
                         if let Some(v) = self.poll(i) {
                             self.pending_panic(v);
                         }
+                        self.settle(i);
                     }
                 }
                 _ => {}
@@ -261,6 +395,16 @@ impl<'s> Executor<'s> {
                 self.enabled.push(Choice::Advance(ms));
             }
         }
+        if self.timer_used < sc.max_timer_steps
+            && (!self.held.is_empty() || self.clients.iter().any(|c| c.status == Status::Sleeping))
+        {
+            self.enabled.push(Choice::Timer);
+        }
+        for (k, &(i, ms)) in sc.delays.iter().enumerate() {
+            if !self.delay_used[k] && self.clients[i as usize].status == Status::Runnable {
+                self.enabled.push(Choice::Delay(i, ms));
+            }
+        }
         for (k, &(i, ms)) in sc.pauses.iter().enumerate() {
             if !self.pause_used[k] && self.clients[i as usize].status == Status::Runnable {
                 self.enabled.push(Choice::Pause(i, ms));
@@ -270,7 +414,11 @@ impl<'s> Executor<'s> {
             if !self.crash_used[k]
                 && matches!(
                     self.clients[i as usize].status,
-                    Status::Runnable | Status::Paused(_) | Status::Blocked
+                    Status::Runnable
+                        | Status::Paused(_)
+                        | Status::Blocked
+                        | Status::Sleeping
+                        | Status::Waiting(_)
                 )
             {
                 self.enabled.push(Choice::Crash(i));
@@ -289,74 +437,108 @@ impl<'s> Executor<'s> {
             .filter(|c| !matches!(c.status, Status::Done | Status::Crashed))
     }
 
+    /// Client `i` sends its next command; with `delay`, its reply is held back that long.
+    fn send(&mut self, i: u8, delay: Option<u32>) -> Result<(), String> {
+        let ok = self
+            .clients
+            .get(i as usize)
+            .is_some_and(|c| c.status == Status::Runnable);
+        if !ok {
+            return Err(format!(
+                "step {}: client {} cannot send now",
+                self.step + 1,
+                super::schedule::client_letter(i as usize)
+            ));
+        }
+        let i = i as usize;
+        if let Some(l) = self.last {
+            if l as usize != i && self.clients[l as usize].status == Status::Runnable {
+                self.preemptions += 1;
+            }
+        }
+        self.last = Some(i as u8);
+        let next = lock(&self.clients[i].slot).take_next();
+        let Some((batch_no, index, command)) = next else {
+            return Err(format!("client {} has no command parked", i));
+        };
+        let text = self.rows.is_some().then(|| command_text(&command));
+        self.clients[i].commands += 1;
+        let clock_ms = self.target.elapsed_ms();
+        let exec = self.target.exec(i, command);
+        let reply = match (&exec, delay) {
+            (Exec::Reply(v), Some(ms)) => self
+                .rows
+                .is_some()
+                .then(|| format!("(reply held {} ms: {})", ms, value_text(v))),
+            (Exec::Reply(v), None) => self.rows.is_some().then(|| value_text(v)),
+            (Exec::Closed(why), _) => Some(format!("(connection closed: {})", why)),
+            (Exec::Blocked, _) => Some("(blocked)".into()),
+        };
+        if let (Some(rows), Some(text)) = (&mut self.rows, text) {
+            rows.push(Row {
+                step: self.step + 1,
+                clock_ms,
+                client: Some(i),
+                what: text,
+                reply: reply.unwrap_or_default(),
+            });
+        }
+        match exec {
+            Exec::Reply(v) if delay.is_some() => {
+                let at = self.vclock.elapsed_ms() + delay.unwrap_or(0) as i64;
+                self.held.push(Held {
+                    client: i,
+                    batch_no,
+                    index,
+                    at,
+                    value: v,
+                });
+                self.settle(i);
+            }
+            Exec::Reply(v) => {
+                let done = lock(&self.clients[i].slot).reply(batch_no, index, v);
+                if done == Some(true) {
+                    if let Some(v) = self.poll(i) {
+                        // A panicking client is reported through the next check.
+                        self.pending_panic(v);
+                    }
+                } else {
+                    self.settle(i);
+                }
+            }
+            Exec::Closed(why) => {
+                lock(&self.clients[i].slot).close(&why);
+                if let Some(v) = self.poll(i) {
+                    self.pending_panic(v);
+                }
+            }
+            Exec::Blocked => {
+                self.clients[i].status = Status::Blocked;
+                self.clients[i].blocked_on = Some((batch_no, index));
+            }
+        }
+        Ok(())
+    }
+
     fn apply(&mut self, choice: Choice) -> Result<(), String> {
-        let now = self.target.elapsed_ms();
+        let now = self.vclock.elapsed_ms();
         match choice {
-            Choice::Run(i) => {
-                let ok = self
-                    .clients
-                    .get(i as usize)
-                    .is_some_and(|c| c.status == Status::Runnable);
-                if !ok {
-                    return Err(format!(
-                        "step {}: client {} cannot send now",
-                        self.step + 1,
-                        super::schedule::client_letter(i as usize)
-                    ));
+            Choice::Run(i) => self.send(i, None)?,
+            Choice::Delay(i, ms) => {
+                if let Some(k) = self.sc.delays.iter().position(|&(c, m)| c == i && m == ms) {
+                    self.delay_used[k] = true;
                 }
-                let i = i as usize;
-                if let Some(l) = self.last {
-                    if l as usize != i && self.clients[l as usize].status == Status::Runnable {
-                        self.preemptions += 1;
-                    }
-                }
-                self.last = Some(i as u8);
-                let Some(command) = lock(&self.clients[i].slot).take_next() else {
-                    return Err(format!("client {} has no command parked", i));
-                };
-                let text = self.rows.is_some().then(|| command_text(&command));
-                self.clients[i].commands += 1;
-                let exec = self.target.exec(i, command);
-                let reply = match &exec {
-                    Exec::Reply(v) => self.rows.is_some().then(|| value_text(v)),
-                    Exec::Closed(why) => Some(format!("(connection closed: {})", why)),
-                    Exec::Blocked => Some("(blocked)".into()),
-                };
-                if let (Some(rows), Some(text)) = (&mut self.rows, text) {
-                    rows.push(Row {
-                        step: self.step + 1,
-                        clock_ms: now,
-                        client: Some(i),
-                        what: text,
-                        reply: reply.unwrap_or_default(),
-                    });
-                }
-                match exec {
-                    Exec::Reply(v) => {
-                        let done = {
-                            let mut s = lock(&self.clients[i].slot);
-                            s.reply(v);
-                            !s.waiting
-                        };
-                        if done {
-                            if let Some(v) = self.poll(i) {
-                                // A panicking client is reported through the next check.
-                                self.pending_panic(v);
-                            }
-                        }
-                    }
-                    Exec::Closed(why) => {
-                        lock(&self.clients[i].slot).close(&why);
-                        if let Some(v) = self.poll(i) {
-                            self.pending_panic(v);
-                        }
-                    }
-                    Exec::Blocked => self.clients[i].status = Status::Blocked,
+                self.send(i, Some(ms))?;
+            }
+            Choice::Timer => {
+                self.timer_used += 1;
+                if let Some(v) = self.pass_time("timer") {
+                    self.pending_panic(v);
                 }
             }
             Choice::Advance(ms) => {
                 self.clock_used += 1;
-                self.target.advance(ms as u64);
+                self.advance_both(ms as u64);
                 self.row(None, format!("clock +{} ms", ms), String::new());
             }
             Choice::Pause(i, ms) => {
@@ -386,6 +568,7 @@ impl<'s> Executor<'s> {
                 if let Some(k) = self.sc.crashes.iter().position(|&c| c == i) {
                     self.crash_used[k] = true;
                 }
+                self.held.retain(|h| h.client != i as usize);
                 let c = &mut self.clients[i as usize];
                 c.status = Status::Crashed;
                 c.crashed_at = Some(now);
@@ -432,34 +615,65 @@ impl<'s> Executor<'s> {
         self.panicked = Some(v);
     }
 
+    /// What a live client waits for after a poll or a reply: to send (it has a command
+    /// out), a held reply, or a timer.
+    fn settle(&mut self, i: usize) {
+        let c = &self.clients[i];
+        if c.fut.is_none() || matches!(c.status, Status::Blocked | Status::Paused(_)) {
+            return;
+        }
+        let s = lock(&c.slot);
+        let status = if s.has_next() {
+            Status::Runnable
+        } else if let Some(at) = self
+            .held
+            .iter()
+            .filter(|h| h.client == i && s.is_open(h.batch_no))
+            .map(|h| h.at)
+            .min()
+        {
+            Status::Waiting(at)
+        } else {
+            Status::Sleeping
+        };
+        drop(s);
+        self.clients[i].status = status;
+    }
+
+    /// A spawned task would run only when the explorer lets time pass, outside the
+    /// schedule: refused clearly.
+    fn spawn_check(&mut self, i: usize) -> Option<Violation> {
+        if self.vclock.spawned_tasks() == 0 {
+            return None;
+        }
+        Some(Violation::new(
+            usize::MAX,
+            "client spawned a task",
+            format!(
+                "client {} spawned a task (tokio::spawn); the explorer drives each client's own future only: run concurrent work inside it with join! or select! (for a lock watchdog, Lock::keep_alive)",
+                self.sc.client_name(i)
+            ),
+            self.step,
+        ))
+    }
+
     /// Polls a client until it parks a command or finishes; a panic becomes a violation.
     fn poll(&mut self, i: usize) -> Option<Violation> {
         let c = &mut self.clients[i];
         let fut = c.fut.as_mut()?;
-        let mut cx = Context::from_waker(Waker::noop());
-        match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
+        let polled = self.vclock.poll_in(i, |cx| {
+            catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx)))
+        });
+        match polled {
             Ok(Poll::Ready(r)) => {
                 c.result = Some(r);
                 c.status = Status::Done;
                 c.fut = None;
-                None
+                self.spawn_check(i)
             }
             Ok(Poll::Pending) => {
-                if lock(&c.slot).waiting {
-                    c.status = Status::Runnable;
-                    return None;
-                }
-                c.status = Status::Done;
-                c.fut = None;
-                Some(Violation::new(
-                    usize::MAX,
-                    "client waits on something else",
-                    format!(
-                        "client {} awaited something other than its connection (a timer, a channel?); the explorer schedules connection commands only",
-                        self.sc.client_name(i)
-                    ),
-                    self.step,
-                ))
+                self.settle(i);
+                self.spawn_check(i)
             }
             Err(panic) => {
                 c.status = Status::Done;

@@ -225,6 +225,8 @@ impl Scenario {
             + self.pauses.len()
             + self.crashes.len()
             + self.faults.len()
+            + self.delays.len()
+            + self.max_timer_steps
             + self.max_clock_steps)
             .min(512);
         let schedules = Cell::new(0u64);
@@ -355,6 +357,8 @@ impl Scenario {
                 Status::Crashed => "crashed".into(),
                 Status::Blocked => "still blocked".into(),
                 Status::Paused(_) => "still paused".into(),
+                Status::Sleeping => "still sleeping".into(),
+                Status::Waiting(_) => "still waiting for a reply".into(),
                 Status::Runnable => "(had not finished)".into(),
             })
             .collect();

@@ -7,7 +7,37 @@
 //! after a GC pause, a pipelined batch racing an admin edit: each is correct alone and wrong
 //! in one order. The explorer finds that order.
 //!
-//! # Exploring your own code
+//! # Exploring code written with redis-rs
+//!
+//! With the `redis-rs` feature, `Scenario::redis_client` gives each logical client a
+//! [`RedisConnection`](crate::redis_rs::RedisConnection): `redis::aio::ConnectionLike`,
+//! `Clone` like a multiplexed connection. The function under test is the one you ship:
+//!
+//! ```ignore
+//! // (needs the `redis-rs` feature)
+//! async fn naive_max<C: redis::aio::ConnectionLike + Send + Sync>(c: &mut C, id: i64) -> redis::RedisResult<()> {
+//!     use redis::AsyncCommands;
+//!     let cur: Option<i64> = c.get("k").await?;
+//!     if id > cur.unwrap_or(0) {
+//!         let _: () = c.set("k", id).await?;
+//!     }
+//!     Ok(())
+//! }
+//!
+//! Scenario::new()
+//!     .setup(&[&["SET", "k", "100"]])
+//!     .redis_client("A", |mut c| async move { naive_max(&mut c, 150).await })
+//!     .redis_client("B", |mut c| async move { naive_max(&mut c, 120).await })
+//!     .invariant("ends at the maximum", |v: &mut View| !v.is_final() || v.get_int("k") == Some(150))
+//!     .exhaustive()
+//!     .assert_holds();
+//! ```
+//!
+//! Single commands, pipelines (each command a scheduling point; MULTI/EXEC stays atomic on
+//! the server), `redis::Script::invoke_async` with its NOSCRIPT fallback, and errors as
+//! redis-rs reports them. The same function then runs on a real redis-rs connection.
+//!
+//! # Exploring code written with redlab's `Connection`
 //!
 //! ```no_run
 //! use redlab_client::explore::{Scenario, View};
@@ -85,19 +115,47 @@
 //! `Scenario::real_redis(addr, sample)` confirms every counterexample there (the report
 //! says whether it reproduced) and replays a sample of passing schedules.
 //!
+//! # Timers on a virtual clock
+//!
+//! Clients may use `tokio::time::sleep`, `timeout`, `interval` and `tokio::time::Instant`:
+//! they run on a paused tokio clock that is also the server's clock, moved only by the
+//! schedule (clock steps, pause ends, timer steps), so a sleep never waits for real time and
+//! TTLs expire as the sleeping client expects. When no client can send, time runs to the
+//! next timer; `timer_steps(n)` also lets a timer fire while others could send (`t` in a
+//! schedule string, at most n per schedule). `delay_reply(client, d)` runs one command at
+//! once and holds its reply back for d (`dA200`), so a client's timeout can fire after its
+//! write landed; the late reply is dropped, as a multiplexed connection drops the reply of
+//! a request nobody awaits.
+//!
+//! What a client may not await: a spawned task (`tokio::spawn`; run concurrent work such as
+//! a lock watchdog inside the client with `select!` or `join!` — `Lock::keep_alive`), a
+//! channel fed from outside the client, real I/O or another thread. The explorer reports a
+//! client that spawns or that waits on something that is neither its connection nor a
+//! timer. Use `select!` with `biased;`: an unbiased select picks its branch at random.
+//!
+//! # Linearizability
+//!
+//! [`linearizable`]: record each operation's call and return in a `History` and check every
+//! schedule's history against a sequential model (`Scenario::linearizable`).
+//!
+//! # Runs
+//!
 //! The clients are closures over a [`Connection`](crate::Connection) and re-run from
-//! scratch for every schedule. Their futures are polled by hand: they may await only
-//! their connection (not timers or channels). Each schedule runs on a fresh engine with a
-//! manual clock starting at [`START_MS`].
+//! scratch for every schedule; their futures are polled by hand, one step at a time. Each
+//! schedule starts from a snapshot of the engine taken after the setup (data, scripts with
+//! their compiled Lua, clock at [`START_MS`], RNG), restored instead of building a new
+//! engine.
 
 mod executor;
 mod explorer;
+pub mod linearizable;
 mod report;
 mod scenario;
 mod schedule;
 mod strategy;
 mod target;
 mod transport;
+mod vclock;
 mod view;
 
 pub use explorer::Replay;

@@ -52,6 +52,8 @@ pub struct Scenario {
     pub(crate) invariants: Vec<(String, Invariant)>,
     pub(crate) clock_steps: Vec<u32>,
     pub(crate) max_clock_steps: usize,
+    pub(crate) max_timer_steps: usize,
+    pub(crate) delays: Vec<(u8, u32)>,
     pub(crate) pauses: Vec<(u8, u32)>,
     pub(crate) crashes: Vec<u8>,
     pub(crate) faults: Vec<Fault>,
@@ -76,6 +78,8 @@ impl Scenario {
             invariants: Vec::new(),
             clock_steps: Vec::new(),
             max_clock_steps: 0,
+            max_timer_steps: 0,
+            delays: Vec::new(),
             pauses: Vec::new(),
             crashes: Vec::new(),
             faults: Vec::new(),
@@ -144,6 +148,21 @@ impl Scenario {
         self
     }
 
+    /// A logical client written against redis-rs: the closure gets a
+    /// [`RedisConnection`](crate::redis_rs::RedisConnection), which implements
+    /// `redis::aio::ConnectionLike` and is `Clone` like a `MultiplexedConnection`, so a
+    /// function `async fn f<C: redis::aio::ConnectionLike>(c: &mut C, ..)` runs unchanged:
+    /// commands, pipelines, `Script::invoke_async` with its NOSCRIPT fallback.
+    #[cfg(feature = "redis-rs")]
+    pub fn redis_client<F, Fut, T>(self, name: &str, f: F) -> Scenario
+    where
+        F: Fn(crate::redis_rs::RedisConnection) -> Fut + 'static,
+        Fut: Future<Output = T> + 'static,
+        T: Outcome,
+    {
+        self.client(name, move |c| f(crate::redis_rs::RedisConnection::new(c)))
+    }
+
     /// A property checked after every step and once more when every client has finished
     /// (`View::is_final`). It reads the server through the observer connection.
     pub fn invariant<F, V>(mut self, name: &str, f: F) -> Scenario
@@ -162,6 +181,25 @@ impl Scenario {
         self.clock_steps
             .push(step.as_millis().min(u32::MAX as u128) as u32);
         self.max_clock_steps = self.max_clock_steps.max(max);
+        self
+    }
+
+    /// Lets schedules choose, at most `max` times per schedule, to let virtual time run to
+    /// the next timer while clients could still send: a client's `tokio::time::sleep`,
+    /// `timeout` or `interval` fires before the others' next commands. (When no client can
+    /// send, time runs to the next timer anyway, without counting.)
+    pub fn timer_steps(mut self, max: usize) -> Scenario {
+        self.max_timer_steps = max;
+        self
+    }
+
+    /// Lets schedules run one command of `client` with its reply held back for `delay` of
+    /// virtual time (a slow network), once per schedule: the command lands on the server at
+    /// once, and the client's own timeouts may fire before the reply arrives.
+    pub fn delay_reply(mut self, client: &str, delay: Duration) -> Scenario {
+        let i = self.index_of(client);
+        self.delays
+            .push((i, delay.as_millis().min(u32::MAX as u128) as u32));
         self
     }
 

@@ -3,7 +3,8 @@
 //! The string is what a failure prints and what a replay takes, so it is meant to be read
 //! and typed by a person: `ABAB` is "A, B, A, B each send their next command";
 //! `A+1500pB1500xAf0` mixes in a clock advance of 1500 ms, a 1500 ms pause of B, a crash
-//! of A and the first declared fault. Clients are letters by declaration order (A = the
+//! of A and the first declared fault; `t` lets virtual time run to the next timer, and
+//! `dA200` runs A's next command with its reply delayed by 200 ms. Clients are letters by declaration order (A = the
 //! first client, whatever its name).
 
 use std::fmt;
@@ -21,6 +22,13 @@ pub enum Choice {
     Crash(u8),
     /// The scenario's fault rule with this index is added to the server.
     Fault(u8),
+    /// Virtual time runs on to the next timed event — a client's timer (a
+    /// `tokio::time::sleep`, a `timeout`, an `interval` tick), a delayed reply or the end of
+    /// a pause — and it fires. The server clock moves with it.
+    Timer,
+    /// The client's next command runs on the server now, but its reply reaches the client
+    /// only after this many milliseconds (a slow network): its timeouts may fire first.
+    Delay(u8, u32),
 }
 
 impl Choice {
@@ -82,6 +90,8 @@ impl fmt::Display for Schedule {
                 Choice::Pause(i, ms) => write!(f, "p{}{}", client_letter(i as usize), ms)?,
                 Choice::Crash(i) => write!(f, "x{}", client_letter(i as usize))?,
                 Choice::Fault(j) => write!(f, "f{}", j)?,
+                Choice::Timer => write!(f, "t")?,
+                Choice::Delay(i, ms) => write!(f, "d{}{}", client_letter(i as usize), ms)?,
             }
         }
         Ok(())
@@ -146,6 +156,15 @@ impl std::str::FromStr for Schedule {
                     i += 1;
                     out.push(Choice::Crash(letter(&mut i)?));
                 }
+                b't' => {
+                    i += 1;
+                    out.push(Choice::Timer);
+                }
+                b'd' => {
+                    i += 1;
+                    let c = letter(&mut i)?;
+                    out.push(Choice::Delay(c, number(&mut i)?));
+                }
                 b'f' => {
                     i += 1;
                     let n = number(&mut i)?;
@@ -179,9 +198,11 @@ mod tests {
             Choice::Crash(0),
             Choice::Fault(3),
             Choice::Run(2),
+            Choice::Timer,
+            Choice::Delay(1, 250),
         ]);
         let text = s.to_string();
-        assert_eq!(text, "AB+1500pB200xAf3C");
+        assert_eq!(text, "AB+1500pB200xAf3CtdB250");
         assert_eq!(text.parse::<Schedule>().unwrap(), s);
         assert_eq!(
             "A B . A,B".parse::<Schedule>().unwrap().to_string(),

@@ -111,7 +111,7 @@ pub(crate) struct Pct {
 impl Pct {
     /// A fresh schedule: new priorities for `actors`, `depth - 1` change points in 0..len.
     pub fn new(rng: &mut Rng, clients: usize, faults: usize, depth: usize, len: usize) -> Pct {
-        let actors = 3 * clients + 1 + faults;
+        let actors = 4 * clients + 2 + faults;
         let d = depth.max(1) as u64;
         let prio = (0..actors).map(|_| d + (rng.next_u64() >> 8)).collect();
         let change_points = (1..depth.max(1)).map(|_| rng.below(len.max(1))).collect();
@@ -129,7 +129,9 @@ impl Pct {
             Choice::Advance(_) => n,
             Choice::Pause(i, _) => n + 1 + i as usize,
             Choice::Crash(i) => 2 * n + 1 + i as usize,
-            Choice::Fault(j) => 3 * n + 1 + j as usize,
+            Choice::Timer => 3 * n + 1,
+            Choice::Delay(i, _) => 3 * n + 2 + i as usize,
+            Choice::Fault(j) => 4 * n + 2 + j as usize,
         }
     }
 

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use redlab_server::faults::Fault;
-use redlab_server::{Clock, Config, ConnId, Engine, Reply};
+use redlab_server::{Clock, Config, ConnId, Engine, Reply, Snapshot};
 
 use crate::codec;
 use crate::value::Value;
@@ -35,8 +35,9 @@ pub(crate) enum Exec {
 }
 
 pub(crate) trait Target {
-    /// A fresh, empty server with `clients` client connections and one observer.
-    fn reset(&mut self, clients: usize) -> Result<(), String>;
+    /// A fresh server with `clients` client connections and one observer, after `setup`
+    /// (run on the observer connection; a command that closes it fails the reset).
+    fn reset(&mut self, clients: usize, setup: &[Vec<Vec<u8>>]) -> Result<(), String>;
     fn exec(&mut self, who: usize, command: Vec<Vec<u8>>) -> Exec;
     /// The late reply of a blocked client, if it has one now.
     fn poll_blocked(&mut self, who: usize) -> Option<Value>;
@@ -49,38 +50,65 @@ pub(crate) trait Target {
     fn is_real(&self) -> bool;
 }
 
-/// The explorer's own engine.
+/// The explorer's own engine. The first reset builds it and runs the setup, then takes a
+/// snapshot; every later reset restores that snapshot (data, scripts with their compiled
+/// Lua, clock, RNG) instead of building a new engine and running the setup again.
 pub(crate) struct InProcessTarget {
-    config: Config,
     engine: Engine,
     clock: Clock,
     conns: Vec<ConnId>,
     observer: ConnId,
+    snapshot: Option<(usize, Snapshot)>,
 }
 
 impl InProcessTarget {
     pub fn new(config: Config) -> InProcessTarget {
         let clock = Clock::manual(START_MS);
-        let engine = Engine::with_clock(config.clone(), clock.clone());
+        let engine = Engine::with_clock(config, clock.clone());
         InProcessTarget {
-            config,
             engine,
             clock,
             conns: Vec::new(),
             observer: 0,
+            snapshot: None,
         }
     }
-}
 
-impl Target for InProcessTarget {
-    fn reset(&mut self, clients: usize) -> Result<(), String> {
-        self.clock = Clock::manual(START_MS);
-        self.engine = Engine::with_clock(self.config.clone(), self.clock.clone());
+    fn connect_all(&mut self, clients: usize) {
         self.conns.clear();
         for _ in 0..clients {
             self.conns.push(self.engine.connect());
         }
         self.observer = self.engine.connect();
+    }
+}
+
+impl Target for InProcessTarget {
+    fn reset(&mut self, clients: usize, setup: &[Vec<Vec<u8>>]) -> Result<(), String> {
+        if let Some((n, snap)) = &self.snapshot {
+            if *n == clients {
+                self.engine.restore(snap);
+                self.connect_all(clients);
+                return Ok(());
+            }
+        }
+        // The setup runs before the clients connect, so a restored engine hands out the
+        // same connection ids as this first one.
+        let conn = self.engine.connect();
+        for command in setup {
+            let args: Vec<Bytes> = command.iter().map(|a| Bytes::copy_from_slice(a)).collect();
+            self.engine.execute_args(conn, args);
+            if self.engine.should_close(conn) || !self.engine.is_connected(conn) {
+                return Err(format!(
+                    "setup closed the connection at {}",
+                    super::report::command_text(command)
+                ));
+            }
+        }
+        let snap = self.engine.snapshot();
+        self.engine.restore(&snap);
+        self.snapshot = Some((clients, snap));
+        self.connect_all(clients);
         Ok(())
     }
 
@@ -200,6 +228,8 @@ pub(crate) struct RealTarget {
     conns: Vec<Option<Conn>>,
     observer: Option<Conn>,
     started: Instant,
+    /// The schedule's time so far: clock advances keep real time this far from `started`.
+    schedule_ms: u64,
 }
 
 struct Conn {
@@ -248,6 +278,7 @@ impl RealTarget {
             conns: Vec::new(),
             observer: None,
             started: Instant::now(),
+            schedule_ms: 0,
         }
     }
 }
@@ -256,8 +287,27 @@ fn args(a: &[&str]) -> Vec<Vec<u8>> {
     a.iter().map(|s| s.as_bytes().to_vec()).collect()
 }
 
+/// Waits for the system clock to tick over a millisecond and returns that moment: a
+/// schedule started there reads whole milliseconds on the server the way it does in-process.
+fn just_after_a_millisecond() -> Instant {
+    let ms_of = |t: std::time::SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0)
+    };
+    let first = ms_of(std::time::SystemTime::now());
+    let give_up = Instant::now() + Duration::from_millis(5);
+    loop {
+        let now = Instant::now();
+        if ms_of(std::time::SystemTime::now()) != first || now > give_up {
+            return now;
+        }
+        std::hint::spin_loop();
+    }
+}
+
 impl Target for RealTarget {
-    fn reset(&mut self, clients: usize) -> Result<(), String> {
+    fn reset(&mut self, clients: usize, setup: &[Vec<Vec<u8>>]) -> Result<(), String> {
         self.conns.clear();
         let mut observer = Conn::open(self.addr)?;
         // The same starting state as a fresh engine: no data, no cached scripts.
@@ -266,11 +316,15 @@ impl Target for RealTarget {
                 return Err(format!("{} {}", code, message));
             }
         }
+        for c in setup {
+            observer.call(c)?;
+        }
         self.observer = Some(observer);
         for _ in 0..clients {
             self.conns.push(Some(Conn::open(self.addr)?));
         }
-        self.started = Instant::now();
+        self.started = just_after_a_millisecond();
+        self.schedule_ms = 0;
         Ok(())
     }
 
@@ -296,8 +350,16 @@ impl Target for RealTarget {
         None
     }
 
+    /// Sleeps until the schedule's time since the start, not for `ms` more: the time the
+    /// commands themselves took does not pile up, so the server's clock stays within a
+    /// fraction of a millisecond of the explorer's and TTLs read the same.
     fn advance(&mut self, ms: u64) {
-        std::thread::sleep(Duration::from_millis(ms));
+        self.schedule_ms += ms;
+        let due = self.started + Duration::from_millis(self.schedule_ms);
+        let now = Instant::now();
+        if due > now {
+            std::thread::sleep(due - now);
+        }
     }
 
     fn elapsed_ms(&self) -> i64 {

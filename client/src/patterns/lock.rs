@@ -115,8 +115,11 @@ impl Lock {
                     if now >= deadline {
                         return Ok(None);
                     }
+                    // Wake just after the lease ends: Redis keeps a key through the last
+                    // millisecond of its TTL (PTTL 0), so waking at `remaining` would
+                    // find it still held.
                     let wait = backoff
-                        .min(remaining.max(Duration::from_millis(1)))
+                        .min(remaining + Duration::from_millis(1))
                         .min(deadline - now);
                     tokio::time::sleep(wait).await;
                     backoff = (backoff * 2).min(Duration::from_millis(500));
@@ -166,29 +169,33 @@ impl Lock {
             .map(|fence| Guard { token, fence }))
     }
 
-    /// Starts a watchdog that renews the lease every ttl/3 while the returned handle lives.
-    /// `lost()` on the handle resolves when a renewal finds the lock gone (the lease ran
-    /// out, for example during a stall longer than the TTL).
+    /// The watchdog's loop as a future: renews the lease every ttl/3 and resolves when a
+    /// renewal finds the lock gone (`Lost`) or fails. Run it beside the work that needs the
+    /// lock (`tokio::select!`), so the work stops when the lock is lost; this is also the
+    /// form the explorer can drive (it polls one future per client and runs no spawned
+    /// tasks).
+    pub async fn keep_alive(&self, guard: &Guard) -> WatchdogEnd {
+        let period = self.ttl / 3;
+        loop {
+            tokio::time::sleep(period).await;
+            match self.renew(guard).await {
+                Ok(true) => continue,
+                Ok(false) => return WatchdogEnd::Lost,
+                Err(e) => return WatchdogEnd::Failed(e),
+            }
+        }
+    }
+
+    /// Starts a watchdog task (`tokio::spawn`) running `keep_alive` while the returned handle
+    /// lives. `lost()` on the handle resolves when a renewal finds the lock gone (the lease
+    /// ran out, for example during a stall longer than the TTL).
     pub fn watchdog(&self, guard: &Guard) -> Watchdog {
         let (tx, rx) = watch::channel(None);
         let lock = self.clone();
         let guard = guard.clone();
-        let period = self.ttl / 3;
         let task = tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(period).await;
-                match lock.renew(&guard).await {
-                    Ok(true) => continue,
-                    Ok(false) => {
-                        let _ = tx.send(Some(WatchdogEnd::Lost));
-                        return;
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Some(WatchdogEnd::Failed(e)));
-                        return;
-                    }
-                }
-            }
+            let end = lock.keep_alive(&guard).await;
+            let _ = tx.send(Some(end));
         });
         Watchdog { rx, task }
     }

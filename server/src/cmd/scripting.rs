@@ -37,6 +37,10 @@ fn load_script(e: &mut Engine, body: &Bytes) -> Result<[u8; 40], Reply> {
     if e.scripting.cache.get(&sha).is_some() {
         return Ok(sha);
     }
+    if let Some(script) = e.scripting.set_aside.remove(&sha) {
+        e.scripting.cache.scripts.insert(sha, script);
+        return Ok(sha);
+    }
     let (flags, skip) = shebang::parse_eval(body).map_err(Reply::err)?;
     let limit = e.config.lua_memory_limit;
     let rt = e.scripting.eval_runtime(limit);

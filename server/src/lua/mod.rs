@@ -32,6 +32,10 @@ pub struct Scripting {
     pub(crate) cache: cache::ScriptCache,
     pub(crate) func_rt: Option<Box<runtime::Runtime>>,
     pub(crate) libs: functions::Libraries,
+    /// Scripts an engine restore took out of the cache, still compiled in `eval_rt`: a later
+    /// load of the same body takes one back instead of compiling it (see `snapshot`).
+    pub(crate) set_aside:
+        std::collections::HashMap<[u8; 40], cache::Script, foldhash::fast::FixedState>,
 }
 
 impl Scripting {
@@ -52,6 +56,7 @@ impl Scripting {
     /// SCRIPT FLUSH: forget every script and start a fresh Lua state.
     pub(crate) fn flush_scripts(&mut self) {
         self.cache.clear();
+        self.set_aside.clear();
         self.eval_rt = None;
     }
 }

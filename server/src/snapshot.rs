@@ -1,0 +1,293 @@
+//! Engine snapshots: take the state of an engine once (after a test's setup) and put the
+//! engine back into it as often as needed, without building a new engine or a new Lua state.
+//!
+//! The explorer runs thousands of schedules of one scenario; each must start from the same
+//! server. Building an engine and compiling the scenario's scripts for every schedule costs
+//! more than running the schedule. A snapshot keeps what a schedule can change — the
+//! keyspace, the clock, the random generator, the configuration, which scripts and function
+//! libraries exist — and `restore` resets exactly that, keeping the compiled Lua.
+//!
+//! What a restore does:
+//! - data, the clock's time, the RNG (math.random's state too), CONFIG and the dirty counter
+//!   go back to their snapshot values (the keyspace is cloned; values share nothing);
+//! - every connection is closed and connection ids start again from 1, so the connections
+//!   a caller opens next get the same ids as on a fresh engine; watches, subscriptions,
+//!   blocked clients, MONITOR and INFO's counters go with them;
+//! - fault rules are removed;
+//! - the script cache holds exactly the snapshot's scripts. A script a schedule added is
+//!   set aside with its compiled function, and a later EVAL or SCRIPT LOAD of the same body
+//!   takes it back instead of compiling again (sound because Redis's Lua globals are
+//!   read-only: a script cannot leave state behind in the Lua VM). When the Lua state was
+//!   replaced (SCRIPT FLUSH), the snapshot's scripts are compiled again;
+//! - function libraries: kept when they are still the snapshot's, otherwise loaded again
+//!   from the snapshot's code in a fresh function runtime.
+
+use bytes::Bytes;
+
+use crate::cmd::pubsub::PubSub;
+use crate::db::Db;
+use crate::engine::Engine;
+use crate::lua::cache::sha1_hex;
+use crate::rng::EngineRng;
+use crate::session::ConnId;
+use crate::stats::Stats;
+use crate::Config;
+
+/// An engine's state at one moment, to go back to with `Engine::restore`.
+pub struct Snapshot {
+    config: Config,
+    dbs: Vec<Db>,
+    clock_us: i64,
+    now_ms: i64,
+    rng: EngineRng,
+    dirty: u64,
+    maybe_expiring: u64,
+    /// (sha, body) of every cached script.
+    scripts: Vec<([u8; 40], Bytes)>,
+    /// (name, code) of every function library, by name.
+    libraries: Vec<(String, Bytes)>,
+}
+
+impl Snapshot {
+    /// The number of keys across databases, to show what a snapshot holds.
+    pub fn keys(&self) -> usize {
+        self.dbs.iter().map(|d| d.len()).sum()
+    }
+}
+
+impl Engine {
+    /// Takes the engine's state now (see the module docs for what it contains).
+    pub fn snapshot(&self) -> Snapshot {
+        let mut scripts: Vec<([u8; 40], Bytes)> = self
+            .scripting
+            .cache
+            .scripts
+            .iter()
+            .map(|(sha, s)| (*sha, s.body.clone()))
+            .collect();
+        scripts.sort_by(|a, b| a.0.cmp(&b.0));
+        Snapshot {
+            config: self.config.clone(),
+            dbs: self.dbs.clone(),
+            clock_us: self.clock.now_us(),
+            now_ms: self.now_ms,
+            rng: self.rng.clone(),
+            dirty: self.dirty,
+            maybe_expiring: self.maybe_expiring,
+            scripts,
+            libraries: self
+                .scripting
+                .libs
+                .libs
+                .values()
+                .map(|l| (l.name.clone(), l.code.clone()))
+                .collect(),
+        }
+    }
+
+    /// Puts the engine back into `snap`'s state (see the module docs).
+    pub fn restore(&mut self, snap: &Snapshot) {
+        let ids: Vec<ConnId> = self.sessions.keys().copied().collect();
+        for id in ids {
+            self.disconnect(id);
+        }
+        self.sessions.clear();
+        self.next_conn_id = 1;
+        self.watched_keys.clear();
+        self.blocking_keys.clear();
+        self.ready_keys.clear();
+        self.serving_key = None;
+        self.wakeups.clear();
+        self.monitors.clear();
+        self.pubsub = PubSub::default();
+        self.stats = Stats::default();
+        self.faults.clear();
+        self.snapshot = None;
+        self.time_frozen = false;
+        self.shutdown_requested = false;
+
+        self.config = snap.config.clone();
+        self.dbs.clone_from(&snap.dbs);
+        self.clock.set_unix_us(snap.clock_us);
+        self.now_ms = snap.now_ms;
+        self.rng = snap.rng.clone();
+        self.dirty = snap.dirty;
+        self.maybe_expiring = snap.maybe_expiring;
+
+        self.restore_scripts(snap);
+        self.restore_libraries(snap);
+    }
+
+    fn restore_scripts(&mut self, snap: &Snapshot) {
+        let cache = &mut self.scripting.cache.scripts;
+        let intact = snap.scripts.iter().all(|(sha, _)| cache.contains_key(sha));
+        if intact {
+            if cache.len() != snap.scripts.len() {
+                let extra: Vec<[u8; 40]> = cache
+                    .keys()
+                    .filter(|sha| snap.scripts.binary_search_by(|s| s.0.cmp(sha)).is_err())
+                    .copied()
+                    .collect();
+                for sha in extra {
+                    if let Some(s) = cache.remove(&sha) {
+                        self.scripting.set_aside.insert(sha, s);
+                    }
+                }
+            }
+            return;
+        }
+        // The Lua state was flushed during the run: compile the snapshot's scripts again.
+        self.scripting.flush_scripts();
+        let conn = self.connect();
+        for (sha, body) in &snap.scripts {
+            debug_assert_eq!(sha1_hex(body), *sha);
+            let _ = self.execute(conn, &[&b"SCRIPT"[..], b"LOAD", body]);
+        }
+        self.disconnect(conn);
+        self.next_conn_id = 1;
+    }
+
+    fn restore_libraries(&mut self, snap: &Snapshot) {
+        let libs = &self.scripting.libs.libs;
+        let same = libs.len() == snap.libraries.len()
+            && libs
+                .values()
+                .zip(&snap.libraries)
+                .all(|(l, (name, code))| l.name == *name && l.code == *code);
+        if same {
+            return;
+        }
+        self.scripting.libs = Default::default();
+        self.scripting.func_rt = None;
+        if snap.libraries.is_empty() {
+            return;
+        }
+        let conn = self.connect();
+        for (_, code) in &snap.libraries {
+            let _ = self.execute(conn, &[&b"FUNCTION"[..], b"LOAD", code]);
+        }
+        self.disconnect(conn);
+        self.next_conn_id = 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Clock, Reply};
+
+    fn bulk(s: &str) -> Reply {
+        Reply::Bulk(Bytes::copy_from_slice(s.as_bytes()))
+    }
+
+    fn engine() -> Engine {
+        let config = Config {
+            seed: Some(7),
+            ..Config::default()
+        };
+        Engine::with_clock(config, Clock::manual(1_000_000))
+    }
+
+    #[test]
+    fn restore_brings_back_data_clock_and_ids() {
+        let mut e = engine();
+        let c = e.connect();
+        e.execute(c, &["SET", "k", "1"]);
+        e.execute(c, &["SET", "t", "x", "PX", "100"]);
+        let snap = e.snapshot();
+        e.execute(c, &["SET", "k", "2"]);
+        e.execute(c, &["SET", "other", "y"]);
+        e.clock().advance(std::time::Duration::from_millis(500));
+        assert_eq!(e.execute(c, &["EXISTS", "t"]), Reply::Int(0));
+        e.restore(&snap);
+        let c = e.connect();
+        assert_eq!(c, 1);
+        assert_eq!(e.execute(c, &["GET", "k"]), bulk("1"));
+        assert_eq!(e.execute(c, &["EXISTS", "other", "t"]), Reply::Int(1));
+        assert_eq!(e.clock().now_ms(), 1_000_000);
+    }
+
+    #[test]
+    fn restore_repeats_random_replies() {
+        let mut e = engine();
+        let c = e.connect();
+        e.execute(c, &["SADD", "s", "a", "b", "c", "d", "e", "f"]);
+        let snap = e.snapshot();
+        let first = e.execute(c, &["SRANDMEMBER", "s"]);
+        let lua = e.execute(c, &["EVAL", "return tostring(math.random())", "0"]);
+        for _ in 0..5 {
+            e.restore(&snap);
+            let c = e.connect();
+            assert_eq!(e.execute(c, &["SRANDMEMBER", "s"]), first);
+            assert_eq!(
+                e.execute(c, &["EVAL", "return tostring(math.random())", "0"]),
+                lua
+            );
+        }
+    }
+
+    #[test]
+    fn scripts_added_later_are_forgotten_then_reused() {
+        let mut e = engine();
+        let c = e.connect();
+        let Reply::Bulk(kept) = e.execute(c, &["SCRIPT", "LOAD", "return 1"]) else {
+            panic!("no sha");
+        };
+        let snap = e.snapshot();
+        let Reply::Bulk(later) = e.execute(c, &["SCRIPT", "LOAD", "return 2"]) else {
+            panic!("no sha");
+        };
+        e.restore(&snap);
+        let c = e.connect();
+        assert_eq!(
+            e.execute(c, &[&b"SCRIPT"[..], b"EXISTS", &kept, &later]),
+            Reply::Array(vec![Reply::Int(1), Reply::Int(0)])
+        );
+        assert_eq!(
+            e.execute(c, &[&b"EVALSHA"[..], &later, b"0"]),
+            Reply::Error("NOSCRIPT No matching script. Please use EVAL.".into())
+        );
+        assert_eq!(e.execute(c, &["EVAL", "return 2", "0"]), Reply::Int(2));
+        assert_eq!(
+            e.execute(c, &[&b"EVALSHA"[..], &later, b"0"]),
+            Reply::Int(2)
+        );
+        // A flush in the run: the snapshot's script comes back compiled in a new state.
+        e.execute(c, &["SCRIPT", "FLUSH"]);
+        e.restore(&snap);
+        let c = e.connect();
+        assert_eq!(e.execute(c, &[&b"EVALSHA"[..], &kept, b"0"]), Reply::Int(1));
+        assert_eq!(
+            e.execute(c, &[&b"EVALSHA"[..], &later, b"0"]),
+            Reply::Error("NOSCRIPT No matching script. Please use EVAL.".into())
+        );
+    }
+
+    #[test]
+    fn function_libraries_come_back() {
+        let mut e = engine();
+        let c = e.connect();
+        let lib = "#!lua name=l\nredis.register_function('f', function() return 5 end)";
+        e.execute(c, &["FUNCTION", "LOAD", lib]);
+        let snap = e.snapshot();
+        e.execute(c, &["FUNCTION", "DELETE", "l"]);
+        e.restore(&snap);
+        let c = e.connect();
+        assert_eq!(e.execute(c, &["FCALL", "f", "0"]), Reply::Int(5));
+        e.execute(
+            c,
+            &[
+                "FUNCTION",
+                "LOAD",
+                "#!lua name=m\nredis.register_function('g', function() return 6 end)",
+            ],
+        );
+        e.restore(&snap);
+        let c = e.connect();
+        assert_eq!(e.execute(c, &["FCALL", "f", "0"]), Reply::Int(5));
+        assert!(matches!(
+            e.execute(c, &["FCALL", "g", "0"]),
+            Reply::Error(_)
+        ));
+    }
+}
