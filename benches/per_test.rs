@@ -1,0 +1,475 @@
+//! What one test pays for a fresh server, measured the way a user's test suite pays it, beside
+//! spawning a real redis-server and connecting to it, in the same run.
+//! `cargo bench --bench per_test`.
+//!
+//! A suite that gives each test its own server pays this fixed cost thousands of times, so
+//! it decides whether "a server per test" is affordable. The rows:
+//!
+//! - (a) in-process: `Engine::new` and its first EVAL (the Lua state is part of the cost);
+//! - (b) `Server::start` and a PING on a raw TCP connection, split into where the time goes;
+//! - (c) `Server::start`, a redis-rs connection (with its CLIENT SETINFO handshake), a first
+//!   EVAL, and dropping both; the drop of the server is also shown alone, as the test thread
+//!   sees it;
+//! - (d) 1,000 tests of shape (c) in a row, total;
+//! - round trips on an open connection, redis-rs PING, and the cost of opening a redis-rs
+//!   connection to a running server, against both servers.
+//!
+//! Each figure is the median of hundreds of runs. Redis's figures spawn the process, so
+//! fewer of them are taken; the ratio column is redis-server's time over redlab's.
+//! `PER_TEST_SCALE=0.2` runs a fifth of the iterations (a quick look).
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use redlab::{Config, Engine, Server};
+
+const SCRIPT: &str = "return redis.call('SET', KEYS[1], ARGV[1])";
+
+fn scale(n: usize) -> usize {
+    let s: f64 = std::env::var("PER_TEST_SCALE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1.0);
+    ((n as f64 * s) as usize).max(5)
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// One PING on a raw socket, `false` when the server is not there (yet).
+fn raw_ping(s: &mut TcpStream) -> bool {
+    if s.write_all(b"*1\r\n$4\r\nPING\r\n").is_err() {
+        return false;
+    }
+    let mut buf = [0u8; 7];
+    s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+}
+
+fn connect_raw(addr: SocketAddr) -> Option<TcpStream> {
+    let s = TcpStream::connect(addr).ok()?;
+    let _ = s.set_nodelay(true);
+    Some(s)
+}
+
+fn first_eval(c: &mut redis::Connection) {
+    let r: String = redis::cmd("EVAL")
+        .arg(SCRIPT)
+        .arg(1)
+        .arg("k")
+        .arg("v")
+        .query(c)
+        .expect("EVAL");
+    assert_eq!(r, "OK");
+}
+
+fn redis_rs(url: &str) -> redis::Connection {
+    redis::Client::open(url)
+        .expect("url")
+        .get_connection()
+        .expect("redis-rs connection")
+}
+
+/// A row of the table: redlab's median, and redis-server's when it was measured.
+struct Row {
+    what: &'static str,
+    redlab: Duration,
+    redis: Option<Duration>,
+    runs: String,
+}
+
+fn print(rows: &[Row]) {
+    println!(
+        "{:<58} {:>12} {:>14} {:>9}  runs",
+        "", "redlab (us)", "redis (us)", "ratio"
+    );
+    for r in rows {
+        let redis = r
+            .redis
+            .map(|d| format!("{:>14.1}", us(d)))
+            .unwrap_or_else(|| format!("{:>14}", "-"));
+        let ratio = r
+            .redis
+            .map(|d| format!("{:>8.1}x", us(d) / us(r.redlab)))
+            .unwrap_or_else(|| format!("{:>9}", "-"));
+        println!(
+            "{:<58} {:>12.1} {} {}  {}",
+            r.what,
+            us(r.redlab),
+            redis,
+            ratio,
+            r.runs
+        );
+    }
+}
+
+// ---- redlab ------------------------------------------------------------------------------
+
+/// (a) Engine::new + first EVAL, in-process.
+fn engine_first_eval() -> Duration {
+    let t = Instant::now();
+    let mut e = Engine::new(Config::default());
+    let r = e.execute(1, &["EVAL", SCRIPT, "1", "k", "v"]);
+    let d = t.elapsed();
+    assert!(matches!(r, redlab::Reply::Status(_)), "{r:?}");
+    drop(e);
+    d
+}
+
+/// (b) Server::start + raw TCP PING, with the split: start returned, connected, first PONG,
+/// second PONG on the same connection.
+struct RawSplit {
+    start: Duration,
+    connect: Duration,
+    first_ping: Duration,
+    second_ping: Duration,
+    total: Duration,
+}
+
+fn server_raw_ping() -> RawSplit {
+    let t0 = Instant::now();
+    let server = Server::start();
+    let t1 = Instant::now();
+    let mut s = connect_raw(server.addr()).expect("connect");
+    let t2 = Instant::now();
+    assert!(raw_ping(&mut s));
+    let t3 = Instant::now();
+    assert!(raw_ping(&mut s));
+    let t4 = Instant::now();
+    drop(s);
+    drop(server);
+    RawSplit {
+        start: t1 - t0,
+        connect: t2 - t1,
+        first_ping: t3 - t2,
+        second_ping: t4 - t3,
+        total: t3 - t0,
+    }
+}
+
+/// (c) Server::start + redis-rs connection + first EVAL + drop; also the parts.
+struct TestSplit {
+    start: Duration,
+    open: Duration,
+    eval: Duration,
+    drop_conn: Duration,
+    drop_server: Duration,
+    total: Duration,
+}
+
+fn server_redis_rs_test() -> TestSplit {
+    let t0 = Instant::now();
+    let server = Server::start();
+    let t1 = Instant::now();
+    let mut c = redis_rs(&server.url());
+    let t2 = Instant::now();
+    first_eval(&mut c);
+    let t3 = Instant::now();
+    drop(c);
+    let t4 = Instant::now();
+    drop(server);
+    let t5 = Instant::now();
+    TestSplit {
+        start: t1 - t0,
+        open: t2 - t1,
+        eval: t3 - t2,
+        drop_conn: t4 - t3,
+        drop_server: t5 - t4,
+        total: t5 - t0,
+    }
+}
+
+/// (d) 1,000 tests of shape (c) in a row.
+fn thousand_tests() -> Duration {
+    let t = Instant::now();
+    for _ in 0..1000 {
+        let server = Server::start();
+        let mut c = redis_rs(&server.url());
+        first_eval(&mut c);
+    }
+    t.elapsed()
+}
+
+// ---- redis-server ------------------------------------------------------------------------
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn spawn_redis(bin: &Path, port: u16) -> Child {
+    Command::new(bin)
+        .args(["--port", &port.to_string()])
+        .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn redis-server")
+}
+
+/// Polls until the spawned server answers PING on a fresh connection; returns it.
+fn wait_pong(addr: SocketAddr) -> TcpStream {
+    loop {
+        if let Some(mut s) = connect_raw(addr) {
+            if raw_ping(&mut s) {
+                return s;
+            }
+        }
+        std::thread::sleep(Duration::from_micros(50));
+    }
+}
+
+fn kill(mut child: Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// redis-server spawned, first PONG on a raw connection.
+fn redis_raw_ping(bin: &Path) -> Duration {
+    let port = free_port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let t = Instant::now();
+    let child = spawn_redis(bin, port);
+    let s = wait_pong(addr);
+    let d = t.elapsed();
+    drop(s);
+    kill(child);
+    d
+}
+
+/// redis-server spawned, a redis-rs connection, first EVAL, stopped: the (c) of a suite that
+/// spawns a real server per test. Readiness is polled with raw PINGs (redis-rs would back
+/// off longer between attempts).
+fn redis_test(bin: &Path) -> Duration {
+    let port = free_port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let t = Instant::now();
+    let child = spawn_redis(bin, port);
+    drop(wait_pong(addr));
+    let mut c = redis_rs(&format!("redis://{addr}/"));
+    first_eval(&mut c);
+    drop(c);
+    kill(child);
+    t.elapsed()
+}
+
+/// A real redis-server for the round-trip rows, started once.
+struct Running {
+    child: Child,
+    url: String,
+}
+
+fn start_redis(bin: &Path) -> Running {
+    let port = free_port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let child = spawn_redis(bin, port);
+    drop(wait_pong(addr));
+    Running {
+        child,
+        url: format!("redis://{addr}/"),
+    }
+}
+
+// ---- round trips on a running server -----------------------------------------------------
+
+/// redis-rs PING on an open connection.
+fn pings(url: &str, n: usize) -> Duration {
+    let mut c = redis_rs(url);
+    for _ in 0..100 {
+        let _: String = redis::cmd("PING").query(&mut c).unwrap();
+    }
+    median(
+        (0..n)
+            .map(|_| {
+                let t = Instant::now();
+                let _: String = redis::cmd("PING").query(&mut c).unwrap();
+                t.elapsed()
+            })
+            .collect(),
+    )
+}
+
+/// Opening a redis-rs connection (TCP connect + CLIENT SETINFO) to a running server.
+fn opens(url: &str, n: usize) -> Duration {
+    let client = redis::Client::open(url).unwrap();
+    median(
+        (0..n)
+            .map(|_| {
+                let t = Instant::now();
+                let c = client.get_connection().unwrap();
+                let d = t.elapsed();
+                drop(c);
+                d
+            })
+            .collect(),
+    )
+}
+
+fn main() {
+    let bin = redlab_client::real_redis::redis_server_bin();
+    if bin.is_none() {
+        println!("redis-server not found (set REDIS_SERVER_BIN): redlab figures only");
+    }
+    // Warm up: code paths, allocator, the loopback device.
+    for _ in 0..50 {
+        engine_first_eval();
+        server_raw_ping();
+        server_redis_rs_test();
+    }
+
+    let n = scale(1000);
+    let a = median((0..n).map(|_| engine_first_eval()).collect());
+
+    let nb = scale(500);
+    let raw: Vec<RawSplit> = (0..nb).map(|_| server_raw_ping()).collect();
+    let nc = scale(500);
+    let tests: Vec<TestSplit> = (0..nc).map(|_| server_redis_rs_test()).collect();
+    let nd = scale(5).min(5);
+    let d = median((0..nd).map(|_| thousand_tests()).collect());
+
+    let nr = scale(100);
+    let (redis_raw, redis_c) = match &bin {
+        Some(bin) => {
+            for _ in 0..3 {
+                redis_raw_ping(bin);
+            }
+            (
+                Some(median((0..nr).map(|_| redis_raw_ping(bin)).collect())),
+                Some(median((0..nr).map(|_| redis_test(bin)).collect())),
+            )
+        }
+        None => (None, None),
+    };
+
+    let np = scale(2000);
+    let no = scale(500);
+    let server = Server::start();
+    let redlab_ping = pings(&server.url(), np);
+    let redlab_open = opens(&server.url(), no);
+    drop(server);
+    let (redis_ping, redis_open) = match &bin {
+        Some(bin) => {
+            let r = start_redis(bin);
+            let p = pings(&r.url, np);
+            let o = opens(&r.url, no);
+            kill(r.child);
+            (Some(p), Some(o))
+        }
+        None => (None, None),
+    };
+
+    let m = |f: &dyn Fn(&RawSplit) -> Duration| median(raw.iter().map(f).collect());
+    let mc = |f: &dyn Fn(&TestSplit) -> Duration| median(tests.iter().map(f).collect());
+    let rows = [
+        Row {
+            what: "(a) Engine::new + first EVAL (in-process)",
+            redlab: a,
+            redis: None,
+            runs: format!("{n}"),
+        },
+        Row {
+            what: "(b) Server::start + raw TCP PING: first PONG",
+            redlab: m(&|r| r.total),
+            redis: redis_raw,
+            runs: format!("{nb} / {nr} spawns"),
+        },
+        Row {
+            what: "    Server::start() returns",
+            redlab: m(&|r| r.start),
+            redis: None,
+            runs: String::new(),
+        },
+        Row {
+            what: "    TCP connect",
+            redlab: m(&|r| r.connect),
+            redis: None,
+            runs: String::new(),
+        },
+        Row {
+            what: "    first PING on the new connection",
+            redlab: m(&|r| r.first_ping),
+            redis: None,
+            runs: String::new(),
+        },
+        Row {
+            what: "    second PING on the same connection",
+            redlab: m(&|r| r.second_ping),
+            redis: None,
+            runs: String::new(),
+        },
+        Row {
+            what: "(c) start + redis-rs connect + first EVAL + drop",
+            redlab: mc(&|t| t.total),
+            redis: redis_c,
+            runs: format!("{nc} / {nr} spawns"),
+        },
+        Row {
+            what: "    Server::start() returns",
+            redlab: mc(&|t| t.start),
+            redis: None,
+            runs: String::new(),
+        },
+        Row {
+            what: "    redis-rs connection open",
+            redlab: mc(&|t| t.open),
+            redis: None,
+            runs: String::new(),
+        },
+        Row {
+            what: "    first EVAL",
+            redlab: mc(&|t| t.eval),
+            redis: None,
+            runs: String::new(),
+        },
+        Row {
+            what: "    drop the connection",
+            redlab: mc(&|t| t.drop_conn),
+            redis: None,
+            runs: String::new(),
+        },
+        Row {
+            what: "    drop the server (test thread)",
+            redlab: mc(&|t| t.drop_server),
+            redis: None,
+            runs: String::new(),
+        },
+        Row {
+            what: "(d) 1,000 tests of (c) in a row, total (redis: 1000 x c)",
+            redlab: d,
+            redis: redis_c.map(|c| c * 1000),
+            runs: format!("{nd}"),
+        },
+        Row {
+            what: "redis-rs PING on an open connection",
+            redlab: redlab_ping,
+            redis: redis_ping,
+            runs: format!("{np}"),
+        },
+        Row {
+            what: "redis-rs connection open (running server)",
+            redlab: redlab_open,
+            redis: redis_open,
+            runs: format!("{no}"),
+        },
+    ];
+    println!("per-test fixed cost, medians; ratio = redis-server / redlab");
+    print(&rows);
+    println!(
+        "redis-rs open / one PING round trip: redlab {:.2}x{}",
+        us(redlab_open) / us(redlab_ping),
+        match (redis_open, redis_ping) {
+            (Some(o), Some(p)) => format!(", redis-server {:.2}x", us(o) / us(p)),
+            _ => String::new(),
+        }
+    );
+}
