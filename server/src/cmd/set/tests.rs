@@ -12,7 +12,6 @@ use crate::cmd::hash::tests::{bulk, ev, events, listen, run, strings};
 use crate::cmd::table;
 use crate::config::Config;
 use crate::engine::Engine;
-use crate::errors;
 use crate::reply::Reply;
 
 fn members(e: &mut Engine, key: &str) -> HashSet<String> {
