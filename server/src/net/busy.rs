@@ -11,12 +11,15 @@
 //! DISCARD, WATCH, UNWATCH and RESET, whose effect on the session the engine learns from
 //! `ConnState::catch_up` once the script is over. Inside MULTI an admitted command is queued
 //! the same way. A refused command flags an open transaction, and a refused EXEC answers
-//! EXECABORT and discards it, as Redis's rejectCommand does. HELLO, which needs the engine to
-//! answer, waits for the script to end (`ConnState::deferred`), and so does all that follows
-//! it on its connection. A WATCH answered here registers its keys when the script ends, so
+//! EXECABORT and discards it, as Redis's rejectCommand does. HELLO is answered here too, so a
+//! client connecting meanwhile completes its handshake (the loop gives a connection it accepts
+//! its engine id at once). FUNCTION STATS during a function waits for the script to end
+//! (`ConnState::deferred`), and so does all that follows it on its connection. A WATCH answered here registers its keys when the script ends, so
 //! writes of the running script do not touch it (in Redis they would).
 
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use bytes::Bytes;
 
@@ -62,9 +65,13 @@ const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write com
 
 /// Builds the hook for one server. `spawn` starts the task of a connection accepted
 /// while the script runs.
-pub(crate) fn hook(registry: Rc<Registry>, spawn: Rc<dyn Fn(u64, Rc<ConnIo>)>) -> BusyHook {
+pub(crate) fn hook(
+    registry: Rc<Registry>,
+    spawn: Rc<dyn Fn(u64, Rc<ConnIo>)>,
+    conn_ids: Arc<AtomicU64>,
+) -> BusyHook {
     Box::new(move |script: &BusyScript| {
-        accept_pending(&registry, &*spawn);
+        accept_pending(&registry, &*spawn, &conn_ids);
         let config = registry.config.borrow().clone();
         let mut verdict = BusyVerdict::Continue;
         for io in registry.all() {
@@ -95,7 +102,7 @@ pub(crate) fn hook(registry: Rc<Registry>, spawn: Rc<dyn Fn(u64, Rc<ConnIo>)>) -
     })
 }
 
-fn accept_pending(registry: &Registry, spawn: &dyn Fn(u64, Rc<ConnIo>)) {
+fn accept_pending(registry: &Registry, spawn: &dyn Fn(u64, Rc<ConnIo>), conn_ids: &AtomicU64) {
     let Some(listener) = registry.listener.borrow().clone() else {
         return;
     };
@@ -110,6 +117,8 @@ fn accept_pending(registry: &Registry, spawn: &dyn Fn(u64, Rc<ConnIo>)) {
         }
         if let Ok(stream) = tokio::net::TcpStream::from_std(std_stream) {
             let (id, io) = registry.add(stream);
+            // Its engine id now, so a HELLO it sends during the script names it.
+            io.state.borrow_mut().conn_id = Some(conn_ids.fetch_add(1, Ordering::Relaxed));
             if registry.config.borrow().refuses(&io.stream) {
                 // Refused now, as at any other time; its task only closes it.
                 let mut st = io.state.borrow_mut();
@@ -182,7 +191,13 @@ fn run(
         Reply::Status("QUEUED".into()).encode(st.view.resp, &mut st.wbuf);
         return BusyVerdict::Continue;
     }
+    // Admitted but needing the engine (REDLAB.CLOCK, REDLAB.FAULT): after the script.
+    if !cmd.policy(policy::BUSY_NET) {
+        st.deferred.push_back(args);
+        return BusyVerdict::Continue;
+    }
     let (reply, verdict) = match &*name {
+        "hello" if st.conn_id.is_some() => (hello(st, args, config), BusyVerdict::Continue),
         "multi" | "discard" | "watch" | "unwatch" | "reset" => (
             transaction_command(st, &name, args, config),
             BusyVerdict::Continue,
@@ -279,4 +294,26 @@ fn transaction_command(
     };
     st.catch_up.push(CatchUp::Run(args));
     reply
+}
+
+/// HELLO while the script runs: decided as the engine decides it (`plan_hello`), answered in
+/// the protocol it switches to, and run in the engine afterwards for its effects.
+fn hello(st: &mut ConnState, args: Vec<Bytes>, config: &NetConfig) -> Reply {
+    let plan = match crate::cmd::connection::plan_hello(
+        &args,
+        config.requirepass.as_deref(),
+        st.view.authenticated,
+    ) {
+        Ok(plan) => plan,
+        Err(e) => return e,
+    };
+    if plan.authenticates {
+        st.view.authenticated = true;
+    }
+    if let Some(v) = plan.version {
+        st.view.resp = v;
+    }
+    let id = st.conn_id.unwrap_or_default();
+    st.catch_up.push(CatchUp::Run(args));
+    crate::cmd::connection::hello_reply(&config.redis_version, st.view.resp, id)
 }

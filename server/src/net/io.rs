@@ -48,6 +48,9 @@ pub(crate) struct ConnState {
     /// What the busy loop answered that the engine's session must learn before this
     /// connection's next command (AUTH, MULTI, WATCH, a transaction flagged...), in order.
     pub catch_up: Vec<super::busy::CatchUp>,
+    /// The engine's id of this connection (taken by the busy loop for a connection it
+    /// accepts, so its HELLO can name it before the engine has seen it).
+    pub conn_id: Option<crate::session::ConnId>,
     /// Commands the busy loop admitted but cannot answer without the engine (HELLO, FUNCTION
     /// STATS during a function): they run, in order, once the script is over; nothing after
     /// them is read until then.
@@ -84,6 +87,8 @@ pub(crate) struct NetConfig {
     pub protected_mode: bool,
     pub proto_max_bulk_len: u64,
     pub query_buffer_limit: u64,
+    /// For HELLO answered while a script is busy.
+    pub redis_version: String,
 }
 
 impl NetConfig {
@@ -103,6 +108,7 @@ impl NetConfig {
             protected_mode: c.protected_mode,
             proto_max_bulk_len: c.proto_max_bulk_len,
             query_buffer_limit: c.client_query_buffer_limit,
+            redis_version: c.redis_version.clone(),
         }
     }
 }
@@ -126,6 +132,7 @@ impl ConnIo {
                 write_pending: false,
                 view: ConnView::fresh(authenticated),
                 catch_up: Vec::new(),
+                conn_id: None,
                 deferred: VecDeque::new(),
                 paused: false,
                 meters: Arc::default(),

@@ -345,7 +345,8 @@ fn run(
                 tokio::task::spawn_local(super::conn::serve(shared, id, io));
             }
         });
-        let hook = super::busy::hook(registry.clone(), spawn);
+        let conn_ids = shared.engine.borrow().conn_id_counter();
+        let hook = super::busy::hook(registry.clone(), spawn, conn_ids);
         shared.engine.borrow_mut().set_busy_hook(hook);
         tokio::task::spawn_local(ticker(shared.clone()));
         tokio::task::spawn_local(shared.flusher.clone().run());

@@ -6,7 +6,7 @@
 mod client;
 
 use super::args;
-use super::table::{flags::*, Command};
+use super::table::{flags::*, CmdResult, Command};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::numfmt;
@@ -77,11 +77,7 @@ pub(crate) fn starts_authenticated(e: &Engine) -> bool {
     default_password(e).is_none()
 }
 
-/// ACL authentication of user/password against the only user, `default`.
-fn credentials_ok(e: &Engine, user: &[u8], pass: &[u8]) -> bool {
-    password_matches(default_password(e), user, pass)
-}
-
+/// Whether `user` and `pass` log in as `default`, the one user.
 fn password_matches(password: Option<&str>, user: &[u8], pass: &[u8]) -> bool {
     user == b"default" && password.is_none_or(|p| p.as_bytes() == pass)
 }
@@ -135,70 +131,104 @@ pub(crate) fn set_client_name(e: &mut Engine, conn: crate::session::ConnId, name
 
 /// HELLO [protover [AUTH user pass] [SETNAME name]]: options are all checked before any
 /// takes effect; AUTH runs before the "must be authenticated" check so one HELLO can log in.
-fn hello(e: &mut Engine, call: &mut Call) -> Reply {
+/// What a HELLO line asks for, decided from the arguments, `requirepass` and whether the
+/// connection is authenticated, without the engine: the busy-script loop answers HELLO with
+/// it too.
+pub(crate) struct HelloPlan {
+    /// The protocol asked for, if any.
+    pub version: Option<u8>,
+    /// AUTH was given and its credentials are right.
+    pub authenticates: bool,
+    /// The index of SETNAME's argument.
+    pub name: Option<usize>,
+}
+
+pub(crate) fn plan_hello(
+    args: &[bytes::Bytes],
+    requirepass: Option<&str>,
+    authenticated: bool,
+) -> Result<HelloPlan, Reply> {
     let mut version = None;
     let mut i = 1;
-    if call.argc() >= 2 {
-        let Some(v) = numfmt::parse_i64(call.arg(1)) else {
-            return Reply::err(errors::PROTOVER_NOT_INTEGER);
+    if args.len() >= 2 {
+        let Some(v) = numfmt::parse_i64(&args[1]) else {
+            return Err(Reply::err(errors::PROTOVER_NOT_INTEGER));
         };
         if !(2..=3).contains(&v) {
-            return Reply::err(errors::NOPROTO);
+            return Err(Reply::err(errors::NOPROTO));
         }
         version = Some(v as u8);
         i = 2;
     }
     let mut credentials = None;
     let mut name = None;
-    while i < call.argc() {
-        let more = call.argc() - 1 - i;
-        let opt = call.arg(i);
+    while i < args.len() {
+        let more = args.len() - 1 - i;
+        let opt = &args[i];
         if args::is(opt, "AUTH") && more >= 2 {
             credentials = Some((i + 1, i + 2));
             i += 3;
         } else if args::is(opt, "SETNAME") && more >= 1 {
-            if !valid_client_name(call.arg(i + 1)) {
-                return Reply::err(errors::CLIENT_NAME_CHARS);
+            if !valid_client_name(&args[i + 1]) {
+                return Err(Reply::err(errors::CLIENT_NAME_CHARS));
             }
             name = Some(i + 1);
             i += 2;
         } else {
-            return Reply::err(errors::hello_option(opt));
+            return Err(Reply::err(errors::hello_option(opt)));
         }
     }
-    if let Some((u, p)) = credentials {
-        if !credentials_ok(e, call.arg(u), call.arg(p)) {
-            return Reply::err(errors::WRONGPASS);
+    let password = requirepass.filter(|p| !p.is_empty());
+    let authenticates = match credentials {
+        Some((u, p)) if !password_matches(password, &args[u], &args[p]) => {
+            return Err(Reply::err(errors::WRONGPASS));
         }
-        if let Some(s) = e.sessions.get_mut(&call.conn) {
-            s.authenticated = true;
-        }
+        Some(_) => true,
+        None => false,
+    };
+    if !authenticated && !authenticates {
+        return Err(Reply::err(errors::HELLO_NOAUTH));
     }
-    if !e.sessions.get(&call.conn).is_some_and(|s| s.authenticated) {
-        return Reply::err(errors::HELLO_NOAUTH);
-    }
-    if let Some(n) = name {
+    Ok(HelloPlan {
+        version,
+        authenticates,
+        name,
+    })
+}
+
+/// HELLO's reply for connection `id` now speaking `proto`.
+pub(crate) fn hello_reply(redis_version: &str, proto: u8, id: crate::session::ConnId) -> Reply {
+    Reply::Map(vec![
+        (Reply::bulk("server"), Reply::bulk("redis")),
+        (Reply::bulk("version"), Reply::bulk(redis_version)),
+        (Reply::bulk("proto"), Reply::Int(proto as i64)),
+        (Reply::bulk("id"), Reply::Int(id as i64)),
+        (Reply::bulk("mode"), Reply::bulk("standalone")),
+        (Reply::bulk("role"), Reply::bulk("master")),
+        (Reply::bulk("modules"), Reply::Array(Vec::new())),
+    ])
+}
+
+fn hello(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let authenticated = e.sessions.get(&call.conn).is_some_and(|s| s.authenticated);
+    let plan = plan_hello(&call.args, default_password(e), authenticated)?;
+    if let Some(n) = plan.name {
         let n = call.args[n].clone();
         set_client_name(e, call.conn, &n);
     }
     let resp = match e.sessions.get_mut(&call.conn) {
         Some(s) => {
-            if let Some(v) = version {
+            if plan.authenticates {
+                s.authenticated = true;
+            }
+            if let Some(v) = plan.version {
                 s.resp = v;
             }
             s.resp
         }
         None => 2,
     };
-    Reply::Map(vec![
-        (Reply::bulk("server"), Reply::bulk("redis")),
-        (Reply::bulk("version"), Reply::bulk(&e.config.redis_version)),
-        (Reply::bulk("proto"), Reply::Int(resp as i64)),
-        (Reply::bulk("id"), Reply::Int(call.conn as i64)),
-        (Reply::bulk("mode"), Reply::bulk("standalone")),
-        (Reply::bulk("role"), Reply::bulk("master")),
-        (Reply::bulk("modules"), Reply::Array(Vec::new())),
-    ])
+    Ok(hello_reply(&e.config.redis_version, resp, call.conn))
 }
 
 /// RESET: back to a fresh connection's state, except CLIENT NO-EVICT (Redis keeps it).
@@ -232,7 +262,7 @@ pub static COMMANDS: &[Command] = &[
         "connection",
         quit,
     ),
-    Command::legacy(
+    Command::new(
         "hello",
         -1,
         NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | SENTINEL,
