@@ -77,7 +77,10 @@ pub(super) fn xclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
             delivery = Some(now.wrapping_sub(idle));
         } else if args::is(opt, "time") && more > 0 {
             j += 1;
-            delivery = Some(int_or(call.arg(j), "Invalid TIME option argument for XCLAIM")?);
+            delivery = Some(int_or(
+                call.arg(j),
+                "Invalid TIME option argument for XCLAIM",
+            )?);
         } else if args::is(opt, "retrycount") && more > 0 {
             j += 1;
             retry = Some(int_or(
@@ -209,6 +212,13 @@ pub(super) fn xautoclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
     let Some(s) = stream_mut(e, db, &key)?.filter(|s| s.groups.contains_key(&group[..])) else {
         return Err(no_group(&key, &group));
     };
+    // Redis allocates COUNT IDs up front and fails when the allocator refuses; a terabyte
+    // stands in for that limit.
+    if count.saturating_mul(16) > 1 << 40 {
+        return Err(Reply::err(
+            "ERR Insufficient memory, failed allocating transient memory, COUNT too high.",
+        ));
+    }
     let mut attempts = count.saturating_mul(10);
     let mut claimed = Vec::new();
     let mut deleted = Vec::new();

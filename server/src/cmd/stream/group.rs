@@ -84,8 +84,7 @@ pub(super) fn create(e: &mut Engine, call: &mut Call) -> CmdResult {
         parse_id(call.arg(4), 0, IdForm::Strict)?
     };
     if s.is_none() {
-        e.db(db)
-            .set(&key, Value::Stream(Box::new(Stream::new())));
+        e.db(db).set(&key, Value::Stream(Box::new(Stream::new())));
         e.touch_watched(db, &key);
     }
     let s = stream_mut(e, db, &key)?.expect("exists");

@@ -272,8 +272,7 @@ pub static COMMANDS: &[Command] = &[
     Command::new("xsetid", -3, WRITE | DENYOOM | FAST, "stream", add::xsetid).keys(1, 1, 1),
     Command::new("xrange", -4, READONLY, "stream", range::xrange).keys(1, 1, 1),
     Command::new("xrevrange", -4, READONLY, "stream", range::xrevrange).keys(1, 1, 1),
-    Command::new("xread", -4, READONLY | BLOCKING, "stream", read::xread)
-        .movable_keys(xread_keys),
+    Command::new("xread", -4, READONLY | BLOCKING, "stream", read::xread).movable_keys(xread_keys),
     Command::new(
         "xreadgroup",
         -7,

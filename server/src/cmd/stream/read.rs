@@ -64,9 +64,8 @@ fn parse(e: &Engine, call: &Call, group_cmd: bool) -> Result<ReadArgs, Reply> {
                 )));
             }
             i += 1;
-            let ms = crate::numfmt::parse_i64(call.arg(i)).ok_or_else(|| {
-                Reply::err("ERR timeout is not an integer or out of range")
-            })?;
+            let ms = crate::numfmt::parse_i64(call.arg(i))
+                .ok_or_else(|| Reply::err("ERR timeout is not an integer or out of range"))?;
             if ms < 0 {
                 return Err(Reply::err(errors::TIMEOUT_NEGATIVE));
             }
@@ -85,12 +84,8 @@ fn parse(e: &Engine, call: &Call, group_cmd: bool) -> Result<ReadArgs, Reply> {
             a.keys_at = i + 1;
             let n = argc - a.keys_at;
             if n % 2 != 0 {
-                let (name, sym) = if group_cmd {
-                    ("xreadgroup", '>')
-                } else {
-                    ("xread", '$')
-                };
-                return Err(Reply::err(format!("ERR Unbalanced '{name}' list of streams: for each stream key an ID or '{sym}' must be specified.")));
+                // Redis 7.0 words it the same for XREADGROUP.
+                return Err(Reply::err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."));
             }
             a.nkeys = n / 2;
             break;
@@ -138,7 +133,10 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
         let id_arg = call.args[a.keys_at + a.nkeys + k].clone();
         let s = stream_mut(e, db, &key)?;
         if let Some((group, _)) = &a.group {
-            if !s.as_ref().is_some_and(|s| s.groups.contains_key(&group[..])) {
+            if !s
+                .as_ref()
+                .is_some_and(|s| s.groups.contains_key(&group[..]))
+            {
                 return Err(Reply::err(format!(
                     "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
                     c_str(&key),
@@ -174,29 +172,32 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
                 if s.is_empty() || s.last_valid_id() <= gt {
                     continue;
                 }
-                super::range_reply(s, gt.incr().unwrap_or(StreamId::MAX), StreamId::MAX, a.count, false)
+                super::range_reply(
+                    s,
+                    gt.incr().unwrap_or(StreamId::MAX),
+                    StreamId::MAX,
+                    a.count,
+                    false,
+                )
             }
             Some((group, consumer)) => {
-                let created = touch_consumer(s, group, consumer, now);
                 let history = gt != StreamId::MAX;
                 let last = s.groups[&group[..]].last_id;
+                if !history && (s.is_empty() || s.last_valid_id() <= last) {
+                    continue;
+                }
+                // The consumer is looked up (or created) only for a stream being served.
+                let created = touch_consumer(s, group, consumer, now);
                 let reply = if history {
-                    Some(history_reply(s, group, consumer, gt, a.count, now))
-                } else if !s.is_empty() && s.last_valid_id() > last {
-                    Some(deliver_new(s, group, consumer, last, a.count, a.noack, now))
+                    history_reply(s, group, consumer, gt, a.count, now)
                 } else {
-                    None
+                    deliver_new(s, group, consumer, last, a.count, a.noack, now)
                 };
                 if created {
                     notify::keyspace_event(e, notify::STREAM, "xgroup-createconsumer", db, &key);
                 }
-                match reply {
-                    Some(r) => {
-                        e.dirty += 1;
-                        r
-                    }
-                    None => continue,
-                }
+                e.dirty += 1;
+                reply
             }
         };
         served.push((Reply::Bulk(key), reply));
@@ -356,7 +357,13 @@ fn serve_blocked(e: &mut Engine, call: &Call, a: &ReadArgs, key: &[u8]) -> CmdRe
             if s.last_id <= gt {
                 return Ok(Reply::None);
             }
-            super::range_reply(s, gt.incr().unwrap_or(StreamId::MAX), StreamId::MAX, count, false)
+            super::range_reply(
+                s,
+                gt.incr().unwrap_or(StreamId::MAX),
+                StreamId::MAX,
+                count,
+                false,
+            )
         }
         Some((group, consumer)) => {
             let Some(g) = s.groups.get(&group[..]) else {

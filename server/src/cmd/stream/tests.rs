@@ -21,11 +21,23 @@ fn bulk(s: &str) -> Reply {
 fn auto_ids_follow_the_manual_clock() {
     let (mut e, clock) = engine();
     let c = e.connect();
-    assert_eq!(e.execute(c, &["XADD", "s", "*", "f", "v"]), bulk("1000000-0"));
-    assert_eq!(e.execute(c, &["XADD", "s", "*", "f", "v"]), bulk("1000000-1"));
+    assert_eq!(
+        e.execute(c, &["XADD", "s", "*", "f", "v"]),
+        bulk("1000000-0")
+    );
+    assert_eq!(
+        e.execute(c, &["XADD", "s", "*", "f", "v"]),
+        bulk("1000000-1")
+    );
     clock.advance(Duration::from_millis(5));
-    assert_eq!(e.execute(c, &["XADD", "s", "*", "f", "v"]), bulk("1000005-0"));
-    assert_eq!(e.execute(c, &["XADD", "s", "1000005-*", "f", "v"]), bulk("1000005-1"));
+    assert_eq!(
+        e.execute(c, &["XADD", "s", "*", "f", "v"]),
+        bulk("1000005-0")
+    );
+    assert_eq!(
+        e.execute(c, &["XADD", "s", "1000005-*", "f", "v"]),
+        bulk("1000005-1")
+    );
 }
 
 #[test]
@@ -34,11 +46,18 @@ fn pending_entries_become_claimable_when_time_moves() {
     let c = e.connect();
     e.execute(c, &["XADD", "s", "1-1", "f", "v"]);
     e.execute(c, &["XGROUP", "CREATE", "s", "g", "0"]);
-    e.execute(c, &["XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", ">"]);
+    e.execute(
+        c,
+        &["XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", ">"],
+    );
     let early = e.execute(c, &["XAUTOCLAIM", "s", "g", "bob", "1000", "0", "JUSTID"]);
     assert_eq!(
         early,
-        Reply::Array(vec![bulk("0-0"), Reply::Array(vec![]), Reply::Array(vec![])])
+        Reply::Array(vec![
+            bulk("0-0"),
+            Reply::Array(vec![]),
+            Reply::Array(vec![])
+        ])
     );
     clock.advance(Duration::from_millis(1000));
     let later = e.execute(c, &["XAUTOCLAIM", "s", "g", "bob", "1000", "0", "JUSTID"]);
@@ -99,7 +118,20 @@ fn blocked_xreadgroup_gets_an_error_when_its_key_goes() {
     let writer = e.connect();
     e.execute(writer, &["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
     assert_eq!(
-        e.execute(reader, &["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"]),
+        e.execute(
+            reader,
+            &[
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                "c",
+                "BLOCK",
+                "0",
+                "STREAMS",
+                "s",
+                ">"
+            ]
+        ),
         Reply::None
     );
     e.execute(writer, &["DEL", "s"]);
