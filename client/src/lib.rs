@@ -25,6 +25,7 @@ pub use inprocess::InProcess;
 pub use patterns::limiter::{Decision, FixedWindow, SlidingLog, TokenBucket};
 pub use patterns::lock::{Acquire, Guard, Lock, Watchdog, WatchdogEnd};
 pub use patterns::max::MonotonicMax;
+pub use patterns::stream::{Delivery, StreamEntry, StreamGroup};
 pub use patterns::versioned::{VersionedHash, Write};
 pub use real_redis::{RealRedis, RealRedisError};
 pub use script::Script;
