@@ -7,6 +7,8 @@
 
 pub(crate) mod hash;
 mod search;
+#[cfg(test)]
+mod tests;
 
 use bytes::Bytes;
 
