@@ -5,6 +5,7 @@ pub mod args;
 pub mod table;
 
 pub mod bitmap;
+pub mod cfloat;
 pub mod connection;
 pub mod debug;
 pub mod functions;
