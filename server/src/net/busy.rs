@@ -10,6 +10,8 @@
 //! AUTH, QUIT); the others wait for the script to end (`ConnState::deferred`).
 
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use bytes::Bytes;
 
@@ -22,9 +24,17 @@ use crate::reply::Reply;
 const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
 
 /// Builds the hook for one server. `spawn` starts the task of a connection accepted
-/// while the script runs.
-pub(crate) fn hook(registry: Rc<Registry>, spawn: Rc<dyn Fn(u64, Rc<ConnIo>)>) -> BusyHook {
+/// while the script runs. `dropped` is set when the `Server` is dropped: the script then
+/// stops as by SHUTDOWN NOSAVE, so a dropped server never keeps its thread busy.
+pub(crate) fn hook(
+    registry: Rc<Registry>,
+    spawn: Rc<dyn Fn(u64, Rc<ConnIo>)>,
+    dropped: Arc<AtomicBool>,
+) -> BusyHook {
     Box::new(move |script: &BusyScript| {
+        if dropped.load(Ordering::Relaxed) {
+            return BusyVerdict::Shutdown;
+        }
         accept_pending(&registry, &*spawn);
         let config = registry.config.borrow().clone();
         let mut verdict = BusyVerdict::Continue;
