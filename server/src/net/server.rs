@@ -171,6 +171,8 @@ impl ServerBuilder {
                 run(rt, running, DoneGuard(done));
             })
         };
+        // The server's first script finds a sandboxed Lua state ready.
+        crate::lua::prepared::warm();
         super::workers::run(job)?;
         match ready_rx.recv() {
             Ok(Ok(())) => {}
