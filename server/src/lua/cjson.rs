@@ -42,6 +42,11 @@ thread_local! {
     static CFG: RefCell<Cfg> = RefCell::new(Cfg::default());
 }
 
+/// Back to the defaults, for a thread that starts serving another server.
+pub(crate) fn reset_config() {
+    CFG.with(|c| *c.borrow_mut() = Cfg::default());
+}
+
 fn cfg<R>(f: impl FnOnce(&mut Cfg) -> R) -> R {
     CFG.with(|c| f(&mut c.borrow_mut()))
 }

@@ -18,7 +18,7 @@
 //! writes of the running script do not touch it (in Redis they would).
 
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -64,13 +64,18 @@ pub(crate) fn catch_up(engine: &mut Engine, conn: ConnId, op: CatchUp) {
 const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
 
 /// Builds the hook for one server. `spawn` starts the task of a connection accepted
-/// while the script runs.
+/// while the script runs. `dropped` is set when the `Server` is dropped: the script then
+/// stops as by SHUTDOWN NOSAVE, so a dropped server never keeps its thread busy.
 pub(crate) fn hook(
     registry: Rc<Registry>,
     spawn: Rc<dyn Fn(u64, Rc<ConnIo>)>,
     conn_ids: Arc<AtomicU64>,
+    dropped: Arc<AtomicBool>,
 ) -> BusyHook {
     Box::new(move |script: &BusyScript| {
+        if dropped.load(Ordering::Relaxed) {
+            return BusyVerdict::Shutdown;
+        }
         accept_pending(&registry, &*spawn, &conn_ids);
         let config = registry.config.borrow().clone();
         let mut verdict = BusyVerdict::Continue;
