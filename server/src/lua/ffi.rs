@@ -1,4 +1,4 @@
-//! Thin helpers over the Lua 5.1 C API (through mlua's `ffi`).
+//! Thin helpers over the Lua 5.1 C API (declared by `mlua-sys`).
 //!
 //! The runtime talks to Lua through the C API rather than mlua's safe layer: redis.call and
 //! the sandbox must raise plain Lua values (Redis's `{err=...}` tables, position-prefixed
@@ -8,7 +8,7 @@
 
 use std::ffi::{c_char, c_int};
 
-pub use mlua::ffi::*;
+pub use mlua_sys::*;
 
 /// The bytes of the string (or number, converted in place) at `idx`, if it is one.
 pub unsafe fn to_bytes<'a>(l: *mut lua_State, idx: c_int) -> Option<&'a [u8]> {
