@@ -19,6 +19,8 @@ pub mod functions;
 pub mod global_writes;
 pub mod math_random;
 pub mod runtime;
+#[cfg(test)]
+mod safety_audit;
 pub mod sandbox;
 pub mod shebang;
 pub mod struct_lib;
