@@ -147,9 +147,9 @@ unsafe fn encode_value(
     out: &mut Vec<u8>,
     c: &Cfg,
 ) -> Result<(), EncErr> {
-    // SAFETY: module contract (lua/ffi.rs). Reads are raw (no Lua code runs); lua_checkstack may
-    // raise "not enough memory", and then only borrows (the scratch buffer, the settings copy) are
-    // alive.
+    // SAFETY: module contract (lua/ffi.rs). Reads are raw (no Lua code runs) and allocate nothing
+    // in Lua, and lua_checkstack answers 0 instead of raising; only borrows (the scratch buffer,
+    // the settings copy) are alive here anyway.
     unsafe {
         match lua_type(l, idx) {
             LUA_TSTRING => string(out, to_bytes(l, idx).unwrap_or_default()),
@@ -260,9 +260,9 @@ unsafe fn encode_body(l: *mut lua_State) -> CResult {
         if lua_gettop(l) != 1 {
             luaL_argerror(l, 1, c"expected 1 argument".as_ptr());
         }
-        // A copy of the settings, and the thread's scratch buffer for the text: lua_checkstack
-        // can raise "not enough memory" mid-encoding, which must leave neither a RefCell borrow
-        // nor an owned buffer behind.
+        // A copy of the settings, and the thread's scratch buffer for the text: pushing the
+        // result or the error can raise "not enough memory", which must leave neither a RefCell
+        // borrow nor an owned buffer behind.
         let c = cfg(|c| c.clone());
         let out = scratch();
         match encode_value(l, 1, 0, out, &c) {

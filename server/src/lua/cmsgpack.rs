@@ -172,7 +172,7 @@ unsafe fn pack_body(l: *mut lua_State) -> CResult {
         if n == 0 {
             luaL_argerror(l, 0, c"MessagePack pack needs input.".as_ptr());
         }
-        // The thread's scratch buffer, not a Vec of this frame: lua_checkstack can raise "not
+        // The thread's scratch buffer, not a Vec of this frame: luaL_checkstack_ can raise "not
         // enough memory" mid-encoding and jump past it.
         let out = scratch();
         for i in 1..=n {

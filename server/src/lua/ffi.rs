@@ -19,9 +19,10 @@
 //! destructors. So every C function follows one rule: the Rust work happens in an inner body
 //! (`lua_cfn!`) that returns `CResult`, and the wrapper raises only after the body returned and
 //! dropped what it owned. Inside a body, any Lua call that allocates (pushing a string, creating
-//! or growing a table, `lua_checkstack`, converting a number to a string) can raise "not
+//! or growing a table, `luaL_checkstack_`, converting a number to a string) can raise "not
 //! enough memory" under the script's memory limit; while such a call runs, no Rust value that
-//! owns memory is alive on the stack. Owned text is handed to Lua first (`push_owned`,
+//! owns memory is alive on the stack. (`lua_checkstack` is the exception: Lua 5.1.5 grows the
+//! stack in protected mode and answers 0 when it cannot.) Owned text is handed to Lua first (`push_owned`,
 //! `push_positioned_owned`), and buffers that must grow between Lua calls live in
 //! thread-locals (`scratch`).
 

@@ -18,6 +18,8 @@ pub mod ffi;
 pub mod functions;
 pub mod global_writes;
 pub mod math_random;
+#[cfg(test)]
+mod oom_tests;
 pub mod runtime;
 #[cfg(test)]
 mod safety_audit;
