@@ -4,6 +4,8 @@
 //! The same code runs against three targets: redlab in-process (`InProcess`), redlab over
 //! TCP, and a real redis-server (`Connection::tcp`, `RealRedis`).
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 pub mod codec;
 pub mod connection;
 pub mod error;

@@ -5,6 +5,8 @@
 //! - [`Server`]: a real TCP port on a background thread, for any Redis client;
 //! - [`Engine`]: the same engine called directly, with no thread and no socket.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 pub mod admission;
 pub mod arg_buffer;
 pub mod busy;

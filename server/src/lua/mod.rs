@@ -18,8 +18,12 @@ pub mod ffi;
 pub mod functions;
 pub mod global_writes;
 pub mod math_random;
+#[cfg(test)]
+mod oom_tests;
 pub mod prepared;
 pub mod runtime;
+#[cfg(test)]
+mod safety_audit;
 pub mod sandbox;
 pub mod shebang;
 pub mod struct_lib;
