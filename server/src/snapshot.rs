@@ -65,7 +65,7 @@ impl Engine {
             .iter()
             .map(|(sha, s)| (*sha, s.body.clone()))
             .collect();
-        scripts.sort_by(|a, b| a.0.cmp(&b.0));
+        scripts.sort_by_key(|s| s.0);
         Snapshot {
             config: self.config.clone(),
             dbs: self.dbs.clone(),
