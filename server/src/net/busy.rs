@@ -10,7 +10,7 @@
 //! AUTH, QUIT); the others wait for the script to end (`ConnState::deferred`).
 
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -29,10 +29,10 @@ const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write com
 pub(crate) fn hook(
     registry: Rc<Registry>,
     spawn: Rc<dyn Fn(u64, Rc<ConnIo>)>,
-    dropped: Arc<AtomicBool>,
+    dropped: Arc<AtomicU8>,
 ) -> BusyHook {
     Box::new(move |script: &BusyScript| {
-        if dropped.load(Ordering::Relaxed) {
+        if dropped.load(Ordering::Relaxed) != super::server::RUNNING {
             return BusyVerdict::Shutdown;
         }
         accept_pending(&registry, &*spawn);
