@@ -29,6 +29,17 @@ struct Idle(Runtime);
 // reachable only through `READY`'s mutex until it is taken, so one thread at a time touches it.
 unsafe impl Send for Idle {}
 
+/// Whether states are prepared ahead (see `set_enabled`).
+static ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// Turns preparing states ahead on (the default) or off for the whole process. Off, every
+/// engine builds its state on its own thread at its first script and no builder thread is
+/// started: for a process that must not start threads of its own, and to measure the
+/// difference (`cargo bench --bench per_test`).
+pub fn set_enabled(on: bool) {
+    ENABLED.store(on, Ordering::Relaxed);
+}
+
 static READY: Mutex<Vec<Idle>> = Mutex::new(Vec::new());
 /// A builder thread exists (building, or waiting for the next take).
 static BUILDER: AtomicBool = AtomicBool::new(false);
@@ -42,6 +53,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// An EVAL state with this memory limit: a prepared one when the pool has one, else built
 /// here. Either way the pool is refilled in the background.
 pub(crate) fn eval_runtime(memory_limit: usize) -> Runtime {
+    if !ENABLED.load(Ordering::Relaxed) {
+        return Runtime::new(Kind::Eval, memory_limit);
+    }
     let taken = lock(&READY).pop();
     warm();
     match taken {
@@ -55,7 +69,7 @@ pub(crate) fn eval_runtime(memory_limit: usize) -> Runtime {
 
 /// Makes sure the pool is being filled: wakes the builder, or starts one.
 pub(crate) fn warm() {
-    if lock(&READY).len() >= READY_TARGET {
+    if !ENABLED.load(Ordering::Relaxed) || lock(&READY).len() >= READY_TARGET {
         return;
     }
     if BUILDER.swap(true, Ordering::AcqRel) {

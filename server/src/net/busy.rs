@@ -18,7 +18,7 @@
 //! writes of the running script do not touch it (in Redis they would).
 
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -70,10 +70,10 @@ pub(crate) fn hook(
     registry: Rc<Registry>,
     spawn: Rc<dyn Fn(u64, Rc<ConnIo>)>,
     conn_ids: Arc<AtomicU64>,
-    dropped: Arc<AtomicBool>,
+    dropped: Arc<AtomicU8>,
 ) -> BusyHook {
     Box::new(move |script: &BusyScript| {
-        if dropped.load(Ordering::Relaxed) {
+        if dropped.load(Ordering::Relaxed) != super::server::RUNNING {
             return BusyVerdict::Shutdown;
         }
         accept_pending(&registry, &*spawn, &conn_ids);

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -152,12 +152,13 @@ impl ServerBuilder {
         let (stop_tx, stop_rx) = oneshot::channel();
         let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
         let done = Arc::new(Done::default());
-        let dropped = Arc::new(AtomicBool::new(false));
+        let dropped = Arc::new(AtomicU8::new(RUNNING));
         let job = {
             let clock = clock.clone();
             let faults = faults.clone();
             let done = done.clone();
             let dropped = dropped.clone();
+            let dropped_flag = dropped.clone();
             Box::new(move |rt: &tokio::runtime::Runtime| {
                 let running = Running {
                     listener,
@@ -169,6 +170,7 @@ impl ServerBuilder {
                     dropped,
                 };
                 run(rt, running, DoneGuard(done));
+                dropped_flag.swap(FINISHED, Ordering::AcqRel) == STOP_REQUESTED
             })
         };
         // The server's first script finds a sandboxed Lua state ready.
@@ -231,9 +233,9 @@ struct Running {
     stop: oneshot::Receiver<()>,
     /// Answered once the thread serves the port (or why it cannot).
     ready: std::sync::mpsc::SyncSender<io::Result<()>>,
-    /// Set when the `Server` is dropped: a script running then is stopped as by SHUTDOWN
-    /// NOSAVE once it passes busy-reply-threshold, so a dropped server never runs on.
-    dropped: Arc<AtomicBool>,
+    /// Past `RUNNING` once the `Server` is dropped: a script running then is stopped as by
+    /// SHUTDOWN NOSAVE once it passes busy-reply-threshold, so a dropped server never runs on.
+    dropped: Arc<AtomicU8>,
 }
 
 /// A request as a client sends it: an array of bulk strings.
@@ -262,9 +264,15 @@ pub struct Server {
     stop: Option<oneshot::Sender<()>>,
     /// The listening socket (a second descriptor of it), shut from here on drop.
     listening: Option<std::net::TcpListener>,
-    dropped: Arc<AtomicBool>,
+    /// `RUNNING`, `STOP_REQUESTED` or `FINISHED`.
+    dropped: Arc<AtomicU8>,
     done: Arc<Done>,
 }
+
+/// The life of a server as `Server::stop` and its thread see it.
+pub(crate) const RUNNING: u8 = 0;
+pub(crate) const STOP_REQUESTED: u8 = 1;
+pub(crate) const FINISHED: u8 = 2;
 
 impl Server {
     /// Starts a server on 127.0.0.1 and a free port, with default options.
@@ -361,7 +369,16 @@ impl Server {
 
     /// Tells the server thread to stop and stops listening; does not wait.
     fn stop(&mut self) {
-        self.dropped.store(true, Ordering::Relaxed);
+        let asked = self.dropped.compare_exchange(
+            RUNNING,
+            STOP_REQUESTED,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+        if asked.is_ok() {
+            // The next server started may wait for this one's thread rather than start one.
+            super::workers::stopping();
+        }
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }

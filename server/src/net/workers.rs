@@ -12,15 +12,20 @@
 //! and owned by that thread for the server's whole life.
 
 use std::io;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 /// How long a thread waits for its next server before it exits.
 pub(crate) const IDLE_FOR: Duration = Duration::from_secs(1);
 
-/// What a server thread runs: one server, on the thread's runtime, to its end.
-pub(crate) type Job = Box<dyn FnOnce(&tokio::runtime::Runtime) + Send>;
+/// What a server thread runs: one server, on the thread's runtime, to its end. Returns
+/// whether `stopping` was called for it (its thread is then awaited by `run`).
+pub(crate) type Job = Box<dyn FnOnce(&tokio::runtime::Runtime) -> bool + Send>;
+
+/// How long `run` waits for the thread of a server being stopped before it starts a thread.
+const WAIT_FOR_STOPPING: Duration = Duration::from_millis(2);
 
 /// A parked thread and the place its next job is left.
 struct Slot {
@@ -30,6 +35,16 @@ struct Slot {
 
 /// Threads waiting for a server, the most recently parked last.
 static IDLE: Mutex<Vec<Arc<Slot>>> = Mutex::new(Vec::new());
+/// Signalled when a thread of a stopping server parks.
+static PARKED: Condvar = Condvar::new();
+/// Servers dropped whose thread has not parked yet. A suite drops a server and starts the
+/// next at once: rather than a new thread, the next server waits (briefly) for that one.
+static STOPPING: AtomicUsize = AtomicUsize::new(0);
+
+/// A server was told to stop (its job will return true): its thread is coming back.
+pub(crate) fn stopping() {
+    STOPPING.fetch_add(1, Ordering::AcqRel);
+}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A job's panic never happens while one of these is held; recover anyway.
@@ -40,7 +55,23 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// the job is handed over; the job itself reports when it is serving.
 pub(crate) fn run(job: Job) -> io::Result<()> {
     // The most recently parked thread: its stack and caches are the warmest.
-    let parked = lock(&IDLE).pop();
+    let parked = {
+        let mut idle = lock(&IDLE);
+        let give_up = Instant::now() + WAIT_FOR_STOPPING;
+        loop {
+            if let Some(slot) = idle.pop() {
+                break Some(slot);
+            }
+            let now = Instant::now();
+            if STOPPING.load(Ordering::Acquire) == 0 || now >= give_up {
+                break None;
+            }
+            idle = PARKED
+                .wait_timeout(idle, give_up - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    };
     if let Some(slot) = parked {
         *lock(&slot.job) = Some(job);
         slot.thread.unpark();
@@ -73,8 +104,8 @@ fn worker(first: Job) {
     });
     let mut job = first;
     loop {
-        job(&rt);
-        match next_job(&slot) {
+        let was_stopping = job(&rt);
+        match next_job(&slot, was_stopping) {
             Some(next) => job = next,
             None => return,
         }
@@ -83,8 +114,15 @@ fn worker(first: Job) {
 
 /// Parks until a server is handed over, or `IDLE_FOR` passes without one (then `None`: the
 /// thread exits).
-fn next_job(slot: &Arc<Slot>) -> Option<Job> {
-    lock(&IDLE).push(slot.clone());
+fn next_job(slot: &Arc<Slot>, was_stopping: bool) -> Option<Job> {
+    {
+        let mut idle = lock(&IDLE);
+        idle.push(slot.clone());
+        if was_stopping {
+            STOPPING.fetch_sub(1, Ordering::AcqRel);
+        }
+        PARKED.notify_one();
+    }
     let deadline = Instant::now() + IDLE_FOR;
     loop {
         if let Some(job) = lock(&slot.job).take() {
