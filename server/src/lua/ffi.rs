@@ -22,9 +22,10 @@
 //! or growing a table, `luaL_checkstack_`, converting a number to a string) can raise "not
 //! enough memory" under the script's memory limit; while such a call runs, no Rust value that
 //! owns memory is alive on the stack. (`lua_checkstack` is the exception: Lua 5.1.5 grows the
-//! stack in protected mode and answers 0 when it cannot.) Owned text is handed to Lua first (`push_owned`,
-//! `push_positioned_owned`), values wait on the Lua stack rather than in Rust copies, and a
-//! buffer that must grow between raising calls lives in a thread-local (struct.pack's).
+//! stack in protected mode and answers 0 when it cannot.) Owned text is handed to Lua first
+//! (`push_owned`, `push_positioned_owned`), values wait on the Lua stack rather than in Rust
+//! copies, and a buffer that must grow between raising calls lives in a thread-local
+//! (struct.pack's).
 
 use std::ffi::{c_char, c_int};
 
