@@ -196,18 +196,18 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
         match called {
             Called::NoScript => {
                 push_redis_error(l, "redis.call can only be used while a script runs");
-                return fail;
+                fail
             }
             Called::NoArgs => {
                 push_redis_error(l, NO_ARGS);
-                return fail;
+                fail
             }
             Called::BadArgs => {
                 push_redis_error(
                     l,
                     "Lua redis lib command arguments must be strings or integers",
                 );
-                return fail;
+                fail
             }
             Called::Ran {
                 outcome,

@@ -152,9 +152,9 @@ unsafe fn encode_value(
     out: &mut Vec<u8>,
     c: &Cfg,
 ) -> Result<(), EncErr> {
-    // SAFETY: module contract (lua/ffi.rs). Reads are raw (no Lua code runs) and allocate nothing
-    // in Lua, and lua_checkstack answers 0 instead of raising; only borrows (the scratch buffer,
-    // the settings copy) are alive here anyway.
+    // SAFETY: module contract (lua/ffi.rs). Nothing here raises, so the caller's buffer is never
+    // jumped over: reads are raw (no Lua code runs, nothing allocates in Lua), strings are read
+    // only when they are strings, and lua_checkstack answers 0 instead of raising.
     unsafe {
         match lua_type(l, idx) {
             LUA_TSTRING => string(out, to_bytes(l, idx).unwrap_or_default()),
@@ -265,14 +265,14 @@ unsafe fn encode_body(l: *mut lua_State) -> CResult {
         if lua_gettop(l) != 1 {
             luaL_argerror(l, 1, c"expected 1 argument".as_ptr());
         }
-        // A copy of the settings, and the thread's scratch buffer for the text: pushing the
-        // result or the error can raise "not enough memory", which must leave neither a RefCell
-        // borrow nor an owned buffer behind.
+        // Encoding raises nothing (see `encode_value`); pushing the result or the error can
+        // raise "not enough memory", so both are handed over with `push_owned`, and no RefCell
+        // borrow of the settings is held meanwhile.
         let c = cfg(|c| c.clone());
-        let out = scratch();
-        match encode_value(l, 1, 0, out, &c) {
-            Ok(()) => {
-                push_bytes(l, out);
+        let mut out = Vec::new();
+        match encode_value(l, 1, 0, &mut out, &c).map(|()| out) {
+            Ok(out) => {
+                push_owned(l, out);
                 Ok(1)
             }
             Err(EncErr(msg)) => {
@@ -292,8 +292,7 @@ enum Tok {
     ObjEnd,
     ArrBegin,
     ArrEnd,
-    /// A string, decoded into the parser's buffer.
-    Str,
+    Str(Vec<u8>),
     Num(f64),
     Bool(bool),
     Null,
@@ -310,7 +309,7 @@ impl Tok {
             Tok::ObjEnd => "T_OBJ_END",
             Tok::ArrBegin => "T_ARR_BEGIN",
             Tok::ArrEnd => "T_ARR_END",
-            Tok::Str => "T_STRING",
+            Tok::Str(_) => "T_STRING",
             Tok::Num(_) => "T_NUMBER",
             Tok::Bool(_) => "T_BOOLEAN",
             Tok::Null => "T_NULL",
@@ -324,8 +323,6 @@ impl Tok {
 
 struct Parser<'a> {
     s: &'a [u8],
-    /// The last string token, decoded (the thread's scratch buffer: see `decode_body`).
-    buf: &'a mut Vec<u8>,
     pos: usize,
     decode_invalid: bool,
     max_depth: i64,
@@ -399,11 +396,7 @@ pub fn strtod(s: &[u8]) -> (f64, usize) {
         }
     }
     let text = std::str::from_utf8(&rest[..j]).unwrap_or("0");
-    let text = if text.ends_with('.') {
-        &text[..text.len() - 1]
-    } else {
-        text
-    };
+    let text = text.strip_suffix('.').unwrap_or(text);
     let text = if text.starts_with('.') {
         format!("0{}", text)
     } else {
@@ -488,7 +481,7 @@ impl Parser<'_> {
 
     fn string(&mut self) -> Tok {
         self.pos += 1;
-        self.buf.clear();
+        let mut out = Vec::new();
         loop {
             let Some(&c) = self.s.get(self.pos) else {
                 return Tok::Error("unexpected end of string");
@@ -496,7 +489,7 @@ impl Parser<'_> {
             match c {
                 b'"' => {
                     self.pos += 1;
-                    return Tok::Str;
+                    return Tok::Str(out);
                 }
                 b'\\' => {
                     let Some(&e) = self.s.get(self.pos + 1) else {
@@ -514,7 +507,7 @@ impl Parser<'_> {
                         _ => None,
                     };
                     if let Some(ch) = simple {
-                        self.buf.push(ch);
+                        out.push(ch);
                         self.pos += 2;
                         continue;
                     }
@@ -545,12 +538,11 @@ impl Parser<'_> {
                     }
                     let ch = char::from_u32(cp).unwrap_or('\u{fffd}');
                     let mut buf = [0u8; 4];
-                    self.buf
-                        .extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                    out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
                     self.pos += used;
                 }
                 _ => {
-                    self.buf.push(c);
+                    out.push(c);
                     self.pos += 1;
                 }
             }
@@ -577,12 +569,13 @@ unsafe fn push_value(
     at: usize,
     depth: i64,
 ) -> DecResult {
-    // SAFETY: module contract (lua/ffi.rs). The pushes and table stores may raise; the parser alive
-    // then only borrows (the input and the scratch buffer), and error texts are built only on the
-    // way out, after the last Lua call.
+    // SAFETY: module contract (lua/ffi.rs). The pushes and table stores may raise; then the parser
+    // (which only borrows the input) is all that is alive: a string token goes to Lua through
+    // `push_owned` as soon as it is read, and error texts are built only on the way out, after
+    // the last Lua call.
     unsafe {
         match tok {
-            Tok::Str => push_bytes(l, p.buf),
+            Tok::Str(s) => push_owned(l, s),
             Tok::Num(n) => lua_pushnumber(l, n),
             Tok::Bool(b) => lua_pushboolean(l, b as c_int),
             Tok::Null => lua_pushlightuserdata(l, std::ptr::null_mut()),
@@ -621,15 +614,14 @@ unsafe fn push_value(
                         return Ok(());
                     }
                     loop {
-                        if !matches!(tok, Tok::Str) {
+                        let Tok::Str(key) = tok else {
                             return Err(expected("object key string", &tok, at));
-                        }
-                        // The key stays in the buffer: a colon is not a string token.
+                        };
                         let (colon, cat) = p.next();
                         if !matches!(colon, Tok::Colon) {
                             return Err(expected("colon", &colon, cat));
                         }
-                        push_bytes(l, p.buf);
+                        push_owned(l, key);
                         let (vt, vat) = p.next();
                         push_value(l, p, vt, vat, depth)?;
                         lua_rawset(l, t);
@@ -662,11 +654,11 @@ unsafe fn decode_body(l: *mut lua_State) -> CResult {
         let s = luaL_checklstring(l, 1, &mut len);
         let s = std::slice::from_raw_parts(s as *const u8, len);
         let (decode_invalid, max_depth) = cfg(|c| (c.decode_invalid, c.decode_max_depth));
-        // Decoded strings go to the thread's scratch buffer, not to Vecs of this frame: the pushes
-        // and table stores below can raise "not enough memory" and jump past it.
+        // The pushes and table stores below can raise "not enough memory" and jump past this
+        // frame: a decoded string goes to Lua through `push_owned`, and no other frame owns one
+        // meanwhile (a token is pushed as soon as it is read).
         let mut p = Parser {
             s,
-            buf: scratch(),
             pos: 0,
             decode_invalid,
             max_depth,

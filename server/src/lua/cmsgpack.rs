@@ -9,6 +9,10 @@ use crate::lua_cfn;
 
 const MAX_NESTING: usize = 16;
 
+/// Stack slots `encode_value` may use at most: a key and a value per nesting level, and the
+/// transient key/value of `array_len` at the deepest one.
+const STACK_NEEDED: c_int = 2 * MAX_NESTING as c_int + 8;
+
 fn encode_int(out: &mut Vec<u8>, n: i64) {
     if n >= 0 {
         let u = n as u64;
@@ -45,8 +49,7 @@ fn encode_int(out: &mut Vec<u8>, n: i64) {
 fn encode_number(out: &mut Vec<u8>, d: f64) {
     if !d.is_infinite()
         && !d.is_nan()
-        && d >= -9.223_372_036_854_776e18
-        && d < 9.223_372_036_854_776e18
+        && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&d)
         && (d as i64) as f64 == d
     {
         encode_int(out, d as i64);
@@ -110,8 +113,9 @@ unsafe fn array_len(l: *mut lua_State, t: c_int) -> Option<usize> {
 }
 
 unsafe fn encode_value(l: *mut lua_State, idx: c_int, level: usize, out: &mut Vec<u8>) {
-    // SAFETY: module contract (lua/ffi.rs). Reads are raw (no Lua code runs); luaL_checkstack_ may
-    // raise, and then only the borrowed scratch buffer is alive.
+    // SAFETY: module contract (lua/ffi.rs); `pack_body` reserved the stack slots the nesting cap
+    // allows. Nothing here raises, so the caller's buffer is never jumped over: reads are raw (no
+    // Lua code runs, nothing allocates in Lua) and strings are read only when they are strings.
     unsafe {
         let mut t = lua_type(l, idx);
         if t == LUA_TTABLE && level == MAX_NESTING {
@@ -129,35 +133,32 @@ unsafe fn encode_value(l: *mut lua_State, idx: c_int, level: usize, out: &mut Ve
                 0xc2
             }),
             LUA_TNUMBER => encode_number(out, lua_tonumber(l, idx)),
-            LUA_TTABLE => {
-                luaL_checkstack_(l, 4, c"nesting too deep".as_ptr());
-                match array_len(l, idx) {
-                    Some(n) => {
-                        encode_len(out, n, 0x90, 16, None, 0xdc, 0xdd);
-                        for i in 1..=n {
-                            lua_rawgeti_(l, idx, i as c_int);
-                            encode_value(l, lua_gettop(l), level + 1, out);
-                            lua_pop(l, 1);
-                        }
-                    }
-                    None => {
-                        let mut n = 0;
-                        lua_pushnil(l);
-                        while lua_next(l, idx) != 0 {
-                            lua_pop(l, 1);
-                            n += 1;
-                        }
-                        encode_len(out, n, 0x80, 16, None, 0xde, 0xdf);
-                        lua_pushnil(l);
-                        while lua_next(l, idx) != 0 {
-                            let v = lua_gettop(l);
-                            encode_value(l, v - 1, level + 1, out);
-                            encode_value(l, v, level + 1, out);
-                            lua_pop(l, 1);
-                        }
+            LUA_TTABLE => match array_len(l, idx) {
+                Some(n) => {
+                    encode_len(out, n, 0x90, 16, None, 0xdc, 0xdd);
+                    for i in 1..=n {
+                        lua_rawgeti_(l, idx, i as c_int);
+                        encode_value(l, lua_gettop(l), level + 1, out);
+                        lua_pop(l, 1);
                     }
                 }
-            }
+                None => {
+                    let mut n = 0;
+                    lua_pushnil(l);
+                    while lua_next(l, idx) != 0 {
+                        lua_pop(l, 1);
+                        n += 1;
+                    }
+                    encode_len(out, n, 0x80, 16, None, 0xde, 0xdf);
+                    lua_pushnil(l);
+                    while lua_next(l, idx) != 0 {
+                        let v = lua_gettop(l);
+                        encode_value(l, v - 1, level + 1, out);
+                        encode_value(l, v, level + 1, out);
+                        lua_pop(l, 1);
+                    }
+                }
+            },
             _ => out.push(0xc0),
         }
     }
@@ -172,13 +173,14 @@ unsafe fn pack_body(l: *mut lua_State) -> CResult {
         if n == 0 {
             luaL_argerror(l, 0, c"MessagePack pack needs input.".as_ptr());
         }
-        // The thread's scratch buffer, not a Vec of this frame: luaL_checkstack_ can raise "not
-        // enough memory" mid-encoding and jump past it.
-        let out = scratch();
+        // Every stack slot the encoder can use (two per nesting level, a few transient), reserved
+        // before the buffer exists: growing the stack can raise, and encoding then raises nothing.
+        luaL_checkstack_(l, STACK_NEEDED, c"too many nested tables".as_ptr());
+        let mut out = Vec::new();
         for i in 1..=n {
-            encode_value(l, i, 0, out);
+            encode_value(l, i, 0, &mut out);
         }
-        push_bytes(l, out);
+        push_owned(l, out);
         Ok(1)
     }
 }

@@ -11,7 +11,7 @@ use crate::reply::Reply;
 
 /// C's `(long long)` cast of a double on x86-64: out of range and NaN give i64::MIN.
 pub fn lua_number_to_int(d: f64) -> i64 {
-    if d.is_nan() || d >= 9.223_372_036_854_776e18 || d < -9.223_372_036_854_776e18 {
+    if d.is_nan() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&d) {
         i64::MIN
     } else {
         d as i64

@@ -22,11 +22,11 @@
 //! or growing a table, `luaL_checkstack_`, converting a number to a string) can raise "not
 //! enough memory" under the script's memory limit; while such a call runs, no Rust value that
 //! owns memory is alive on the stack. (`lua_checkstack` is the exception: Lua 5.1.5 grows the
-//! stack in protected mode and answers 0 when it cannot.) Owned text is handed to Lua first (`push_owned`,
-//! `push_positioned_owned`), and buffers that must grow between Lua calls live in
-//! thread-locals (`scratch`).
+//! stack in protected mode and answers 0 when it cannot.) Owned text is handed to Lua first
+//! (`push_owned`, `push_positioned_owned`), values wait on the Lua stack rather than in Rust
+//! copies, and a buffer that must grow between raising calls lives in a thread-local
+//! (struct.pack's).
 
-use std::cell::UnsafeCell;
 use std::ffi::{c_char, c_int};
 
 pub use mlua_sys::*;
@@ -176,34 +176,6 @@ pub unsafe fn abs_index(l: *mut lua_State, idx: c_int) -> c_int {
         // SAFETY: module contract.
         unsafe { lua_gettop(l) + idx + 1 }
     }
-}
-
-thread_local! {
-    /// See `scratch`.
-    static SCRATCH: UnsafeCell<Vec<u8>> = const { UnsafeCell::new(Vec::new()) };
-}
-
-/// Bytes kept by a scratch buffer between uses; a larger one is given back to the allocator.
-const SCRATCH_KEEP: usize = 64 * 1024;
-
-/// The thread's scratch buffer, cleared: where cjson.encode, cjson.decode and cmsgpack.pack
-/// build bytes between Lua calls that can raise. A raise then skips only a borrow; the buffer
-/// stays owned by the thread and is reused (or shrunk) by the next caller.
-///
-/// # Safety
-/// The caller must stop using the returned reference before anything else can call `scratch`:
-/// the users above never run Lua code (no metamethods, no callbacks) while they hold it, so on
-/// the engine's single thread no second reference can be made while the first is in use.
-pub unsafe fn scratch<'a>() -> &'a mut Vec<u8> {
-    let p = SCRATCH.with(|s| s.get());
-    // SAFETY: `p` points into this thread's SCRATCH, alive until the thread exits (longer than
-    // any Lua call on it); exclusivity is the caller's contract above.
-    let buf = unsafe { &mut *p };
-    if buf.capacity() > SCRATCH_KEEP {
-        *buf = Vec::new();
-    }
-    buf.clear();
-    buf
 }
 
 /// Outcome of a C function's inner body: `Ok(n)` returns n values; `Err` raises the value

@@ -42,7 +42,7 @@ unsafe fn math_random_body(l: *mut lua_State) -> CResult {
     // holds with the function's arguments on the stack; what can raise here runs with only borrowed
     // or Copy values alive.
     unsafe {
-        let Some(drawn) = with_state(|st| lrand48_next(st)) else {
+        let Some(drawn) = with_state(lrand48_next) else {
             push_positioned(l, "math.random is only available while a script runs");
             return Err(());
         };

@@ -74,7 +74,7 @@ fn cjson_encode_out_of_memory_leaves_cjson_usable() {
         "return cjson.encode(deep)",
         "cjson.encode_max_depth(1000) .. cjson.encode({1, {2}})",
     );
-    check(r, Reply::bulk(b"1000[1,[2]]".to_vec()));
+    check(r, Reply::bulk(b"1000[1,[2]]"));
 }
 
 #[test]
@@ -84,7 +84,7 @@ fn cjson_decode_out_of_memory_leaves_cjson_usable() {
         "return cjson.decode(text)",
         "cjson.decode('{\"a\":[1,\"b\"]}').a[2] .. cjson.decode_max_depth(1000)",
     );
-    check(r, Reply::bulk(b"b1000".to_vec()));
+    check(r, Reply::bulk(b"b1000"));
 }
 
 #[test]
@@ -105,5 +105,5 @@ fn redis_call_out_of_memory_gives_the_context_back() {
         "return redis.call('LRANGE', 'list', 0, -1)",
         "redis.call('PING').ok",
     );
-    check(r, Reply::bulk(b"PONG".to_vec()));
+    check(r, Reply::bulk(b"PONG"));
 }

@@ -81,7 +81,7 @@ unsafe fn general(l: *mut lua_State) -> c_int {
             }
             let mut s2: *mut c_char = std::ptr::null_mut();
             let n = strtoul(s1, &mut s2, base);
-            if s2 as *const c_char != s1 {
+            if !std::ptr::eq(s2, s1) {
                 while is_c_space(*s2 as u8) {
                     s2 = s2.add(1);
                 }
