@@ -7,3 +7,4 @@ pub mod flush;
 pub mod io;
 pub mod parser;
 pub mod server;
+pub(crate) mod stream;

@@ -8,11 +8,12 @@ use std::rc::Rc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{oneshot, Notify};
 
 use super::flush::Flusher;
 use super::io::{ConnIo, Registry};
+use super::stream::NetStream;
 
 use crate::clock::Clock;
 use crate::config::Config;
@@ -110,6 +111,24 @@ impl ServerBuilder {
         self
     }
 
+    /// Also listens on a Unix domain socket at `path` (`unixsocket`), alongside TCP. A file
+    /// left at that path by an earlier server is replaced, as Redis does.
+    pub fn unixsocket(mut self, path: &str) -> Self {
+        self.config
+            .extra
+            .insert("unixsocket".into(), path.to_string());
+        self
+    }
+
+    /// The Unix socket's permission bits (`unixsocketperm`, e.g. `0o700`); 0 leaves the
+    /// umask's.
+    pub fn unixsocketperm(mut self, mode: u32) -> Self {
+        self.config
+            .extra
+            .insert("unixsocketperm".into(), format!("{:o}", mode & 0o7777));
+        self
+    }
+
     pub fn redis_version(mut self, v: &str) -> Self {
         self.config.redis_version = v.to_string();
         self
@@ -139,6 +158,9 @@ impl ServerBuilder {
         let listener = std::net::TcpListener::bind((self.config.bind.as_str(), self.config.port))?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
+        let unix = bind_unix(&self.config)?;
+        let unix_path = unix.as_ref().map(|(_, p)| p.clone());
+        let unix = unix.map(|(l, _)| l);
         let clock = self.clock.unwrap_or_default();
         let mut config = self.config;
         config.port = addr.port();
@@ -150,9 +172,10 @@ impl ServerBuilder {
         let thread = std::thread::Builder::new()
             .name(format!("redlab-server:{}", addr.port()))
             .stack_size(8 << 20) // as large as redis-server's main thread: scripts run here
-            .spawn(move || run(listener, config, thread_clock, thread_faults, stop_rx))?;
+            .spawn(move || run(listener, unix, config, thread_clock, thread_faults, stop_rx))?;
         Ok(Server {
             addr,
+            unix_path,
             clock,
             faults,
             password,
@@ -179,6 +202,8 @@ const CONTROL_WAIT: Duration = Duration::from_secs(30);
 /// A running server. Dropping it shuts the server down and joins its thread.
 pub struct Server {
     addr: SocketAddr,
+    /// The Unix socket it listens on, if any (removed when the server stops).
+    unix_path: Option<String>,
     clock: Clock,
     faults: Faults,
     /// The requirepass the server was built with, so control requests can authenticate.
@@ -203,6 +228,11 @@ impl Server {
 
     pub fn port(&self) -> u16 {
         self.addr.port()
+    }
+
+    /// The path of the Unix socket the server listens on, when `unixsocket` was set.
+    pub fn unixsocket(&self) -> Option<&str> {
+        self.unix_path.as_deref()
     }
 
     /// `redis://127.0.0.1:<port>/`, for any client library.
@@ -274,6 +304,7 @@ impl Server {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        self.remove_unix_socket();
     }
 
     /// Stops the server and waits for its thread.
@@ -288,7 +319,36 @@ impl Server {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        self.remove_unix_socket();
     }
+
+    /// Removes the socket file once nothing listens on it, as Redis does at exit.
+    fn remove_unix_socket(&mut self) {
+        if let Some(p) = self.unix_path.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Binds the `unixsocket` listener, if one is configured, with `unixsocketperm`.
+fn bind_unix(config: &Config) -> io::Result<Option<(std::os::unix::net::UnixListener, String)>> {
+    let path = config.get_by_name("unixsocket").unwrap_or_default();
+    if path.is_empty() {
+        return Ok(None);
+    }
+    // A socket file left behind by a server that is gone would make bind fail.
+    let _ = std::fs::remove_file(&path);
+    let listener = std::os::unix::net::UnixListener::bind(&path)?;
+    listener.set_nonblocking(true)?;
+    let perm = config
+        .get_by_name("unixsocketperm")
+        .and_then(|v| u32::from_str_radix(&v, 8).ok())
+        .unwrap_or(0);
+    if perm != 0 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(perm))?;
+    }
+    Ok(Some((listener, path)))
 }
 
 impl Drop for Server {
@@ -299,6 +359,7 @@ impl Drop for Server {
 
 fn run(
     listener: std::net::TcpListener,
+    unix: Option<std::os::unix::net::UnixListener>,
     config: Config,
     clock: Clock,
     faults: Faults,
@@ -326,9 +387,18 @@ fn run(
         let net_config = super::io::NetConfig::of(&config);
         let mut engine = Engine::with_clock(config, clock);
         engine.faults = faults;
+        let unix = match unix.map(UnixListener::from_std).transpose() {
+            Ok(u) => u.map(Rc::new),
+            Err(e) => {
+                tracing::error!("redlab: cannot listen on the unix socket: {}", e);
+                return;
+            }
+        };
+        let unix_path = unix.as_deref().map(super::busy::unix_path);
         let listener = Rc::new(listener);
         let registry = Rc::new(Registry::default());
         *registry.listener.borrow_mut() = Some(listener.clone());
+        *registry.unix_listener.borrow_mut() = unix.clone();
         *registry.config.borrow_mut() = net_config;
         let shared = Rc::new(Shared {
             engine: RefCell::new(engine),
@@ -353,11 +423,22 @@ fn run(
             tokio::select! {
                 accepted = listener.accept() => match accepted {
                     Ok((stream, _)) => {
-                        let (id, io) = registry.add(stream);
+                        let (id, io) = registry.add(NetStream::Tcp(stream));
                         tokio::task::spawn_local(super::conn::serve(shared.clone(), id, io));
                     }
                     Err(e) => {
                         tracing::warn!("redlab: accept failed: {}", e);
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                },
+                accepted = accept_unix(unix.as_deref()) => match accepted {
+                    Ok(stream) => {
+                        let path = unix_path.clone().unwrap_or_default();
+                        let (id, io) = registry.add(NetStream::Unix(stream, path));
+                        tokio::task::spawn_local(super::conn::serve(shared.clone(), id, io));
+                    }
+                    Err(e) => {
+                        tracing::warn!("redlab: accept failed on the unix socket: {}", e);
                         tokio::time::sleep(Duration::from_millis(5)).await;
                     }
                 },
@@ -368,6 +449,14 @@ fn run(
         // Replies produced in the last turn (before a SHUTDOWN, say) still go out.
         shared.flusher.flush_queued(&mut Vec::new());
     });
+}
+
+/// The next client on the Unix socket; never resolves when there is none.
+async fn accept_unix(listener: Option<&UnixListener>) -> io::Result<tokio::net::UnixStream> {
+    match listener {
+        Some(l) => l.accept().await.map(|(s, _)| s),
+        None => std::future::pending().await,
+    }
 }
 
 /// Redis's serverCron, for what time drives: blocked-command timeouts and active expiry.
