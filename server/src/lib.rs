@@ -21,6 +21,7 @@ pub mod faults;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod glob;
+pub mod latency;
 pub mod ldouble;
 pub mod lua;
 pub mod net;
@@ -29,6 +30,7 @@ pub mod numfmt;
 pub mod reply;
 pub mod rng;
 pub mod session;
+pub mod slowlog;
 pub mod snapshot;
 pub mod stats;
 #[cfg(test)]

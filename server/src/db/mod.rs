@@ -29,7 +29,6 @@ pub use strvalue::StrValue;
 pub use value::{HashValue, ListValue, SetValue, Value};
 pub use zset::ZSet;
 
-#[derive(Clone, Debug)]
 /// Whether a key with deadline `t` (Unix ms) has expired at `now`. As in Redis 7.0
 /// (`keyIsExpired`: `now > when`), a key lives through its deadline's own millisecond: PTTL
 /// answers 0 then, and the key is gone from the next millisecond on. (Setting a deadline that
@@ -39,6 +38,7 @@ pub fn is_expired(t: i64, now: i64) -> bool {
     now > t
 }
 
+#[derive(Clone, Debug)]
 pub struct Entry {
     pub value: Value,
     /// Absolute deadline in Unix milliseconds.
@@ -106,8 +106,7 @@ impl Db {
         if self.expires.is_empty() {
             return false;
         }
-        let expired =
-            matches!(self.map.get(key), Some(e) if e.expire_at.is_some_and(|t| is_expired(t, self.now)));
+        let expired = matches!(self.map.get(key), Some(e) if e.expire_at.is_some_and(|t| is_expired(t, self.now)));
         if expired {
             self.take(key);
             self.expired_log.push(key.to_vec());
@@ -274,7 +273,8 @@ impl Db {
             self.map.remove(&key[..]);
             self.expired_log.push(key);
         }
-        self.next_deadline().is_none_or(|t| !is_expired(t, self.now))
+        self.next_deadline()
+            .is_none_or(|t| !is_expired(t, self.now))
     }
 
     /// Removes a collection that became empty, as Redis does after every pop or remove.

@@ -117,6 +117,10 @@ pub struct Engine {
     pub(crate) buffer_peaks: crate::session::BufferPeaks,
     /// Every random choice the engine makes; seeded from `config.seed` or afresh.
     pub(crate) rng: crate::rng::EngineRng,
+    /// SLOWLOG's entries and parameters.
+    pub(crate) slowlog: crate::slowlog::SlowLog,
+    /// LATENCY's samples and threshold.
+    pub(crate) latency: crate::latency::LatencyMonitor,
 }
 
 impl Engine {
@@ -164,6 +168,8 @@ impl Engine {
             arg_buffer: Default::default(),
             buffer_peaks: Default::default(),
             rng: crate::rng::EngineRng::new(seed),
+            slowlog: Default::default(),
+            latency: Default::default(),
         }
     }
 

@@ -25,6 +25,7 @@ use bytes::Bytes;
 
 use super::io::{ConnIo, ConnState, NetConfig, Registry};
 use super::parser::Parsed;
+use super::stream::NetStream;
 use crate::admission::{self, BusyKind, ConnView};
 use crate::busy::{BusyHook, BusyScript, BusyVerdict};
 use crate::cmd::table::policy;
@@ -108,32 +109,63 @@ pub(crate) fn hook(
 }
 
 fn accept_pending(registry: &Registry, spawn: &dyn Fn(u64, Rc<ConnIo>), conn_ids: &AtomicU64) {
-    let Some(listener) = registry.listener.borrow().clone() else {
-        return;
-    };
-    loop {
-        let accepted = socket2::SockRef::from(&*listener).accept();
-        let Ok((socket, _)) = accepted else {
-            return;
-        };
-        let std_stream: std::net::TcpStream = socket.into();
-        if std_stream.set_nonblocking(true).is_err() {
-            continue;
-        }
-        if let Ok(stream) = tokio::net::TcpStream::from_std(std_stream) {
-            let (id, io) = registry.add(stream);
-            // Its engine id now, so a HELLO it sends during the script names it.
-            io.state.borrow_mut().conn_id = Some(conn_ids.fetch_add(1, Ordering::Relaxed));
-            if registry.config.borrow().refuses(&io.stream) {
-                // Refused now, as at any other time; its task only closes it.
-                let mut st = io.state.borrow_mut();
-                Reply::err(crate::errors::PROTECTED_MODE_DENIED).encode(2, &mut st.wbuf);
-                io.write_raw_now(&mut st);
-                st.closing = true;
+    if let Some(listener) = registry.listener.borrow().clone() {
+        while let Ok((socket, _)) = socket2::SockRef::from(&*listener).accept() {
+            let std_stream: std::net::TcpStream = socket.into();
+            if std_stream.set_nonblocking(true).is_err() {
+                continue;
             }
-            spawn(id, io);
+            if let Ok(stream) = tokio::net::TcpStream::from_std(std_stream) {
+                admit(registry, spawn, conn_ids, NetStream::Tcp(stream));
+            }
         }
     }
+    if let Some(listener) = registry.unix_listener.borrow().clone() {
+        let path = unix_path(&listener);
+        while let Ok((socket, _)) = socket2::SockRef::from(&*listener).accept() {
+            let std_stream: std::os::unix::net::UnixStream = socket.into();
+            if std_stream.set_nonblocking(true).is_err() {
+                continue;
+            }
+            if let Ok(stream) = tokio::net::UnixStream::from_std(std_stream) {
+                admit(
+                    registry,
+                    spawn,
+                    conn_ids,
+                    NetStream::Unix(stream, path.clone()),
+                );
+            }
+        }
+    }
+}
+
+/// The path a Unix listener is bound to, as clients' addresses show it.
+pub(crate) fn unix_path(listener: &tokio::net::UnixListener) -> String {
+    listener
+        .local_addr()
+        .ok()
+        .and_then(|a| a.as_pathname().map(|p| p.display().to_string()))
+        .unwrap_or_default()
+}
+
+/// Registers a connection accepted while a script runs and starts its task.
+fn admit(
+    registry: &Registry,
+    spawn: &dyn Fn(u64, Rc<ConnIo>),
+    conn_ids: &AtomicU64,
+    stream: NetStream,
+) {
+    let (id, io) = registry.add(stream);
+    // Its engine id now, so a HELLO it sends during the script names it.
+    io.state.borrow_mut().conn_id = Some(conn_ids.fetch_add(1, Ordering::Relaxed));
+    if registry.config.borrow().refuses(&io.stream) {
+        // Refused now, as at any other time; its task only closes it.
+        let mut st = io.state.borrow_mut();
+        Reply::err(crate::errors::PROTECTED_MODE_DENIED).encode(2, &mut st.wbuf);
+        io.write_raw_now(&mut st);
+        st.closing = true;
+    }
+    spawn(id, io);
 }
 
 /// Answers every complete request in the buffer; returns what the script must do.

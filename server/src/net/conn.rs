@@ -29,16 +29,8 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
         shared.registry.remove(io_id);
         return;
     }
-    let addr = io
-        .stream
-        .peer_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    let laddr = io
-        .stream
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
+    let addr = io.stream.peer_text();
+    let laddr = io.stream.local_text();
     let reserved = io.state.borrow().conn_id;
     let conn = match reserved {
         Some(id) => shared

@@ -13,10 +13,11 @@ use std::sync::Arc;
 
 use bytes::{Buf, Bytes, BytesMut};
 use socket2::SockRef;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::Notify;
 
 use super::parser::RequestParser;
+use super::stream::NetStream;
 use crate::admission::ConnView;
 use crate::session::NetMeters;
 
@@ -93,12 +94,8 @@ pub(crate) struct NetConfig {
 
 impl NetConfig {
     /// Redis's protected mode: with no password set, only loopback clients are served.
-    pub fn refuses(&self, stream: &TcpStream) -> bool {
-        self.protected_mode
-            && self.requirepass.is_none()
-            && stream
-                .peer_addr()
-                .is_ok_and(|a| !a.ip().is_loopback() && !a.ip().to_canonical().is_loopback())
+    pub fn refuses(&self, stream: &NetStream) -> bool {
+        self.protected_mode && self.requirepass.is_none() && stream.is_remote()
     }
 
     pub fn of(c: &crate::Config) -> NetConfig {
@@ -114,13 +111,13 @@ impl NetConfig {
 }
 
 pub(crate) struct ConnIo {
-    pub stream: TcpStream,
+    pub stream: NetStream,
     pub state: RefCell<ConnState>,
     pub notify: Notify,
 }
 
 impl ConnIo {
-    fn new(stream: TcpStream, authenticated: bool) -> ConnIo {
+    fn new(stream: NetStream, authenticated: bool) -> ConnIo {
         ConnIo {
             stream,
             state: RefCell::new(ConnState {
@@ -273,12 +270,16 @@ pub(crate) struct Registry {
     conns: RefCell<HashMap<u64, Rc<ConnIo>>>,
     next_id: Cell<u64>,
     pub listener: RefCell<Option<Rc<TcpListener>>>,
+    /// The `unixsocket` listener, when one is configured.
+    pub unix_listener: RefCell<Option<Rc<UnixListener>>>,
     pub config: RefCell<NetConfig>,
 }
 
 impl Registry {
-    pub fn add(&self, stream: TcpStream) -> (u64, Rc<ConnIo>) {
-        let _ = stream.set_nodelay(true);
+    pub fn add(&self, stream: NetStream) -> (u64, Rc<ConnIo>) {
+        if let NetStream::Tcp(s) = &stream {
+            let _ = s.set_nodelay(true);
+        }
         let id = self.next_id.get() + 1;
         self.next_id.set(id);
         let authenticated = self.config.borrow().requirepass.is_none();

@@ -8,4 +8,5 @@ pub mod flush;
 pub mod io;
 pub mod parser;
 pub mod server;
+pub(crate) mod stream;
 mod workers;

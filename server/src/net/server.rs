@@ -9,11 +9,12 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{oneshot, Notify};
 
 use super::flush::Flusher;
 use super::io::{ConnIo, Registry};
+use super::stream::NetStream;
 
 use crate::clock::Clock;
 use crate::config::Config;
@@ -111,6 +112,24 @@ impl ServerBuilder {
         self
     }
 
+    /// Also listens on a Unix domain socket at `path` (`unixsocket`), alongside TCP. A file
+    /// left at that path by an earlier server is replaced, as Redis does.
+    pub fn unixsocket(mut self, path: &str) -> Self {
+        self.config
+            .extra
+            .insert("unixsocket".into(), path.to_string());
+        self
+    }
+
+    /// The Unix socket's permission bits (`unixsocketperm`, e.g. `0o700`); 0 leaves the
+    /// umask's.
+    pub fn unixsocketperm(mut self, mode: u32) -> Self {
+        self.config
+            .extra
+            .insert("unixsocketperm".into(), format!("{:o}", mode & 0o7777));
+        self
+    }
+
     pub fn redis_version(mut self, v: &str) -> Self {
         self.config.redis_version = v.to_string();
         self
@@ -144,6 +163,9 @@ impl ServerBuilder {
         let addr = listener.local_addr()?;
         // Kept to stop listening from the test thread when the server is dropped.
         let listening = listener.try_clone()?;
+        let unix = bind_unix(&self.config)?;
+        let unix_path = unix.as_ref().map(|(_, p)| p.clone());
+        let unix = unix.map(|(l, _)| l);
         let clock = self.clock.unwrap_or_default();
         let mut config = self.config;
         config.port = addr.port();
@@ -162,6 +184,7 @@ impl ServerBuilder {
             Box::new(move |rt: &tokio::runtime::Runtime| {
                 let running = Running {
                     listener,
+                    unix,
                     config,
                     clock,
                     faults,
@@ -183,6 +206,7 @@ impl ServerBuilder {
         }
         Ok(Server {
             addr,
+            unix_path,
             clock,
             faults,
             password,
@@ -227,6 +251,8 @@ impl Drop for DoneGuard {
 /// What a server thread is handed to run one server.
 struct Running {
     listener: std::net::TcpListener,
+    /// The `unixsocket` listener, when one is configured.
+    unix: Option<std::os::unix::net::UnixListener>,
     config: Config,
     clock: Clock,
     faults: Faults,
@@ -257,6 +283,8 @@ const CONTROL_WAIT: Duration = Duration::from_secs(30);
 /// connections and frees the dataset on its own, then waits for the next server.
 pub struct Server {
     addr: SocketAddr,
+    /// The Unix socket it listens on, if any (removed when the server stops).
+    unix_path: Option<String>,
     clock: Clock,
     faults: Faults,
     /// The requirepass the server was built with, so control requests can authenticate.
@@ -290,6 +318,11 @@ impl Server {
 
     pub fn port(&self) -> u16 {
         self.addr.port()
+    }
+
+    /// The path of the Unix socket the server listens on, when `unixsocket` was set.
+    pub fn unixsocket(&self) -> Option<&str> {
+        self.unix_path.as_deref()
     }
 
     /// `redis://127.0.0.1:<port>/`, for any client library.
@@ -357,8 +390,9 @@ impl Server {
     }
 
     /// Blocks until the server stops (a client sends SHUTDOWN). For the standalone binary.
-    pub fn wait(self) {
+    pub fn wait(mut self) {
         self.done.wait();
+        self.remove_unix_socket();
     }
 
     /// Stops the server and waits until its connections are closed and its data freed.
@@ -387,7 +421,36 @@ impl Server {
             // address for a new bind, though the server thread still holds it.
             let _ = socket2::SockRef::from(&listening).shutdown(std::net::Shutdown::Read);
         }
+        self.remove_unix_socket();
     }
+
+    /// Removes the socket file once nothing listens on it, as Redis does at exit.
+    fn remove_unix_socket(&mut self) {
+        if let Some(p) = self.unix_path.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Binds the `unixsocket` listener, if one is configured, with `unixsocketperm`.
+fn bind_unix(config: &Config) -> io::Result<Option<(std::os::unix::net::UnixListener, String)>> {
+    let path = config.get_by_name("unixsocket").unwrap_or_default();
+    if path.is_empty() {
+        return Ok(None);
+    }
+    // A socket file left behind by a server that is gone would make bind fail.
+    let _ = std::fs::remove_file(&path);
+    let listener = std::os::unix::net::UnixListener::bind(&path)?;
+    listener.set_nonblocking(true)?;
+    let perm = config
+        .get_by_name("unixsocketperm")
+        .and_then(|v| u32::from_str_radix(&v, 8).ok())
+        .unwrap_or(0);
+    if perm != 0 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(perm))?;
+    }
+    Ok(Some((listener, path)))
 }
 
 impl Drop for Server {
@@ -401,6 +464,7 @@ impl Drop for Server {
 fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
     let Running {
         listener,
+        unix,
         config,
         clock,
         faults,
@@ -422,9 +486,18 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
         let net_config = super::io::NetConfig::of(&config);
         let mut engine = Engine::with_clock(config, clock);
         engine.faults = faults;
+        let unix = match unix.map(UnixListener::from_std).transpose() {
+            Ok(u) => u.map(Rc::new),
+            Err(e) => {
+                tracing::error!("redlab: cannot listen on the unix socket: {}", e);
+                return;
+            }
+        };
+        let unix_path = unix.as_deref().map(super::busy::unix_path);
         let listener = Rc::new(listener);
         let registry = Rc::new(Registry::default());
         *registry.listener.borrow_mut() = Some(listener.clone());
+        *registry.unix_listener.borrow_mut() = unix.clone();
         *registry.config.borrow_mut() = net_config;
         let shared = Rc::new(Shared {
             engine: RefCell::new(engine),
@@ -451,13 +524,24 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
             tokio::select! {
                 accepted = listener.accept() => match accepted {
                     Ok((stream, _)) => {
-                        let (id, io) = registry.add(stream);
+                        let (id, io) = registry.add(NetStream::Tcp(stream));
                         tokio::task::spawn_local(super::conn::serve(shared.clone(), id, io));
                     }
                     // Shut from `Server::drop`, which sent the stop first.
                     Err(_) if !matches!(stop.try_recv(), Err(oneshot::error::TryRecvError::Empty)) => break,
                     Err(e) => {
                         tracing::warn!("redlab: accept failed: {}", e);
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                },
+                accepted = accept_unix(unix.as_deref()) => match accepted {
+                    Ok(stream) => {
+                        let path = unix_path.clone().unwrap_or_default();
+                        let (id, io) = registry.add(NetStream::Unix(stream, path));
+                        tokio::task::spawn_local(super::conn::serve(shared.clone(), id, io));
+                    }
+                    Err(e) => {
+                        tracing::warn!("redlab: accept failed on the unix socket: {}", e);
                         tokio::time::sleep(Duration::from_millis(5)).await;
                     }
                 },
@@ -474,6 +558,14 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
     // The connections' tasks, and with them the sockets and the engine, go here.
     drop(local);
     drop(done);
+}
+
+/// The next client on the Unix socket; never resolves when there is none.
+async fn accept_unix(listener: Option<&UnixListener>) -> io::Result<tokio::net::UnixStream> {
+    match listener {
+        Some(l) => l.accept().await.map(|(s, _)| s),
+        None => std::future::pending().await,
+    }
 }
 
 /// Redis's serverCron, for what time drives: blocked-command timeouts and active expiry.
