@@ -97,7 +97,11 @@ impl SlowLog {
             id: self.next_id,
             time_s,
             micros,
-            args: truncate(args),
+            args: {
+                let mut kept = truncate(args);
+                redact(&mut kept);
+                kept
+            },
             addr: addr.to_string(),
             name: Bytes::copy_from_slice(name.unwrap_or_default()),
         };
@@ -126,6 +130,39 @@ impl SlowLog {
     /// SLOWLOG RESET: the entries go; ids keep counting, as in Redis.
     pub fn reset(&mut self) {
         self.entries.clear();
+    }
+}
+
+/// Arguments that carry secrets, replaced by `(redacted)` as Redis does: AUTH's, HELLO's
+/// after AUTH, CONFIG SET's value of a password parameter, MIGRATE's after AUTH/AUTH2 and
+/// ACL SETUSER's rules.
+fn redact(args: &mut [Bytes]) {
+    let is = |a: &Bytes, s: &str| a.eq_ignore_ascii_case(s.as_bytes());
+    let hide = |a: &mut Bytes| *a = Bytes::from_static(b"(redacted)");
+    let Some(name) = args.first().cloned() else {
+        return;
+    };
+    let sub = args.get(1).cloned().unwrap_or_default();
+    if is(&name, "auth") || (is(&name, "acl") && is(&sub, "setuser")) {
+        let from = if is(&name, "auth") { 1 } else { 2 };
+        args.iter_mut().skip(from).for_each(hide);
+    } else if is(&name, "hello") {
+        if let Some(i) = args.iter().position(|a| is(a, "auth")) {
+            args.iter_mut().skip(i + 1).take(2).for_each(hide);
+        }
+    } else if is(&name, "config") && is(&sub, "set") {
+        let mut i = 2;
+        while i + 1 < args.len() {
+            if is(&args[i], "masterauth") || is(&args[i], "requirepass") {
+                hide(&mut args[i + 1]);
+            }
+            i += 2;
+        }
+    } else if is(&name, "migrate") {
+        if let Some(i) = args.iter().position(|a| is(a, "auth") || is(a, "auth2")) {
+            let n = if is(&args[i], "auth") { 1 } else { 2 };
+            args.iter_mut().skip(i + 1).take(n).for_each(hide);
+        }
     }
 }
 
@@ -217,6 +254,35 @@ mod tests {
         let big = truncate(&[Bytes::from(vec![b'a'; 200])]);
         assert_eq!(big[0].len(), 128 + "... (72 more bytes)".len());
         assert!(big[0].ends_with(b"a... (72 more bytes)"));
+    }
+
+    #[test]
+    fn secrets_are_redacted() {
+        let cut = |line: &str| {
+            let mut a: Vec<Bytes> = line
+                .split(' ')
+                .map(|w| Bytes::from(w.to_string()))
+                .collect();
+            redact(&mut a);
+            a.iter()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(cut("AUTH u p"), "AUTH (redacted) (redacted)");
+        assert_eq!(
+            cut("HELLO 3 AUTH u p SETNAME n"),
+            "HELLO 3 AUTH (redacted) (redacted) SETNAME n"
+        );
+        assert_eq!(
+            cut("config set masterauth x maxmemory 1"),
+            "config set masterauth (redacted) maxmemory 1"
+        );
+        assert_eq!(
+            cut("MIGRATE h 1 k 9 5000 AUTH2 u p"),
+            "MIGRATE h 1 k 9 5000 AUTH2 (redacted) (redacted)"
+        );
+        assert_eq!(cut("GET auth"), "GET auth");
     }
 
     #[test]
