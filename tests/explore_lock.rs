@@ -161,6 +161,12 @@ fn crashed_holder_token(j: &Journal, v: &View, who: &'static str) -> Option<(Str
             Belief::Holds { token, .. } => {
                 held = Some((token.clone(), e.at.unwrap_or(0) + TTL as i64))
             }
+            // A renewal moves the end of the lease the crashed holder had.
+            Belief::Renewed => {
+                if let Some(h) = &mut held {
+                    h.1 = e.at.unwrap_or(0) + TTL as i64;
+                }
+            }
             Belief::Released => held = None,
             _ => {}
         }

@@ -43,6 +43,10 @@ fn advancing_the_clock_expires_keys_everywhere_at_once() {
         "one millisecond before its deadline the key lives"
     );
     server.clock().advance(Duration::from_millis(1));
+    // As in Redis (`now > when`), the key lives through its deadline's own millisecond.
+    let pttl: i64 = redis::cmd("PTTL").arg("lease").query(&mut c).unwrap();
+    assert_eq!(pttl, 0, "at its deadline the key still lives, with PTTL 0");
+    server.clock().advance(Duration::from_millis(1));
     let size: i64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
     assert_eq!(size, 1, "DBSIZE no longer counts the expired key");
     let (_, keys): (u64, Vec<String>) = redis::cmd("SCAN")

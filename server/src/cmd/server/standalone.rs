@@ -20,7 +20,9 @@ pub(super) fn wait(e: &mut Engine, call: &mut Call) -> CmdResult {
         Ok(t) if t < 0 => return Err(Reply::err("ERR timeout is negative")),
         Ok(t) => t,
     };
-    if wanted <= 0 {
+    // Redis keeps the count in an int (`bpop.numreplicas`): a count that truncates to zero
+    // or below, like 2^63-1, is satisfied by no replica at all and answers at once.
+    if wanted as i32 <= 0 {
         return Ok(Reply::Int(0));
     }
     let deadline = (timeout > 0).then(|| e.now_ms.saturating_add(timeout));
