@@ -5,6 +5,7 @@
 //! - [`Server`]: a real TCP port on a background thread, for any Redis client;
 //! - [`Engine`]: the same engine called directly, with no thread and no socket.
 
+pub mod acl;
 pub mod admission;
 pub mod arg_buffer;
 pub mod busy;

@@ -38,7 +38,18 @@ impl Engine {
         let oom = self.config.maxmemory > 0
             && crate::cmd::scripting::refused_when_over(self, conn, cmd, &args)
             && self.over_maxmemory();
-        if let Err(e) = crate::admission::admit(cmd, &name, &view, None, oom) {
+        let mut denied = None;
+        let admitted = crate::admission::admit(cmd, &name, &view, None, oom, || {
+            crate::cmd::acl::permission(self, conn, cmd, &name, &args).map_err(|d| {
+                denied = Some(d);
+                crate::cmd::acl::noperm(d, &name)
+            })
+        });
+        if let Err(e) = admitted {
+            if let Some(d) = denied {
+                let context = if in_multi { "multi" } else { "toplevel" };
+                crate::cmd::acl::log_denial(self, conn, d, context, &name, &args);
+            }
             return self.reject(conn, &args[0], e);
         }
         if in_multi && !cmd.policy(policy::NOT_QUEUED) {

@@ -168,7 +168,7 @@ fn run(
         is_function: script.is_function,
     };
     let admitted = crate::engine::resolve(&args).and_then(|(cmd, name)| {
-        admission::admit(cmd, &name, &st.view, Some(kind), false).map(|()| (cmd, name))
+        admission::admit(cmd, &name, &st.view, Some(kind), false, || Ok(())).map(|()| (cmd, name))
     });
     let (cmd, name) = match admitted {
         Ok(found) => found,

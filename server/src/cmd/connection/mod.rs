@@ -1,7 +1,7 @@
 //! Connection commands: PING, ECHO, HELLO, AUTH, SELECT, QUIT, RESET; CLIENT in `client`.
 //!
-//! There is one user, `default`, as in a Redis with no ACL file: it has no password unless
-//! `requirepass` is set, and then that is its password.
+//! Users and passwords are the ACL's (`acl`, `cmd/acl.rs`); `requirepass` is the password
+//! of the user `default`.
 
 mod client;
 
@@ -67,20 +67,17 @@ fn quit(e: &mut Engine, call: &mut Call) -> Reply {
     Reply::ok()
 }
 
-/// The password of `default`, or None when it has none (`nopass`).
-fn default_password(e: &Engine) -> Option<&str> {
-    e.config.requirepass.as_deref().filter(|p| !p.is_empty())
-}
-
 /// Whether a new connection starts authenticated: only when `default` needs no password.
 pub(crate) fn starts_authenticated(e: &Engine) -> bool {
-    default_password(e).is_none()
+    e.acl.starts_authenticated()
 }
 
-/// ACL authentication of user/password against the only user, `default`.
-fn credentials_ok(e: &Engine, user: &[u8], pass: &[u8]) -> bool {
-    password_matches(default_password(e), user, pass)
+/// One CLIENT LIST line for `s`, as the ACL log records it.
+pub(crate) fn client_info_line(s: &crate::session::Session, now_ms: i64) -> String {
+    client::info_line(s, now_ms, None)
 }
+
+pub(crate) use client::kill_connection;
 
 fn password_matches(password: Option<&str>, user: &[u8], pass: &[u8]) -> bool {
     user == b"default" && password.is_none_or(|p| p.as_bytes() == pass)
@@ -108,12 +105,17 @@ pub(crate) fn check_auth(
 
 fn auth(e: &mut Engine, call: &mut Call) -> Reply {
     // A failed AUTH leaves an authenticated connection authenticated, as in Redis.
-    if let Err(text) = check_auth(default_password(e), &call.args) {
-        return Reply::err(text);
+    let (user, pass) = match call.argc() {
+        2 if e.acl.default_user().nopass => return Reply::err(errors::AUTH_NOT_CONFIGURED),
+        2 => (bytes::Bytes::from_static(b"default"), call.args[1].clone()),
+        3 => (call.args[1].clone(), call.args[2].clone()),
+        _ => return Reply::err(errors::SYNTAX),
+    };
+    if !e.acl.authenticate(&user, &pass) {
+        crate::cmd::acl::log_auth_failure(e, call.conn, "auth", &user);
+        return Reply::err(errors::WRONGPASS);
     }
-    if let Some(s) = e.sessions.get_mut(&call.conn) {
-        s.authenticated = true;
-    }
+    crate::cmd::acl::login(e, call.conn, &user);
     Reply::ok()
 }
 
@@ -167,12 +169,12 @@ fn hello(e: &mut Engine, call: &mut Call) -> Reply {
         }
     }
     if let Some((u, p)) = credentials {
-        if !credentials_ok(e, call.arg(u), call.arg(p)) {
+        let user = call.args[u].clone();
+        if !e.acl.authenticate(&user, call.arg(p)) {
+            crate::cmd::acl::log_auth_failure(e, call.conn, "hello", &user);
             return Reply::err(errors::WRONGPASS);
         }
-        if let Some(s) = e.sessions.get_mut(&call.conn) {
-            s.authenticated = true;
-        }
+        crate::cmd::acl::login(e, call.conn, &user);
     }
     if !e.sessions.get(&call.conn).is_some_and(|s| s.authenticated) {
         return Reply::err(errors::HELLO_NOAUTH);
@@ -208,7 +210,10 @@ fn reset(e: &mut Engine, call: &mut Call) -> Reply {
     e.unwatch_all(conn);
     crate::cmd::pubsub::unsubscribe_all(e, conn);
     let authenticated = starts_authenticated(e);
+    let free = e.acl.default_user().unrestricted();
     if let Some(s) = e.sessions.get_mut(&conn) {
+        s.user = "default".into();
+        s.acl_free = free;
         s.monitor = false;
         s.db = 0;
         s.resp = 2;
