@@ -113,5 +113,6 @@ groups!(
     stream,
     stream_groups,
     stream_resp3,
-    command
+    command,
+    acl
 );

@@ -68,7 +68,7 @@ fn check_selector(sel: &Selector, cmd: &Command, full: &str, args: &[Bytes]) -> 
         }
     }
     if !sel.all_channels {
-        let (positions, pattern) = channels(cmd, full, args);
+        let (positions, pattern) = channels(full, args);
         for pos in positions {
             if !channel_allowed(sel, &args[pos], pattern) {
                 return Err(Denied {
@@ -104,10 +104,9 @@ fn channel_allowed(sel: &Selector, channel: &[u8], is_pattern: bool) -> bool {
 
 /// The arguments that name channels a command publishes to or subscribes to, and whether
 /// they are patterns. Unsubscribing is never checked, as in Redis.
-fn channels(cmd: &Command, full: &str, args: &[Bytes]) -> (std::ops::Range<usize>, bool) {
-    let _ = cmd;
+fn channels(full: &str, args: &[Bytes]) -> (std::ops::Range<usize>, bool) {
     match full {
-        "publish" | "spublish" => (1..2.min(args.len()), false),
+        "publish" | "spublish" => (1..2, false),
         "subscribe" | "ssubscribe" => (1..args.len(), false),
         "psubscribe" => (1..args.len(), true),
         _ => (0..0, false),

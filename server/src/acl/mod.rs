@@ -117,3 +117,6 @@ impl Acl {
         self.log.truncate(max_len);
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -66,7 +66,7 @@ impl RuleError {
             RuleError::KeysAfterAll => "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns",
             RuleError::ChannelsAfterAll => "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels",
             RuleError::BadHash => "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters",
-            RuleError::NoSuchHash => "no such password hash",
+            RuleError::NoSuchHash => "The password you are trying to remove from the user does not exist",
         }
     }
 }
@@ -429,7 +429,11 @@ impl User {
             }
             Some(b'<') => {
                 let h = sha256::hex(&b[1..]);
+                let before = self.passwords.len();
                 self.passwords.retain(|p| *p != h);
+                if before == self.passwords.len() {
+                    return Err(RuleError::NoSuchHash);
+                }
                 Ok(())
             }
             Some(b'!') => {
