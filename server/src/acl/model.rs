@@ -34,8 +34,11 @@ impl KeyPattern {
 pub struct Selector {
     pub all_keys: bool,
     pub all_channels: bool,
-    /// `+@all`: every command, those added later included.
+    /// Every command is allowed: the check skips the command lookup.
     pub all_commands: bool,
+    /// Started from `+@all` (commands added later included), as GETUSER and LIST show it;
+    /// stays through later removals, unlike `all_commands`.
+    pub future: bool,
     pub keys: Vec<KeyPattern>,
     pub channels: Vec<Vec<u8>>,
     pub allowed: HashSet<&'static str>,
@@ -79,6 +82,7 @@ impl Selector {
 
     fn set_all_commands(&mut self, on: bool) {
         self.all_commands = on;
+        self.future = on;
         self.allowed.clear();
         if on {
             self.allowed.extend(commands::all_names());
@@ -237,6 +241,8 @@ impl Selector {
                         i += 1;
                         break;
                     }
+                    // `%R` alone is accepted, as the empty pattern (shown as `%R~`).
+                    None => break,
                     _ => return Err(RuleError::Syntax),
                 }
                 i += 1;
@@ -248,15 +254,7 @@ impl Selector {
         } else {
             (true, true, 1)
         };
-        if offset == op.len() && op[0] == b'%' {
-            return Err(RuleError::Syntax);
-        }
         let pattern = op[offset..].to_vec();
-        if pattern == b"*" && read && write {
-            self.all_keys = true;
-            self.keys.clear();
-            return Ok(());
-        }
         match self.keys.iter_mut().find(|k| k.pattern == pattern) {
             Some(k) => {
                 k.read |= read;
@@ -273,7 +271,7 @@ impl Selector {
 
     /// The command rules as GETUSER and LIST show them.
     pub fn describe_commands(&self) -> String {
-        let mut out = String::from(if self.all_commands { "+@all" } else { "-@all" });
+        let mut out = String::from(if self.future { "+@all" } else { "-@all" });
         for r in &self.rules {
             out.push(' ');
             out.push_str(r);

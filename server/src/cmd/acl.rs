@@ -281,7 +281,18 @@ fn whoami(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     Ok(Reply::bulk(user))
 }
 
+/// Redis's answer to a subcommand given too many arguments, naming it as the user wrote it.
+fn too_many_args(call: &Call) -> Reply {
+    Reply::err(format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try ACL HELP.",
+        text(call.arg(1))
+    ))
+}
+
 fn cat(_: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
+    if call.argc() > 3 {
+        return Err(too_many_args(call));
+    }
     if call.argc() == 2 {
         return Ok(Reply::Array(
             acl::commands::CATEGORIES.iter().map(Reply::bulk).collect(),
@@ -303,6 +314,9 @@ fn cat(_: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
 }
 
 fn genpass(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
+    if call.argc() > 3 {
+        return Err(too_many_args(call));
+    }
     let bits = if call.argc() > 2 {
         numfmt::parse_i64(call.arg(2)).ok_or_else(|| Reply::err(errors::NOT_INTEGER))?
     } else {
@@ -331,7 +345,7 @@ fn log_cmd(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
         let n = numfmt::parse_i64(call.arg(2)).ok_or_else(|| Reply::err(errors::NOT_INTEGER))?;
         count = n.max(0) as usize;
     } else if call.argc() > 3 {
-        return Err(Reply::err(errors::unknown_subcommand("acl", b"log")));
+        return Err(too_many_args(call));
     }
     let now = e.clock.now_ms();
     Ok(Reply::Array(
