@@ -226,7 +226,7 @@ fn getuser(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     let mut fields = vec![
         (
             Reply::bulk("flags"),
-            Reply::Array(u.flags().into_iter().map(Reply::bulk).collect()),
+            Reply::Set(u.flags().into_iter().map(Reply::bulk).collect()),
         ),
         (
             Reply::bulk("passwords"),
