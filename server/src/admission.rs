@@ -214,9 +214,39 @@ mod tests {
                 "shutdown",
                 &in_multi,
                 None,
-                false
+                false,
+                ok
             )),
             errors::NOT_ALLOWED_IN_MULTI
+        );
+    }
+
+    #[test]
+    fn permission_is_asked_only_for_restricted_users() {
+        let get = lookup(b"get").unwrap();
+        let deny = || Err(Reply::err("NOPERM no"));
+        let free = ConnView::fresh(true);
+        assert!(admit(get, "get", &free, None, false, deny).is_ok());
+        let limited = ConnView {
+            acl_free: false,
+            ..free
+        };
+        assert_eq!(
+            err(admit(get, "get", &limited, None, false, deny)),
+            "NOPERM no"
+        );
+        // Authentication comes first, and permission before memory.
+        let anon = ConnView {
+            authenticated: false,
+            ..limited
+        };
+        assert_eq!(
+            err(admit(get, "get", &anon, None, true, deny)),
+            errors::NOAUTH
+        );
+        assert_eq!(
+            err(admit(get, "get", &limited, None, true, deny)),
+            "NOPERM no"
         );
     }
 }

@@ -52,6 +52,18 @@ pub(crate) fn noperm(d: Denied, full: &str) -> Reply {
     })
 }
 
+/// The NOPERM error of a queued command EXEC finds no longer allowed.
+pub(crate) fn noperm_in_exec(d: Denied) -> Reply {
+    let reason = match d.kind {
+        DeniedKind::Command => "no permission to execute the command or subcommand",
+        DeniedKind::Key => "no permission to touch the specified keys",
+        DeniedKind::Channel => "no permission to access one of the channels used as arguments",
+    };
+    Reply::err(format!(
+        "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}"
+    ))
+}
+
 /// Adds a refusal of `conn`'s command to the ACL log.
 pub(crate) fn log_denial(
     e: &mut Engine,

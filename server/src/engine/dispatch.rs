@@ -118,6 +118,15 @@ impl Engine {
         match resolve(&call.args) {
             Ok((cmd, name)) => {
                 self.stats.total_commands_processed += 1;
+                // EXEC asks again: the user's permissions may have changed since queueing.
+                if call.in_multi {
+                    if let Err(d) =
+                        crate::cmd::acl::permission(self, call.conn, cmd, &name, &call.args)
+                    {
+                        crate::cmd::acl::log_denial(self, call.conn, d, "multi", &name, &call.args);
+                        return crate::cmd::acl::noperm_in_exec(d);
+                    }
+                }
                 let reply = self.call(cmd, call);
                 self.stats.record(cmd, &name, reply.is_error());
                 reply
