@@ -538,10 +538,10 @@ fn container(_: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
 const ADM: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
 
 static SUBCOMMANDS: &[Command] = &[
-    Command::new("cat", -2, NOSCRIPT, "server", cat),
+    Command::new("cat", -2, NOSCRIPT | LOADING | STALE, "server", cat),
     Command::new("deluser", -3, ADM, "server", deluser),
     Command::new("dryrun", -4, ADM, "server", dryrun),
-    Command::new("genpass", -2, NOSCRIPT, "server", genpass),
+    Command::new("genpass", -2, NOSCRIPT | LOADING | STALE, "server", genpass),
     Command::new("getuser", 3, ADM, "server", getuser),
     Command::new("help", 2, LOADING | STALE, "server", help),
     Command::new("list", 2, ADM, "server", list),
@@ -550,7 +550,7 @@ static SUBCOMMANDS: &[Command] = &[
     Command::new("save", 2, ADM, "server", save),
     Command::new("setuser", -3, ADM, "server", setuser),
     Command::new("users", 2, ADM, "server", users),
-    Command::new("whoami", 2, NOSCRIPT, "server", whoami),
+    Command::new("whoami", 2, NOSCRIPT | LOADING | STALE, "server", whoami),
 ];
 
 pub static COMMANDS: &[Command] =
