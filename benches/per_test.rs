@@ -14,6 +14,10 @@
 //! - round trips on an open connection, redis-rs PING, and the cost of opening a redis-rs
 //!   connection to a running server, against both servers.
 //!
+//! (a) and (c) are also run with Lua states not prepared ahead
+//! (`redlab_server::lua::prepared::set_enabled(false)`), alternating with the default in
+//! blocks, so the difference is measured on the same machine at the same time.
+//!
 //! Each figure is the median of hundreds of runs. Redis's figures spawn the process, so
 //! fewer of them are taken; the ratio column is redis-server's time over redlab's.
 //! `PER_TEST_SCALE=0.2` runs a fifth of the iterations (a quick look).
@@ -315,6 +319,20 @@ fn opens(url: &str, n: usize) -> Duration {
     )
 }
 
+/// `n` runs of `f` with Lua states prepared ahead and `n` without, alternating in blocks.
+fn ab<T>(n: usize, mut f: impl FnMut() -> T) -> (Vec<T>, Vec<T>) {
+    let block = 25;
+    let (mut on, mut off) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    while on.len() < n {
+        redlab_server::lua::prepared::set_enabled(true);
+        on.extend((0..block).map(|_| f()));
+        redlab_server::lua::prepared::set_enabled(false);
+        off.extend((0..block).map(|_| f()));
+    }
+    redlab_server::lua::prepared::set_enabled(true);
+    (on, off)
+}
+
 fn main() {
     let bin = redlab_client::real_redis::redis_server_bin();
     if bin.is_none() {
@@ -327,13 +345,25 @@ fn main() {
         server_redis_rs_test();
     }
 
+    // (a) and (c) with Lua states prepared ahead (the default) and without, alternating in
+    // blocks so both see the same machine. A test has a body: (a) leaves 200 us between
+    // runs (untimed), the time a short test takes; back to back is shown too.
     let n = scale(1000);
-    let a = median((0..n).map(|_| engine_first_eval()).collect());
+    let body = Duration::from_micros(200);
+    let (a, a_off) = ab(n, || {
+        let d = engine_first_eval();
+        std::thread::sleep(body);
+        d
+    });
+    let (a_tight, _) = ab(n, engine_first_eval);
+    let a = median(a);
+    let a_off = median(a_off);
+    let a_tight = median(a_tight);
 
     let nb = scale(500);
     let raw: Vec<RawSplit> = (0..nb).map(|_| server_raw_ping()).collect();
     let nc = scale(500);
-    let tests: Vec<TestSplit> = (0..nc).map(|_| server_redis_rs_test()).collect();
+    let (tests, tests_off) = ab(nc, server_redis_rs_test);
     let nd = scale(5).min(5);
     let d = median((0..nd).map(|_| thousand_tests()).collect());
 
@@ -370,10 +400,23 @@ fn main() {
 
     let m = |f: &dyn Fn(&RawSplit) -> Duration| median(raw.iter().map(f).collect());
     let mc = |f: &dyn Fn(&TestSplit) -> Duration| median(tests.iter().map(f).collect());
+    let mc_off = |f: &dyn Fn(&TestSplit) -> Duration| median(tests_off.iter().map(f).collect());
     let rows = [
         Row {
             what: "(a) Engine::new + first EVAL (in-process)",
             redlab: a,
+            redis: None,
+            runs: format!("{n}"),
+        },
+        Row {
+            what: "    Lua states not prepared ahead",
+            redlab: a_off,
+            redis: None,
+            runs: format!("{n}"),
+        },
+        Row {
+            what: "    back to back (no test body between runs)",
+            redlab: a_tight,
             redis: None,
             runs: format!("{n}"),
         },
@@ -414,6 +457,12 @@ fn main() {
             runs: format!("{nc} / {nr} spawns"),
         },
         Row {
+            what: "    Lua states not prepared ahead",
+            redlab: mc_off(&|t| t.total),
+            redis: None,
+            runs: format!("{nc}"),
+        },
+        Row {
             what: "    Server::start() returns",
             redlab: mc(&|t| t.start),
             redis: None,
@@ -428,6 +477,12 @@ fn main() {
         Row {
             what: "    first EVAL",
             redlab: mc(&|t| t.eval),
+            redis: None,
+            runs: String::new(),
+        },
+        Row {
+            what: "    first EVAL, Lua states not prepared ahead",
+            redlab: mc_off(&|t| t.eval),
             redis: None,
             runs: String::new(),
         },

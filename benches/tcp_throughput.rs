@@ -1,6 +1,9 @@
 //! Throughput over TCP with the same load generator against redlab and a real redis-server
-//! in the same run: redis-benchmark, 50 clients, pipelines of 1 and 16, for SET, GET and an
-//! EVALSHA of the monotonic-max script. `cargo bench --bench tcp_throughput`.
+//! in the same run: redis-benchmark, 50 clients, pipelines of 1 and 16, for SET, GET, an
+//! EVALSHA of the monotonic-max script, and the computed families: PFADD, PFCOUNT of three
+//! keys, GEOADD, GEOSEARCH BYRADIUS over 100,000 points, SORT of a 1,000-element list.
+//! `cargo bench --bench tcp_throughput` (`REDLAB_BENCH_ROWS=PFADD,SORT` runs only the rows
+//! whose names start with one of those words).
 //!
 //! Both servers and the load generator share the machine, so absolute figures depend on it;
 //! the ratio is the result. Each row runs alternately against both servers, several times,
@@ -29,7 +32,7 @@ const RUNS: usize = 5;
 const SERVER_CPU: usize = 1;
 const CLIENT_CPU: usize = 0;
 
-fn redis_benchmark(port: u16, pipeline: u32, args: &[&str], pinned: bool) -> f64 {
+fn redis_benchmark(port: u16, pipeline: u32, args: &[&str], pinned: bool, requests: u32) -> f64 {
     let mut cmd = if pinned {
         let mut c = Command::new("taskset");
         c.args(["-c", &CLIENT_CPU.to_string(), "redis-benchmark"]);
@@ -44,7 +47,7 @@ fn redis_benchmark(port: u16, pipeline: u32, args: &[&str], pinned: bool) -> f64
             "-c",
             "50",
             "-n",
-            "200000",
+            &requests.to_string(),
             "-r",
             "100000",
             "--csv",
@@ -68,6 +71,29 @@ fn script_load(port: u16) -> String {
         .output()
         .expect("redis-cli");
     String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The data the PF, GEO and SORT rows read: three HyperLogLogs, 100,000 points named like
+/// redis-benchmark's `__rand_int__` (`p:` and 12 digits), a list of 1,000 numbers.
+const SETUP: &str = "\
+for k = 1, 3 do local b = {} for i = 1, 5000 do b[#b + 1] = 'e' .. (i * k) end \
+redis.call('PFADD', 'hll:' .. k, unpack(b)) end \
+local x = 7 local function r(m) x = (x * 16807) % 2147483647 return x % m end \
+for i = 0, 99999, 100 do local a = {} for j = i, i + 99 do \
+a[#a + 1] = r(3600000) / 10000 - 180 a[#a + 1] = r(1700000) / 10000 - 85 \
+a[#a + 1] = string.format('p:%012d', j) end redis.call('GEOADD', 'geo', unpack(a)) end \
+for i = 1, 1000 do redis.call('RPUSH', 'sortme', r(1000000)) end return 1";
+
+fn setup(port: u16) {
+    let out = Command::new("redis-cli")
+        .args(["-p", &port.to_string(), "EVAL", SETUP, "0"])
+        .output()
+        .expect("redis-cli");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "1",
+        "setup on {port}"
+    );
 }
 
 /// Median, lowest and highest.
@@ -104,6 +130,11 @@ fn main() {
     let (a, b) = (redlab.port(), real.port());
     let sha = script_load(a);
     assert_eq!(sha, script_load(b), "both servers hash the script alike");
+    setup(a);
+    setup(b);
+    let only: Vec<String> = std::env::var("REDLAB_BENCH_ROWS")
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
     // redlab runs in this process (its server thread included), redis in its own.
     let two_cpus = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
     let pinned = two_cpus
@@ -120,9 +151,21 @@ fn main() {
         "test (50 clients)", "redlab ops/s", "redis ops/s", "ratio"
     );
     for pipeline in [1, 16] {
+        let words = |s: &str| s.split(' ').map(str::to_string).collect::<Vec<_>>();
         let rows: Vec<(String, Vec<String>)> = vec![
             ("SET".into(), vec!["-t".into(), "set".into()]),
             ("GET".into(), vec!["-t".into(), "get".into()]),
+            ("PFADD".into(), words("PFADD hll:bench __rand_int__")),
+            ("PFCOUNT 3 keys".into(), words("PFCOUNT hll:1 hll:2 hll:3")),
+            (
+                "GEOADD".into(),
+                words("GEOADD geo:bench 13.361389 38.115556 __rand_int__"),
+            ),
+            (
+                "GEOSEARCH 100k points".into(),
+                words("GEOSEARCH geo FROMMEMBER p:__rand_int__ BYRADIUS 200 km ASC"),
+            ),
+            ("SORT 1000".into(), words("SORT sortme LIMIT 0 10")),
             (
                 "EVALSHA max script".into(),
                 vec![
@@ -136,12 +179,21 @@ fn main() {
             ),
         ];
         for (name, args) in rows {
+            if !only.is_empty() && !only.iter().any(|w| name.starts_with(w.as_str())) {
+                continue;
+            }
+            // The heavy rows take fewer requests so that a run stays within seconds.
+            let requests = if name.starts_with("SORT") || name.starts_with("PFCOUNT") {
+                20_000
+            } else {
+                200_000
+            };
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let mut ours = Vec::new();
             let mut theirs = Vec::new();
             for _ in 0..RUNS {
-                ours.push(redis_benchmark(a, pipeline, &args, pinned));
-                theirs.push(redis_benchmark(b, pipeline, &args, pinned));
+                ours.push(redis_benchmark(a, pipeline, &args, pinned, requests));
+                theirs.push(redis_benchmark(b, pipeline, &args, pinned, requests));
             }
             let ((o, olo, ohi), (t, tlo, thi)) = (summary(ours), summary(theirs));
             let spread = |m: f64, lo: f64, hi: f64| {

@@ -180,6 +180,13 @@ fn transactions_while_busy(addr: SocketAddr) -> Vec<String> {
     ] {
         seen.push(cmd(&mut c, args));
     }
+    // A client connecting now completes its handshake.
+    let mut late = RawConn::connect(addr);
+    let (hello, late_id) = without_id(&cmd(&mut late, &["HELLO", "3"]));
+    seen.push(hello);
+    seen.push(without_id(&cmd(&mut late, &["HELLO", "2", "SETNAME", "late"])).0);
+    seen.push(cmd(&mut late, &["HELLO", "4"]));
+    seen.push(cmd(&mut late, &["HELLO", "2", "AUTH", "nobody", "x"]));
     // Left open across the end of the script: one flagged, one with a queued command.
     let mut flagged = RawConn::connect(addr);
     seen.push(cmd(&mut flagged, &["MULTI"]));
@@ -209,7 +216,28 @@ fn transactions_while_busy(addr: SocketAddr) -> Vec<String> {
     seen.push(cmd(&mut c, &["EXEC"]));
     seen.push(cmd(&mut watcher, &["MULTI"]));
     seen.push(cmd(&mut watcher, &["EXEC"]));
+    seen.push(cmd(&mut late, &["CLIENT", "GETNAME"]));
+    seen.push(format!(
+        "HELLO named the id CLIENT ID gives: {}",
+        cmd(&mut late, &["CLIENT", "ID"]) == format!(":{late_id}")
+    ));
     seen
+}
+
+/// A HELLO reply with its client id taken out (ids differ between servers), and the id.
+fn without_id(reply: &str) -> (String, String) {
+    let lines: Vec<&str> = reply.split("\r\n").collect();
+    let mut id = String::new();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 && lines[i - 1] == "id" && line.starts_with(':') {
+            id = line[1..].to_string();
+            out.push(":<id>");
+        } else {
+            out.push(line);
+        }
+    }
+    (out.join("\r\n"), id)
 }
 
 #[test]
@@ -236,7 +264,7 @@ fn transactions_while_a_script_is_busy() {
     assert_eq!(ours[22], busy);
     assert_eq!(ours[23], execabort);
     // After the kill: nothing of the discarded transaction ran, and no MULTI is left open.
-    let after = ours.len() - 9;
+    let after = ours.len() - 11;
     assert_eq!(ours[after], "$1\r\n0");
     assert_eq!(ours[after + 1], "-ERR EXEC without MULTI");
     assert_eq!(
@@ -246,6 +274,13 @@ fn transactions_while_a_script_is_busy() {
     assert_eq!(ours[after + 3], "$-1");
     assert_eq!(ours[after + 4], "+QUEUED");
     assert_eq!(ours[after + 5], "*2\r\n+OK\r\n+OK");
+    assert_eq!(ours[after + 9], "$4\r\nlate");
+    assert_eq!(ours[after + 10], "HELLO named the id CLIENT ID gives: true");
+    assert!(ours[25].starts_with("%7\r\n"), "{}", ours[25]);
+    assert!(ours[25].contains("proto\r\n:3"), "{}", ours[25]);
+    assert!(ours[26].starts_with("*14\r\n"), "{}", ours[26]);
+    assert_eq!(ours[27], "-NOPROTO unsupported protocol version");
+    assert!(ours[28].starts_with("-WRONGPASS"), "{}", ours[28]);
     if let Some(real) = RealRedis::start_or_skip("transactions_while_a_script_is_busy") {
         assert_eq!(
             transactions_while_busy(real.addr()),

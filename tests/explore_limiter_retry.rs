@@ -92,9 +92,12 @@ fn scenario(naive: bool, j: &Shared, h: &History<LimiterModel>) -> Scenario {
                 stamp(&jc, v.elapsed_ms());
                 let mut at: Vec<i64> = jc.borrow().entries.iter().filter_map(|e| e.at).collect();
                 at.sort();
+                // On real Redis the steps are stamped with wall time, a few ms after the
+                // server ran them on a loaded machine: allow for that there.
+                let slack = if v.on_real_redis() { 30 } else { 0 };
                 let w = WINDOW.as_millis() as i64;
                 for k in LIMIT as usize..at.len() {
-                    if at[k] - at[k - LIMIT as usize] < w {
+                    if at[k] - at[k - LIMIT as usize] < w - slack {
                         return Err(format!(
                             "admitted at {:?} ms: more than {} within {} ms",
                             at, LIMIT, w

@@ -4,6 +4,8 @@
 //! The same code runs against three targets: redlab in-process (`InProcess`), redlab over
 //! TCP, and a real redis-server (`Connection::tcp`, `RealRedis`).
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 pub mod codec;
 pub mod connection;
 pub mod error;
@@ -25,6 +27,7 @@ pub use inprocess::InProcess;
 pub use patterns::limiter::{Decision, FixedWindow, SlidingLog, TokenBucket};
 pub use patterns::lock::{Acquire, Guard, Lock, Watchdog, WatchdogEnd};
 pub use patterns::max::MonotonicMax;
+pub use patterns::stream::{Delivery, StreamEntry, StreamGroup};
 pub use patterns::versioned::{VersionedHash, Write};
 pub use real_redis::{RealRedis, RealRedisError};
 pub use script::Script;

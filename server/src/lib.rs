@@ -5,6 +5,8 @@
 //! - [`Server`]: a real TCP port on a background thread, for any Redis client;
 //! - [`Engine`]: the same engine called directly, with no thread and no socket.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 pub mod acl;
 pub mod admission;
 pub mod arg_buffer;
@@ -20,6 +22,7 @@ pub mod faults;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod glob;
+pub mod latency;
 pub mod ldouble;
 pub mod lua;
 pub mod net;
@@ -28,6 +31,7 @@ pub mod numfmt;
 pub mod reply;
 pub mod rng;
 pub mod session;
+pub mod slowlog;
 pub mod snapshot;
 pub mod stats;
 #[cfg(test)]

@@ -1,19 +1,16 @@
 //! `redlab-server`: the standalone server, a drop-in for `redis-server` in test setups.
-//! Takes redis-server's command line (see `cli`).
+//! Takes redis-server's command line (see `cli`), logs in its line format (see `logline`)
+//! and acts as its process does (see `process`).
 
 mod cli;
+mod logline;
+mod process;
 
+use tracing_subscriber::fmt::writer::BoxMakeWriter;
 use tracing_subscriber::EnvFilter;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
     let read = |path: &str| std::fs::read_to_string(path).map_err(|e| e.to_string());
     let mut config = match cli::parse(&args, &read) {
         cli::Action::Print(text) => {
@@ -26,14 +23,33 @@ fn main() {
         }
         cli::Action::Run(config) => config,
     };
-    tracing::info!("oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo");
-    tracing::info!(
+    let get = |name: &str| config.get_by_name(name).unwrap_or_default();
+    let daemonize = get("daemonize") == "yes";
+    if daemonize {
+        if let Err(e) = process::daemonize() {
+            eprintln!("redlab: cannot daemonize: {}", e);
+            std::process::exit(1);
+        }
+    }
+    init_log(&get("logfile"), &get("loglevel"));
+    // Parsed again now that the log is set up, only for what parsing logs (options redlab
+    // ignores); the result is the same as the first time.
+    let _ = cli::parse(&args, &read);
+    tracing::warn!("oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo");
+    tracing::warn!(
         "Redis version={}, bits=64, commit=00000000, modified=0, pid={}, just started (redlab {})",
         config.redis_version,
         std::process::id(),
         env!("CARGO_PKG_VERSION")
     );
-    tracing::info!("Configuration loaded");
+    tracing::warn!("Configuration loaded");
+    logline::set_running();
+    process::catch_shutdown_signals();
+    let show_logo = get("always-show-logo") == "yes";
+    let mut pidfile = get("pidfile");
+    if pidfile.is_empty() && daemonize {
+        pidfile = process::DEFAULT_PIDFILE.to_string();
+    }
     let listen = cli::listen_address(&config.bind);
     if config.bind.split_whitespace().count() > 1 {
         tracing::warn!(
@@ -42,19 +58,81 @@ fn main() {
             listen
         );
     }
-    let bind_as_given = std::mem::replace(&mut config.bind, listen);
+    config.bind = listen;
     let port = config.port;
     let server = match redlab_server::Server::builder().config(config).try_start() {
         Ok(s) => s,
         Err(e) => {
-            tracing::error!("Failed listening on port {} (tcp), aborting: {}", port, e);
+            tracing::warn!("Failed listening on port {} (tcp), aborting: {}", port, e);
             std::process::exit(1);
         }
     };
-    let _ = bind_as_given;
-    tracing::info!("Running mode=standalone, port={}.", server.port());
-    tracing::info!("Server initialized");
-    tracing::info!("Ready to accept connections tcp");
-    server.wait();
-    tracing::info!("Redis is now ready to exit, bye bye...");
+    if show_logo {
+        // Redis draws its logo here, with the port and pid in it; tools (Redis's own test
+        // harness among them) find the server's pid in this line.
+        tracing::info!(
+            "redlab {} (Redis {} compatible) standalone, Port: {} PID: {}",
+            env!("CARGO_PKG_VERSION"),
+            redlab_server::Config::default().redis_version,
+            server.port(),
+            std::process::id()
+        );
+    } else {
+        tracing::info!("Running mode=standalone, port={}.", server.port());
+    }
+    tracing::warn!("Server initialized");
+    if !pidfile.is_empty() {
+        process::write_pidfile(&pidfile);
+    }
+    tracing::info!("Ready to accept connections");
+    if let Some(path) = server.unixsocket() {
+        tracing::info!("The server is now ready to accept connections at {}", path);
+    }
+    let had_socket = server.unixsocket().is_some();
+    // The server thread runs until a client sends SHUTDOWN or a signal asks for it.
+    while server.is_running() {
+        if let Some(sig) = process::take_signal() {
+            tracing::warn!("Received {} scheduling shutdown...", sig);
+            tracing::warn!("User requested shutdown...");
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    server.shutdown();
+    if !pidfile.is_empty() {
+        tracing::info!("Removing the pid file.");
+        let _ = std::fs::remove_file(&pidfile);
+    }
+    if had_socket {
+        tracing::info!("Removing the unix socket file.");
+    }
+    tracing::warn!("Redis is now ready to exit, bye bye...");
+}
+
+/// Sends the log, in Redis's line format, to the `logfile` or (when it is empty) stdout.
+/// RUST_LOG, when set, overrides the level `loglevel` gives.
+fn init_log(logfile: &str, loglevel: &str) {
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(logline::filter_for(loglevel)));
+    let writer = if logfile.is_empty() {
+        BoxMakeWriter::new(std::io::stdout)
+    } else {
+        match std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(logfile)
+        {
+            Ok(f) => BoxMakeWriter::new(std::sync::Mutex::new(f)),
+            Err(e) => {
+                eprintln!("Can't open the log file: {}", e);
+                std::process::exit(1);
+            }
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer)
+        .with_ansi(false)
+        .event_format(logline::RedisLine)
+        .init();
 }

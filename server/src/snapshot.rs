@@ -65,7 +65,7 @@ impl Engine {
             .iter()
             .map(|(sha, s)| (*sha, s.body.clone()))
             .collect();
-        scripts.sort_by(|a, b| a.0.cmp(&b.0));
+        scripts.sort_by_key(|s| s.0);
         Snapshot {
             config: self.config.clone(),
             dbs: self.dbs.clone(),
@@ -92,7 +92,8 @@ impl Engine {
             self.disconnect(id);
         }
         self.sessions.clear();
-        self.next_conn_id = 1;
+        self.next_conn_id
+            .store(1, std::sync::atomic::Ordering::Relaxed);
         self.watched_keys.clear();
         self.blocking_keys.clear();
         self.ready_keys.clear();
@@ -144,7 +145,8 @@ impl Engine {
             let _ = self.execute(conn, &[&b"SCRIPT"[..], b"LOAD", body]);
         }
         self.disconnect(conn);
-        self.next_conn_id = 1;
+        self.next_conn_id
+            .store(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn restore_libraries(&mut self, snap: &Snapshot) {
@@ -167,7 +169,8 @@ impl Engine {
             let _ = self.execute(conn, &[&b"FUNCTION"[..], b"LOAD", code]);
         }
         self.disconnect(conn);
-        self.next_conn_id = 1;
+        self.next_conn_id
+            .store(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

@@ -120,8 +120,8 @@ fn serves_resp_with_the_given_options_and_stops_on_shutdown() {
                     "--databases",
                     "4",
                 ])
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped()),
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null()),
         )
         .unwrap(),
     );
@@ -160,12 +160,22 @@ fn serves_resp_with_the_given_options_and_stops_on_shutdown() {
     let mut log = String::new();
     child
         .0
-        .stderr
+        .stdout
         .take()
         .unwrap()
         .read_to_string(&mut log)
         .unwrap();
-    assert!(log.contains("Ready to accept connections tcp"), "{log}");
+    // redis-server's line format: `pid:M dd Mon yyyy hh:mm:ss.mmm * message`.
+    let ready = log
+        .lines()
+        .find(|l| l.ends_with(" * Ready to accept connections"))
+        .unwrap_or_else(|| panic!("{log}"));
+    let (pid, rest) = ready.split_once(":M ").unwrap();
+    assert_eq!(pid.parse::<u32>().unwrap(), child.0.id());
+    assert_eq!(
+        rest.len(),
+        "01 Dec 2026 22:04:29.278 * Ready to accept connections".len()
+    );
     assert!(log.contains("option 'appendonly' has no effect"), "{log}");
 }
 

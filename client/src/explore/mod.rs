@@ -132,6 +132,8 @@
 //! channel fed from outside the client, real I/O or another thread. The explorer reports a
 //! client that spawns or that waits on something that is neither its connection nor a
 //! timer. Use `select!` with `biased;`: an unbiased select picks its branch at random.
+//! The explorer runs its own tokio runtime: call it from a plain `#[test]`, not from inside
+//! a tokio runtime (`#[tokio::test]`), where tokio refuses to start a second one.
 //!
 //! # Linearizability
 //!

@@ -5,6 +5,7 @@
 pub mod limiter;
 pub mod lock;
 pub mod max;
+pub mod stream;
 pub mod versioned;
 
 use crate::error::{Error, Result};

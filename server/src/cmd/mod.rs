@@ -6,6 +6,7 @@ pub mod table;
 
 pub mod acl;
 pub mod bitmap;
+pub mod cfloat;
 pub mod connection;
 pub mod debug;
 pub mod functions;

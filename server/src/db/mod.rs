@@ -29,6 +29,15 @@ pub use strvalue::StrValue;
 pub use value::{HashValue, ListValue, SetValue, Value};
 pub use zset::ZSet;
 
+/// Whether a key with deadline `t` (Unix ms) has expired at `now`. As in Redis 7.0
+/// (`keyIsExpired`: `now > when`), a key lives through its deadline's own millisecond: PTTL
+/// answers 0 then, and the key is gone from the next millisecond on. (Setting a deadline that
+/// is already reached, `when <= now`, deletes at once: that is EXPIRE's rule, not this one.)
+#[inline]
+pub fn is_expired(t: i64, now: i64) -> bool {
+    now > t
+}
+
 #[derive(Clone, Debug)]
 pub struct Entry {
     pub value: Value,
@@ -83,12 +92,12 @@ impl Db {
         }
         self.expires
             .iter()
-            .take_while(|(t, _)| *t <= self.now)
+            .take_while(|(t, _)| is_expired(*t, self.now))
             .count()
     }
 
     fn is_live(&self, e: &Entry) -> bool {
-        self.count_due || e.expire_at.is_none_or(|t| t > self.now)
+        self.count_due || e.expire_at.is_none_or(|t| !is_expired(t, self.now))
     }
 
     fn expire_if_needed(&mut self, key: &[u8]) -> bool {
@@ -97,8 +106,7 @@ impl Db {
         if self.expires.is_empty() {
             return false;
         }
-        let expired =
-            matches!(self.map.get(key), Some(e) if e.expire_at.is_some_and(|t| t <= self.now));
+        let expired = matches!(self.map.get(key), Some(e) if e.expire_at.is_some_and(|t| is_expired(t, self.now)));
         if expired {
             self.take(key);
             self.expired_log.push(key.to_vec());
@@ -135,14 +143,14 @@ impl Db {
     pub fn get_shared(&self, key: &[u8]) -> Option<&Entry> {
         self.map
             .get(key)
-            .filter(|e| e.expire_at.is_none_or(|t| t > self.now))
+            .filter(|e| e.expire_at.is_none_or(|t| !is_expired(t, self.now)))
     }
 
     /// Whether `key` is still stored but past its deadline (expiry has not removed it yet).
     pub fn is_stale(&self, key: &[u8]) -> bool {
         self.map
             .get(key)
-            .is_some_and(|e| e.expire_at.is_some_and(|t| t <= self.now))
+            .is_some_and(|e| e.expire_at.is_some_and(|t| is_expired(t, self.now)))
     }
 
     /// Marks a string as changed in place (see `Entry::raw`).
@@ -187,7 +195,7 @@ impl Db {
         };
         if let Some(t) = old.and_then(|o| o.expire_at) {
             self.expires.remove(&(t, key.to_vec()));
-            if t <= self.now {
+            if is_expired(t, self.now) {
                 self.expired_log.push(key.to_vec());
             }
         }
@@ -203,7 +211,7 @@ impl Db {
         if let Some(old) = self.map.insert(Key::from(key), entry) {
             if let Some(t) = old.expire_at {
                 self.expires.remove(&(t, key.to_vec()));
-                if t <= self.now {
+                if is_expired(t, self.now) {
                     self.expired_log.push(key.to_vec());
                 }
             }
@@ -217,7 +225,7 @@ impl Db {
     /// expired instead (logged, and not returned), as the lookup before Redis's delete would.
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
         let old = self.take(key)?;
-        if old.expire_at.is_some_and(|t| t <= self.now) {
+        if old.expire_at.is_some_and(|t| is_expired(t, self.now)) {
             self.expired_log.push(key.to_vec());
             return None;
         }
@@ -253,19 +261,20 @@ impl Db {
         self.expires.first().map(|(t, _)| *t)
     }
 
-    /// Removes up to `budget` keys whose deadline is at or before `now`, in deadline order;
+    /// Removes up to `budget` keys whose deadline has passed (`is_expired`), in deadline order;
     /// returns true when none is left due.
     pub fn purge_expired(&mut self, budget: usize) -> bool {
         for _ in 0..budget {
             match self.expires.first() {
-                Some((t, _)) if *t <= self.now => {}
+                Some((t, _)) if is_expired(*t, self.now) => {}
                 _ => return true,
             }
             let (_, key) = self.expires.pop_first().expect("checked non-empty");
             self.map.remove(&key[..]);
             self.expired_log.push(key);
         }
-        self.next_deadline().is_none_or(|t| t > self.now)
+        self.next_deadline()
+            .is_none_or(|t| !is_expired(t, self.now))
     }
 
     /// Removes a collection that became empty, as Redis does after every pop or remove.

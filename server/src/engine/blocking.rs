@@ -140,8 +140,9 @@ impl Engine {
     /// Counts a blocked command once it has its reply (Redis's updateStatsOnUnblock).
     pub(super) fn finish_blocked(&mut self, cmd: &'static Command, name: &str, reply: &Reply) {
         self.stats.record(cmd, name, reply.is_error());
-        if reply.is_error() {
+        if let Reply::Error(text) = reply {
             self.stats.total_error_replies += 1;
+            self.stats.record_error(text);
         }
     }
 

@@ -71,7 +71,15 @@ impl Engine {
             in_multi: false,
             reprocessing: false,
         };
+        // The handler's own duration, in real time, for SLOWLOG (see `crate::slowlog`).
+        let started = self
+            .slowlog
+            .enabled(&self.config)
+            .then(std::time::Instant::now);
         let reply = self.call(cmd, &mut call);
+        if let Some(started) = started {
+            self.note_slow(conn, cmd, &call.args, &reply, started.elapsed());
+        }
         self.arg_buffer.recycle(call.args);
         // A command that blocked is counted when it is served or times out, as in Redis.
         if !(reply == Reply::None && self.is_blocked(conn)) {
@@ -127,7 +135,13 @@ impl Engine {
                         return crate::cmd::acl::noperm_in_exec(d);
                     }
                 }
+                // EXEC's commands are timed one by one (a script's are not), as in Redis.
+                let started = (call.in_multi && !call.in_script && self.timing_wanted())
+                    .then(std::time::Instant::now);
                 let reply = self.call(cmd, call);
+                if let Some(started) = started {
+                    self.note_slow(call.conn, cmd, &call.args, &reply, started.elapsed());
+                }
                 self.stats.record(cmd, &name, reply.is_error());
                 reply
             }

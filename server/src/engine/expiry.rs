@@ -31,7 +31,11 @@ impl Engine {
             let db = &mut self.dbs[idx];
             db.now = now;
             db.count_due = !self.active_expire;
-            if self.active_expire && db.next_deadline().is_some_and(|t| t <= now) {
+            if self.active_expire
+                && db
+                    .next_deadline()
+                    .is_some_and(|t| crate::db::is_expired(t, now))
+            {
                 db.purge_expired(budget);
             }
             if !db.expired_log.is_empty() {

@@ -69,7 +69,9 @@ pub struct Engine {
     pub(crate) sessions: HashMap<ConnId, Session, FixedState>,
     /// Users, permissions and the ACL log.
     pub(crate) acl: crate::acl::Acl,
-    pub(crate) next_conn_id: ConnId,
+    /// The next connection id. Shared with the network shell, which takes ids for the
+    /// connections it accepts while a script holds the engine (their HELLO names its id).
+    pub(crate) next_conn_id: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// "Now" for expiry and TTLs of the command being executed, in Unix ms; frozen for a
     /// script's duration. TIME does not read it: it reads the clock, as Redis's does.
     pub(crate) now_ms: i64,
@@ -117,6 +119,10 @@ pub struct Engine {
     pub(crate) buffer_peaks: crate::session::BufferPeaks,
     /// Every random choice the engine makes; seeded from `config.seed` or afresh.
     pub(crate) rng: crate::rng::EngineRng,
+    /// SLOWLOG's entries and parameters.
+    pub(crate) slowlog: crate::slowlog::SlowLog,
+    /// LATENCY's samples and threshold.
+    pub(crate) latency: crate::latency::LatencyMonitor,
 }
 
 impl Engine {
@@ -140,7 +146,7 @@ impl Engine {
             dbs,
             sessions: HashMap::default(),
             acl,
-            next_conn_id: 1,
+            next_conn_id: std::sync::Arc::new(std::sync::atomic::AtomicU64::new(1)),
             now_ms: now,
             time_frozen: false,
             stats: Stats::default(),
@@ -167,6 +173,8 @@ impl Engine {
             arg_buffer: Default::default(),
             buffer_peaks: Default::default(),
             rng: crate::rng::EngineRng::new(seed),
+            slowlog: Default::default(),
+            latency: Default::default(),
         }
     }
 
@@ -198,8 +206,19 @@ impl Engine {
 
     /// Opens a connection with its peer and local addresses (for CLIENT LIST).
     pub fn connect_from(&mut self, addr: &str, laddr: &str) -> ConnId {
-        let id = self.next_conn_id;
-        self.next_conn_id += 1;
+        let id = self
+            .next_conn_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.connect_with_id(id, addr, laddr)
+    }
+
+    /// The counter connection ids come from, for the network shell.
+    pub(crate) fn conn_id_counter(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
+        self.next_conn_id.clone()
+    }
+
+    /// Opens a connection under an id the network shell took from `conn_id_counter`.
+    pub(crate) fn connect_with_id(&mut self, id: ConnId, addr: &str, laddr: &str) -> ConnId {
         let now = self.clock.now_ms();
         let mut s = Session::new(id, now, crate::cmd::connection::starts_authenticated(self));
         s.acl_free = self.acl.default_user().unrestricted();
@@ -299,7 +318,8 @@ impl Engine {
             s.addr = "in-process".into();
             s.acl_free = self.acl.default_user().unrestricted();
             self.sessions.insert(conn, s);
-            self.next_conn_id = self.next_conn_id.max(conn + 1);
+            self.next_conn_id
+                .fetch_max(conn + 1, std::sync::atomic::Ordering::Relaxed);
         }
         if args.is_empty() {
             return Reply::None;

@@ -303,6 +303,17 @@ impl Checker {
                 assert_eq!(pairs.len(), before, "HGETALL lists a field twice");
                 Content::Hash(pairs)
             }
+            "stream" => {
+                // The whole stream as XINFO FULL shows it: entries, groups, PELs, consumers.
+                let full = self.run(&[b"XINFO", b"STREAM", key, b"FULL", b"COUNT", b"0"]);
+                assert!(!full.is_error(), "XINFO STREAM FULL answered {full:?}");
+                let n = self.int(&[b"XLEN", key]);
+                match self.run(&[b"XRANGE", key, b"-", b"+"]) {
+                    Reply::Array(items) => assert_eq!(items.len() as i64, n, "XLEN and XRANGE"),
+                    other => panic!("XRANGE answered {other:?}"),
+                }
+                Content::Other(format!("{full:?}"))
+            }
             "none" => panic!("RESTORE answered OK but the key does not exist"),
             other => Content::Other(other.to_string()),
         }

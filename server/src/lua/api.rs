@@ -6,7 +6,7 @@ use std::ffi::c_int;
 use bytes::Bytes;
 
 use super::ffi::*;
-use super::runtime::{ctx, Kind, RunCtx};
+use super::runtime::{with_ctx, Kind, RunCtx};
 use crate::arg_buffer::ArgBuffer;
 use crate::cmd::table::{self, flags};
 use crate::engine::Call;
@@ -16,75 +16,90 @@ use crate::reply::Reply;
 
 /// Fills the `redis` table into the globals at `g`.
 pub unsafe fn open(l: *mut lua_State, g: c_int, kind: Kind) {
-    lua_newtable(l);
-    let r = lua_gettop(l);
-    set_funcs(
-        l,
-        r,
-        &[
-            ("call", redis_call),
-            ("pcall", redis_pcall),
-            ("error_reply", error_reply),
-            ("status_reply", status_reply),
-            ("sha1hex", sha1hex),
-            ("log", log),
-            ("setresp", setresp),
-            ("set_repl", set_repl),
-            ("acl_check_cmd", acl_check_cmd),
-        ],
-    );
-    if kind == Kind::Eval {
+    // SAFETY: module contract (lua/ffi.rs); runs while `Runtime::new` builds the state, outside
+    // protected mode with the memory limit off, each value stored or popped before the next few are
+    // pushed.
+    unsafe {
+        lua_newtable(l);
+        let r = lua_gettop(l);
         set_funcs(
             l,
             r,
             &[
-                ("replicate_commands", replicate_commands),
-                ("breakpoint", breakpoint),
-                ("debug", debug),
+                ("call", redis_call),
+                ("pcall", redis_pcall),
+                ("error_reply", error_reply),
+                ("status_reply", status_reply),
+                ("sha1hex", sha1hex),
+                ("log", log),
+                ("setresp", setresp),
+                ("set_repl", set_repl),
+                ("acl_check_cmd", acl_check_cmd),
             ],
         );
+        if kind == Kind::Eval {
+            set_funcs(
+                l,
+                r,
+                &[
+                    ("replicate_commands", replicate_commands),
+                    ("breakpoint", breakpoint),
+                    ("debug", debug),
+                ],
+            );
+        }
+        constants(l, r);
+        for (name, v) in [
+            ("REPL_NONE", 0),
+            ("REPL_AOF", 1),
+            ("REPL_SLAVE", 2),
+            ("REPL_REPLICA", 2),
+            ("REPL_ALL", 3),
+        ] {
+            lua_pushnumber(l, v as f64);
+            set_field(l, r, name);
+        }
+        set_field(l, g, "redis");
     }
-    constants(l, r);
-    for (name, v) in [
-        ("REPL_NONE", 0),
-        ("REPL_AOF", 1),
-        ("REPL_SLAVE", 2),
-        ("REPL_REPLICA", 2),
-        ("REPL_ALL", 3),
-    ] {
-        lua_pushnumber(l, v as f64);
-        set_field(l, r, name);
-    }
-    set_field(l, g, "redis");
 }
 
 unsafe fn constants(l: *mut lua_State, r: c_int) {
-    for (name, v) in [
-        ("LOG_DEBUG", 0),
-        ("LOG_VERBOSE", 1),
-        ("LOG_NOTICE", 2),
-        ("LOG_WARNING", 3),
-    ] {
-        lua_pushnumber(l, v as f64);
-        set_field(l, r, name);
+    // SAFETY: module contract (lua/ffi.rs); runs while `Runtime::new` builds the state, outside
+    // protected mode with the memory limit off, each value stored or popped before the next few are
+    // pushed.
+    unsafe {
+        for (name, v) in [
+            ("LOG_DEBUG", 0),
+            ("LOG_VERBOSE", 1),
+            ("LOG_NOTICE", 2),
+            ("LOG_WARNING", 3),
+        ] {
+            lua_pushnumber(l, v as f64);
+            set_field(l, r, name);
+        }
+        push_str(l, "7.0.15");
+        set_field(l, r, "REDIS_VERSION");
+        lua_pushnumber(l, 0x07000f as f64);
+        set_field(l, r, "REDIS_VERSION_NUM");
     }
-    push_str(l, "7.0.15");
-    set_field(l, r, "REDIS_VERSION");
-    lua_pushnumber(l, 0x07000f as f64);
-    set_field(l, r, "REDIS_VERSION_NUM");
 }
 
 /// The `redis` table FUNCTION LOAD code sees.
 pub unsafe fn open_load_api(l: *mut lua_State, r: c_int) {
-    set_funcs(
-        l,
-        r,
-        &[
-            ("register_function", super::functions::register_function),
-            ("log", log),
-        ],
-    );
-    constants(l, r);
+    // SAFETY: module contract (lua/ffi.rs); runs while `Runtime::new` builds the state, outside
+    // protected mode with the memory limit off, each value stored or popped before the next few are
+    // pushed.
+    unsafe {
+        set_funcs(
+            l,
+            r,
+            &[
+                ("register_function", super::functions::register_function),
+                ("log", log),
+            ],
+        );
+        constants(l, r);
+    }
 }
 
 /// Pushes an error as Redis's luaPushError does: `-CODE msg` keeps its code, anything
@@ -94,11 +109,15 @@ pub unsafe fn open_load_api(l: *mut lua_State, r: c_int) {
 /// Rust owns is alive across them: the message is assembled by Lua from borrowed pieces.
 /// (A caller that owns `msg` keeps it somewhere that outlives the jump: see `call_body`.)
 pub unsafe fn push_redis_error(l: *mut lua_State, msg: &str) {
-    let (code, text) = match msg.as_bytes().strip_prefix(b"-") {
-        Some(rest) => split_code(rest),
-        None => (&b"ERR"[..], msg.as_bytes()),
-    };
-    push_error_parts(l, code, text);
+    // SAFETY: module contract (lua/ffi.rs); only borrowed or Copy values are alive across the calls
+    // that can raise.
+    unsafe {
+        let (code, text) = match msg.as_bytes().strip_prefix(b"-") {
+            Some(rest) => split_code(rest),
+            None => (&b"ERR"[..], msg.as_bytes()),
+        };
+        push_error_parts(l, code, text);
+    }
 }
 
 /// `CODE rest` split at the first space; without one, the whole is the text of an ERR.
@@ -110,85 +129,136 @@ fn split_code(s: &[u8]) -> (&[u8], &[u8]) {
 }
 
 unsafe fn push_error_parts(l: *mut lua_State, code: &[u8], text: &[u8]) {
-    let trimmed = text.len()
-        - text
-            .iter()
-            .rev()
-            .take_while(|&&c| c == b'\r' || c == b'\n')
-            .count();
-    lua_createtable(l, 0, 1);
-    push_bytes(l, code);
-    push_bytes(l, b" ");
-    push_bytes(l, &text[..trimmed]);
-    lua_concat(l, 3);
-    set_field(l, lua_gettop(l) - 1, "err");
+    // SAFETY: module contract (lua/ffi.rs); only borrowed or Copy values are alive across the calls
+    // that can raise.
+    unsafe {
+        let trimmed = text.len()
+            - text
+                .iter()
+                .rev()
+                .take_while(|&&c| c == b'\r' || c == b'\n')
+                .count();
+        lua_createtable(l, 0, 1);
+        push_bytes(l, code);
+        push_bytes(l, b" ");
+        push_bytes(l, &text[..trimmed]);
+        lua_concat(l, 3);
+        set_field(l, lua_gettop(l) - 1, "err");
+    }
 }
 
 const NO_ARGS: &str = "Please specify at least one argument for this redis lib call";
 
+/// What redis.call pushes once the script's context is given back.
+enum Called {
+    NoScript,
+    NoArgs,
+    BadArgs,
+    /// The command ran. Its outcome waits in the context (`RunCtx::outcome`), which outlives a
+    /// jump out of this C function, instead of in a local that would never be dropped.
+    Ran {
+        outcome: *const Result<Reply, String>,
+        resp: u8,
+        failed: bool,
+    },
+}
+
 unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
-    let argc = lua_gettop(l);
-    let fail = |l| {
-        if raise {
-            Err(())
-        } else {
-            let _ = l;
-            Ok(1)
+    let fail = if raise { Err(()) } else { Ok(1) };
+    // SAFETY: module contract (lua/ffi.rs): the call's arguments are slots 1..=argc.
+    let argc = unsafe { lua_gettop(l) };
+    let called = with_ctx(|c| {
+        if argc == 0 {
+            return Called::NoArgs;
         }
-    };
-    let Some(c) = ctx() else {
-        push_redis_error(l, "redis.call can only be used while a script runs");
-        return fail(l);
-    };
-    if argc == 0 {
-        push_redis_error(l, NO_ARGS);
-        return fail(l);
-    }
-    let Some(args) = command_args(l, argc, &mut (*c.engine).arg_buffer) else {
-        push_redis_error(
-            l,
-            "Lua redis lib command arguments must be strings or integers",
-        );
-        return fail(l);
-    };
-    let resp = c.resp;
-    let outcome = script_call(c, args);
-    let failed = !matches!(&outcome, Ok(reply) if !reply.is_error());
-    // Converting the outcome allocates in Lua, which can raise "not enough memory" and
-    // longjmp past this frame: the outcome waits in the context, which outlives the jump,
-    // instead of in a local that would never be dropped.
-    match c.outcome.insert(outcome) {
-        Ok(reply) => super::convert::push_reply(l, reply, resp),
-        Err(msg) => push_redis_error(l, msg),
-    }
-    c.outcome = None;
-    if failed {
-        fail(l)
-    } else {
-        Ok(1)
+        // SAFETY: reading the argument slots raises nothing (strings are read as they are,
+        // numbers with lua_tonumber). The engine pointer is set by `run` to the engine running
+        // the script, alive and otherwise unused while the script runs.
+        let args = unsafe { command_args(l, argc, &mut (*c.engine).arg_buffer) };
+        let Some(args) = args else {
+            return Called::BadArgs;
+        };
+        let resp = c.resp;
+        let outcome = script_call(c, args);
+        let failed = !matches!(&outcome, Ok(reply) if !reply.is_error());
+        Called::Ran {
+            outcome: c.outcome.insert(outcome),
+            resp,
+            failed,
+        }
+    })
+    .unwrap_or(Called::NoScript);
+    // SAFETY: module contract. `outcome` points into the RunCtx that `run` keeps alive until
+    // its protected call returns, which is after this C function returns or jumps; only
+    // call_body writes that field, and no Lua code (so no other redis.call) runs while the
+    // reply is converted.
+    unsafe {
+        match called {
+            Called::NoScript => {
+                push_redis_error(l, "redis.call can only be used while a script runs");
+                fail
+            }
+            Called::NoArgs => {
+                push_redis_error(l, NO_ARGS);
+                fail
+            }
+            Called::BadArgs => {
+                push_redis_error(
+                    l,
+                    "Lua redis lib command arguments must be strings or integers",
+                );
+                fail
+            }
+            Called::Ran {
+                outcome,
+                resp,
+                failed,
+            } => {
+                match &*outcome {
+                    Ok(reply) => super::convert::push_reply(l, reply, resp),
+                    Err(msg) => push_redis_error(l, msg),
+                }
+                with_ctx(|c| c.outcome = None);
+                if failed {
+                    fail
+                } else {
+                    Ok(1)
+                }
+            }
+        }
     }
 }
 
 /// The arguments at stack slots 1..=argc as the command's arguments: strings as they are,
 /// numbers in %.17g; None when one is of another type.
 unsafe fn command_args(l: *mut lua_State, argc: c_int, out: &mut ArgBuffer) -> Option<Vec<Bytes>> {
-    // A refused call leaves a partial vector behind, which the next `begin` drops.
-    out.begin();
-    for i in 1..=argc {
-        match lua_type(l, i) {
-            LUA_TSTRING => out.push(to_bytes(l, i).unwrap_or_default()),
-            LUA_TNUMBER => out.push(format_double(lua_tonumber(l, i)).as_bytes()),
-            _ => return None,
+    // SAFETY: module contract (lua/ffi.rs); slots 1..=argc are read with lua_type, lua_tonumber and
+    // to_bytes on strings only, none of which allocates or raises.
+    unsafe {
+        // A refused call leaves a partial vector behind, which the next `begin` drops.
+        out.begin();
+        for i in 1..=argc {
+            match lua_type(l, i) {
+                LUA_TSTRING => out.push(to_bytes(l, i).unwrap_or_default()),
+                LUA_TNUMBER => out.push(format_double(lua_tonumber(l, i)).as_bytes()),
+                _ => return None,
+            }
         }
+        Some(out.finish())
     }
-    Some(out.finish())
 }
 
 unsafe fn redis_call_body(l: *mut lua_State) -> CResult {
-    call_body(l, true)
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe { call_body(l, true) }
 }
 unsafe fn redis_pcall_body(l: *mut lua_State) -> CResult {
-    call_body(l, false)
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe { call_body(l, false) }
 }
 lua_cfn!(redis_call, redis_call_body);
 lua_cfn!(redis_pcall, redis_pcall_body);
@@ -248,118 +318,169 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
 }
 
 unsafe fn error_reply_body(l: *mut lua_State) -> CResult {
-    if lua_gettop(l) != 1 || lua_type(l, 1) != LUA_TSTRING {
-        push_redis_error(l, "wrong number or type of arguments");
-        return Ok(1);
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe {
+        if lua_gettop(l) != 1 || lua_type(l, 1) != LUA_TSTRING {
+            push_redis_error(l, "wrong number or type of arguments");
+            return Ok(1);
+        }
+        // Redis prefixes a '-' when the message has none, then reads the code as usual.
+        let s = to_bytes(l, 1).unwrap_or_default();
+        let (code, text) = split_code(s.strip_prefix(b"-").unwrap_or(s));
+        push_error_parts(l, code, text);
+        Ok(1)
     }
-    // Redis prefixes a '-' when the message has none, then reads the code as usual.
-    let s = to_bytes(l, 1).unwrap_or_default();
-    let (code, text) = split_code(s.strip_prefix(b"-").unwrap_or(s));
-    push_error_parts(l, code, text);
-    Ok(1)
 }
 lua_cfn!(error_reply, error_reply_body);
 
 unsafe fn status_reply_body(l: *mut lua_State) -> CResult {
-    if lua_gettop(l) != 1 || lua_type(l, 1) != LUA_TSTRING {
-        push_redis_error(l, "wrong number or type of arguments");
-        return Ok(1);
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe {
+        if lua_gettop(l) != 1 || lua_type(l, 1) != LUA_TSTRING {
+            push_redis_error(l, "wrong number or type of arguments");
+            return Ok(1);
+        }
+        lua_createtable(l, 0, 1);
+        lua_pushvalue(l, 1);
+        set_field(l, 2, "ok");
+        Ok(1)
     }
-    lua_createtable(l, 0, 1);
-    lua_pushvalue(l, 1);
-    set_field(l, 2, "ok");
-    Ok(1)
 }
 lua_cfn!(status_reply, status_reply_body);
 
 unsafe fn sha1hex_body(l: *mut lua_State) -> CResult {
-    if lua_gettop(l) != 1 {
-        push_redis_error(l, "wrong number of arguments");
-        return Err(());
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe {
+        if lua_gettop(l) != 1 {
+            push_redis_error(l, "wrong number of arguments");
+            return Err(());
+        }
+        let data = to_bytes(l, 1).unwrap_or_default();
+        let digest = sha1_smol::Sha1::from(data).digest().bytes();
+        // On the stack, not in a String: pushing may raise and jump past this frame.
+        let mut hex = [0u8; 40];
+        for (i, b) in digest.iter().enumerate() {
+            hex[2 * i] = b"0123456789abcdef"[(b >> 4) as usize];
+            hex[2 * i + 1] = b"0123456789abcdef"[(b & 15) as usize];
+        }
+        push_bytes(l, &hex);
+        Ok(1)
     }
-    let data = to_bytes(l, 1).unwrap_or_default();
-    let hex = sha1_smol::Sha1::from(data).digest().to_string();
-    push_str(l, &hex);
-    Ok(1)
 }
 lua_cfn!(sha1hex, sha1hex_body);
 
 unsafe fn log_body(l: *mut lua_State) -> CResult {
-    let argc = lua_gettop(l);
-    if argc < 2 {
-        push_redis_error(l, "redis.log() requires two arguments or more.");
-        return Err(());
-    }
-    if lua_type(l, 1) != LUA_TNUMBER {
-        push_redis_error(l, "First argument must be a number (log level).");
-        return Err(());
-    }
-    let level = lua_tonumber(l, 1) as i64;
-    if !(0..=3).contains(&level) {
-        push_redis_error(l, "Invalid debug level.");
-        return Err(());
-    }
-    let mut line = String::new();
-    for i in 2..=argc {
-        if let Some(b) = to_bytes(l, i) {
-            if i > 2 {
-                line.push(' ');
-            }
-            line.push_str(&String::from_utf8_lossy(b));
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe {
+        let argc = lua_gettop(l);
+        if argc < 2 {
+            push_redis_error(l, "redis.log() requires two arguments or more.");
+            return Err(());
         }
+        if lua_type(l, 1) != LUA_TNUMBER {
+            push_redis_error(l, "First argument must be a number (log level).");
+            return Err(());
+        }
+        let level = lua_tonumber(l, 1) as i64;
+        if !(0..=3).contains(&level) {
+            push_redis_error(l, "Invalid debug level.");
+            return Err(());
+        }
+        // Numbers become strings in place first: converting allocates and may raise, which
+        // must happen before `line` owns memory.
+        for i in 2..=argc {
+            if lua_type(l, i) == LUA_TNUMBER {
+                lua_tolstring(l, i, std::ptr::null_mut());
+            }
+        }
+        let mut line = String::new();
+        for i in 2..=argc {
+            if let Some(b) = str_bytes(l, i) {
+                if i > 2 {
+                    line.push(' ');
+                }
+                line.push_str(&String::from_utf8_lossy(b));
+            }
+        }
+        match level {
+            0 => tracing::debug!(target: "redlab::script", "{}", line),
+            1 | 2 => tracing::info!(target: "redlab::script", "{}", line),
+            _ => tracing::warn!(target: "redlab::script", "{}", line),
+        }
+        Ok(0)
     }
-    match level {
-        0 => tracing::debug!(target: "redlab::script", "{}", line),
-        1 | 2 => tracing::info!(target: "redlab::script", "{}", line),
-        _ => tracing::warn!(target: "redlab::script", "{}", line),
-    }
-    Ok(0)
 }
 lua_cfn!(log, log_body);
 
 unsafe fn setresp_body(l: *mut lua_State) -> CResult {
-    if lua_gettop(l) != 1 {
-        push_redis_error(l, "redis.setresp() requires one argument.");
-        return Err(());
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe {
+        if lua_gettop(l) != 1 {
+            push_redis_error(l, "redis.setresp() requires one argument.");
+            return Err(());
+        }
+        let v = lua_tonumber(l, 1);
+        if v != 2.0 && v != 3.0 {
+            push_redis_error(l, "RESP version must be 2 or 3.");
+            return Err(());
+        }
+        with_ctx(|c| c.resp = v as u8);
+        Ok(0)
     }
-    let v = lua_tonumber(l, 1);
-    if v != 2.0 && v != 3.0 {
-        push_redis_error(l, "RESP version must be 2 or 3.");
-        return Err(());
-    }
-    if let Some(c) = ctx() {
-        c.resp = v as u8;
-    }
-    Ok(0)
 }
 lua_cfn!(setresp, setresp_body);
 
 unsafe fn set_repl_body(l: *mut lua_State) -> CResult {
-    if lua_gettop(l) != 1 {
-        push_redis_error(l, "redis.set_repl() requires two arguments.");
-        return Err(());
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe {
+        if lua_gettop(l) != 1 {
+            push_redis_error(l, "redis.set_repl() requires two arguments.");
+            return Err(());
+        }
+        let v = lua_tonumber(l, 1) as i64;
+        if !(0..=3).contains(&v) {
+            push_redis_error(
+                l,
+                "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
+            );
+            return Err(());
+        }
+        Ok(0)
     }
-    let v = lua_tonumber(l, 1) as i64;
-    if !(0..=3).contains(&v) {
-        push_redis_error(
-            l,
-            "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
-        );
-        return Err(());
-    }
-    Ok(0)
 }
 lua_cfn!(set_repl, set_repl_body);
 
 unsafe fn replicate_commands_body(l: *mut lua_State) -> CResult {
-    lua_pushboolean(l, 1);
-    Ok(1)
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe {
+        lua_pushboolean(l, 1);
+        Ok(1)
+    }
 }
 lua_cfn!(replicate_commands, replicate_commands_body);
 
 unsafe fn breakpoint_body(l: *mut lua_State) -> CResult {
-    lua_pushboolean(l, 0);
-    Ok(1)
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe {
+        lua_pushboolean(l, 0);
+        Ok(1)
+    }
 }
 lua_cfn!(breakpoint, breakpoint_body);
 
@@ -369,17 +490,22 @@ unsafe fn debug_body(_l: *mut lua_State) -> CResult {
 lua_cfn!(debug, debug_body);
 
 unsafe fn acl_check_cmd_body(l: *mut lua_State) -> CResult {
-    if lua_gettop(l) == 0 {
-        push_redis_error(l, NO_ARGS);
-        return Err(());
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe {
+        if lua_gettop(l) == 0 {
+            push_redis_error(l, NO_ARGS);
+            return Err(());
+        }
+        let known = to_bytes(l, 1).and_then(table::lookup).is_some();
+        if !known {
+            push_redis_error(l, "Invalid command passed to redis.acl_check_cmd()");
+            return Err(());
+        }
+        lua_pushboolean(l, 1);
+        Ok(1)
     }
-    let known = to_bytes(l, 1).and_then(table::lookup).is_some();
-    if !known {
-        push_redis_error(l, "Invalid command passed to redis.acl_check_cmd()");
-        return Err(());
-    }
-    lua_pushboolean(l, 1);
-    Ok(1)
 }
 lua_cfn!(acl_check_cmd, acl_check_cmd_body);
 
@@ -391,6 +517,7 @@ mod tests {
     /// What push_redis_error leaves in the `err` field for `msg`.
     fn pushed(msg: &str) -> String {
         let rt = Runtime::new(Kind::Eval, 1 << 24);
+        // SAFETY: `rt` owns a live state for the test's length; the pushes fit in LUA_MINSTACK.
         unsafe {
             push_redis_error(rt.l, msg);
             get_field(rt.l, lua_gettop(rt.l), "err");

@@ -11,7 +11,7 @@ use crate::reply::Reply;
 
 /// C's `(long long)` cast of a double on x86-64: out of range and NaN give i64::MIN.
 pub fn lua_number_to_int(d: f64) -> i64 {
-    if d.is_nan() || d >= 9.223_372_036_854_776e18 || d < -9.223_372_036_854_776e18 {
+    if d.is_nan() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&d) {
         i64::MIN
     } else {
         d as i64
@@ -21,242 +21,266 @@ pub fn lua_number_to_int(d: f64) -> i64 {
 /// Converts the value at absolute index `idx`. `resp` is the script's protocol
 /// (redis.setresp), which decides how booleans come out.
 pub unsafe fn lua_to_reply(l: *mut lua_State, idx: c_int, resp: u8) -> Reply {
-    to_reply(l, idx, resp, 0)
+    // SAFETY: module contract (lua/ffi.rs).
+    unsafe { to_reply(l, idx, resp, 0) }
 }
 
 /// Nesting past this many tables is cut with Redis's stack-limit error, before the Rust
 /// stack can run out (a table that contains itself would otherwise recurse for ever).
 const MAX_DEPTH: usize = 1000;
 
+/// Runs after the script's protected call, with the memory limit off: the Vecs built here are
+/// never jumped over, since outside protected mode an allocation fails only on a real
+/// out-of-memory, where Lua aborts the process.
 unsafe fn to_reply(l: *mut lua_State, idx: c_int, resp: u8, depth: usize) -> Reply {
-    if depth > MAX_DEPTH || lua_checkstack(l, 4) == 0 {
-        return Reply::err("ERR reached lua stack limit");
-    }
-    match lua_type(l, idx) {
-        LUA_TSTRING => Reply::bulk(to_bytes(l, idx).unwrap_or_default()),
-        LUA_TBOOLEAN => {
-            let b = lua_toboolean(l, idx) != 0;
-            if resp == 2 {
-                if b {
-                    Reply::Int(1)
-                } else {
-                    Reply::Nil
-                }
-            } else {
-                Reply::Bool(b)
-            }
+    // SAFETY: module contract (lua/ffi.rs); lua_checkstack makes room for the reads below, and
+    // only raw accesses are used, so no Lua code runs.
+    unsafe {
+        if depth > MAX_DEPTH || lua_checkstack(l, 4) == 0 {
+            return Reply::err("ERR reached lua stack limit");
         }
-        LUA_TNUMBER => Reply::Int(lua_number_to_int(lua_tonumber(l, idx))),
-        LUA_TTABLE => table_to_reply(l, idx, resp, depth + 1),
-        _ => Reply::Nil,
+        match lua_type(l, idx) {
+            LUA_TSTRING => Reply::bulk(to_bytes(l, idx).unwrap_or_default()),
+            LUA_TBOOLEAN => {
+                let b = lua_toboolean(l, idx) != 0;
+                if resp == 2 {
+                    if b {
+                        Reply::Int(1)
+                    } else {
+                        Reply::Nil
+                    }
+                } else {
+                    Reply::Bool(b)
+                }
+            }
+            LUA_TNUMBER => Reply::Int(lua_number_to_int(lua_tonumber(l, idx))),
+            LUA_TTABLE => table_to_reply(l, idx, resp, depth + 1),
+            _ => Reply::Nil,
+        }
     }
 }
 
 unsafe fn table_to_reply(l: *mut lua_State, idx: c_int, resp: u8, depth: usize) -> Reply {
-    if get_field(l, idx, "err") == LUA_TSTRING {
-        let msg = String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned();
-        lua_pop(l, 1);
-        return Reply::Error(msg);
-    }
-    lua_pop(l, 1);
-    if get_field(l, idx, "ok") == LUA_TSTRING {
-        let msg = String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned();
-        lua_pop(l, 1);
-        return Reply::Status(msg);
-    }
-    lua_pop(l, 1);
-    if get_field(l, idx, "double") == LUA_TNUMBER {
-        let d = lua_tonumber(l, -1);
-        lua_pop(l, 1);
-        return Reply::Double(d);
-    }
-    lua_pop(l, 1);
-    if get_field(l, idx, "big_number") == LUA_TSTRING {
-        let s = String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned();
-        lua_pop(l, 1);
-        return Reply::BigNumber(s);
-    }
-    lua_pop(l, 1);
-    if get_field(l, idx, "map") == LUA_TTABLE {
-        let t = lua_gettop(l);
-        let mut pairs = Vec::new();
-        lua_pushnil(l);
-        while lua_next(l, t) != 0 {
-            let v = lua_gettop(l);
-            lua_pushvalue(l, v - 1);
-            let k = to_reply(l, v + 1, resp, depth);
+    // SAFETY: module contract; `idx` is a table and `to_reply` made room for these pushes.
+    // Every push is popped before the next field is read.
+    unsafe {
+        if get_field(l, idx, "err") == LUA_TSTRING {
+            let msg = String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned();
             lua_pop(l, 1);
-            let val = to_reply(l, v, resp, depth);
-            lua_pop(l, 1);
-            pairs.push((k, val));
+            return Reply::Error(msg);
         }
         lua_pop(l, 1);
-        return Reply::Map(pairs);
-    }
-    lua_pop(l, 1);
-    if get_field(l, idx, "set") == LUA_TTABLE {
-        let t = lua_gettop(l);
-        let mut items = Vec::new();
-        lua_pushnil(l);
-        while lua_next(l, t) != 0 {
+        if get_field(l, idx, "ok") == LUA_TSTRING {
+            let msg = String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned();
             lua_pop(l, 1);
-            lua_pushvalue(l, -1);
+            return Reply::Status(msg);
+        }
+        lua_pop(l, 1);
+        if get_field(l, idx, "double") == LUA_TNUMBER {
+            let d = lua_tonumber(l, -1);
+            lua_pop(l, 1);
+            return Reply::Double(d);
+        }
+        lua_pop(l, 1);
+        if get_field(l, idx, "big_number") == LUA_TSTRING {
+            let s = String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned();
+            lua_pop(l, 1);
+            return Reply::BigNumber(s);
+        }
+        lua_pop(l, 1);
+        if get_field(l, idx, "map") == LUA_TTABLE {
+            let t = lua_gettop(l);
+            let mut pairs = Vec::new();
+            lua_pushnil(l);
+            while lua_next(l, t) != 0 {
+                let v = lua_gettop(l);
+                lua_pushvalue(l, v - 1);
+                let k = to_reply(l, v + 1, resp, depth);
+                lua_pop(l, 1);
+                let val = to_reply(l, v, resp, depth);
+                lua_pop(l, 1);
+                pairs.push((k, val));
+            }
+            lua_pop(l, 1);
+            return Reply::Map(pairs);
+        }
+        lua_pop(l, 1);
+        if get_field(l, idx, "set") == LUA_TTABLE {
+            let t = lua_gettop(l);
+            let mut items = Vec::new();
+            lua_pushnil(l);
+            while lua_next(l, t) != 0 {
+                lua_pop(l, 1);
+                lua_pushvalue(l, -1);
+                items.push(to_reply(l, lua_gettop(l), resp, depth));
+                lua_pop(l, 1);
+            }
+            lua_pop(l, 1);
+            return Reply::Set(items);
+        }
+        lua_pop(l, 1);
+        if get_field(l, idx, "verbatim_string") == LUA_TTABLE {
+            let t = lua_gettop(l);
+            let fmt = if get_field(l, t, "format") == LUA_TSTRING {
+                to_bytes(l, -1).map(|b| b.to_vec())
+            } else {
+                None
+            };
+            lua_pop(l, 1);
+            let text = if get_field(l, t, "string") == LUA_TSTRING {
+                to_bytes(l, -1).map(|b| b.to_vec())
+            } else {
+                None
+            };
+            lua_pop(l, 1);
+            if let (Some(f), Some(s)) = (fmt, text) {
+                lua_pop(l, 1);
+                let f: &'static str = match &f[..] {
+                    b"mkd" => "mkd",
+                    _ => "txt",
+                };
+                return Reply::Verbatim(f, Bytes::from(s));
+            }
+        }
+        lua_pop(l, 1);
+        let mut items = Vec::new();
+        let mut j = 1;
+        loop {
+            lua_rawgeti_(l, idx, j);
+            if lua_type(l, -1) == LUA_TNIL {
+                lua_pop(l, 1);
+                break;
+            }
             items.push(to_reply(l, lua_gettop(l), resp, depth));
             lua_pop(l, 1);
+            j += 1;
         }
-        lua_pop(l, 1);
-        return Reply::Set(items);
+        Reply::Array(items)
     }
-    lua_pop(l, 1);
-    if get_field(l, idx, "verbatim_string") == LUA_TTABLE {
-        let t = lua_gettop(l);
-        let fmt = if get_field(l, t, "format") == LUA_TSTRING {
-            to_bytes(l, -1).map(|b| b.to_vec())
-        } else {
-            None
-        };
-        lua_pop(l, 1);
-        let text = if get_field(l, t, "string") == LUA_TSTRING {
-            to_bytes(l, -1).map(|b| b.to_vec())
-        } else {
-            None
-        };
-        lua_pop(l, 1);
-        if let (Some(f), Some(s)) = (fmt, text) {
-            lua_pop(l, 1);
-            let f: &'static str = match &f[..] {
-                b"mkd" => "mkd",
-                _ => "txt",
-            };
-            return Reply::Verbatim(f, Bytes::from(s));
-        }
-    }
-    lua_pop(l, 1);
-    let mut items = Vec::new();
-    let mut j = 1;
-    loop {
-        lua_rawgeti_(l, idx, j);
-        if lua_type(l, -1) == LUA_TNIL {
-            lua_pop(l, 1);
-            break;
-        }
-        items.push(to_reply(l, lua_gettop(l), resp, depth));
-        lua_pop(l, 1);
-        j += 1;
-    }
-    Reply::Array(items)
 }
 
 /// Pushes a command's reply as the Lua value a script receives, for protocol `resp`.
+///
+/// Called by redis.call with the reply borrowed from the script's context, so a "not enough
+/// memory" raised by any push here leaks nothing.
 pub unsafe fn push_reply(l: *mut lua_State, r: &Reply, resp: u8) {
-    lua_checkstack(l, 4);
-    match r {
-        Reply::Status(s) => {
-            lua_createtable(l, 0, 1);
-            push_str(l, s);
-            set_field(l, lua_gettop(l) - 1, "ok");
-        }
-        Reply::Error(s) => push_error_table(l, s.as_bytes()),
-        Reply::Int(n) => lua_pushnumber(l, *n as f64),
-        Reply::Bulk(b) => push_bytes(l, b),
-        Reply::Nil | Reply::NilArray | Reply::None => {
-            if resp == 2 {
-                lua_pushboolean(l, 0)
-            } else {
-                lua_pushnil(l)
-            }
-        }
-        Reply::Array(items) | Reply::Push(items) => push_array(l, items, resp),
-        // Attributes annotate a reply; a script sees only the reply (as Redis does).
-        Reply::Attribute(_, inner) => push_reply(l, inner, resp),
-        Reply::Multi(items) => match items.first() {
-            Some(first) => push_reply(l, first, resp),
-            None => lua_pushboolean(l, 0),
-        },
-        Reply::Set(items) => {
-            if resp == 2 {
-                push_array(l, items, resp);
-            } else {
-                lua_createtable(l, 0, 1);
-                lua_createtable(l, 0, items.len().min(1 << 16) as c_int);
-                let t = lua_gettop(l);
-                for it in items {
-                    push_reply(l, it, resp);
-                    lua_pushboolean(l, 1);
-                    lua_rawset(l, t);
-                }
-                set_field(l, t - 1, "set");
-            }
-        }
-        Reply::Map(pairs) => {
-            if resp == 2 {
-                lua_createtable(l, (pairs.len() * 2).min(1 << 20) as c_int, 0);
-                let mut j = 1;
-                for (k, v) in pairs {
-                    push_reply(l, k, resp);
-                    lua_rawseti_(l, -2, j);
-                    push_reply(l, v, resp);
-                    lua_rawseti_(l, -2, j + 1);
-                    j += 2;
-                }
-            } else {
-                lua_createtable(l, 0, 1);
-                lua_createtable(l, 0, pairs.len().min(1 << 16) as c_int);
-                let t = lua_gettop(l);
-                for (k, v) in pairs {
-                    push_reply(l, k, resp);
-                    push_reply(l, v, resp);
-                    lua_rawset(l, t);
-                }
-                set_field(l, t - 1, "map");
-            }
-        }
-        Reply::Double(d) => {
-            if resp == 2 {
-                push_str(l, &format_double(*d));
-            } else {
-                lua_createtable(l, 0, 1);
-                lua_pushnumber(l, *d);
-                set_field(l, lua_gettop(l) - 1, "double");
-            }
-        }
-        Reply::Bool(b) => {
-            if resp == 2 {
-                lua_pushnumber(l, if *b { 1.0 } else { 0.0 });
-            } else {
-                lua_pushboolean(l, *b as c_int);
-            }
-        }
-        Reply::BigNumber(s) => {
-            if resp == 2 {
-                push_str(l, s);
-            } else {
+    // SAFETY: module contract (lua/ffi.rs). Each level makes room for its own pushes (a table,
+    // a nested table, a key and a value) first; luaL_checkstack_ raises a Lua error when the
+    // stack cannot grow, and nothing owned is alive (the only owned text goes through
+    // `push_owned`).
+    unsafe {
+        luaL_checkstack_(l, 4, c"reply nested too deeply".as_ptr());
+        match r {
+            Reply::Status(s) => {
                 lua_createtable(l, 0, 1);
                 push_str(l, s);
-                set_field(l, lua_gettop(l) - 1, "big_number");
+                set_field(l, lua_gettop(l) - 1, "ok");
             }
-        }
-        Reply::Verbatim(fmt, text) => {
-            if resp == 2 {
-                push_bytes(l, text);
-            } else {
-                lua_createtable(l, 0, 1);
-                lua_createtable(l, 0, 2);
-                let t = lua_gettop(l);
-                push_str(l, fmt);
-                set_field(l, t, "format");
-                push_bytes(l, text);
-                set_field(l, t, "string");
-                set_field(l, t - 1, "verbatim_string");
+            Reply::Error(s) => push_error_table(l, s.as_bytes()),
+            Reply::Int(n) => lua_pushnumber(l, *n as f64),
+            Reply::Bulk(b) => push_bytes(l, b),
+            Reply::Nil | Reply::NilArray | Reply::None => {
+                if resp == 2 {
+                    lua_pushboolean(l, 0)
+                } else {
+                    lua_pushnil(l)
+                }
+            }
+            Reply::Array(items) | Reply::Push(items) => push_array(l, items, resp),
+            // Attributes annotate a reply; a script sees only the reply (as Redis does).
+            Reply::Attribute(_, inner) => push_reply(l, inner, resp),
+            Reply::Multi(items) => match items.first() {
+                Some(first) => push_reply(l, first, resp),
+                None => lua_pushboolean(l, 0),
+            },
+            Reply::Set(items) => {
+                if resp == 2 {
+                    push_array(l, items, resp);
+                } else {
+                    lua_createtable(l, 0, 1);
+                    lua_createtable(l, 0, items.len().min(1 << 16) as c_int);
+                    let t = lua_gettop(l);
+                    for it in items {
+                        push_reply(l, it, resp);
+                        lua_pushboolean(l, 1);
+                        lua_rawset(l, t);
+                    }
+                    set_field(l, t - 1, "set");
+                }
+            }
+            Reply::Map(pairs) => {
+                if resp == 2 {
+                    lua_createtable(l, (pairs.len() * 2).min(1 << 20) as c_int, 0);
+                    let mut j = 1;
+                    for (k, v) in pairs {
+                        push_reply(l, k, resp);
+                        lua_rawseti_(l, -2, j);
+                        push_reply(l, v, resp);
+                        lua_rawseti_(l, -2, j + 1);
+                        j += 2;
+                    }
+                } else {
+                    lua_createtable(l, 0, 1);
+                    lua_createtable(l, 0, pairs.len().min(1 << 16) as c_int);
+                    let t = lua_gettop(l);
+                    for (k, v) in pairs {
+                        push_reply(l, k, resp);
+                        push_reply(l, v, resp);
+                        lua_rawset(l, t);
+                    }
+                    set_field(l, t - 1, "map");
+                }
+            }
+            Reply::Double(d) => {
+                if resp == 2 {
+                    push_owned(l, format_double(*d).into_bytes());
+                } else {
+                    lua_createtable(l, 0, 1);
+                    lua_pushnumber(l, *d);
+                    set_field(l, lua_gettop(l) - 1, "double");
+                }
+            }
+            Reply::Bool(b) => {
+                if resp == 2 {
+                    lua_pushnumber(l, if *b { 1.0 } else { 0.0 });
+                } else {
+                    lua_pushboolean(l, *b as c_int);
+                }
+            }
+            Reply::BigNumber(s) => {
+                if resp == 2 {
+                    push_str(l, s);
+                } else {
+                    lua_createtable(l, 0, 1);
+                    push_str(l, s);
+                    set_field(l, lua_gettop(l) - 1, "big_number");
+                }
+            }
+            Reply::Verbatim(fmt, text) => {
+                if resp == 2 {
+                    push_bytes(l, text);
+                } else {
+                    lua_createtable(l, 0, 1);
+                    lua_createtable(l, 0, 2);
+                    let t = lua_gettop(l);
+                    push_str(l, fmt);
+                    set_field(l, t, "format");
+                    push_bytes(l, text);
+                    set_field(l, t, "string");
+                    set_field(l, t - 1, "verbatim_string");
+                }
             }
         }
     }
 }
 
 unsafe fn push_array(l: *mut lua_State, items: &[Reply], resp: u8) {
-    lua_createtable(l, items.len().min(1 << 20) as c_int, 0);
-    for (i, it) in items.iter().enumerate() {
-        push_reply(l, it, resp);
-        lua_rawseti_(l, -2, (i + 1) as c_int);
+    // SAFETY: as in `push_reply`, which checks the stack for each item.
+    unsafe {
+        lua_createtable(l, items.len().min(1 << 20) as c_int, 0);
+        for (i, it) in items.iter().enumerate() {
+            push_reply(l, it, resp);
+            lua_rawseti_(l, -2, (i + 1) as c_int);
+        }
     }
 }

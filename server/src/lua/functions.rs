@@ -93,16 +93,20 @@ thread_local! {
 }
 
 unsafe extern "C-unwind" fn load_hook(l: *mut lua_State, _ar: *mut lua_Debug) {
-    let Some(start) = LOAD_STARTED.with(|s| s.get()) else {
-        return;
-    };
-    if start.elapsed() <= LOAD_TIMEOUT {
-        return;
+    // SAFETY: Lua calls the hook with the running state; only Copy values are alive when
+    // lua_error jumps out of this frame.
+    unsafe {
+        let Some(start) = LOAD_STARTED.with(|s| s.get()) else {
+            return;
+        };
+        if start.elapsed() <= LOAD_TIMEOUT {
+            return;
+        }
+        // From now on on every line and backward jump, so nothing can outrun the error.
+        lua_sethook(l, Some(load_hook), LUA_MASKLINE, 0);
+        super::api::push_redis_error(l, "FUNCTION LOAD timeout");
+        lua_error(l);
     }
-    // From now on on every line and backward jump, so nothing can outrun the error.
-    lua_sethook(l, Some(load_hook), LUA_MASKLINE, 0);
-    super::api::push_redis_error(l, "FUNCTION LOAD timeout");
-    lua_error(l);
 }
 
 const NAME_RULE: &str = "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long";
@@ -113,159 +117,177 @@ fn valid_name(s: &[u8]) -> bool {
 
 /// Reads the table form's `flags` (a list of flag names).
 unsafe fn read_flags(l: *mut lua_State, idx: c_int) -> Result<u32, &'static str> {
-    if lua_type(l, idx) != LUA_TTABLE {
-        return Err(
+    // SAFETY: module contract (lua/ffi.rs); raw reads and one slot pushed at a time, nothing
+    // that allocates or raises.
+    unsafe {
+        if lua_type(l, idx) != LUA_TTABLE {
+            return Err(
             "flags argument to redis.register_function must be a table representing function flags",
         );
-    }
-    let mut flags = 0;
-    let mut i = 1;
-    loop {
-        lua_rawgeti_(l, idx, i);
-        if lua_type(l, -1) == LUA_TNIL {
-            lua_pop(l, 1);
-            break;
         }
-        let f = if lua_type(l, -1) == LUA_TSTRING {
-            str_bytes(l, -1).and_then(shebang::flag_by_name)
-        } else {
-            None
-        };
-        lua_pop(l, 1);
-        match f {
-            Some(bit) => flags |= bit,
-            None => return Err("unknown flag given"),
-        }
-        i += 1;
-    }
-    Ok(flags)
-}
-
-unsafe fn register_function_body(l: *mut lua_State) -> CResult {
-    let fail = |l, msg: &str| {
-        super::api::push_redis_error(l, msg);
-        Err(())
-    };
-    if LOADING.with(|p| p.borrow().is_none()) {
-        return fail(
-            l,
-            "redis.register_function can only be called on FUNCTION LOAD command",
-        );
-    }
-    let argc = lua_gettop(l);
-    let (name, func_idx, description, flags): (Vec<u8>, c_int, Option<Bytes>, u32);
-    if argc == 1 {
-        if lua_type(l, 1) != LUA_TTABLE {
-            return fail(l, "calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).");
-        }
-        let mut n: Option<Vec<u8>> = None;
-        let mut cb: Option<c_int> = None;
-        let mut desc = None;
-        let mut fl = 0;
-        lua_pushnil(l);
-        while lua_next(l, 1) != 0 {
-            let key = if lua_type(l, -2) == LUA_TSTRING {
-                str_bytes(l, -2).map(|b| b.to_vec())
+        let mut flags = 0;
+        let mut i = 1;
+        loop {
+            lua_rawgeti_(l, idx, i);
+            if lua_type(l, -1) == LUA_TNIL {
+                lua_pop(l, 1);
+                break;
+            }
+            let f = if lua_type(l, -1) == LUA_TSTRING {
+                str_bytes(l, -1).and_then(shebang::flag_by_name)
             } else {
                 None
             };
-            match key.as_deref() {
-                Some(b"function_name") => {
-                    n = to_bytes(l, -1).map(|b| b.to_vec());
-                    lua_pop(l, 1);
-                }
-                Some(b"callback") => {
-                    if lua_type(l, -1) != LUA_TFUNCTION {
-                        lua_pop(l, 2);
-                        return fail(
-                            l,
-                            "callback argument given to redis.register_function must be a function",
-                        );
-                    }
-                    cb = Some(luaL_ref(l, LUA_REGISTRYINDEX));
-                }
-                Some(b"description") => {
-                    desc = to_bytes(l, -1).map(Bytes::copy_from_slice);
-                    lua_pop(l, 1);
-                }
-                Some(b"flags") => {
-                    let r = read_flags(l, lua_gettop(l));
-                    lua_pop(l, 1);
-                    match r {
-                        Ok(f) => fl = f,
-                        Err(m) => {
-                            lua_pop(l, 1);
-                            return fail(l, m);
+            lua_pop(l, 1);
+            match f {
+                Some(bit) => flags |= bit,
+                None => return Err("unknown flag given"),
+            }
+            i += 1;
+        }
+        Ok(flags)
+    }
+}
+
+/// Stack slots (after the arguments) where the table form's values wait until every key is
+/// read: values stay in Lua rather than in Rust copies, because the Lua calls in between can
+/// raise and jump past this function.
+const NAME_SLOT: c_int = 1;
+const CALLBACK_SLOT: c_int = 2;
+const DESCRIPTION_SLOT: c_int = 3;
+
+unsafe fn register_function_body(l: *mut lua_State) -> CResult {
+    // SAFETY: module contract (lua/ffi.rs). Every Lua call that can raise (pushing the error
+    // message, converting a name number to a string, luaL_ref growing the registry) runs while
+    // the only Rust values alive borrow Lua strings; the owned name and description are made
+    // after the last of them.
+    unsafe {
+        let fail = |l, msg: &str| {
+            super::api::push_redis_error(l, msg);
+            Err(())
+        };
+        if LOADING.with(|p| p.borrow().is_none()) {
+            return fail(
+                l,
+                "redis.register_function can only be called on FUNCTION LOAD command",
+            );
+        }
+        let argc = lua_gettop(l);
+        let (name_idx, func_idx, description_idx, flags): (c_int, c_int, c_int, u32);
+        if argc == 1 {
+            if lua_type(l, 1) != LUA_TTABLE {
+                return fail(l, "calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).");
+            }
+            let base = argc;
+            lua_settop(l, base + 3);
+            let mut fl = 0;
+            lua_pushnil(l);
+            while lua_next(l, 1) != 0 {
+                let slot = match str_bytes(l, -2) {
+                    Some(b"function_name") => Some(NAME_SLOT),
+                    Some(b"callback") => {
+                        if lua_type(l, -1) != LUA_TFUNCTION {
+                            lua_pop(l, 2);
+                            return fail(
+                                l,
+                                "callback argument given to redis.register_function must be a function",
+                            );
                         }
+                        Some(CALLBACK_SLOT)
                     }
-                }
-                _ => {
-                    lua_pop(l, 2);
-                    return fail(l, "unknown argument given to redis.register_function");
+                    Some(b"description") => Some(DESCRIPTION_SLOT),
+                    Some(b"flags") => {
+                        let r = read_flags(l, lua_gettop(l));
+                        lua_pop(l, 1);
+                        match r {
+                            Ok(f) => fl = f,
+                            Err(m) => {
+                                lua_pop(l, 1);
+                                return fail(l, m);
+                            }
+                        }
+                        None
+                    }
+                    _ => {
+                        lua_pop(l, 2);
+                        return fail(l, "unknown argument given to redis.register_function");
+                    }
+                };
+                if let Some(slot) = slot {
+                    lua_replace(l, base + slot);
                 }
             }
+            if to_bytes(l, base + NAME_SLOT).is_none() {
+                return fail(
+                    l,
+                    "redis.register_function must get a function name argument",
+                );
+            }
+            if lua_type(l, base + CALLBACK_SLOT) != LUA_TFUNCTION {
+                return fail(l, "redis.register_function must get a callback argument");
+            }
+            name_idx = base + NAME_SLOT;
+            func_idx = base + CALLBACK_SLOT;
+            description_idx = base + DESCRIPTION_SLOT;
+            flags = fl;
+        } else if argc == 2 {
+            if to_bytes(l, 1).is_none() {
+                return fail(
+                    l,
+                    "first argument to redis.register_function must be a string",
+                );
+            }
+            if lua_type(l, 2) != LUA_TFUNCTION {
+                return fail(
+                    l,
+                    "second argument to redis.register_function must be a function",
+                );
+            }
+            name_idx = 1;
+            func_idx = 2;
+            description_idx = 0;
+            flags = 0;
+        } else {
+            return fail(l, "wrong number of arguments to redis.register_function");
         }
-        let Some(nm) = n else {
-            return fail(
-                l,
-                "redis.register_function must get a function name argument",
-            );
-        };
-        let Some(cb) = cb else {
-            return fail(l, "redis.register_function must get a callback argument");
-        };
-        name = nm;
-        func_idx = cb;
-        description = desc;
-        flags = fl;
-    } else if argc == 2 {
-        let Some(nm) = to_bytes(l, 1).map(|b| b.to_vec()) else {
-            return fail(
-                l,
-                "first argument to redis.register_function must be a string",
-            );
-        };
-        if lua_type(l, 2) != LUA_TFUNCTION {
-            return fail(
-                l,
-                "second argument to redis.register_function must be a function",
-            );
+        if !valid_name(str_bytes(l, name_idx).unwrap_or_default()) {
+            return fail(l, NAME_RULE);
         }
-        lua_pushvalue(l, 2);
-        name = nm;
-        func_idx = luaL_ref(l, LUA_REGISTRYINDEX);
-        description = None;
-        flags = 0;
-    } else {
-        return fail(l, "wrong number of arguments to redis.register_function");
-    }
-    if !valid_name(&name) {
-        luaL_unref(l, LUA_REGISTRYINDEX, func_idx);
-        return fail(l, NAME_RULE);
-    }
-    let name = String::from_utf8_lossy(&name).into_owned();
-    let dup = LOADING.with(|p| {
-        let mut p = p.borrow_mut();
-        let p = p.as_mut().expect("loading");
-        if p.functions
-            .iter()
-            .any(|f| f.name.eq_ignore_ascii_case(&name))
-        {
-            return true;
+        if description_idx != 0 && lua_type(l, description_idx) == LUA_TNUMBER {
+            lua_tolstring(l, description_idx, std::ptr::null_mut());
         }
-        p.functions.push(Function {
-            name,
-            func: func_idx,
-            description,
-            flags,
+        lua_pushvalue(l, func_idx);
+        let func_ref = luaL_ref(l, LUA_REGISTRYINDEX);
+        // Nothing below calls Lua until the duplicate check has dropped what it made.
+        let name = String::from_utf8_lossy(str_bytes(l, name_idx).unwrap_or_default()).into_owned();
+        let description = if description_idx != 0 {
+            str_bytes(l, description_idx).map(Bytes::copy_from_slice)
+        } else {
+            None
+        };
+        let dup = LOADING.with(|p| {
+            let mut p = p.borrow_mut();
+            let p = p.as_mut().expect("loading");
+            if p.functions
+                .iter()
+                .any(|f| f.name.eq_ignore_ascii_case(&name))
+            {
+                return true;
+            }
+            p.functions.push(Function {
+                name,
+                func: func_ref,
+                description,
+                flags,
+            });
+            false
         });
-        false
-    });
-    if dup {
-        luaL_unref(l, LUA_REGISTRYINDEX, func_idx);
-        return fail(l, "Function already exists in the library");
+        if dup {
+            luaL_unref(l, LUA_REGISTRYINDEX, func_ref);
+            return fail(l, "Function already exists in the library");
+        }
+        Ok(0)
     }
-    Ok(0)
 }
 lua_cfn!(register_function, register_function_body);
 
@@ -283,6 +305,10 @@ pub fn load_library(rt: &Runtime, code: &Bytes) -> Result<Library, String> {
             functions: Vec::new(),
         })
     });
+    // SAFETY: `rt.l` is the FUNCTION runtime's live state, on the engine's thread. The
+    // library runs under lua_pcall, so its errors come back as a status; the functions it
+    // registers wait in LOADING (a thread-local), not in this frame. The pushes outside the
+    // protected call run with the memory limit off.
     let err = unsafe {
         let base = lua_gettop(l);
         super::sandbox::set_load_mode(l, true);

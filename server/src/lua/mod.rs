@@ -18,7 +18,12 @@ pub mod ffi;
 pub mod functions;
 pub mod global_writes;
 pub mod math_random;
+#[cfg(test)]
+mod oom_tests;
+pub mod prepared;
 pub mod runtime;
+#[cfg(test)]
+mod safety_audit;
 pub mod sandbox;
 pub mod shebang;
 pub mod struct_lib;
@@ -39,11 +44,10 @@ pub struct Scripting {
 }
 
 impl Scripting {
-    /// The EVAL runtime, created on first use.
+    /// The EVAL runtime, taken on first use from the states built ahead (`prepared`).
     pub(crate) fn eval_runtime(&mut self, memory_limit: usize) -> &mut runtime::Runtime {
-        self.eval_rt.get_or_insert_with(|| {
-            Box::new(runtime::Runtime::new(runtime::Kind::Eval, memory_limit))
-        })
+        self.eval_rt
+            .get_or_insert_with(|| Box::new(prepared::eval_runtime(memory_limit)))
     }
 
     /// The FUNCTION runtime, created on first use.

@@ -1,8 +1,9 @@
 //! One Lua 5.1 state, its memory limit, and running one script or function in it.
 //!
 //! A script runs with a `RunCtx` published in a thread-local: redis.call and the hook reach
-//! the engine through it. The engine is single-threaded and scripts cannot start scripts
-//! (EVAL is not allowed from a script), so there is at most one context per thread.
+//! the engine through it, only inside `with_ctx`'s closure. The engine is single-threaded and
+//! scripts cannot start scripts (EVAL is not allowed from a script), so there is at most one
+//! context per thread.
 
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
@@ -26,7 +27,13 @@ struct AllocState {
 }
 
 /// Turns the memory limit on (inside a protected call) or off.
-pub(crate) fn enforce_limit(l: *mut lua_State, on: bool) {
+///
+/// # Safety
+/// `l` is a live state made by `Runtime::new`, on its thread.
+pub(crate) unsafe fn enforce_limit(l: *mut lua_State, on: bool) {
+    // SAFETY: `l` is live (contract); its allocator's user data is the AllocState that
+    // `Runtime::new` leaked with Box::into_raw and frees only after lua_close, and Lua is not
+    // inside the allocator while this runs (one thread), so the write does not race it.
     unsafe {
         let mut ud: *mut c_void = std::ptr::null_mut();
         lua_getallocf(l, &mut ud);
@@ -38,6 +45,7 @@ pub(crate) fn enforce_limit(l: *mut lua_State, on: bool) {
 
 /// Whether the heap holds more than half of what the limit allows.
 fn heap_over_half(l: *mut lua_State) -> bool {
+    // SAFETY: as in `enforce_limit`; `run` passes its runtime's live state.
     unsafe {
         let mut ud: *mut c_void = std::ptr::null_mut();
         lua_getallocf(l, &mut ud);
@@ -60,27 +68,33 @@ unsafe extern "C" fn alloc(
     nsize: usize,
 ) -> *mut c_void {
     use libmimalloc_sys::{mi_free, mi_malloc, mi_realloc};
-    let st = &mut *(ud as *mut AllocState);
-    if nsize == 0 {
-        if !ptr.is_null() {
-            mi_free(ptr);
-            st.used = st.used.saturating_sub(osize);
+    // SAFETY: Lua passes back the user data given to lua_newstate: the AllocState owned by
+    // the Runtime (Box::into_raw), alive until after lua_close, and touched by nobody else
+    // while Lua is inside its allocator. `ptr` is null or a block this function returned
+    // (from mimalloc) with size `osize`, as Lua's allocator contract guarantees.
+    unsafe {
+        let st = &mut *(ud as *mut AllocState);
+        if nsize == 0 {
+            if !ptr.is_null() {
+                mi_free(ptr);
+                st.used = st.used.saturating_sub(osize);
+            }
+            return std::ptr::null_mut();
         }
-        return std::ptr::null_mut();
+        let old = if ptr.is_null() { 0 } else { osize };
+        if st.enforce && nsize > old && st.used.saturating_add(nsize - old) > st.limit {
+            return std::ptr::null_mut();
+        }
+        let p = if ptr.is_null() {
+            mi_malloc(nsize)
+        } else {
+            mi_realloc(ptr, nsize)
+        };
+        if !p.is_null() {
+            st.used = st.used + nsize - old;
+        }
+        p
     }
-    let old = if ptr.is_null() { 0 } else { osize };
-    if st.enforce && nsize > old && st.used.saturating_add(nsize - old) > st.limit {
-        return std::ptr::null_mut();
-    }
-    let p = if ptr.is_null() {
-        mi_malloc(nsize)
-    } else {
-        mi_realloc(ptr, nsize)
-    };
-    if !p.is_null() {
-        st.used = st.used + nsize - old;
-    }
-    p
 }
 
 /// Which sandbox a state is built for: EVAL scripts, or FUNCTION libraries.
@@ -93,7 +107,9 @@ pub enum Kind {
 /// An owned Lua state. Dropping it closes the state.
 pub struct Runtime {
     pub(crate) l: *mut lua_State,
-    alloc: Box<AllocState>,
+    /// Lua's allocator state, owned by this runtime through `Box::into_raw` (Lua holds the
+    /// pointer as its allocator's user data); freed by `Drop` after `lua_close`.
+    alloc: *mut AllocState,
     /// Registry reference of the error handler (`__redis__err__handler`).
     pub(crate) handler_ref: c_int,
     /// Registry reference of the real globals table behind the read-only `_G` proxy.
@@ -110,7 +126,13 @@ pub struct Handles {
 
 impl Drop for Runtime {
     fn drop(&mut self) {
-        unsafe { lua_close(self.l) };
+        // SAFETY: `l` is the live state this runtime made, closed once here; lua_close frees
+        // every block through the allocator, so the AllocState is freed only afterwards, from
+        // the Box that `new` turned into this raw pointer (and nobody else frees).
+        unsafe {
+            lua_close(self.l);
+            drop(Box::from_raw(self.alloc));
+        }
     }
 }
 
@@ -119,21 +141,31 @@ const HOOK_EVERY: c_int = 100_000;
 
 impl Runtime {
     pub fn new(kind: Kind, memory_limit: usize) -> Runtime {
-        let mut alloc_state = Box::new(AllocState {
+        let alloc_state = Box::into_raw(Box::new(AllocState {
             used: 0,
             limit: usize::MAX,
             enforce: false,
-        });
+        }));
+        // SAFETY: `alloc_state` is a valid, uniquely owned pointer handed to Lua as its
+        // allocator's user data and read back only through Lua or `self.alloc` (never both at
+        // once: one thread). The new state is live and empty, with the stack room `build`
+        // checks for; nothing is in protected mode, so an allocation failure here would make
+        // Lua abort rather than jump over these frames.
         unsafe {
-            let l = lua_newstate(alloc, &mut *alloc_state as *mut AllocState as *mut c_void);
-            assert!(!l.is_null(), "lua_newstate failed");
+            let l = lua_newstate(alloc, alloc_state as *mut c_void);
+            if l.is_null() {
+                drop(Box::from_raw(alloc_state));
+                panic!("lua_newstate failed");
+            }
             let handler_ref = super::sandbox::build(l, kind);
             lua_pushvalue(l, LUA_GLOBALSINDEX);
             super::sandbox::push_backing(l, -1);
             let globals_ref = luaL_ref(l, LUA_REGISTRYINDEX);
             lua_pop(l, 1);
             lua_sethook(l, Some(hook), LUA_MASKCOUNT, HOOK_EVERY);
-            alloc_state.limit = alloc_state.used.saturating_add(memory_limit.max(1 << 20));
+            (*alloc_state).limit = (*alloc_state)
+                .used
+                .saturating_add(memory_limit.max(1 << 20));
             Runtime {
                 l,
                 alloc: alloc_state,
@@ -153,16 +185,27 @@ impl Runtime {
 
     /// Bytes in use by the Lua heap (INFO used_memory_lua, FUNCTION STATS).
     pub fn used_memory(&self) -> usize {
-        self.alloc.used
+        // SAFETY: `alloc` is owned by this runtime until Drop; Lua only writes it from inside
+        // a Lua call, and none is running while the engine's thread is here.
+        unsafe { (*self.alloc).used }
     }
 
     pub fn set_memory_limit(&mut self, limit: usize) {
-        self.alloc.limit = self.alloc.used.saturating_add(limit.max(1 << 20));
+        // SAFETY: as in `used_memory`; `&mut self` is the only way to the runtime.
+        unsafe {
+            let st = &mut *self.alloc;
+            st.limit = st.used.saturating_add(limit.max(1 << 20));
+        }
     }
 
     /// Compiles `code` under chunk name `name`; returns a registry reference to the function
     /// or the compiler's message.
     pub fn compile(&self, code: &[u8], name: &std::ffi::CStr) -> Result<c_int, String> {
+        // SAFETY: `l` is this runtime's live state. luaL_loadbuffer parses in protected mode
+        // (a memory error comes back as a status, not a jump), `code` and `name` outlive the
+        // call, and the message is copied out before it is popped. luaL_ref runs with the
+        // limit off, outside protected mode, where only a real out-of-memory fails (and Lua
+        // aborts).
         unsafe {
             let l = self.l;
             enforce_limit(l, true);
@@ -191,6 +234,8 @@ impl Runtime {
         {
             return;
         }
+        // SAFETY: live state; `fref` and `globals_ref` are registry references this runtime
+        // made (a function and a table), and the stack is balanced on return.
         unsafe {
             lua_rawgeti_(self.l, LUA_REGISTRYINDEX, fref);
             lua_rawgeti_(self.l, LUA_REGISTRYINDEX, self.globals_ref);
@@ -207,11 +252,17 @@ impl Runtime {
             sz: usize,
             ud: *mut c_void,
         ) -> c_int {
-            let out = &mut *(ud as *mut Vec<u8>);
-            out.extend_from_slice(std::slice::from_raw_parts(p as *const u8, sz));
-            0
+            // SAFETY: `ud` is the `dump` vector below, alive and otherwise unused while
+            // lua_dump runs; Lua passes `sz` readable bytes at `p`.
+            unsafe {
+                let out = &mut *(ud as *mut Vec<u8>);
+                out.extend_from_slice(std::slice::from_raw_parts(p as *const u8, sz));
+                0
+            }
         }
         let mut dump: Vec<u8> = Vec::new();
+        // SAFETY: live state and a registry reference this runtime made. lua_dump writes
+        // through `collect` and allocates nothing in Lua, so it cannot raise past `dump`.
         let status = unsafe {
             lua_rawgeti_(self.l, LUA_REGISTRYINDEX, fref);
             let status = lua_dump_(self.l, collect, &mut dump as *mut Vec<u8> as *mut c_void);
@@ -222,6 +273,8 @@ impl Runtime {
     }
 
     pub fn unref(&self, r: c_int) {
+        // SAFETY: live state; luaL_unref only writes into the registry's free list (no
+        // allocation, no raise).
         unsafe { luaL_unref(self.l, LUA_REGISTRYINDEX, r) };
     }
 }
@@ -261,30 +314,79 @@ pub struct RunCtx {
 }
 
 thread_local! {
+    /// The running script's context, published by `run` for the length of its protected
+    /// call; null otherwise and while `with_ctx` lends it out.
     static CTX: Cell<*mut RunCtx> = const { Cell::new(std::ptr::null_mut()) };
 }
 
-/// The running script's context, if any.
-pub(crate) fn ctx<'a>() -> Option<&'a mut RunCtx> {
-    let p = CTX.with(|c| c.get());
-    if p.is_null() {
-        None
-    } else {
-        Some(unsafe { &mut *p })
+/// Publishes a context in CTX while it lives, and puts back the previous one when dropped,
+/// also when a panic unwinds through `run`.
+struct Published<'a> {
+    prev: *mut RunCtx,
+    _ctx: std::marker::PhantomData<&'a mut RunCtx>,
+}
+
+impl<'a> Published<'a> {
+    fn new(ctx: &'a mut RunCtx) -> Published<'a> {
+        let prev = CTX.with(|c| c.replace(ctx as *mut RunCtx));
+        Published {
+            prev,
+            _ctx: std::marker::PhantomData,
+        }
     }
+}
+
+impl Drop for Published<'_> {
+    fn drop(&mut self) {
+        CTX.with(|c| c.set(self.prev));
+    }
+}
+
+/// Runs `f` with the running script's context; None when no script runs.
+///
+/// The context is taken out of CTX while `f` runs (and put back by a guard, on unwind too), so
+/// a nested `with_ctx` finds none instead of a second `&mut` to the same context. `f` must not
+/// call Lua functions that can raise: a longjmp out of it would skip the guard.
+pub(crate) fn with_ctx<R>(f: impl FnOnce(&mut RunCtx) -> R) -> Option<R> {
+    struct Lent(*mut RunCtx);
+    impl Drop for Lent {
+        fn drop(&mut self) {
+            CTX.with(|c| c.set(self.0));
+        }
+    }
+    let p = CTX.with(|c| c.replace(std::ptr::null_mut()));
+    if p.is_null() {
+        return None;
+    }
+    let _lent = Lent(p);
+    // SAFETY: a non-null CTX was published by `run` from a `&mut RunCtx` that stays borrowed
+    // (by its `Published` guard) until the protected call ends, so it is alive here; CTX is
+    // null until `_lent` is dropped, so no other reference to it exists while `f` runs.
+    Some(f(unsafe { &mut *p }))
 }
 
 const KILLED: &str = "ERR Script killed by user with SCRIPT KILL...";
 
+/// What the hook does after looking at the running script.
+enum HookAction {
+    Continue,
+    /// The script was just stopped: watch every line from now on, then raise.
+    Stop,
+    /// The script was stopped earlier and is still running (a pcall caught the error): raise.
+    Raise,
+}
+
 unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut lua_Debug) {
-    let Some(c) = ctx() else { return };
-    if c.stop.is_none() {
+    let action = with_ctx(|c| {
+        if c.stop.is_some() {
+            return HookAction::Raise;
+        }
         let elapsed = c.start.elapsed().as_millis() as u64;
         if elapsed < c.threshold_ms {
-            return;
+            return HookAction::Continue;
         }
         let Some(h) = c.busy_hook.as_mut() else {
-            return;
+            return HookAction::Continue;
         };
         let info = BusyScript {
             is_function: c.is_function,
@@ -292,17 +394,28 @@ unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut lua_Debug) {
             elapsed_ms: elapsed,
         };
         match h(&info) {
-            BusyVerdict::Continue => return,
+            BusyVerdict::Continue => return HookAction::Continue,
             BusyVerdict::Kill => c.stop = Some(Stop::Kill),
             BusyVerdict::Shutdown => c.stop = Some(Stop::Shutdown),
         }
-        // From now on the hook fires on every new line and every backward jump, so a pcall
-        // cannot swallow the kill and loop on. Like Redis (LUA_MASKLINE, count 0), not on
-        // every instruction: code on the same line as the pcall still runs to the end.
-        lua_sethook(l, Some(hook), LUA_MASKLINE, 0);
+        HookAction::Stop
+    });
+    // SAFETY: Lua calls the hook with the running state. The context was given back above,
+    // and nothing Rust owns is alive when lua_error jumps out of this frame.
+    unsafe {
+        match action {
+            None | Some(HookAction::Continue) => return,
+            // From now on the hook fires on every new line and every backward jump, so a pcall
+            // cannot swallow the kill and loop on. Like Redis (LUA_MASKLINE, count 0), not on
+            // every instruction: code on the same line as the pcall still runs to the end.
+            Some(HookAction::Stop) => {
+                lua_sethook(l, Some(hook), LUA_MASKLINE, 0);
+            }
+            Some(HookAction::Raise) => {}
+        }
+        push_error_table(l, KILLED.as_bytes());
+        lua_error(l);
     }
-    push_error_table(l, KILLED.as_bytes());
-    lua_error(l);
 }
 
 /// The arguments a script or function is called with.
@@ -320,10 +433,13 @@ pub enum Args<'a> {
 }
 
 unsafe fn push_array(l: *mut lua_State, items: &[Bytes]) {
-    lua_createtable(l, items.len().min(1 << 20) as c_int, 0);
-    for (i, it) in items.iter().enumerate() {
-        push_bytes(l, it);
-        lua_rawseti_(l, -2, (i + 1) as c_int);
+    // SAFETY: module contract (lua/ffi.rs); the table and one item are on the stack at a time.
+    unsafe {
+        lua_createtable(l, items.len().min(1 << 20) as c_int, 0);
+        for (i, it) in items.iter().enumerate() {
+            push_bytes(l, it);
+            lua_rawseti_(l, -2, (i + 1) as c_int);
+        }
     }
 }
 
@@ -343,7 +459,11 @@ pub(crate) fn run(
     e.time_frozen = true;
     rc.busy_hook = e.busy_hook.take();
     rc.engine = e as *mut Engine;
-    let prev = CTX.with(|c| c.replace(&mut rc as *mut RunCtx));
+    // SAFETY: `h` comes from `Runtime::handles` of a runtime the engine owns, which no command
+    // run from the script can drop (SCRIPT FLUSH and FUNCTION FLUSH are refused in scripts),
+    // so `l` is live; this is the engine's thread. The pushes before lua_pcall run with the
+    // memory limit off, outside protected mode, and borrow `args` only. The conversions after
+    // it read the result with raw accesses and run no Lua code.
     let reply = unsafe {
         let base = lua_gettop(l);
         lua_checkstack(l, 8);
@@ -365,9 +485,13 @@ pub(crate) fn run(
                 2
             }
         };
-        enforce_limit(l, true);
-        let status = lua_pcall(l, nargs, 1, base + 1);
-        enforce_limit(l, false);
+        let status = {
+            let _published = Published::new(&mut rc);
+            enforce_limit(l, true);
+            let status = lua_pcall(l, nargs, 1, base + 1);
+            enforce_limit(l, false);
+            status
+        };
         if status == LUA_ERRMEM {
             lua_gc(l, LUA_GCCOLLECT, 0);
         }
@@ -386,7 +510,6 @@ pub(crate) fn run(
         lua_sethook(l, Some(hook), LUA_MASKCOUNT, HOOK_EVERY);
         reply
     };
-    CTX.with(|c| c.set(prev));
     e.busy_hook = rc.busy_hook.take();
     if rc.stop == Some(Stop::Shutdown) {
         e.shutdown_requested = true;
@@ -398,33 +521,40 @@ pub(crate) fn run(
 
 /// Builds the client's error from what the script raised, as Redis 7.0 words it.
 unsafe fn error_reply(l: *mut lua_State, status: c_int, name: &str, stop: Option<Stop>) -> Reply {
-    let top = lua_gettop(l);
-    if lua_type(l, top) != LUA_TTABLE {
-        let msg = to_bytes(l, top).map(|b| String::from_utf8_lossy(b).into_owned());
-        let msg = match (status, msg) {
-            (LUA_ERRMEM, _) => "not enough memory".to_string(),
-            (_, Some(m)) => m,
-            _ => "execution failure".to_string(),
+    // SAFETY: module contract (lua/ffi.rs); called by `run` after its protected call, with the
+    // error value on top. Outside protected mode the limit is off, so the pushes here fail
+    // only on a real out-of-memory, where Lua aborts instead of jumping.
+    unsafe {
+        let top = lua_gettop(l);
+        if lua_type(l, top) != LUA_TTABLE {
+            let msg = to_bytes(l, top).map(|b| String::from_utf8_lossy(b).into_owned());
+            let msg = match (status, msg) {
+                (LUA_ERRMEM, _) => "not enough memory".to_string(),
+                (_, Some(m)) => m,
+                _ => "execution failure".to_string(),
+            };
+            let msg: String = msg.chars().take(100).collect();
+            return Reply::err(format!("ERR Error running script {}, {}", name, msg));
+        }
+        let mut msg = match get_field(l, top, "err") {
+            LUA_TSTRING => {
+                String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned()
+            }
+            _ => "ERR unknown error".to_string(),
         };
-        let msg: String = msg.chars().take(100).collect();
-        return Reply::err(format!("ERR Error running script {}, {}", name, msg));
-    }
-    let mut msg = match get_field(l, top, "err") {
-        LUA_TSTRING => String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned(),
-        _ => "ERR unknown error".to_string(),
-    };
-    lua_pop(l, 1);
-    if stop.is_some() {
-        msg = KILLED.to_string();
-    }
-    get_field(l, top, "source");
-    let source = to_bytes(l, -1).map(|b| String::from_utf8_lossy(b).into_owned());
-    lua_pop(l, 1);
-    get_field(l, top, "line");
-    let line = to_bytes(l, -1).map(|b| String::from_utf8_lossy(b).into_owned());
-    lua_pop(l, 1);
-    match (source, line) {
-        (Some(s), Some(n)) => Reply::err(format!("{} script: {}, on {}:{}.", msg, name, s, n)),
-        _ => Reply::err(msg),
+        lua_pop(l, 1);
+        if stop.is_some() {
+            msg = KILLED.to_string();
+        }
+        get_field(l, top, "source");
+        let source = to_bytes(l, -1).map(|b| String::from_utf8_lossy(b).into_owned());
+        lua_pop(l, 1);
+        get_field(l, top, "line");
+        let line = to_bytes(l, -1).map(|b| String::from_utf8_lossy(b).into_owned());
+        lua_pop(l, 1);
+        match (source, line) {
+            (Some(s), Some(n)) => Reply::err(format!("{} script: {}, on {}:{}.", msg, name, s, n)),
+            _ => Reply::err(msg),
+        }
     }
 }

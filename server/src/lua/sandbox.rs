@@ -40,367 +40,460 @@ end
 "#;
 
 unsafe fn open(l: *mut lua_State, f: lua_CFunction, name: &str) {
-    lua_pushcfunction(l, f);
-    push_str(l, name);
-    lua_call(l, 1, 0);
+    // SAFETY: module contract (lua/ffi.rs); runs while `Runtime::new` builds the state, outside
+    // protected mode with the memory limit off, each value stored or popped before the next few are
+    // pushed.
+    unsafe {
+        lua_pushcfunction(l, f);
+        push_str(l, name);
+        lua_call(l, 1, 0);
+    }
 }
 
 unsafe fn registry_get(l: *mut lua_State, name: &str) {
-    push_str(l, name);
-    lua_rawget(l, LUA_REGISTRYINDEX);
+    // SAFETY: module contract (lua/ffi.rs); only borrowed or Copy values are alive across the calls
+    // that can raise.
+    unsafe {
+        push_str(l, name);
+        lua_rawget(l, LUA_REGISTRYINDEX);
+    }
 }
 
 unsafe fn registry_set(l: *mut lua_State, name: &str) {
-    push_str(l, name);
-    lua_insert(l, -2);
-    lua_rawset(l, LUA_REGISTRYINDEX);
+    // SAFETY: module contract (lua/ffi.rs); only borrowed or Copy values are alive across the calls
+    // that can raise.
+    unsafe {
+        push_str(l, name);
+        lua_insert(l, -2);
+        lua_rawset(l, LUA_REGISTRYINDEX);
+    }
 }
 
 /// Builds the sandbox in a fresh state; returns the registry reference of the error handler.
 pub unsafe fn build(l: *mut lua_State, kind: Kind) -> c_int {
-    lua_checkstack(l, 32);
-    open(l, luaopen_base, "");
-    open(l, luaopen_table, "table");
-    open(l, luaopen_string, "string");
-    open(l, luaopen_math, "math");
-    open(l, luaopen_debug, "debug");
-    let g = lua_gettop(l) + 1;
-    lua_pushvalue(l, LUA_GLOBALSINDEX);
+    // SAFETY: module contract (lua/ffi.rs); runs while `Runtime::new` builds the state, outside
+    // protected mode with the memory limit off, each value stored or popped before the next few are
+    // pushed.
+    unsafe {
+        lua_checkstack(l, 32);
+        open(l, luaopen_base, "");
+        open(l, luaopen_table, "table");
+        open(l, luaopen_string, "string");
+        open(l, luaopen_math, "math");
+        open(l, luaopen_debug, "debug");
+        let g = lua_gettop(l) + 1;
+        lua_pushvalue(l, LUA_GLOBALSINDEX);
 
-    // The error handler keeps debug.getinfo; the debug library itself goes away.
-    luaL_loadbuffer(
-        l,
-        HANDLER.as_ptr() as *const _,
-        HANDLER.len(),
-        c"=[redis]".as_ptr(),
-    );
-    get_field(l, g, "debug");
-    get_field(l, lua_gettop(l), "getinfo");
-    lua_remove(l, -2);
-    lua_call(l, 1, 1);
-    let handler_ref = {
-        lua_pushvalue(l, -1);
-        luaL_ref(l, LUA_REGISTRYINDEX)
-    };
-    if kind == Kind::Eval {
-        set_field(l, g, "__redis__err__handler");
-    } else {
-        lua_pop(l, 1);
-    }
-    for name in [
-        "debug", "print", "dofile", "loadfile", "getfenv", "setfenv", "newproxy", "module",
-        "require", "package",
-    ] {
-        lua_pushnil(l);
-        set_field(l, g, name);
-    }
-
-    // Functions Redis replaces or wraps.
-    get_field(l, g, "table");
-    set_funcs(l, lua_gettop(l), &[("insert", super::table_insert::insert)]);
-    lua_pop(l, 1);
-    get_field(l, g, "math");
-    let math = lua_gettop(l);
-    set_funcs(
-        l,
-        math,
-        &[("random", math_random), ("randomseed", math_randomseed)],
-    );
-    lua_pop(l, 1);
-    set_funcs(
-        l,
-        g,
-        &[
-            ("loadstring", loadstring),
-            ("pcall", pcall),
-            ("rawset", rawset),
-            ("setmetatable", setmetatable),
-            ("rawget", rawget),
-            ("next", next),
-            ("pairs", pairs),
-        ],
-    );
-    set_funcs(l, g, &[("tonumber", super::tonumber::tonumber)]);
-
-    super::api::open(l, g, kind);
-    super::cjson::open(l, g);
-    super::cmsgpack::open(l, g);
-    super::struct_lib::open(l, g);
-    super::bit::open(l, g);
-
-    // Registry bookkeeping for proxies.
-    lua_newtable(l);
-    registry_set(l, PROXIES);
-    lua_pushvalue(l, g);
-    registry_set(l, BACKING_G);
-
-    // Library tables become read-only proxies.
-    for name in [
-        "string",
-        "table",
-        "math",
-        "redis",
-        "cjson",
-        "cmsgpack",
-        "struct",
-        "bit",
-        "coroutine",
-    ] {
-        get_field(l, g, name);
-        if lua_type(l, -1) == LUA_TTABLE {
-            make_proxy(l, lua_gettop(l));
-            set_field(l, g, name);
+        // The error handler keeps debug.getinfo; the debug library itself goes away.
+        luaL_loadbuffer(
+            l,
+            HANDLER.as_ptr() as *const _,
+            HANDLER.len(),
+            c"=[redis]".as_ptr(),
+        );
+        get_field(l, g, "debug");
+        get_field(l, lua_gettop(l), "getinfo");
+        lua_remove(l, -2);
+        lua_call(l, 1, 1);
+        let handler_ref = {
+            lua_pushvalue(l, -1);
+            luaL_ref(l, LUA_REGISTRYINDEX)
+        };
+        if kind == Kind::Eval {
+            set_field(l, g, "__redis__err__handler");
         } else {
             lua_pop(l, 1);
         }
+        for name in [
+            "debug", "print", "dofile", "loadfile", "getfenv", "setfenv", "newproxy", "module",
+            "require", "package",
+        ] {
+            lua_pushnil(l);
+            set_field(l, g, name);
+        }
+
+        // Functions Redis replaces or wraps.
+        get_field(l, g, "table");
+        set_funcs(l, lua_gettop(l), &[("insert", super::table_insert::insert)]);
+        lua_pop(l, 1);
+        get_field(l, g, "math");
+        let math = lua_gettop(l);
+        set_funcs(
+            l,
+            math,
+            &[("random", math_random), ("randomseed", math_randomseed)],
+        );
+        lua_pop(l, 1);
+        set_funcs(
+            l,
+            g,
+            &[
+                ("loadstring", loadstring),
+                ("pcall", pcall),
+                ("rawset", rawset),
+                ("setmetatable", setmetatable),
+                ("rawget", rawget),
+                ("next", next),
+                ("pairs", pairs),
+            ],
+        );
+        set_funcs(l, g, &[("tonumber", super::tonumber::tonumber)]);
+
+        super::api::open(l, g, kind);
+        super::cjson::open(l, g);
+        super::cmsgpack::open(l, g);
+        super::struct_lib::open(l, g);
+        super::bit::open(l, g);
+
+        // Registry bookkeeping for proxies.
+        lua_newtable(l);
+        registry_set(l, PROXIES);
+        lua_pushvalue(l, g);
+        registry_set(l, BACKING_G);
+
+        // Library tables become read-only proxies.
+        for name in [
+            "string",
+            "table",
+            "math",
+            "redis",
+            "cjson",
+            "cmsgpack",
+            "struct",
+            "bit",
+            "coroutine",
+        ] {
+            get_field(l, g, name);
+            if lua_type(l, -1) == LUA_TTABLE {
+                make_proxy(l, lua_gettop(l));
+                set_field(l, g, name);
+            } else {
+                lua_pop(l, 1);
+            }
+        }
+        // The string metatable: methods come from the protected string table, and the metatable
+        // itself is read-only.
+        push_str(l, "");
+        lua_getmetatable(l, -1);
+        let smt = lua_gettop(l);
+        get_field(l, g, "string");
+        set_field(l, smt, "__index");
+        lua_pushvalue(l, smt);
+        make_proxy(l, lua_gettop(l));
+        set_field(l, smt, "__metatable");
+        lua_pop(l, 2);
+
+        // A missing global is an error.
+        lua_createtable(l, 0, 1);
+        lua_pushcfunction(l, missing_global);
+        set_field(l, lua_gettop(l) - 1, "__index");
+        lua_setmetatable(l, g);
+
+        if kind == Kind::Function {
+            build_load_api(l, g);
+        }
+
+        // The protected view replaces the globals.
+        lua_newtable(l);
+        let p = lua_gettop(l);
+        lua_createtable(l, 0, 3);
+        let mt = lua_gettop(l);
+        lua_pushvalue(l, g);
+        set_field(l, mt, "__index");
+        lua_pushcfunction(l, readonly_newindex);
+        set_field(l, mt, "__newindex");
+        lua_pushvalue(l, mt);
+        registry_set(l, GLOBALS_MT);
+        lua_pushvalue(l, mt);
+        make_proxy(l, lua_gettop(l));
+        set_field(l, mt, "__metatable");
+        lua_setmetatable(l, p);
+        register_proxy(l, p, g);
+        lua_pushvalue(l, p);
+        set_field(l, g, "_G");
+        lua_pushvalue(l, p);
+        lua_replace(l, LUA_GLOBALSINDEX);
+        lua_settop(l, 0);
+        handler_ref
     }
-    // The string metatable: methods come from the protected string table, and the metatable
-    // itself is read-only.
-    push_str(l, "");
-    lua_getmetatable(l, -1);
-    let smt = lua_gettop(l);
-    get_field(l, g, "string");
-    set_field(l, smt, "__index");
-    lua_pushvalue(l, smt);
-    make_proxy(l, lua_gettop(l));
-    set_field(l, smt, "__metatable");
-    lua_pop(l, 2);
-
-    // A missing global is an error.
-    lua_createtable(l, 0, 1);
-    lua_pushcfunction(l, missing_global);
-    set_field(l, lua_gettop(l) - 1, "__index");
-    lua_setmetatable(l, g);
-
-    if kind == Kind::Function {
-        build_load_api(l, g);
-    }
-
-    // The protected view replaces the globals.
-    lua_newtable(l);
-    let p = lua_gettop(l);
-    lua_createtable(l, 0, 3);
-    let mt = lua_gettop(l);
-    lua_pushvalue(l, g);
-    set_field(l, mt, "__index");
-    lua_pushcfunction(l, readonly_newindex);
-    set_field(l, mt, "__newindex");
-    lua_pushvalue(l, mt);
-    registry_set(l, GLOBALS_MT);
-    lua_pushvalue(l, mt);
-    make_proxy(l, lua_gettop(l));
-    set_field(l, mt, "__metatable");
-    lua_setmetatable(l, p);
-    register_proxy(l, p, g);
-    lua_pushvalue(l, p);
-    set_field(l, g, "_G");
-    lua_pushvalue(l, p);
-    lua_replace(l, LUA_GLOBALSINDEX);
-    lua_settop(l, 0);
-    handler_ref
 }
 
 /// The table FUNCTION LOAD code sees as its globals: only `redis` with the registration API.
 unsafe fn build_load_api(l: *mut lua_State, g: c_int) {
-    lua_newtable(l);
-    let api = lua_gettop(l);
-    lua_newtable(l);
-    let r = lua_gettop(l);
-    super::api::open_load_api(l, r);
-    lua_createtable(l, 0, 1);
-    lua_pushcfunction(l, missing_global);
-    set_field(l, lua_gettop(l) - 1, "__index");
-    lua_setmetatable(l, r);
-    make_proxy(l, r);
-    set_field(l, api, "redis");
-    lua_createtable(l, 0, 1);
-    lua_pushcfunction(l, missing_global);
-    set_field(l, lua_gettop(l) - 1, "__index");
-    lua_setmetatable(l, api);
-    registry_set(l, LOAD_API);
-    let _ = g;
+    // SAFETY: module contract (lua/ffi.rs); runs while `Runtime::new` builds the state, outside
+    // protected mode with the memory limit off, each value stored or popped before the next few are
+    // pushed.
+    unsafe {
+        lua_newtable(l);
+        let api = lua_gettop(l);
+        lua_newtable(l);
+        let r = lua_gettop(l);
+        super::api::open_load_api(l, r);
+        lua_createtable(l, 0, 1);
+        lua_pushcfunction(l, missing_global);
+        set_field(l, lua_gettop(l) - 1, "__index");
+        lua_setmetatable(l, r);
+        make_proxy(l, r);
+        set_field(l, api, "redis");
+        lua_createtable(l, 0, 1);
+        lua_pushcfunction(l, missing_global);
+        set_field(l, lua_gettop(l) - 1, "__index");
+        lua_setmetatable(l, api);
+        registry_set(l, LOAD_API);
+        let _ = g;
+    }
 }
 
 /// Points the globals' lookups at the load API (`true`) or back at the real globals.
 pub unsafe fn set_load_mode(l: *mut lua_State, loading: bool) {
-    registry_get(l, GLOBALS_MT);
-    let mt = lua_gettop(l);
-    registry_get(l, if loading { LOAD_API } else { BACKING_G });
-    set_field(l, mt, "__index");
-    lua_pop(l, 1);
+    // SAFETY: module contract (lua/ffi.rs); only borrowed or Copy values are alive across the calls
+    // that can raise.
+    unsafe {
+        registry_get(l, GLOBALS_MT);
+        let mt = lua_gettop(l);
+        registry_get(l, if loading { LOAD_API } else { BACKING_G });
+        set_field(l, mt, "__index");
+        lua_pop(l, 1);
+    }
 }
 
 /// Replaces the table at `idx` (absolute) with a read-only proxy of it.
 unsafe fn make_proxy(l: *mut lua_State, idx: c_int) {
-    lua_newtable(l);
-    let p = lua_gettop(l);
-    lua_createtable(l, 0, 2);
-    lua_pushvalue(l, idx);
-    set_field(l, p + 1, "__index");
-    lua_pushcfunction(l, readonly_newindex);
-    set_field(l, p + 1, "__newindex");
-    lua_setmetatable(l, p);
-    register_proxy(l, p, idx);
-    lua_replace(l, idx);
+    // SAFETY: module contract (lua/ffi.rs); only borrowed or Copy values are alive across the calls
+    // that can raise.
+    unsafe {
+        lua_newtable(l);
+        let p = lua_gettop(l);
+        lua_createtable(l, 0, 2);
+        lua_pushvalue(l, idx);
+        set_field(l, p + 1, "__index");
+        lua_pushcfunction(l, readonly_newindex);
+        set_field(l, p + 1, "__newindex");
+        lua_setmetatable(l, p);
+        register_proxy(l, p, idx);
+        lua_replace(l, idx);
+    }
 }
 
 unsafe fn register_proxy(l: *mut lua_State, proxy: c_int, backing: c_int) {
-    registry_get(l, PROXIES);
-    lua_pushvalue(l, proxy);
-    lua_pushvalue(l, backing);
-    lua_rawset(l, -3);
-    lua_pop(l, 1);
+    // SAFETY: module contract (lua/ffi.rs); only borrowed or Copy values are alive across the calls
+    // that can raise.
+    unsafe {
+        registry_get(l, PROXIES);
+        lua_pushvalue(l, proxy);
+        lua_pushvalue(l, backing);
+        lua_rawset(l, -3);
+        lua_pop(l, 1);
+    }
 }
 
 /// Pushes the real table behind the proxy at `idx`, or nil when it is not a proxy.
 pub unsafe fn push_backing(l: *mut lua_State, idx: c_int) {
-    let idx = abs_index(l, idx);
-    registry_get(l, PROXIES);
-    lua_pushvalue(l, idx);
-    lua_rawget(l, -2);
-    lua_remove(l, -2);
+    // SAFETY: module contract (lua/ffi.rs); only borrowed or Copy values are alive across the calls
+    // that can raise.
+    unsafe {
+        let idx = abs_index(l, idx);
+        registry_get(l, PROXIES);
+        lua_pushvalue(l, idx);
+        lua_rawget(l, -2);
+        lua_remove(l, -2);
+    }
 }
 
 pub(crate) unsafe fn is_proxy(l: *mut lua_State, idx: c_int) -> bool {
-    if lua_type(l, idx) != LUA_TTABLE {
-        return false;
+    // SAFETY: module contract (lua/ffi.rs); only borrowed or Copy values are alive across the calls
+    // that can raise.
+    unsafe {
+        if lua_type(l, idx) != LUA_TTABLE {
+            return false;
+        }
+        push_backing(l, idx);
+        let yes = lua_type(l, -1) == LUA_TTABLE;
+        lua_pop(l, 1);
+        yes
     }
-    push_backing(l, idx);
-    let yes = lua_type(l, -1) == LUA_TTABLE;
-    lua_pop(l, 1);
-    yes
 }
 
 unsafe fn readonly_newindex_body(l: *mut lua_State) -> CResult {
-    push_positioned(l, READONLY);
-    Err(())
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe {
+        push_positioned(l, READONLY);
+        Err(())
+    }
 }
 lua_cfn!(readonly_newindex, readonly_newindex_body);
 
 unsafe fn missing_global_body(l: *mut lua_State) -> CResult {
-    let name = to_bytes(l, 2)
-        .map(|b| String::from_utf8_lossy(b).into_owned())
-        .unwrap_or_default();
-    push_positioned(
-        l,
-        &format!(
-            "Script attempted to access nonexistent global variable '{}'",
-            name
-        ),
-    );
-    Err(())
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe {
+        // Assembled by Lua from borrowed pieces: every push may raise, so no Rust String here.
+        luaL_where(l, 1);
+        push_str(
+            l,
+            "Script attempted to access nonexistent global variable '",
+        );
+        match to_bytes(l, 2) {
+            Some(name) => push_bytes(l, name),
+            None => push_str(l, ""),
+        }
+        push_str(l, "'");
+        lua_concat(l, 4);
+        Err(())
+    }
 }
 lua_cfn!(missing_global, missing_global_body);
 
 unsafe fn rawset_body(l: *mut lua_State) -> CResult {
-    if is_proxy(l, 1) {
-        push_str(l, READONLY);
-        return Err(());
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe {
+        if is_proxy(l, 1) {
+            push_str(l, READONLY);
+            return Err(());
+        }
+        luaL_checktype(l, 1, LUA_TTABLE);
+        luaL_checkany(l, 2);
+        luaL_checkany(l, 3);
+        lua_settop(l, 3);
+        lua_rawset(l, 1);
+        Ok(1)
     }
-    luaL_checktype(l, 1, LUA_TTABLE);
-    luaL_checkany(l, 2);
-    luaL_checkany(l, 3);
-    lua_settop(l, 3);
-    lua_rawset(l, 1);
-    Ok(1)
 }
 lua_cfn!(rawset, rawset_body);
 
 unsafe fn rawget_body(l: *mut lua_State) -> CResult {
-    luaL_checktype(l, 1, LUA_TTABLE);
-    luaL_checkany(l, 2);
-    lua_settop(l, 2);
-    if is_proxy(l, 1) {
-        push_backing(l, 1);
-        lua_replace(l, 1);
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe {
+        luaL_checktype(l, 1, LUA_TTABLE);
+        luaL_checkany(l, 2);
+        lua_settop(l, 2);
+        if is_proxy(l, 1) {
+            push_backing(l, 1);
+            lua_replace(l, 1);
+        }
+        lua_rawget(l, 1);
+        Ok(1)
     }
-    lua_rawget(l, 1);
-    Ok(1)
 }
 lua_cfn!(rawget, rawget_body);
 
 unsafe fn setmetatable_body(l: *mut lua_State) -> CResult {
-    if is_proxy(l, 1) {
-        push_str(l, READONLY);
-        return Err(());
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe {
+        if is_proxy(l, 1) {
+            push_str(l, READONLY);
+            return Err(());
+        }
+        let t = lua_type(l, 2);
+        luaL_checktype(l, 1, LUA_TTABLE);
+        if t != LUA_TNIL && t != LUA_TTABLE {
+            luaL_argerror(l, 2, c"nil or table expected".as_ptr());
+        }
+        if luaL_getmetafield_(l, 1, c"__metatable".as_ptr()) != 0 {
+            push_str(l, "cannot change a protected metatable");
+            return Err(());
+        }
+        lua_settop(l, 2);
+        lua_setmetatable(l, 1);
+        Ok(1)
     }
-    let t = lua_type(l, 2);
-    luaL_checktype(l, 1, LUA_TTABLE);
-    if t != LUA_TNIL && t != LUA_TTABLE {
-        luaL_argerror(l, 2, c"nil or table expected".as_ptr());
-    }
-    if luaL_getmetafield_(l, 1, c"__metatable".as_ptr()) != 0 {
-        push_str(l, "cannot change a protected metatable");
-        return Err(());
-    }
-    lua_settop(l, 2);
-    lua_setmetatable(l, 1);
-    Ok(1)
 }
 lua_cfn!(setmetatable, setmetatable_body);
 
 unsafe fn next_body(l: *mut lua_State) -> CResult {
-    luaL_checktype(l, 1, LUA_TTABLE);
-    lua_settop(l, 2);
-    if is_proxy(l, 1) {
-        push_backing(l, 1);
-        lua_replace(l, 1);
-    }
-    if lua_next(l, 1) != 0 {
-        Ok(2)
-    } else {
-        lua_pushnil(l);
-        Ok(1)
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe {
+        luaL_checktype(l, 1, LUA_TTABLE);
+        lua_settop(l, 2);
+        if is_proxy(l, 1) {
+            push_backing(l, 1);
+            lua_replace(l, 1);
+        }
+        if lua_next(l, 1) != 0 {
+            Ok(2)
+        } else {
+            lua_pushnil(l);
+            Ok(1)
+        }
     }
 }
 lua_cfn!(next, next_body);
 
 unsafe fn pairs_body(l: *mut lua_State) -> CResult {
-    luaL_checktype(l, 1, LUA_TTABLE);
-    lua_pushcfunction(l, next);
-    lua_pushvalue(l, 1);
-    lua_pushnil(l);
-    Ok(3)
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe {
+        luaL_checktype(l, 1, LUA_TTABLE);
+        lua_pushcfunction(l, next);
+        lua_pushvalue(l, 1);
+        lua_pushnil(l);
+        Ok(3)
+    }
 }
 lua_cfn!(pairs, pairs_body);
 
 /// Redis's pcall: an error raised as a `{err=...}` table reaches the script as its string.
 unsafe fn pcall_body(l: *mut lua_State) -> CResult {
-    if lua_gettop(l) == 0 {
-        lua_pushnil(l);
-    }
-    let status = lua_pcall(l, lua_gettop(l) - 1, LUA_MULTRET, 0);
-    if status == 0 {
-        lua_pushboolean(l, 1);
-        lua_insert(l, 1);
-        return Ok(lua_gettop(l));
-    }
-    if lua_type(l, -1) == LUA_TTABLE {
-        let t = lua_gettop(l);
-        if get_field(l, t, "err") == LUA_TSTRING {
-            lua_replace(l, t);
-        } else {
-            lua_pop(l, 1);
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe {
+        if lua_gettop(l) == 0 {
+            lua_pushnil(l);
         }
+        let status = lua_pcall(l, lua_gettop(l) - 1, LUA_MULTRET, 0);
+        // The callee may have returned as many values as the stack holds: make room for the
+        // status (and the error field read below) before pushing.
+        luaL_checkstack_(l, 2, c"too many results".as_ptr());
+        if status == 0 {
+            lua_pushboolean(l, 1);
+            lua_insert(l, 1);
+            return Ok(lua_gettop(l));
+        }
+        if lua_type(l, -1) == LUA_TTABLE {
+            let t = lua_gettop(l);
+            if get_field(l, t, "err") == LUA_TSTRING {
+                lua_replace(l, t);
+            } else {
+                lua_pop(l, 1);
+            }
+        }
+        lua_pushboolean(l, 0);
+        lua_insert(l, -2);
+        Ok(2)
     }
-    lua_pushboolean(l, 0);
-    lua_insert(l, -2);
-    Ok(2)
 }
 lua_cfn!(pcall, pcall_body);
 
 /// loadstring as Lua's. A precompiled chunk needs no check here: the Lua that build.rs compiles
 /// has no bytecode loader, so it fails in the lexer exactly as in Redis.
 unsafe fn loadstring_body(l: *mut lua_State) -> CResult {
-    let mut len = 0usize;
-    let s = luaL_checklstring(l, 1, &mut len);
-    let chunkname = luaL_optlstring(l, 2, s, std::ptr::null_mut());
-    if luaL_loadbuffer(l, s, len, chunkname) == 0 {
-        Ok(1)
-    } else {
-        lua_pushnil(l);
-        lua_insert(l, -2);
-        Ok(2)
+    // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
+    // holds with the function's arguments on the stack; what can raise here runs with only borrowed
+    // or Copy values alive.
+    unsafe {
+        let mut len = 0usize;
+        let s = luaL_checklstring(l, 1, &mut len);
+        let chunkname = luaL_optlstring(l, 2, s, std::ptr::null_mut());
+        if luaL_loadbuffer(l, s, len, chunkname) == 0 {
+            Ok(1)
+        } else {
+            lua_pushnil(l);
+            lua_insert(l, -2);
+            Ok(2)
+        }
     }
 }
 lua_cfn!(loadstring, loadstring_body);

@@ -40,50 +40,60 @@ fn plain_decimal(s: &[u8]) -> Option<f64> {
 }
 
 pub unsafe extern "C-unwind" fn tonumber(l: *mut lua_State) -> c_int {
-    if lua_gettop(l) == 1 {
-        match lua_type(l, 1) {
-            LUA_TNUMBER => return 1,
-            LUA_TSTRING => {
-                if let Some(v) = to_bytes(l, 1).and_then(plain_decimal) {
-                    lua_pushnumber(l, v);
-                    return 1;
+    // SAFETY: Lua calls this C function with a live state and its arguments on the stack (module
+    // contract, lua/ffi.rs); nothing here owns memory, so a raise in `general` skips nothing that
+    // needs dropping.
+    unsafe {
+        if lua_gettop(l) == 1 {
+            match lua_type(l, 1) {
+                LUA_TNUMBER => return 1,
+                LUA_TSTRING => {
+                    if let Some(v) = to_bytes(l, 1).and_then(plain_decimal) {
+                        lua_pushnumber(l, v);
+                        return 1;
+                    }
                 }
+                _ => {}
             }
-            _ => {}
         }
+        general(l)
     }
-    general(l)
 }
 
 /// Lua 5.1's luaB_tonumber. The luaL_* checks raise Lua errors (a longjmp over this frame),
 /// which is safe because nothing here owns anything that needs dropping.
 unsafe fn general(l: *mut lua_State) -> c_int {
-    let base = luaL_optinteger(l, 2, 10) as c_int;
-    if base == 10 {
-        luaL_checkany(l, 1);
-        if lua_isnumber(l, 1) != 0 {
-            lua_pushnumber(l, lua_tonumber(l, 1));
-            return 1;
-        }
-    } else {
-        let s1 = luaL_checklstring(l, 1, std::ptr::null_mut());
-        if !(2..=36).contains(&base) {
-            luaL_argerror(l, 2, c"base out of range".as_ptr());
-        }
-        let mut s2: *mut c_char = std::ptr::null_mut();
-        let n = strtoul(s1, &mut s2, base);
-        if s2 as *const c_char != s1 {
-            while is_c_space(*s2 as u8) {
-                s2 = s2.add(1);
-            }
-            if *s2 == 0 {
-                lua_pushnumber(l, n as f64);
+    // SAFETY: module contract (lua/ffi.rs). The C string from luaL_checklstring is NUL-terminated
+    // and stays on the stack while strtoul and the space scan read it; the luaL_* checks may raise,
+    // and nothing here owns memory.
+    unsafe {
+        let base = luaL_optinteger(l, 2, 10) as c_int;
+        if base == 10 {
+            luaL_checkany(l, 1);
+            if lua_isnumber(l, 1) != 0 {
+                lua_pushnumber(l, lua_tonumber(l, 1));
                 return 1;
             }
+        } else {
+            let s1 = luaL_checklstring(l, 1, std::ptr::null_mut());
+            if !(2..=36).contains(&base) {
+                luaL_argerror(l, 2, c"base out of range".as_ptr());
+            }
+            let mut s2: *mut c_char = std::ptr::null_mut();
+            let n = strtoul(s1, &mut s2, base);
+            if !std::ptr::eq(s2, s1) {
+                while is_c_space(*s2 as u8) {
+                    s2 = s2.add(1);
+                }
+                if *s2 == 0 {
+                    lua_pushnumber(l, n as f64);
+                    return 1;
+                }
+            }
         }
+        lua_pushnil(l);
+        1
     }
-    lua_pushnil(l);
-    1
 }
 
 #[cfg(test)]

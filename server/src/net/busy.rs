@@ -11,17 +11,21 @@
 //! DISCARD, WATCH, UNWATCH and RESET, whose effect on the session the engine learns from
 //! `ConnState::catch_up` once the script is over. Inside MULTI an admitted command is queued
 //! the same way. A refused command flags an open transaction, and a refused EXEC answers
-//! EXECABORT and discards it, as Redis's rejectCommand does. HELLO, which needs the engine to
-//! answer, waits for the script to end (`ConnState::deferred`), and so does all that follows
-//! it on its connection. A WATCH answered here registers its keys when the script ends, so
+//! EXECABORT and discards it, as Redis's rejectCommand does. HELLO is answered here too, so a
+//! client connecting meanwhile completes its handshake (the loop gives a connection it accepts
+//! its engine id at once). FUNCTION STATS during a function waits for the script to end
+//! (`ConnState::deferred`), and so does all that follows it on its connection. A WATCH answered here registers its keys when the script ends, so
 //! writes of the running script do not touch it (in Redis they would).
 
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
 
 use bytes::Bytes;
 
 use super::io::{ConnIo, ConnState, NetConfig, Registry};
 use super::parser::Parsed;
+use super::stream::NetStream;
 use crate::admission::{self, BusyKind, ConnView};
 use crate::busy::{BusyHook, BusyScript, BusyVerdict};
 use crate::cmd::table::policy;
@@ -61,10 +65,19 @@ pub(crate) fn catch_up(engine: &mut Engine, conn: ConnId, op: CatchUp) {
 const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
 
 /// Builds the hook for one server. `spawn` starts the task of a connection accepted
-/// while the script runs.
-pub(crate) fn hook(registry: Rc<Registry>, spawn: Rc<dyn Fn(u64, Rc<ConnIo>)>) -> BusyHook {
+/// while the script runs. `dropped` is set when the `Server` is dropped: the script then
+/// stops as by SHUTDOWN NOSAVE, so a dropped server never keeps its thread busy.
+pub(crate) fn hook(
+    registry: Rc<Registry>,
+    spawn: Rc<dyn Fn(u64, Rc<ConnIo>)>,
+    conn_ids: Arc<AtomicU64>,
+    dropped: Arc<AtomicU8>,
+) -> BusyHook {
     Box::new(move |script: &BusyScript| {
-        accept_pending(&registry, &*spawn);
+        if dropped.load(Ordering::Relaxed) != super::server::RUNNING {
+            return BusyVerdict::Shutdown;
+        }
+        accept_pending(&registry, &*spawn, &conn_ids);
         let config = registry.config.borrow().clone();
         let mut verdict = BusyVerdict::Continue;
         for io in registry.all() {
@@ -95,31 +108,64 @@ pub(crate) fn hook(registry: Rc<Registry>, spawn: Rc<dyn Fn(u64, Rc<ConnIo>)>) -
     })
 }
 
-fn accept_pending(registry: &Registry, spawn: &dyn Fn(u64, Rc<ConnIo>)) {
-    let Some(listener) = registry.listener.borrow().clone() else {
-        return;
-    };
-    loop {
-        let accepted = socket2::SockRef::from(&*listener).accept();
-        let Ok((socket, _)) = accepted else {
-            return;
-        };
-        let std_stream: std::net::TcpStream = socket.into();
-        if std_stream.set_nonblocking(true).is_err() {
-            continue;
-        }
-        if let Ok(stream) = tokio::net::TcpStream::from_std(std_stream) {
-            let (id, io) = registry.add(stream);
-            if registry.config.borrow().refuses(&io.stream) {
-                // Refused now, as at any other time; its task only closes it.
-                let mut st = io.state.borrow_mut();
-                Reply::err(crate::errors::PROTECTED_MODE_DENIED).encode(2, &mut st.wbuf);
-                io.write_raw_now(&mut st);
-                st.closing = true;
+fn accept_pending(registry: &Registry, spawn: &dyn Fn(u64, Rc<ConnIo>), conn_ids: &AtomicU64) {
+    if let Some(listener) = registry.listener.borrow().clone() {
+        while let Ok((socket, _)) = socket2::SockRef::from(&*listener).accept() {
+            let std_stream: std::net::TcpStream = socket.into();
+            if std_stream.set_nonblocking(true).is_err() {
+                continue;
             }
-            spawn(id, io);
+            if let Ok(stream) = tokio::net::TcpStream::from_std(std_stream) {
+                admit(registry, spawn, conn_ids, NetStream::Tcp(stream));
+            }
         }
     }
+    if let Some(listener) = registry.unix_listener.borrow().clone() {
+        let path = unix_path(&listener);
+        while let Ok((socket, _)) = socket2::SockRef::from(&*listener).accept() {
+            let std_stream: std::os::unix::net::UnixStream = socket.into();
+            if std_stream.set_nonblocking(true).is_err() {
+                continue;
+            }
+            if let Ok(stream) = tokio::net::UnixStream::from_std(std_stream) {
+                admit(
+                    registry,
+                    spawn,
+                    conn_ids,
+                    NetStream::Unix(stream, path.clone()),
+                );
+            }
+        }
+    }
+}
+
+/// The path a Unix listener is bound to, as clients' addresses show it.
+pub(crate) fn unix_path(listener: &tokio::net::UnixListener) -> String {
+    listener
+        .local_addr()
+        .ok()
+        .and_then(|a| a.as_pathname().map(|p| p.display().to_string()))
+        .unwrap_or_default()
+}
+
+/// Registers a connection accepted while a script runs and starts its task.
+fn admit(
+    registry: &Registry,
+    spawn: &dyn Fn(u64, Rc<ConnIo>),
+    conn_ids: &AtomicU64,
+    stream: NetStream,
+) {
+    let (id, io) = registry.add(stream);
+    // Its engine id now, so a HELLO it sends during the script names it.
+    io.state.borrow_mut().conn_id = Some(conn_ids.fetch_add(1, Ordering::Relaxed));
+    if registry.config.borrow().refuses(&io.stream) {
+        // Refused now, as at any other time; its task only closes it.
+        let mut st = io.state.borrow_mut();
+        Reply::err(crate::errors::PROTECTED_MODE_DENIED).encode(2, &mut st.wbuf);
+        io.write_raw_now(&mut st);
+        st.closing = true;
+    }
+    spawn(id, io);
 }
 
 /// Answers every complete request in the buffer; returns what the script must do.
@@ -182,7 +228,13 @@ fn run(
         Reply::Status("QUEUED".into()).encode(st.view.resp, &mut st.wbuf);
         return BusyVerdict::Continue;
     }
+    // Admitted but needing the engine (REDLAB.CLOCK, REDLAB.FAULT): after the script.
+    if !cmd.policy(policy::BUSY_NET) {
+        st.deferred.push_back(args);
+        return BusyVerdict::Continue;
+    }
     let (reply, verdict) = match &*name {
+        "hello" if st.conn_id.is_some() => (hello(st, args, config), BusyVerdict::Continue),
         "multi" | "discard" | "watch" | "unwatch" | "reset" => (
             transaction_command(st, &name, args, config),
             BusyVerdict::Continue,
@@ -279,4 +331,27 @@ fn transaction_command(
     };
     st.catch_up.push(CatchUp::Run(args));
     reply
+}
+
+/// HELLO while the script runs: decided as the engine decides it (`plan_hello`), answered in
+/// the protocol it switches to, and run in the engine afterwards for its effects.
+fn hello(st: &mut ConnState, args: Vec<Bytes>, config: &NetConfig) -> Reply {
+    let password = config.requirepass.as_deref().filter(|p| !p.is_empty());
+    let plan = match crate::cmd::connection::plan_hello(
+        &args,
+        |u, p| crate::cmd::connection::password_matches(password, u, p),
+        st.view.authenticated,
+    ) {
+        Ok(plan) => plan,
+        Err(e) => return e,
+    };
+    if plan.authenticates {
+        st.view.authenticated = true;
+    }
+    if let Some(v) = plan.version {
+        st.view.resp = v;
+    }
+    let id = st.conn_id.unwrap_or_default();
+    st.catch_up.push(CatchUp::Run(args));
+    crate::cmd::connection::hello_reply(&config.redis_version, st.view.resp, id)
 }

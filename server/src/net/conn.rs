@@ -29,17 +29,17 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
         shared.registry.remove(io_id);
         return;
     }
-    let addr = io
-        .stream
-        .peer_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    let laddr = io
-        .stream
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    let conn = shared.engine.borrow_mut().connect_from(&addr, &laddr);
+    let addr = io.stream.peer_text();
+    let laddr = io.stream.local_text();
+    let reserved = io.state.borrow().conn_id;
+    let conn = match reserved {
+        Some(id) => shared
+            .engine
+            .borrow_mut()
+            .connect_with_id(id, &addr, &laddr),
+        None => shared.engine.borrow_mut().connect_from(&addr, &laddr),
+    };
+    io.state.borrow_mut().conn_id = Some(conn);
     shared.attach(conn, io.clone());
     if let Some(meters) = shared.engine.borrow().net_meters(conn) {
         io.state.borrow_mut().meters = meters;

@@ -13,10 +13,11 @@ use std::sync::Arc;
 
 use bytes::{Buf, Bytes, BytesMut};
 use socket2::SockRef;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::Notify;
 
 use super::parser::RequestParser;
+use super::stream::NetStream;
 use crate::admission::ConnView;
 use crate::session::NetMeters;
 
@@ -48,6 +49,9 @@ pub(crate) struct ConnState {
     /// What the busy loop answered that the engine's session must learn before this
     /// connection's next command (AUTH, MULTI, WATCH, a transaction flagged...), in order.
     pub catch_up: Vec<super::busy::CatchUp>,
+    /// The engine's id of this connection (taken by the busy loop for a connection it
+    /// accepts, so its HELLO can name it before the engine has seen it).
+    pub conn_id: Option<crate::session::ConnId>,
     /// Commands the busy loop admitted but cannot answer without the engine (HELLO, FUNCTION
     /// STATS during a function): they run, in order, once the script is over; nothing after
     /// them is read until then.
@@ -84,16 +88,14 @@ pub(crate) struct NetConfig {
     pub protected_mode: bool,
     pub proto_max_bulk_len: u64,
     pub query_buffer_limit: u64,
+    /// For HELLO answered while a script is busy.
+    pub redis_version: String,
 }
 
 impl NetConfig {
     /// Redis's protected mode: with no password set, only loopback clients are served.
-    pub fn refuses(&self, stream: &TcpStream) -> bool {
-        self.protected_mode
-            && self.requirepass.is_none()
-            && stream
-                .peer_addr()
-                .is_ok_and(|a| !a.ip().is_loopback() && !a.ip().to_canonical().is_loopback())
+    pub fn refuses(&self, stream: &NetStream) -> bool {
+        self.protected_mode && self.requirepass.is_none() && stream.is_remote()
     }
 
     pub fn of(c: &crate::Config) -> NetConfig {
@@ -103,18 +105,19 @@ impl NetConfig {
             protected_mode: c.protected_mode,
             proto_max_bulk_len: c.proto_max_bulk_len,
             query_buffer_limit: c.client_query_buffer_limit,
+            redis_version: c.redis_version.clone(),
         }
     }
 }
 
 pub(crate) struct ConnIo {
-    pub stream: TcpStream,
+    pub stream: NetStream,
     pub state: RefCell<ConnState>,
     pub notify: Notify,
 }
 
 impl ConnIo {
-    fn new(stream: TcpStream, authenticated: bool) -> ConnIo {
+    fn new(stream: NetStream, authenticated: bool) -> ConnIo {
         ConnIo {
             stream,
             state: RefCell::new(ConnState {
@@ -126,6 +129,7 @@ impl ConnIo {
                 write_pending: false,
                 view: ConnView::fresh(authenticated),
                 catch_up: Vec::new(),
+                conn_id: None,
                 deferred: VecDeque::new(),
                 paused: false,
                 meters: Arc::default(),
@@ -266,12 +270,16 @@ pub(crate) struct Registry {
     conns: RefCell<HashMap<u64, Rc<ConnIo>>>,
     next_id: Cell<u64>,
     pub listener: RefCell<Option<Rc<TcpListener>>>,
+    /// The `unixsocket` listener, when one is configured.
+    pub unix_listener: RefCell<Option<Rc<UnixListener>>>,
     pub config: RefCell<NetConfig>,
 }
 
 impl Registry {
-    pub fn add(&self, stream: TcpStream) -> (u64, Rc<ConnIo>) {
-        let _ = stream.set_nodelay(true);
+    pub fn add(&self, stream: NetStream) -> (u64, Rc<ConnIo>) {
+        if let NetStream::Tcp(s) = &stream {
+            let _ = s.set_nodelay(true);
+        }
         let id = self.next_id.get() + 1;
         self.next_id.set(id);
         let authenticated = self.config.borrow().requirepass.is_none();

@@ -1,5 +1,6 @@
 //! The network shell: a tokio current-thread runtime on one background thread that owns
-//! the engine; connection tasks parse requests and call the engine synchronously.
+//! the engine; connection tasks parse requests and call the engine synchronously. Server
+//! threads are parked and reused across the servers of a process (`workers`).
 
 pub mod busy;
 pub mod conn;
@@ -7,3 +8,5 @@ pub mod flush;
 pub mod io;
 pub mod parser;
 pub mod server;
+pub(crate) mod stream;
+mod workers;

@@ -5,14 +5,16 @@ use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{oneshot, Notify};
 
 use super::flush::Flusher;
 use super::io::{ConnIo, Registry};
+use super::stream::NetStream;
 
 use crate::clock::Clock;
 use crate::config::Config;
@@ -110,6 +112,24 @@ impl ServerBuilder {
         self
     }
 
+    /// Also listens on a Unix domain socket at `path` (`unixsocket`), alongside TCP. A file
+    /// left at that path by an earlier server is replaced, as Redis does.
+    pub fn unixsocket(mut self, path: &str) -> Self {
+        self.config
+            .extra
+            .insert("unixsocket".into(), path.to_string());
+        self
+    }
+
+    /// The Unix socket's permission bits (`unixsocketperm`, e.g. `0o700`); 0 leaves the
+    /// umask's.
+    pub fn unixsocketperm(mut self, mode: u32) -> Self {
+        self.config
+            .extra
+            .insert("unixsocketperm".into(), format!("{:o}", mode & 0o7777));
+        self
+    }
+
     pub fn redis_version(mut self, v: &str) -> Self {
         self.config.redis_version = v.to_string();
         self
@@ -134,32 +154,114 @@ impl ServerBuilder {
             .expect("redlab: could not start the server")
     }
 
-    /// Binds, starts the server thread and returns once the port accepts connections.
+    /// Binds, hands the server to a server thread (a parked one when the process has one, see
+    /// `workers`) and returns once that thread serves the port: the first request on a new
+    /// connection costs what later ones cost.
     pub fn try_start(self) -> io::Result<Server> {
         let listener = std::net::TcpListener::bind((self.config.bind.as_str(), self.config.port))?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
+        // Kept to stop listening from the test thread when the server is dropped.
+        let listening = listener.try_clone()?;
+        let unix = bind_unix(&self.config)?;
+        let unix_path = unix.as_ref().map(|(_, p)| p.clone());
+        let unix = unix.map(|(l, _)| l);
         let clock = self.clock.unwrap_or_default();
         let mut config = self.config;
         config.port = addr.port();
         let faults = Faults::default();
         let password = config.requirepass.clone();
         let (stop_tx, stop_rx) = oneshot::channel();
-        let thread_clock = clock.clone();
-        let thread_faults = faults.clone();
-        let thread = std::thread::Builder::new()
-            .name(format!("redlab-server:{}", addr.port()))
-            .stack_size(8 << 20) // as large as redis-server's main thread: scripts run here
-            .spawn(move || run(listener, config, thread_clock, thread_faults, stop_rx))?;
+        let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
+        let done = Arc::new(Done::default());
+        let dropped = Arc::new(AtomicU8::new(RUNNING));
+        let job = {
+            let clock = clock.clone();
+            let faults = faults.clone();
+            let done = done.clone();
+            let dropped = dropped.clone();
+            let dropped_flag = dropped.clone();
+            Box::new(move |rt: &tokio::runtime::Runtime| {
+                let running = Running {
+                    listener,
+                    unix,
+                    config,
+                    clock,
+                    faults,
+                    stop: stop_rx,
+                    ready: ready_tx,
+                    dropped,
+                };
+                run(rt, running, DoneGuard(done));
+                dropped_flag.swap(FINISHED, Ordering::AcqRel) == STOP_REQUESTED
+            })
+        };
+        // The server's first script finds a sandboxed Lua state ready.
+        crate::lua::prepared::warm();
+        super::workers::run(job)?;
+        match ready_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err(io::Error::other("redlab: the server thread stopped")),
+        }
         Ok(Server {
             addr,
+            unix_path,
             clock,
             faults,
             password,
             stop: Some(stop_tx),
-            thread: Some(thread),
+            listening: Some(listening),
+            dropped,
+            done,
         })
     }
+}
+
+/// Set once a server has stopped: its connections closed and its engine dropped.
+#[derive(Default)]
+struct Done {
+    stopped: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Done {
+    fn is_set(&self) -> bool {
+        *self.stopped.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn wait(&self) {
+        let mut stopped = self.stopped.lock().unwrap_or_else(|e| e.into_inner());
+        while !*stopped {
+            stopped = self.cv.wait(stopped).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// Sets `Done` when the server's run ends, however it ends (a panic included).
+struct DoneGuard(Arc<Done>);
+
+impl Drop for DoneGuard {
+    fn drop(&mut self) {
+        *self.0.stopped.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.0.cv.notify_all();
+    }
+}
+
+/// What a server thread is handed to run one server.
+struct Running {
+    listener: std::net::TcpListener,
+    /// The `unixsocket` listener, when one is configured.
+    unix: Option<std::os::unix::net::UnixListener>,
+    config: Config,
+    clock: Clock,
+    faults: Faults,
+    stop: oneshot::Receiver<()>,
+    /// Answered once the thread serves the port (or why it cannot).
+    ready: std::sync::mpsc::SyncSender<io::Result<()>>,
+    /// Past `RUNNING` once the `Server` is dropped: a script running then is stopped as by
+    /// SHUTDOWN NOSAVE once it passes busy-reply-threshold, so a dropped server never runs on.
+    dropped: Arc<AtomicU8>,
 }
 
 /// A request as a client sends it: an array of bulk strings.
@@ -176,16 +278,29 @@ fn request_bytes(args: &[&[u8]]) -> bytes::BytesMut {
 /// ends, and a test stuck longer than this is better told so than left hanging.
 const CONTROL_WAIT: Duration = Duration::from_secs(30);
 
-/// A running server. Dropping it shuts the server down and joins its thread.
+/// A running server. Dropping it stops the server without waiting for it: the port stops
+/// accepting at once (and can be bound again), while the server thread closes the
+/// connections and frees the dataset on its own, then waits for the next server.
 pub struct Server {
     addr: SocketAddr,
+    /// The Unix socket it listens on, if any (removed when the server stops).
+    unix_path: Option<String>,
     clock: Clock,
     faults: Faults,
     /// The requirepass the server was built with, so control requests can authenticate.
     password: Option<String>,
     stop: Option<oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    /// The listening socket (a second descriptor of it), shut from here on drop.
+    listening: Option<std::net::TcpListener>,
+    /// `RUNNING`, `STOP_REQUESTED` or `FINISHED`.
+    dropped: Arc<AtomicU8>,
+    done: Arc<Done>,
 }
+
+/// The life of a server as `Server::stop` and its thread see it.
+pub(crate) const RUNNING: u8 = 0;
+pub(crate) const STOP_REQUESTED: u8 = 1;
+pub(crate) const FINISHED: u8 = 2;
 
 impl Server {
     /// Starts a server on 127.0.0.1 and a free port, with default options.
@@ -203,6 +318,11 @@ impl Server {
 
     pub fn port(&self) -> u16 {
         self.addr.port()
+    }
+
+    /// The path of the Unix socket the server listens on, when `unixsocket` was set.
+    pub fn unixsocket(&self) -> Option<&str> {
+        self.unix_path.as_deref()
     }
 
     /// `redis://127.0.0.1:<port>/`, for any client library.
@@ -264,71 +384,120 @@ impl Server {
         Ok(lines)
     }
 
-    /// Whether the server thread is still running (false after a client ran SHUTDOWN).
+    /// Whether the server is still running (false after a client ran SHUTDOWN).
     pub fn is_running(&self) -> bool {
-        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+        !self.done.is_set()
     }
 
     /// Blocks until the server stops (a client sends SHUTDOWN). For the standalone binary.
     pub fn wait(mut self) {
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.done.wait();
+        self.remove_unix_socket();
     }
 
-    /// Stops the server and waits for its thread.
+    /// Stops the server and waits until its connections are closed and its data freed.
     pub fn shutdown(mut self) {
-        self.stop_and_join();
+        self.stop();
+        self.done.wait();
     }
 
-    fn stop_and_join(&mut self) {
+    /// Tells the server thread to stop and stops listening; does not wait.
+    fn stop(&mut self) {
+        let asked = self.dropped.compare_exchange(
+            RUNNING,
+            STOP_REQUESTED,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+        if asked.is_ok() {
+            // The next server started may wait for this one's thread rather than start one.
+            super::workers::stopping();
+        }
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        if let Some(listening) = self.listening.take() {
+            // A listening socket shut for reading refuses new connections and frees its
+            // address for a new bind, though the server thread still holds it.
+            let _ = socket2::SockRef::from(&listening).shutdown(std::net::Shutdown::Read);
+        }
+        self.remove_unix_socket();
+    }
+
+    /// Removes the socket file once nothing listens on it, as Redis does at exit.
+    fn remove_unix_socket(&mut self) {
+        if let Some(p) = self.unix_path.take() {
+            let _ = std::fs::remove_file(p);
         }
     }
+}
+
+/// Binds the `unixsocket` listener, if one is configured, with `unixsocketperm`.
+fn bind_unix(config: &Config) -> io::Result<Option<(std::os::unix::net::UnixListener, String)>> {
+    let path = config.get_by_name("unixsocket").unwrap_or_default();
+    if path.is_empty() {
+        return Ok(None);
+    }
+    // A socket file left behind by a server that is gone would make bind fail.
+    let _ = std::fs::remove_file(&path);
+    let listener = std::os::unix::net::UnixListener::bind(&path)?;
+    listener.set_nonblocking(true)?;
+    let perm = config
+        .get_by_name("unixsocketperm")
+        .and_then(|v| u32::from_str_radix(&v, 8).ok())
+        .unwrap_or(0);
+    if perm != 0 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(perm))?;
+    }
+    Ok(Some((listener, path)))
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        self.stop_and_join();
+        self.stop();
     }
 }
 
-fn run(
-    listener: std::net::TcpListener,
-    config: Config,
-    clock: Clock,
-    faults: Faults,
-    mut stop: oneshot::Receiver<()>,
-) {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            tracing::error!("redlab: cannot build the runtime: {}", e);
-            return;
-        }
-    };
+/// Serves one server on a server thread's runtime until it is stopped or a client runs
+/// SHUTDOWN. `done` is set when everything the server held is dropped.
+fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
+    let Running {
+        listener,
+        unix,
+        config,
+        clock,
+        faults,
+        mut stop,
+        ready,
+        dropped,
+    } = running;
+    // cjson's settings belong to the server, and this thread may have served another.
+    crate::lua::cjson::reset_config();
     let local = tokio::task::LocalSet::new();
-    local.block_on(&rt, async move {
+    local.block_on(rt, async move {
         let listener = match TcpListener::from_std(listener) {
             Ok(l) => l,
             Err(e) => {
-                tracing::error!("redlab: cannot listen: {}", e);
+                let _ = ready.send(Err(e));
                 return;
             }
         };
         let net_config = super::io::NetConfig::of(&config);
         let mut engine = Engine::with_clock(config, clock);
         engine.faults = faults;
+        let unix = match unix.map(UnixListener::from_std).transpose() {
+            Ok(u) => u.map(Rc::new),
+            Err(e) => {
+                tracing::error!("redlab: cannot listen on the unix socket: {}", e);
+                return;
+            }
+        };
+        let unix_path = unix.as_deref().map(super::busy::unix_path);
         let listener = Rc::new(listener);
         let registry = Rc::new(Registry::default());
         *registry.listener.borrow_mut() = Some(listener.clone());
+        *registry.unix_listener.borrow_mut() = unix.clone();
         *registry.config.borrow_mut() = net_config;
         let shared = Rc::new(Shared {
             engine: RefCell::new(engine),
@@ -345,19 +514,34 @@ fn run(
                 tokio::task::spawn_local(super::conn::serve(shared, id, io));
             }
         });
-        let hook = super::busy::hook(registry.clone(), spawn);
+        let conn_ids = shared.engine.borrow().conn_id_counter();
+        let hook = super::busy::hook(registry.clone(), spawn, conn_ids, dropped);
         shared.engine.borrow_mut().set_busy_hook(hook);
         tokio::task::spawn_local(ticker(shared.clone()));
         tokio::task::spawn_local(shared.flusher.clone().run());
+        let _ = ready.send(Ok(()));
         loop {
             tokio::select! {
                 accepted = listener.accept() => match accepted {
                     Ok((stream, _)) => {
-                        let (id, io) = registry.add(stream);
+                        let (id, io) = registry.add(NetStream::Tcp(stream));
+                        tokio::task::spawn_local(super::conn::serve(shared.clone(), id, io));
+                    }
+                    // Shut from `Server::drop`, which sent the stop first.
+                    Err(_) if !matches!(stop.try_recv(), Err(oneshot::error::TryRecvError::Empty)) => break,
+                    Err(e) => {
+                        tracing::warn!("redlab: accept failed: {}", e);
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                },
+                accepted = accept_unix(unix.as_deref()) => match accepted {
+                    Ok(stream) => {
+                        let path = unix_path.clone().unwrap_or_default();
+                        let (id, io) = registry.add(NetStream::Unix(stream, path));
                         tokio::task::spawn_local(super::conn::serve(shared.clone(), id, io));
                     }
                     Err(e) => {
-                        tracing::warn!("redlab: accept failed: {}", e);
+                        tracing::warn!("redlab: accept failed on the unix socket: {}", e);
                         tokio::time::sleep(Duration::from_millis(5)).await;
                     }
                 },
@@ -367,7 +551,21 @@ fn run(
         }
         // Replies produced in the last turn (before a SHUTDOWN, say) still go out.
         shared.flusher.flush_queued(&mut Vec::new());
+        // Stopped by SHUTDOWN, the port refuses connections now, though the `Server`
+        // still holds a descriptor of the socket.
+        let _ = socket2::SockRef::from(&*listener).shutdown(std::net::Shutdown::Read);
     });
+    // The connections' tasks, and with them the sockets and the engine, go here.
+    drop(local);
+    drop(done);
+}
+
+/// The next client on the Unix socket; never resolves when there is none.
+async fn accept_unix(listener: Option<&UnixListener>) -> io::Result<tokio::net::UnixStream> {
+    match listener {
+        Some(l) => l.accept().await.map(|(s, _)| s),
+        None => std::future::pending().await,
+    }
 }
 
 /// Redis's serverCron, for what time drives: blocked-command timeouts and active expiry.

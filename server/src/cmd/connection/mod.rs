@@ -6,7 +6,7 @@
 mod client;
 
 use super::args;
-use super::table::{flags::*, Command};
+use super::table::{flags::*, CmdResult, Command};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::numfmt;
@@ -79,7 +79,9 @@ pub(crate) fn client_info_line(s: &crate::session::Session, now_ms: i64) -> Stri
 
 pub(crate) use client::kill_connection;
 
-fn password_matches(password: Option<&str>, user: &[u8], pass: &[u8]) -> bool {
+/// Whether `user` and `pass` log in as `default` with `requirepass` as its password (the
+/// busy-script loop's view, which has no ACL).
+pub(crate) fn password_matches(password: Option<&str>, user: &[u8], pass: &[u8]) -> bool {
     user == b"default" && password.is_none_or(|p| p.as_bytes() == pass)
 }
 
@@ -137,70 +139,125 @@ pub(crate) fn set_client_name(e: &mut Engine, conn: crate::session::ConnId, name
 
 /// HELLO [protover [AUTH user pass] [SETNAME name]]: options are all checked before any
 /// takes effect; AUTH runs before the "must be authenticated" check so one HELLO can log in.
-fn hello(e: &mut Engine, call: &mut Call) -> Reply {
+/// What a HELLO line asks for, decided from the arguments, `requirepass` and whether the
+/// connection is authenticated, without the engine: the busy-script loop answers HELLO with
+/// it too.
+pub(crate) struct HelloPlan {
+    /// The protocol asked for, if any.
+    pub version: Option<u8>,
+    /// AUTH was given and its credentials are right.
+    pub authenticates: bool,
+    /// The index of AUTH's user name.
+    pub user: Option<usize>,
+    /// The index of SETNAME's argument.
+    pub name: Option<usize>,
+}
+
+pub(crate) fn plan_hello(
+    args: &[bytes::Bytes],
+    credentials_ok: impl Fn(&[u8], &[u8]) -> bool,
+    authenticated: bool,
+) -> Result<HelloPlan, Reply> {
     let mut version = None;
     let mut i = 1;
-    if call.argc() >= 2 {
-        let Some(v) = numfmt::parse_i64(call.arg(1)) else {
-            return Reply::err(errors::PROTOVER_NOT_INTEGER);
+    if args.len() >= 2 {
+        let Some(v) = numfmt::parse_i64(&args[1]) else {
+            return Err(Reply::err(errors::PROTOVER_NOT_INTEGER));
         };
         if !(2..=3).contains(&v) {
-            return Reply::err(errors::NOPROTO);
+            return Err(Reply::err(errors::NOPROTO));
         }
         version = Some(v as u8);
         i = 2;
     }
     let mut credentials = None;
     let mut name = None;
-    while i < call.argc() {
-        let more = call.argc() - 1 - i;
-        let opt = call.arg(i);
+    while i < args.len() {
+        let more = args.len() - 1 - i;
+        let opt = &args[i];
         if args::is(opt, "AUTH") && more >= 2 {
             credentials = Some((i + 1, i + 2));
             i += 3;
         } else if args::is(opt, "SETNAME") && more >= 1 {
-            if !valid_client_name(call.arg(i + 1)) {
-                return Reply::err(errors::CLIENT_NAME_CHARS);
+            if !valid_client_name(&args[i + 1]) {
+                return Err(Reply::err(errors::CLIENT_NAME_CHARS));
             }
             name = Some(i + 1);
             i += 2;
         } else {
-            return Reply::err(errors::hello_option(opt));
+            return Err(Reply::err(errors::hello_option(opt)));
         }
     }
-    if let Some((u, p)) = credentials {
-        let user = call.args[u].clone();
-        if !e.acl.authenticate(&user, call.arg(p)) {
-            crate::cmd::acl::log_auth_failure(e, call.conn, "hello", &user);
-            return Reply::err(errors::WRONGPASS);
+    let authenticates = match credentials {
+        Some((u, p)) if !credentials_ok(&args[u], &args[p]) => {
+            return Err(Reply::err(errors::WRONGPASS));
         }
+        Some(_) => true,
+        None => false,
+    };
+    if !authenticated && !authenticates {
+        return Err(Reply::err(errors::HELLO_NOAUTH));
+    }
+    Ok(HelloPlan {
+        version,
+        authenticates,
+        user: credentials.map(|(u, _)| u),
+        name,
+    })
+}
+
+/// HELLO's reply for connection `id` now speaking `proto`.
+pub(crate) fn hello_reply(redis_version: &str, proto: u8, id: crate::session::ConnId) -> Reply {
+    Reply::Map(vec![
+        (Reply::bulk("server"), Reply::bulk("redis")),
+        (Reply::bulk("version"), Reply::bulk(redis_version)),
+        (Reply::bulk("proto"), Reply::Int(proto as i64)),
+        (Reply::bulk("id"), Reply::Int(id as i64)),
+        (Reply::bulk("mode"), Reply::bulk("standalone")),
+        (Reply::bulk("role"), Reply::bulk("master")),
+        (Reply::bulk("modules"), Reply::Array(Vec::new())),
+    ])
+}
+
+fn hello(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let authenticated = e.sessions.get(&call.conn).is_some_and(|s| s.authenticated);
+    let acl = &e.acl;
+    let plan = match plan_hello(&call.args, |u, p| acl.authenticate(u, p), authenticated) {
+        Ok(plan) => plan,
+        Err(err) => {
+            if err == Reply::err(errors::WRONGPASS) {
+                // The user is the argument after the last AUTH option, as plan_hello read it.
+                let user = (2..call.argc().saturating_sub(2))
+                    .rev()
+                    .find(|&i| args::is(call.arg(i), "AUTH"))
+                    .map(|i| call.args[i + 1].clone())
+                    .unwrap_or_default();
+                crate::cmd::acl::log_auth_failure(e, call.conn, "hello", &user);
+            }
+            return Err(err);
+        }
+    };
+    if let (true, Some(u)) = (plan.authenticates, plan.user) {
+        let user = call.args[u].clone();
         crate::cmd::acl::login(e, call.conn, &user);
     }
-    if !e.sessions.get(&call.conn).is_some_and(|s| s.authenticated) {
-        return Reply::err(errors::HELLO_NOAUTH);
-    }
-    if let Some(n) = name {
+    if let Some(n) = plan.name {
         let n = call.args[n].clone();
         set_client_name(e, call.conn, &n);
     }
     let resp = match e.sessions.get_mut(&call.conn) {
         Some(s) => {
-            if let Some(v) = version {
+            if plan.authenticates {
+                s.authenticated = true;
+            }
+            if let Some(v) = plan.version {
                 s.resp = v;
             }
             s.resp
         }
         None => 2,
     };
-    Reply::Map(vec![
-        (Reply::bulk("server"), Reply::bulk("redis")),
-        (Reply::bulk("version"), Reply::bulk(&e.config.redis_version)),
-        (Reply::bulk("proto"), Reply::Int(resp as i64)),
-        (Reply::bulk("id"), Reply::Int(call.conn as i64)),
-        (Reply::bulk("mode"), Reply::bulk("standalone")),
-        (Reply::bulk("role"), Reply::bulk("master")),
-        (Reply::bulk("modules"), Reply::Array(Vec::new())),
-    ])
+    Ok(hello_reply(&e.config.redis_version, resp, call.conn))
 }
 
 /// RESET: back to a fresh connection's state, except CLIENT NO-EVICT (Redis keeps it).
@@ -237,7 +294,7 @@ pub static COMMANDS: &[Command] = &[
         "connection",
         quit,
     ),
-    Command::legacy(
+    Command::new(
         "hello",
         -1,
         NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | SENTINEL,

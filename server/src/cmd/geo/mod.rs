@@ -7,11 +7,13 @@
 
 pub(crate) mod hash;
 mod search;
+#[cfg(test)]
+mod tests;
 
 use bytes::Bytes;
 
 use super::table::{self, flags::*, CmdResult, Command};
-use crate::cmd::args;
+use crate::cmd::{args, cfloat};
 use crate::db::{Value, ZSet};
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -29,10 +31,16 @@ fn zset<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a ZSet>
     }
 }
 
+/// A float argument as Redis's `getDoubleFromObject` reads it (C's strtod: hexadecimal and
+/// `inf` accepted), with `err` as the error text.
+fn float_or(arg: &[u8], err: &str) -> Result<f64, Reply> {
+    cfloat::string2d(arg).ok_or_else(|| Reply::err(err))
+}
+
 /// Redis's `extractLongLatOrReply`: two floats, then the WGS84 limits.
 fn long_lat(a: &[u8], b: &[u8]) -> Result<(f64, f64), Reply> {
-    let long = args::float(a)?;
-    let lat = args::float(b)?;
+    let long = float_or(a, errors::NOT_FLOAT)?;
+    let lat = float_or(b, errors::NOT_FLOAT)?;
     if !(hash::LONG_MIN..=hash::LONG_MAX).contains(&long)
         || !(hash::LAT_MIN..=hash::LAT_MAX).contains(&lat)
     {
@@ -59,9 +67,15 @@ fn distance_reply(d: f64) -> Reply {
     Reply::bulk(format!("{d:.4}"))
 }
 
-/// A coordinate as GEOPOS and WITHCOORD print it: Redis's human long double format.
-fn coord_reply(d: f64) -> Reply {
-    Reply::bulk(numfmt::format_human_float(d))
+/// A coordinate as GEOPOS and WITHCOORD print it: Redis's human long double format in a bulk
+/// string under RESP2; a double under RESP3 (Redis writes the same 17-decimal text after the
+/// `,`, redlab the shortest text of the same double, which every client reads alike).
+fn coord_reply(d: f64, resp: u8) -> Reply {
+    if resp >= 3 {
+        Reply::Double(d)
+    } else {
+        Reply::bulk(numfmt::format_human_float(d))
+    }
 }
 
 /// GEOADD key [NX|XX] [CH] longitude latitude member [...]: rewritten into the ZADD it is.
@@ -105,7 +119,10 @@ fn geopos(e: &mut Engine, call: &mut Call) -> CmdResult {
         .iter()
         .map(
             |m| match z.and_then(|z| z.score(m)).and_then(hash::decode_score) {
-                Some((long, lat)) => Reply::Array(vec![coord_reply(long), coord_reply(lat)]),
+                Some((long, lat)) => Reply::Array(vec![
+                    coord_reply(long, call.resp),
+                    coord_reply(lat, call.resp),
+                ]),
                 None => Reply::NilArray,
             },
         )

@@ -7,7 +7,7 @@
 //! shape, then sorts by distance when asked (COUNT alone implies ASC, unless ANY).
 
 use super::hash::{self, Shape};
-use super::{coord_reply, distance_reply, long_lat, unit, zset};
+use super::{coord_reply, distance_reply, float_or, long_lat, unit, zset};
 use crate::cmd::args;
 use crate::db::zset::ScoreRange;
 use crate::db::{Value, ZSet};
@@ -68,6 +68,8 @@ fn flags(kind: Kind, no_store: bool, search_store: bool) -> Flags {
     }
 }
 
+const NEED_RADIUS: &str = "ERR need numeric radius";
+
 /// One point found: what the reply or the stored set needs.
 struct Point {
     member: Vec<u8>,
@@ -79,7 +81,7 @@ struct Point {
 
 /// A distance option's value: `<number> <unit>`, not negative.
 fn distance_arg(n: &[u8], u: &[u8], what: &str) -> Result<(f64, f64), Reply> {
-    let v = crate::numfmt::parse_f64(n).ok_or_else(|| Reply::err(format!("ERR {what}")))?;
+    let v = float_or(n, what)?;
     if v < 0.0 {
         return Err(Reply::err(errors::GEO_NEGATIVE_RADIUS));
     }
@@ -104,14 +106,14 @@ fn generic(e: &mut Engine, call: &mut Call, src: usize, f: Flags) -> CmdResult {
     let base = match f.kind {
         Kind::Coords => {
             center = long_lat(call.arg(2), call.arg(3))?;
-            let (r, c) = distance_arg(call.arg(4), call.arg(5), "need numeric radius")?;
+            let (r, c) = distance_arg(call.arg(4), call.arg(5), NEED_RADIUS)?;
             (shape, conv) = (Some(Shape::Radius(r)), c);
             6
         }
         Kind::Member => {
             if let Some(z) = z {
                 center = member_pos(z, call.arg(2))?;
-                let (r, c) = distance_arg(call.arg(3), call.arg(4), "need numeric radius")?;
+                let (r, c) = distance_arg(call.arg(3), call.arg(4), NEED_RADIUS)?;
                 (shape, conv) = (Some(Shape::Radius(r)), c);
             }
             5
@@ -176,15 +178,13 @@ fn generic(e: &mut Engine, call: &mut Call, src: usize, f: Flags) -> CmdResult {
             fromloc = true;
             i += 2;
         } else if args::is(a, "byradius") && left >= 2 && search && !bybox {
-            let (r, c) = distance_arg(call.arg(i + 1), call.arg(i + 2), "need numeric radius")?;
+            let (r, c) = distance_arg(call.arg(i + 1), call.arg(i + 2), NEED_RADIUS)?;
             (shape, conv) = (Some(Shape::Radius(r)), c);
             byradius = true;
             i += 2;
         } else if args::is(a, "bybox") && left >= 3 && search && !byradius {
-            let w = crate::numfmt::parse_f64(call.arg(i + 1))
-                .ok_or_else(|| Reply::err("ERR need numeric width"))?;
-            let h = crate::numfmt::parse_f64(call.arg(i + 2))
-                .ok_or_else(|| Reply::err("ERR need numeric height"))?;
+            let w = float_or(call.arg(i + 1), "ERR need numeric width")?;
+            let h = float_or(call.arg(i + 2), "ERR need numeric height")?;
             if w < 0.0 || h < 0.0 {
                 return Err(Reply::err(errors::GEO_NEGATIVE_BOX));
             }
@@ -267,7 +267,7 @@ fn generic(e: &mut Engine, call: &mut Call, src: usize, f: Flags) -> CmdResult {
         None => Ok(Reply::Array(
             points
                 .into_iter()
-                .map(|p| point_reply(p, withdist, withhash, withcoord))
+                .map(|p| point_reply(p, withdist, withhash, withcoord, call.resp))
                 .collect(),
         )),
         Some(dst) => {
@@ -295,7 +295,7 @@ fn generic(e: &mut Engine, call: &mut Call, src: usize, f: Flags) -> CmdResult {
     }
 }
 
-fn point_reply(p: Point, withdist: bool, withhash: bool, withcoord: bool) -> Reply {
+fn point_reply(p: Point, withdist: bool, withhash: bool, withcoord: bool, resp: u8) -> Reply {
     if !(withdist || withhash || withcoord) {
         return Reply::bulk(p.member);
     }
@@ -307,7 +307,10 @@ fn point_reply(p: Point, withdist: bool, withhash: bool, withcoord: bool) -> Rep
         item.push(Reply::Int(p.score as i64));
     }
     if withcoord {
-        item.push(Reply::Array(vec![coord_reply(p.long), coord_reply(p.lat)]));
+        item.push(Reply::Array(vec![
+            coord_reply(p.long, resp),
+            coord_reply(p.lat, resp),
+        ]));
     }
     Reply::Array(item)
 }

@@ -277,6 +277,10 @@ fn sparse_set(v: &mut Vec<u8>, index: usize, count: u8, max_bytes: usize) -> Opt
         first += op.len();
     }
     let op = found?;
+    if p + op.size() > v.len() {
+        // An XZERO cut short by the end of the value.
+        return None;
+    }
     let last = first + op.len() - 1;
     let mut seq = Vec::with_capacity(5);
     match op {

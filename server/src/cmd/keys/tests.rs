@@ -70,6 +70,10 @@ fn a_key_expires_when_the_clock_passes_its_deadline() {
     assert_eq!(int(&mut e, &["PTTL", "k"]), 1);
     assert_eq!(int(&mut e, &["TTL", "k"]), 0);
     assert_eq!(int(&mut e, &["EXISTS", "k"]), 1);
+    // As in Redis (`now > when`), the key lives through its deadline's own millisecond.
+    clock.advance(Duration::from_millis(1));
+    assert_eq!(int(&mut e, &["PTTL", "k"]), 0);
+    assert_eq!(int(&mut e, &["EXISTS", "k"]), 1);
     clock.advance(Duration::from_millis(1));
     assert_eq!(int(&mut e, &["EXISTS", "k"]), 0);
     assert_eq!(int(&mut e, &["TTL", "k"]), -2);

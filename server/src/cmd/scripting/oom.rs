@@ -10,7 +10,7 @@
 
 use bytes::Bytes;
 
-use crate::cmd::table::{flags, Command};
+use crate::cmd::table::{flags, policy, Command};
 use crate::engine::{resolve, Engine};
 use crate::lua::cache::{normalize_sha, sha1_hex};
 use crate::lua::shebang;
@@ -29,7 +29,7 @@ pub(crate) fn refused_when_over(e: &Engine, conn: ConnId, cmd: &Command, args: &
         ("exec", Some(queue)) => queue
             .iter()
             .any(|q| resolve(q).is_ok_and(|(c, _)| denies_oom(e, c, q))),
-        ("discard" | "quit" | "reset", Some(_)) => false,
+        (_, Some(_)) if cmd.policy(policy::OOM_OK_IN_MULTI) => false,
         (_, Some(_)) => true,
         (_, None) => denies_oom(e, cmd, args),
     }

@@ -8,8 +8,11 @@ mod command;
 mod config;
 mod info;
 mod keyspace;
+mod latency;
 mod lolwut;
 mod memory;
+mod slowlog;
+mod standalone;
 
 use bytes::Bytes;
 
@@ -176,6 +179,31 @@ pub static COMMANDS: &[Command] = &[
     Command::legacy("role", 1, NOSCRIPT | LOADING | STALE | FAST, "server", role),
     Command::legacy("memory", -2, 0, "server", container).subcommands(memory::SUBCOMMANDS),
     Command::new("lolwut", -1, READONLY | FAST, "server", lolwut::lolwut),
+    Command::legacy("slowlog", -2, 0, "server", container).subcommands(slowlog::SUBCOMMANDS),
+    Command::legacy("latency", -2, 0, "server", container).subcommands(latency::SUBCOMMANDS),
+    Command::new("wait", 3, NOSCRIPT, "generic", standalone::wait),
+    Command::new(
+        "readonly",
+        1,
+        FAST | LOADING | STALE,
+        "cluster",
+        standalone::cluster_disabled,
+    ),
+    Command::new(
+        "readwrite",
+        1,
+        FAST | LOADING | STALE,
+        "cluster",
+        standalone::cluster_disabled,
+    ),
+    Command::new("asking", 1, FAST, "cluster", standalone::cluster_disabled),
+    Command::new(
+        "failover",
+        -1,
+        ADMIN | NOSCRIPT | STALE,
+        "server",
+        standalone::failover,
+    ),
 ];
 
 /// The handler of a container command (CONFIG, MEMORY) called with no subcommand; the

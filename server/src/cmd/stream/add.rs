@@ -153,7 +153,9 @@ pub(super) fn xadd(e: &mut Engine, call: &mut Call) -> CmdResult {
             } else if id.ms == s.last_id.ms {
                 match s.last_id.incr() {
                     Some(next) if next.ms == id.ms => next,
-                    _ => return Err(equal_or_smaller()),
+                    // Redis fails here without setting errno to EDOM, so it gives the
+                    // other error text.
+                    _ => return Err(Reply::err("ERR Elements are too large to be stored")),
                 }
             } else {
                 id
@@ -258,11 +260,6 @@ pub(super) fn xsetid(e: &mut Engine, call: &mut Call) -> CmdResult {
     let Some(s) = stream_mut(e, db, &key)? else {
         return Err(Reply::err(errors::NO_SUCH_KEY));
     };
-    if id < s.max_deleted_id {
-        return Err(Reply::err(
-            "ERR The ID specified in XSETID is smaller than current max_deleted_entry_id",
-        ));
-    }
     if s.len() > 0 {
         if id < s.last_valid_id() {
             return Err(Reply::err(

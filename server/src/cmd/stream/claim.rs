@@ -212,6 +212,13 @@ pub(super) fn xautoclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
     let Some(s) = stream_mut(e, db, &key)?.filter(|s| s.groups.contains_key(&group[..])) else {
         return Err(no_group(&key, &group));
     };
+    // Redis allocates COUNT IDs up front and fails when the allocator refuses; a terabyte
+    // stands in for that limit.
+    if count.saturating_mul(16) > 1 << 40 {
+        return Err(Reply::err(
+            "ERR Insufficient memory, failed allocating transient memory, COUNT too high.",
+        ));
+    }
     let mut attempts = count.saturating_mul(10);
     let mut claimed = Vec::new();
     let mut deleted = Vec::new();

@@ -82,16 +82,20 @@ pub(super) fn stream(e: &mut Engine, call: &mut Call) -> CmdResult {
     let extra = call.argc() - 3;
     let mut count: i64 = 10;
     let full = extra > 0;
+    // Every malformed option list gets the subcommand error, with the name as typed.
+    let bad = || {
+        Reply::err(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try XINFO HELP.",
+            c_str(call.arg(1))
+        ))
+    };
     if full {
-        if extra != 1 && extra != 3 {
-            return Err(Reply::err(errors::SYNTAX));
-        }
-        if !args::is(call.arg(3), "full") {
-            return Err(Reply::err(errors::SYNTAX));
+        if (extra != 1 && extra != 3) || !args::is(call.arg(3), "full") {
+            return Err(bad());
         }
         if extra == 3 {
             if !args::is(call.arg(4), "count") {
-                return Err(Reply::err(errors::SYNTAX));
+                return Err(bad());
             }
             count = args::int(call.arg(5))?;
             if count < 0 {

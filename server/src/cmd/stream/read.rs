@@ -84,12 +84,8 @@ fn parse(e: &Engine, call: &Call, group_cmd: bool) -> Result<ReadArgs, Reply> {
             a.keys_at = i + 1;
             let n = argc - a.keys_at;
             if n % 2 != 0 {
-                let (name, sym) = if group_cmd {
-                    ("xreadgroup", '>')
-                } else {
-                    ("xread", '$')
-                };
-                return Err(Reply::err(format!("ERR Unbalanced '{name}' list of streams: for each stream key an ID or '{sym}' must be specified.")));
+                // Redis 7.0 words it the same for XREADGROUP.
+                return Err(Reply::err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."));
             }
             a.nkeys = n / 2;
             break;
@@ -185,26 +181,23 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
                 )
             }
             Some((group, consumer)) => {
-                let created = touch_consumer(s, group, consumer, now);
                 let history = gt != StreamId::MAX;
                 let last = s.groups[&group[..]].last_id;
+                if !history && (s.is_empty() || s.last_valid_id() <= last) {
+                    continue;
+                }
+                // The consumer is looked up (or created) only for a stream being served.
+                let created = touch_consumer(s, group, consumer, now);
                 let reply = if history {
-                    Some(history_reply(s, group, consumer, gt, a.count, now))
-                } else if !s.is_empty() && s.last_valid_id() > last {
-                    Some(deliver_new(s, group, consumer, last, a.count, a.noack, now))
+                    history_reply(s, group, consumer, gt, a.count, now)
                 } else {
-                    None
+                    deliver_new(s, group, consumer, last, a.count, a.noack, now)
                 };
                 if created {
                     notify::keyspace_event(e, notify::STREAM, "xgroup-createconsumer", db, &key);
                 }
-                match reply {
-                    Some(r) => {
-                        e.dirty += 1;
-                        r
-                    }
-                    None => continue,
-                }
+                e.dirty += 1;
+                reply
             }
         };
         served.push((Reply::Bulk(key), reply));

@@ -30,11 +30,21 @@ fn incr_decr(e: &mut Engine, call: &Call, incr: i64) -> Reply {
             };
             let mut buf = itoa::Buffer::new();
             *s = StrValue::from_slice(buf.format(new).as_bytes());
+            fresh_object(e, call.db, key);
             new
         }
     };
     e.modified(call.db, key, notify::STRING, "incrby");
     Reply::Int(new)
+}
+
+/// Redis stores a counter's result as a new object (`createStringObjectFromLongLongForValue`,
+/// or from the long double), so a string that APPEND or SETRANGE made `raw` reads back as
+/// `int` or `embstr` again.
+fn fresh_object(e: &mut Engine, db: usize, key: &[u8]) {
+    if let Some(entry) = e.db(db).get_mut(key) {
+        entry.raw = false;
+    }
 }
 
 pub(super) fn incr(e: &mut Engine, call: &mut Call) -> Reply {
@@ -77,7 +87,10 @@ pub(super) fn incrbyfloat(e: &mut Engine, call: &mut Call) -> Reply {
     };
     let reply = Reply::bulk(&new);
     match lookup_str_mut(e, call.db, key) {
-        Ok(Some(s)) => *s = new.into(),
+        Ok(Some(s)) => {
+            *s = new.into();
+            fresh_object(e, call.db, key);
+        }
         _ => e.db(call.db).set(key, Value::Str(new.into())),
     }
     e.modified(call.db, key, notify::STRING, "incrbyfloat");

@@ -112,6 +112,8 @@ fn from_specs(specs: &[KeySpec], args: &[Bytes]) -> Option<Vec<KeyRef>> {
                     None => continue,
                 }
             }
+            // Redis's walk gives up on an unknown spec (getKeysUsingKeySpecs's invalid_spec).
+            BeginSearch::Unknown => return None,
         };
         let (last, step) = match spec.find {
             FindKeys::Range {

@@ -57,6 +57,8 @@ pub enum BeginSearch {
     /// After the first argument equal to `keyword` (case-insensitively), searching from
     /// `startfrom` (negative: from the end, backwards).
     Keyword { keyword: String, startfrom: i32 },
+    /// Redis cannot say where (SORT's BY/GET/STORE keys): the command's own key finder must.
+    Unknown,
 }
 
 /// How a key spec's keys follow its start.
@@ -233,6 +235,7 @@ fn parse_key_spec(v: &Value) -> Option<KeySpec> {
             keyword: bs["keyword"].as_str()?.to_string(),
             startfrom: num(bs, "startfrom")?,
         },
+        "unknown" => BeginSearch::Unknown,
         _ => return None,
     };
     let fk = &v["find_keys"]["spec"];
@@ -246,6 +249,12 @@ fn parse_key_spec(v: &Value) -> Option<KeySpec> {
             keynumidx: num(fk, "keynumidx")?,
             firstkey: num(fk, "firstkey")?,
             keystep: num(fk, "keystep")?,
+        },
+        // Only an unknown start has unknown keys; the walk never reaches them.
+        "unknown" => FindKeys::Range {
+            lastkey: 0,
+            keystep: 1,
+            limit: 0,
         },
         _ => return None,
     };

@@ -271,7 +271,9 @@ fn build(c: &Command, parent: Option<&Command>) -> Command {
     if let Some(m) = meta::get(&full) {
         out.meta = Some(m);
         out.arity = m.arity;
-        out.flags = m.flags;
+        // COMMAND INFO never shows may_replicate, so the captured data cannot carry it: the
+        // hand-written entry does (PFCOUNT counts as a write in a read-only script).
+        out.flags = m.flags | (c.flags & flags::MAY_REPLICATE);
         out.first_key = m.first_key;
         out.last_key = m.last_key;
         out.step = m.step;

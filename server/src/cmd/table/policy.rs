@@ -23,6 +23,9 @@ pub const WAITS_LIST: u32 = 1 << 4;
 pub const WAITS_ZSET: u32 = 1 << 5;
 /// A blocked client waits for a stream.
 pub const WAITS_STREAM: u32 = 1 << 6;
+/// Runs inside MULTI even when memory is over maxmemory (Redis refuses every other command
+/// there, since queueing takes memory; EXEC is judged by what it queued).
+pub const OOM_OK_IN_MULTI: u32 = 1 << 7;
 
 /// The rules for a command or subcommand by its full name (`get`, `client|id`).
 pub fn of(full_name: &str) -> u32 {
@@ -63,6 +66,9 @@ pub fn of(full_name: &str) -> u32 {
             | "reset"
     ) {
         p |= BUSY_NET;
+    }
+    if matches!(full_name, "discard" | "quit" | "reset") {
+        p |= OOM_OK_IN_MULTI;
     }
     if full_name.starts_with("redlab.") {
         p |= NEVER_FAULTED;

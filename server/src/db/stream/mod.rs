@@ -195,6 +195,9 @@ impl Stream {
             let master = *last.key();
             last.get_mut().push(master, id, fields);
         } else {
+            if let Some(mut last) = self.nodes.last_entry() {
+                last.get_mut().shrink();
+            }
             let mut node = Node::new(fields);
             node.push(id, id, fields);
             self.nodes.insert(id, node);

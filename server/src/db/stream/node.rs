@@ -67,6 +67,12 @@ impl Node {
         6 + lp::int_size(self.live as i64) + lp::int_size(self.deleted as i64) + self.buf.len() + 1
     }
 
+    /// Gives back the spare capacity of a node that will not grow any more (a newer node
+    /// took over appends), so a full node costs its bytes and not up to twice that.
+    pub fn shrink(&mut self) {
+        self.buf.shrink_to_fit();
+    }
+
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.buf.capacity()

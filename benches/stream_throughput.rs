@@ -1,0 +1,163 @@
+//! Streams over TCP, redlab beside a real redis-server in the same run, with the same load
+//! generator (redis-benchmark, 50 clients, pipelines of 1 and 16): XADD with `*` and
+//! MAXLEN ~ 1000, XRANGE of 10 entries, and a consumer step (XREADGROUP of one entry and
+//! its XACK, in one EVALSHA). Then the memory 1 M entries take in each server.
+//! `cargo bench --bench stream_throughput`.
+//!
+//! Both servers and the load generator share the machine: the ratio is the result. Each row
+//! runs alternately against both servers RUNS times; the median is kept.
+
+use std::process::Command;
+
+use redlab_client::RealRedis;
+
+const RUNS: usize = 3;
+const REQUESTS: usize = 200_000;
+
+const CONSUME: &str = "local r = redis.call('XREADGROUP', 'GROUP', 'g', ARGV[1], 'COUNT', 1, 'STREAMS', KEYS[1], '>') \
+if r then redis.call('XACK', KEYS[1], 'g', r[1][2][1][1]) return 1 end return 0";
+
+fn cli(port: u16, args: &[&str]) -> String {
+    let out = Command::new("redis-cli")
+        .arg("-p")
+        .arg(port.to_string())
+        .args(args)
+        .output()
+        .expect("redis-cli");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn redis_benchmark(port: u16, n: usize, pipeline: u32, args: &[&str]) -> f64 {
+    let out = Command::new("redis-benchmark")
+        .args([
+            "-p",
+            &port.to_string(),
+            "-c",
+            "50",
+            "-n",
+            &n.to_string(),
+            "--csv",
+            "-P",
+            &pipeline.to_string(),
+        ])
+        .args(args)
+        .output()
+        .expect("run redis-benchmark");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .nth(1)
+        .and_then(|l| l.split(',').nth(1))
+        .and_then(|v| v.trim_matches('"').parse().ok())
+        .unwrap_or_else(|| panic!("no figure in redis-benchmark output: {text}"))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+/// Resident set size of a process in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("VmRSS:")?
+                    .trim()
+                    .strip_suffix("kB")?
+                    .trim()
+                    .parse()
+                    .ok()
+            })
+        })
+        .unwrap_or(0)
+}
+
+fn server_pid(port: u16) -> u32 {
+    cli(port, &["INFO", "server"])
+        .lines()
+        .find_map(|l| l.strip_prefix("process_id:")?.trim().parse().ok())
+        .expect("process_id")
+}
+
+/// Prepares what a row reads: 1000 entries in `r`; a fresh `q` with a group and enough
+/// entries for every consumer step.
+fn prepare(port: u16) {
+    cli(port, &["DEL", "r", "q", "s"]);
+    redis_benchmark(port, 1000, 16, &["XADD", "r", "*", "field", "value"]);
+    redis_benchmark(
+        port,
+        REQUESTS + 1000,
+        64,
+        &["XADD", "q", "*", "field", "value"],
+    );
+    cli(port, &["XGROUP", "CREATE", "q", "g", "0"]);
+}
+
+fn main() {
+    let Ok(real) = RealRedis::start() else {
+        println!("redis-server not found: no comparison");
+        return;
+    };
+    let redlab = redlab::Server::start();
+    let (a, b) = (redlab.port(), real.port());
+    let sha = cli(a, &["SCRIPT", "LOAD", CONSUME]);
+    assert_eq!(sha, cli(b, &["SCRIPT", "LOAD", CONSUME]));
+    println!("{RUNS} runs each, median; 50 clients");
+    println!(
+        "{:<36} {:>14} {:>14} {:>8}",
+        "test", "redlab ops/s", "redis ops/s", "ratio"
+    );
+    for pipeline in [1u32, 16] {
+        let rows: Vec<(&str, Vec<&str>)> = vec![
+            (
+                "XADD * MAXLEN ~ 1000",
+                vec!["XADD", "s", "MAXLEN", "~", "1000", "*", "field", "value"],
+            ),
+            (
+                "XRANGE - + COUNT 10",
+                vec!["XRANGE", "r", "-", "+", "COUNT", "10"],
+            ),
+            (
+                "XREADGROUP + XACK (EVALSHA)",
+                vec!["EVALSHA", &sha, "1", "q", "consumer"],
+            ),
+        ];
+        for (name, args) in rows {
+            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+            for _ in 0..RUNS {
+                prepare(a);
+                ours.push(redis_benchmark(a, REQUESTS, pipeline, &args));
+                prepare(b);
+                theirs.push(redis_benchmark(b, REQUESTS, pipeline, &args));
+            }
+            let (o, t) = (median(ours), median(theirs));
+            println!(
+                "{:<36} {:>14.0} {:>14.0} {:>7.2}x",
+                format!("{name} -P {pipeline}"),
+                o,
+                t,
+                o / t
+            );
+        }
+    }
+
+    // Memory of 1 M entries (`field value`, auto IDs): resident size before and after.
+    println!("\nmemory of 1,000,000 entries (XADD m * field value), resident size growth:");
+    for (label, port, pid) in [
+        ("redlab", a, std::process::id()),
+        ("redis", b, server_pid(b)),
+    ] {
+        cli(port, &["FLUSHALL"]);
+        let before = rss_kib(pid);
+        redis_benchmark(port, 1_000_000, 64, &["XADD", "m", "*", "field", "value"]);
+        let len: u64 = cli(port, &["XLEN", "m"]).parse().unwrap_or(0);
+        let after = rss_kib(pid);
+        let used = cli(port, &["MEMORY", "USAGE", "m", "SAMPLES", "0"]);
+        println!(
+            "{label:<8} {len} entries: RSS +{:.1} MiB ({:.1} bytes/entry); MEMORY USAGE {used}",
+            (after.saturating_sub(before)) as f64 / 1024.0,
+            (after.saturating_sub(before)) as f64 * 1024.0 / len.max(1) as f64
+        );
+    }
+}

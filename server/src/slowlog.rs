@@ -1,0 +1,243 @@
+//! The slow log: commands whose own execution took longer than `slowlog-log-slower-than`
+//! microseconds, newest first, at most `slowlog-max-len` of them (SLOWLOG GET/LEN/RESET).
+//!
+//! The duration is real time, read from a monotonic clock around the handler (as Redis
+//! measures it), not the engine's clock, which a test may have frozen; the entry's timestamp
+//! is the engine's "now" in Unix seconds. What is stored is what SLOWLOG GET shows: at most
+//! `MAX_ARGS` arguments (the last one saying how many more there were), each cut at
+//! `MAX_ARG_BYTES` bytes (with how many more bytes it had).
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use crate::config::Config;
+use crate::reply::Reply;
+
+/// Arguments kept per entry, the last of them saying how many more there were.
+pub const MAX_ARGS: usize = 32;
+/// Bytes kept per argument.
+pub const MAX_ARG_BYTES: usize = 128;
+
+/// One logged command.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub id: u64,
+    /// Unix seconds at which it ran.
+    pub time_s: i64,
+    pub micros: u64,
+    pub args: Vec<Bytes>,
+    pub addr: String,
+    pub name: Bytes,
+}
+
+impl Entry {
+    /// The entry as SLOWLOG GET answers it.
+    pub fn reply(&self) -> Reply {
+        Reply::Array(vec![
+            Reply::Int(self.id as i64),
+            Reply::Int(self.time_s),
+            Reply::Int(self.micros as i64),
+            Reply::Array(self.args.iter().cloned().map(Reply::Bulk).collect()),
+            Reply::Bulk(Bytes::from(self.addr.clone())),
+            Reply::Bulk(self.name.clone()),
+        ])
+    }
+}
+
+/// The log and the two parameters it follows (copied from the configuration when it
+/// changes, so a command pays no lookup by name).
+#[derive(Debug, Default)]
+pub struct SlowLog {
+    entries: VecDeque<Entry>,
+    next_id: u64,
+    /// `Config::generation` the parameters below were read at; None before the first read.
+    generation: Option<u64>,
+    /// Negative: log nothing; 0: log every command.
+    slower_than_us: i64,
+    max_len: usize,
+}
+
+impl SlowLog {
+    /// Re-reads the parameters when the configuration changed since the last look.
+    fn refresh(&mut self, config: &Config) {
+        if self.generation == Some(config.generation) {
+            return;
+        }
+        self.generation = Some(config.generation);
+        let get = |name: &str| config.get_by_name(name).and_then(|v| v.parse::<i64>().ok());
+        self.slower_than_us = get("slowlog-log-slower-than").unwrap_or(10_000);
+        self.max_len = get("slowlog-max-len").unwrap_or(128).max(0) as usize;
+        self.trim();
+    }
+
+    /// Whether a command must be timed at all under the current configuration.
+    pub fn enabled(&mut self, config: &Config) -> bool {
+        self.refresh(config);
+        self.slower_than_us >= 0
+    }
+
+    /// Logs a command that took `took`, if that is over the threshold.
+    pub fn record(
+        &mut self,
+        config: &Config,
+        args: &[Bytes],
+        took: Duration,
+        time_s: i64,
+        addr: &str,
+        name: Option<&[u8]>,
+    ) {
+        self.refresh(config);
+        let micros = took.as_micros() as u64;
+        if self.slower_than_us < 0 || micros < self.slower_than_us as u64 {
+            return;
+        }
+        let entry = Entry {
+            id: self.next_id,
+            time_s,
+            micros,
+            args: truncate(args),
+            addr: addr.to_string(),
+            name: Bytes::copy_from_slice(name.unwrap_or_default()),
+        };
+        self.next_id += 1;
+        self.entries.push_front(entry);
+        self.trim();
+    }
+
+    fn trim(&mut self) {
+        self.entries.truncate(self.max_len);
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The newest `count` entries (all of them for None).
+    pub fn newest(&self, count: Option<usize>) -> impl Iterator<Item = &Entry> {
+        self.entries.iter().take(count.unwrap_or(usize::MAX))
+    }
+
+    /// SLOWLOG RESET: the entries go; ids keep counting, as in Redis.
+    pub fn reset(&mut self) {
+        self.entries.clear();
+    }
+}
+
+/// The arguments as an entry keeps them.
+fn truncate(args: &[Bytes]) -> Vec<Bytes> {
+    let kept = if args.len() > MAX_ARGS {
+        MAX_ARGS - 1
+    } else {
+        args.len()
+    };
+    let mut out: Vec<Bytes> = args[..kept]
+        .iter()
+        .map(|a| {
+            if a.len() > MAX_ARG_BYTES {
+                let mut cut = a[..MAX_ARG_BYTES].to_vec();
+                cut.extend_from_slice(
+                    format!("... ({} more bytes)", a.len() - MAX_ARG_BYTES).as_bytes(),
+                );
+                Bytes::from(cut)
+            } else {
+                a.clone()
+            }
+        })
+        .collect();
+    if kept < args.len() {
+        out.push(Bytes::from(format!(
+            "... ({} more arguments)",
+            args.len() - kept
+        )));
+    }
+    out
+}
+
+impl crate::engine::Engine {
+    /// Whether the slow log or the latency monitor wants commands timed.
+    pub(crate) fn timing_wanted(&mut self) -> bool {
+        // Both read their parameters here, so neither may be skipped.
+        let slow = self.slowlog.enabled(&self.config);
+        let latency = self.latency.enabled(&self.config);
+        slow || latency
+    }
+
+    /// Logs a command the dispatcher ran, if it was slow (and feeds the latency monitor): not one that blocked (Redis logs
+    /// it once served), nor one flagged skip_slowlog (EXEC, whose commands count alone).
+    pub(crate) fn note_slow(
+        &mut self,
+        conn: crate::session::ConnId,
+        cmd: &crate::cmd::table::Command,
+        args: &[Bytes],
+        reply: &Reply,
+        took: Duration,
+    ) {
+        if cmd.has(crate::cmd::table::flags::SKIP_SLOWLOG)
+            || (*reply == Reply::None && self.is_blocked(conn))
+        {
+            return;
+        }
+        let Some(s) = self.sessions.get(&conn) else {
+            return;
+        };
+        let time_s = self.now_ms.div_euclid(1000);
+        let event = if cmd.has(crate::cmd::table::flags::FAST) {
+            "fast-command"
+        } else {
+            "command"
+        };
+        self.latency
+            .record(&self.config, event, took.as_millis() as u64, time_s);
+        self.slowlog
+            .record(&self.config, args, took, time_s, &s.addr, s.name.as_deref());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(n: usize) -> Vec<Bytes> {
+        (0..n).map(|i| Bytes::from(i.to_string())).collect()
+    }
+
+    #[test]
+    fn long_commands_are_cut_as_redis_cuts_them() {
+        let cut = truncate(&args(40));
+        assert_eq!(cut.len(), 32);
+        assert_eq!(&cut[30][..], b"30");
+        assert_eq!(&cut[31][..], b"... (9 more arguments)");
+        assert_eq!(truncate(&args(32)).len(), 32);
+        let big = truncate(&[Bytes::from(vec![b'a'; 200])]);
+        assert_eq!(big[0].len(), 128 + "... (72 more bytes)".len());
+        assert!(big[0].ends_with(b"a... (72 more bytes)"));
+    }
+
+    #[test]
+    fn threshold_and_length_follow_the_configuration() {
+        let mut c = Config::default();
+        let mut log = SlowLog::default();
+        c.set_by_name("slowlog-log-slower-than", "100").unwrap();
+        c.set_by_name("slowlog-max-len", "2").unwrap();
+        let at = |us| Duration::from_micros(us);
+        log.record(&c, &args(1), at(99), 0, "a:1", None);
+        assert_eq!(log.len(), 0);
+        for us in [100, 200, 300] {
+            log.record(&c, &args(1), at(us), 0, "a:1", Some(b"n"));
+        }
+        let ids: Vec<u64> = log.newest(None).map(|e| e.id).collect();
+        assert_eq!(ids, [2, 1]);
+        c.set_by_name("slowlog-log-slower-than", "-1").unwrap();
+        assert!(!log.enabled(&c));
+        log.reset();
+        c.set_by_name("slowlog-log-slower-than", "0").unwrap();
+        log.record(&c, &args(1), at(0), 0, "a:1", None);
+        assert_eq!(log.newest(Some(1)).next().unwrap().id, 3);
+    }
+}
