@@ -7,6 +7,25 @@ use super::model::{Selector, User};
 use crate::cmd::table::meta::key_flags;
 use crate::cmd::table::{flags, keyspec, Command};
 
+/// Whether every channel and pattern a subscriber holds is still allowed to `user` (by some
+/// selector): Redis closes a subscriber whose user lost one.
+pub fn subscriptions_allowed<'a>(
+    user: &User,
+    channels: impl Iterator<Item = &'a Vec<u8>>,
+    patterns: impl Iterator<Item = &'a Vec<u8>>,
+) -> bool {
+    let sels: Vec<&Selector> = std::iter::once(&user.root)
+        .chain(user.selectors.iter())
+        .collect();
+    if sels.iter().any(|s| s.all_channels) {
+        return true;
+    }
+    let ok = |c: &[u8], pattern: bool| sels.iter().any(|s| channel_allowed(s, c, pattern));
+    let mut channels = channels;
+    let mut patterns = patterns;
+    channels.all(|c| ok(c, false)) && patterns.all(|p| ok(p, true))
+}
+
 /// Why a command was refused, ordered as Redis ranks them when selectors disagree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum DeniedKind {
@@ -92,7 +111,7 @@ fn key_allowed(sel: &Selector, key: &[u8], spec_flags: u32) -> bool {
 }
 
 /// A channel must match one of the patterns; a pattern (PSUBSCRIBE) must equal one.
-fn channel_allowed(sel: &Selector, channel: &[u8], is_pattern: bool) -> bool {
+pub(crate) fn channel_allowed(sel: &Selector, channel: &[u8], is_pattern: bool) -> bool {
     sel.channels.iter().any(|p| {
         if is_pattern {
             p.as_slice() == channel

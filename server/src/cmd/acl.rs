@@ -169,12 +169,19 @@ pub(crate) fn login(e: &mut Engine, conn: ConnId, user: &[u8]) {
 }
 
 /// After users changed: every connection's shortcut follows its user again; connections
-/// of a user that is gone are closed, as Redis does.
+/// of a user that is gone, and subscribers to a channel their user may no longer use, are
+/// closed, as Redis does.
 pub(crate) fn refresh_sessions(e: &mut Engine, caller: ConnId) {
     let mut gone = Vec::new();
     for s in e.sessions.values_mut() {
         match e.acl.user(&s.user) {
-            Some(u) => s.acl_free = u.unrestricted(),
+            Some(u) => {
+                s.acl_free = u.unrestricted();
+                let subs = s.channels.iter().chain(s.shard_channels.iter());
+                if !acl::check::subscriptions_allowed(u, subs, s.patterns.iter()) {
+                    gone.push(s.id);
+                }
+            }
             None => {
                 s.acl_free = false;
                 gone.push(s.id);

@@ -114,7 +114,8 @@ fn auth(e: &mut Engine, call: &mut Call) -> Reply {
         _ => return Reply::err(errors::SYNTAX),
     };
     if !e.acl.authenticate(&user, &pass) {
-        crate::cmd::acl::log_auth_failure(e, call.conn, "auth", &user);
+        let object = String::from_utf8_lossy(&call.args[0]).into_owned();
+        crate::cmd::acl::log_auth_failure(e, call.conn, &object, &user);
         return Reply::err(errors::WRONGPASS);
     }
     crate::cmd::acl::login(e, call.conn, &user);
@@ -232,7 +233,8 @@ fn hello(e: &mut Engine, call: &mut Call) -> CmdResult {
                     .find(|&i| args::is(call.arg(i), "AUTH"))
                     .map(|i| call.args[i + 1].clone())
                     .unwrap_or_default();
-                crate::cmd::acl::log_auth_failure(e, call.conn, "hello", &user);
+                let object = String::from_utf8_lossy(&call.args[0]).into_owned();
+                crate::cmd::acl::log_auth_failure(e, call.conn, &object, &user);
             }
             return Err(err);
         }
