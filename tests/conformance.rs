@@ -114,5 +114,6 @@ groups!(
     stream_groups,
     stream_resp3,
     command,
-    server_observe
+    server_observe,
+    acl
 );

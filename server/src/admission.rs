@@ -7,8 +7,11 @@
 //! connection's state, which the network shell keeps next to the socket so it can be read
 //! while the engine is borrowed by the running script.
 //!
-//! The checks run in the order of Redis's `processCommand`: authentication, MULTI, the RESP2
-//! pub/sub context, then the busy script. Unknown commands and wrong arity are found earlier,
+//! The checks run in the order of Redis's `processCommand`: authentication, MULTI, ACL
+//! permissions, memory, the RESP2 pub/sub context, then the busy script. The permission check
+//! needs the user and the arguments, which only the caller has: it comes in as `perm`
+//! (`acl::check` behind it) and runs only for a connection whose user is restricted, so the
+//! default user's connections pay one flag test. Unknown commands and wrong arity are found earlier,
 //! by `engine::resolve`, as in Redis (they answer even an unauthenticated client).
 
 use crate::cmd::table::{flags, policy, Command};
@@ -20,6 +23,8 @@ use crate::reply::Reply;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConnView {
     pub authenticated: bool,
+    /// The connection's user may run anything (no ACL check needed).
+    pub acl_free: bool,
     pub resp: u8,
     /// Subscribed to a channel, pattern or shard channel.
     pub subscribed: bool,
@@ -31,6 +36,7 @@ impl ConnView {
     pub fn fresh(authenticated: bool) -> ConnView {
         ConnView {
             authenticated,
+            acl_free: true,
             resp: 2,
             subscribed: false,
             in_multi: false,
@@ -48,18 +54,23 @@ pub struct BusyKind {
 /// Allow, or the exact error Redis answers. `name` is the command's full name (`client|id`).
 /// `over_memory`: memory is over maxmemory and Redis would refuse this command for it (the
 /// engine works that out; the busy loop never runs commands, so it passes false).
+/// `perm`: the ACL decision for this line, asked only when the user is restricted.
 pub fn admit(
     cmd: &Command,
     name: &str,
     conn: &ConnView,
     busy: Option<BusyKind>,
     over_memory: bool,
+    perm: impl FnOnce() -> Result<(), Reply>,
 ) -> Result<(), Reply> {
     if !conn.authenticated && !cmd.has(flags::NO_AUTH) {
         return Err(Reply::err(errors::NOAUTH));
     }
     if conn.in_multi && cmd.has(flags::NO_MULTI) {
         return Err(Reply::err(errors::NOT_ALLOWED_IN_MULTI));
+    }
+    if !conn.acl_free {
+        perm()?;
     }
     if over_memory {
         return Err(Reply::err(errors::OOM));
@@ -107,6 +118,10 @@ mod tests {
         }
     }
 
+    fn ok() -> Result<(), Reply> {
+        Ok(())
+    }
+
     const EVAL: Option<BusyKind> = Some(BusyKind { is_function: false });
 
     #[test]
@@ -116,17 +131,31 @@ mod tests {
             (sub("script", "kill"), "script|kill"),
             (sub("function", "kill"), "function|kill"),
         ] {
-            assert_eq!(err(admit(cmd, name, &anon, EVAL, false)), errors::NOAUTH);
-            assert_eq!(err(admit(cmd, name, &anon, None, false)), errors::NOAUTH);
+            assert_eq!(
+                err(admit(cmd, name, &anon, EVAL, false, ok)),
+                errors::NOAUTH
+            );
+            assert_eq!(
+                err(admit(cmd, name, &anon, None, false, ok)),
+                errors::NOAUTH
+            );
         }
         let shutdown = lookup(b"shutdown").unwrap();
         assert_eq!(
-            err(admit(shutdown, "shutdown", &anon, EVAL, false)),
+            err(admit(shutdown, "shutdown", &anon, EVAL, false, ok)),
             errors::NOAUTH
         );
         for name in ["auth", "hello", "quit", "reset"] {
             assert!(
-                admit(lookup(name.as_bytes()).unwrap(), name, &anon, EVAL, false).is_ok(),
+                admit(
+                    lookup(name.as_bytes()).unwrap(),
+                    name,
+                    &anon,
+                    EVAL,
+                    false,
+                    ok
+                )
+                .is_ok(),
                 "{name}"
             );
         }
@@ -135,12 +164,12 @@ mod tests {
     #[test]
     fn busy_lets_through_only_allow_busy_commands() {
         let user = ConnView::fresh(true);
-        assert!(admit(sub("script", "kill"), "script|kill", &user, EVAL, false).is_ok());
-        assert!(admit(lookup(b"multi").unwrap(), "multi", &user, EVAL, false).is_ok());
+        assert!(admit(sub("script", "kill"), "script|kill", &user, EVAL, false, ok).is_ok());
+        assert!(admit(lookup(b"multi").unwrap(), "multi", &user, EVAL, false, ok).is_ok());
         let ping = lookup(b"ping").unwrap();
-        assert!(admit(ping, "ping", &user, None, false).is_ok());
+        assert!(admit(ping, "ping", &user, None, false, ok).is_ok());
         assert_eq!(
-            err(admit(ping, "ping", &user, EVAL, false)),
+            err(admit(ping, "ping", &user, EVAL, false, ok)),
             "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
         );
         assert!(err(admit(
@@ -148,7 +177,8 @@ mod tests {
             "ping",
             &user,
             Some(BusyKind { is_function: true }),
-            false
+            false,
+            ok
         ))
         .contains("FUNCTION KILL"));
     }
@@ -160,9 +190,8 @@ mod tests {
             ..ConnView::fresh(true)
         };
         let get = lookup(b"get").unwrap();
-        assert!(
-            err(admit(get, "get", &subscriber, None, false)).starts_with("ERR Can't execute 'get'")
-        );
+        assert!(err(admit(get, "get", &subscriber, None, false, ok))
+            .starts_with("ERR Can't execute 'get'"));
         assert!(admit(
             get,
             "get",
@@ -171,7 +200,8 @@ mod tests {
                 ..subscriber
             },
             None,
-            false
+            false,
+            ok
         )
         .is_ok());
         let in_multi = ConnView {
@@ -184,9 +214,39 @@ mod tests {
                 "shutdown",
                 &in_multi,
                 None,
-                false
+                false,
+                ok
             )),
             errors::NOT_ALLOWED_IN_MULTI
+        );
+    }
+
+    #[test]
+    fn permission_is_asked_only_for_restricted_users() {
+        let get = lookup(b"get").unwrap();
+        let deny = || Err(Reply::err("NOPERM no"));
+        let free = ConnView::fresh(true);
+        assert!(admit(get, "get", &free, None, false, deny).is_ok());
+        let limited = ConnView {
+            acl_free: false,
+            ..free
+        };
+        assert_eq!(
+            err(admit(get, "get", &limited, None, false, deny)),
+            "NOPERM no"
+        );
+        // Authentication comes first, and permission before memory.
+        let anon = ConnView {
+            authenticated: false,
+            ..limited
+        };
+        assert_eq!(
+            err(admit(get, "get", &anon, None, true, deny)),
+            errors::NOAUTH
+        );
+        assert_eq!(
+            err(admit(get, "get", &limited, None, true, deny)),
+            "NOPERM no"
         );
     }
 }

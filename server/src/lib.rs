@@ -7,6 +7,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod acl;
 pub mod admission;
 pub mod arg_buffer;
 pub mod busy;

@@ -53,6 +53,10 @@ pub struct Session {
     pub lib_name: Option<Vec<u8>>,
     pub lib_ver: Option<Vec<u8>>,
     pub authenticated: bool,
+    /// The ACL user the connection runs as (`default` until AUTH names another).
+    pub user: String,
+    /// The user may run anything: the dispatcher skips the permission check.
+    pub acl_free: bool,
     pub addr: String,
     pub laddr: String,
     pub created_ms: i64,
@@ -105,6 +109,8 @@ impl Session {
             lib_name: None,
             lib_ver: None,
             authenticated,
+            user: "default".into(),
+            acl_free: true,
             addr: "127.0.0.1:0".into(),
             laddr: "127.0.0.1:0".into(),
             created_ms: now_ms,

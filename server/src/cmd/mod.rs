@@ -4,6 +4,7 @@
 pub mod args;
 pub mod table;
 
+pub mod acl;
 pub mod bitmap;
 pub mod cfloat;
 pub mod connection;

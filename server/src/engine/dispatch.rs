@@ -38,7 +38,18 @@ impl Engine {
         let oom = self.config.maxmemory > 0
             && crate::cmd::scripting::refused_when_over(self, conn, cmd, &args)
             && self.over_maxmemory();
-        if let Err(e) = crate::admission::admit(cmd, &name, &view, None, oom) {
+        let mut denied = None;
+        let admitted = crate::admission::admit(cmd, &name, &view, None, oom, || {
+            crate::cmd::acl::permission(self, conn, cmd, &name, &args).map_err(|d| {
+                denied = Some(d);
+                crate::cmd::acl::noperm(d, &name)
+            })
+        });
+        if let Err(e) = admitted {
+            if let Some(d) = denied {
+                let context = if in_multi { "multi" } else { "toplevel" };
+                crate::cmd::acl::log_denial(self, conn, d, context, &name, &args);
+            }
             return self.reject(conn, &args[0], e);
         }
         if in_multi && !cmd.policy(policy::NOT_QUEUED) {
@@ -115,6 +126,15 @@ impl Engine {
         match resolve(&call.args) {
             Ok((cmd, name)) => {
                 self.stats.total_commands_processed += 1;
+                // EXEC asks again: the user's permissions may have changed since queueing.
+                if call.in_multi {
+                    if let Err(d) =
+                        crate::cmd::acl::permission(self, call.conn, cmd, &name, &call.args)
+                    {
+                        crate::cmd::acl::log_denial(self, call.conn, d, "multi", &name, &call.args);
+                        return crate::cmd::acl::noperm_in_exec(d);
+                    }
+                }
                 // EXEC's commands are timed one by one (a script's are not), as in Redis.
                 let started = (call.in_multi && !call.in_script && self.timing_wanted())
                     .then(std::time::Instant::now);

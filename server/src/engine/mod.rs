@@ -67,6 +67,8 @@ pub struct Engine {
     pub(crate) clock: Clock,
     pub(crate) dbs: Vec<Db>,
     pub(crate) sessions: HashMap<ConnId, Session, FixedState>,
+    /// Users, permissions and the ACL log.
+    pub(crate) acl: crate::acl::Acl,
     /// The next connection id. Shared with the network shell, which takes ids for the
     /// connections it accepts while a script holds the engine (their HELLO names its id).
     pub(crate) next_conn_id: std::sync::Arc<std::sync::atomic::AtomicU64>,
@@ -136,11 +138,14 @@ impl Engine {
         let dbs = (0..dbs_len).map(|_| Db::new()).collect();
         let notify_flags = notify::parse_flags(&config.notify_keyspace_events).unwrap_or(0);
         let seed = *config.seed.get_or_insert_with(crate::rng::fresh_seed);
+        let mut acl = crate::acl::Acl::new();
+        acl.set_requirepass(config.requirepass.as_deref());
         Engine {
             config,
             clock,
             dbs,
             sessions: HashMap::default(),
+            acl,
             next_conn_id: std::sync::Arc::new(std::sync::atomic::AtomicU64::new(1)),
             now_ms: now,
             time_frozen: false,
@@ -216,6 +221,7 @@ impl Engine {
     pub(crate) fn connect_with_id(&mut self, id: ConnId, addr: &str, laddr: &str) -> ConnId {
         let now = self.clock.now_ms();
         let mut s = Session::new(id, now, crate::cmd::connection::starts_authenticated(self));
+        s.acl_free = self.acl.default_user().unrestricted();
         s.addr = addr.to_string();
         s.laddr = laddr.to_string();
         self.sessions.insert(id, s);
@@ -310,6 +316,7 @@ impl Engine {
                 crate::cmd::connection::starts_authenticated(self),
             );
             s.addr = "in-process".into();
+            s.acl_free = self.acl.default_user().unrestricted();
             self.sessions.insert(conn, s);
             self.next_conn_id
                 .fetch_max(conn + 1, std::sync::atomic::Ordering::Relaxed);
@@ -369,6 +376,7 @@ impl Engine {
 pub(crate) fn view_of(s: &Session) -> crate::admission::ConnView {
     crate::admission::ConnView {
         authenticated: s.authenticated,
+        acl_free: s.acl_free,
         resp: s.resp,
         subscribed: s.in_pubsub(),
         in_multi: s.multi.is_some(),

@@ -271,6 +271,7 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
     let e = unsafe { &mut *c.engine };
     let (cmd, parent) = table::resolve_in_script(&args, c.read_only, e.disable_deny_scripts)
         .map_err(|refusal| refusal.text().to_string())?;
+    crate::cmd::acl::script_permission(e, c.conn, cmd, parent, &args)?;
     if !c.allow_oom
         && c.oom_at_start
         && !c.has_written

@@ -214,7 +214,7 @@ fn run(
         is_function: script.is_function,
     };
     let admitted = crate::engine::resolve(&args).and_then(|(cmd, name)| {
-        admission::admit(cmd, &name, &st.view, Some(kind), false).map(|()| (cmd, name))
+        admission::admit(cmd, &name, &st.view, Some(kind), false, || Ok(())).map(|()| (cmd, name))
     });
     let (cmd, name) = match admitted {
         Ok(found) => found,
@@ -336,9 +336,10 @@ fn transaction_command(
 /// HELLO while the script runs: decided as the engine decides it (`plan_hello`), answered in
 /// the protocol it switches to, and run in the engine afterwards for its effects.
 fn hello(st: &mut ConnState, args: Vec<Bytes>, config: &NetConfig) -> Reply {
+    let password = config.requirepass.as_deref().filter(|p| !p.is_empty());
     let plan = match crate::cmd::connection::plan_hello(
         &args,
-        config.requirepass.as_deref(),
+        |u, p| crate::cmd::connection::password_matches(password, u, p),
         st.view.authenticated,
     ) {
         Ok(plan) => plan,

@@ -75,7 +75,7 @@ fn flags_of(s: &Session) -> String {
 
 /// One CLIENT LIST line (without the trailing newline). `current` holds the arguments of
 /// the command being run when `s` is the caller, for its memory fields.
-fn info_line(s: &Session, now_ms: i64, current: Option<&Call>) -> String {
+pub(super) fn info_line(s: &Session, now_ms: i64, current: Option<&Call>) -> String {
     let mut line = String::with_capacity(300);
     let name = s
         .name
@@ -115,7 +115,7 @@ fn info_line(s: &Session, now_ms: i64, current: Option<&Call>) -> String {
         line,
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} \
          qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp=0 obl={} oll={} omem={} tot-mem={} events=r \
-         cmd={} user=default redir=-1 resp={}",
+         cmd={} user={} redir=-1 resp={}",
         s.id,
         s.addr,
         s.laddr,
@@ -139,6 +139,7 @@ fn info_line(s: &Session, now_ms: i64, current: Option<&Call>) -> String {
         omem,
         tot_base as u64 + (argv_mem + multi_mem) as u64 + omem,
         s.last_command,
+        s.user,
         s.resp,
     );
     line
@@ -221,6 +222,7 @@ fn kill(e: &mut Engine, call: &mut Call) -> Reply {
     let mut laddr: Option<&[u8]> = None;
     let mut ctype = None;
     let mut id: Option<ConnId> = None;
+    let mut user: Option<String> = None;
     let mut skipme = true;
     let old_form = call.argc() == 3;
     if old_form {
@@ -250,10 +252,11 @@ fn kill(e: &mut Engine, call: &mut Call) -> Reply {
             } else if args::is(opt, "LADDR") {
                 laddr = Some(val);
             } else if args::is(opt, "USER") {
-                // The only user is `default`, and every connection is logged in as it.
-                if val != b"default" {
+                let name = String::from_utf8_lossy(val).into_owned();
+                if e.acl.user(&name).is_none() {
                     return Reply::err(errors::no_such_user(val));
                 }
+                user = Some(name);
             } else if args::is(opt, "SKIPME") {
                 if args::is(val, "yes") {
                     skipme = true;
@@ -275,6 +278,7 @@ fn kill(e: &mut Engine, call: &mut Call) -> Reply {
         .filter(|s| laddr.is_none_or(|a| s.laddr.as_bytes() == a))
         .filter(|s| ctype.is_none_or(|t| client_type(s) == t))
         .filter(|s| id.is_none_or(|i| s.id == i))
+        .filter(|s| user.as_ref().is_none_or(|u| s.user == *u))
         .filter(|s| !(skipme && s.id == call.conn))
         .map(|s| s.id)
         .collect();

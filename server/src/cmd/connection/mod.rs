@@ -1,7 +1,7 @@
 //! Connection commands: PING, ECHO, HELLO, AUTH, SELECT, QUIT, RESET; CLIENT in `client`.
 //!
-//! There is one user, `default`, as in a Redis with no ACL file: it has no password unless
-//! `requirepass` is set, and then that is its password.
+//! Users and passwords are the ACL's (`acl`, `cmd/acl.rs`); `requirepass` is the password
+//! of the user `default`.
 
 mod client;
 
@@ -67,18 +67,21 @@ fn quit(e: &mut Engine, call: &mut Call) -> Reply {
     Reply::ok()
 }
 
-/// The password of `default`, or None when it has none (`nopass`).
-fn default_password(e: &Engine) -> Option<&str> {
-    e.config.requirepass.as_deref().filter(|p| !p.is_empty())
-}
-
 /// Whether a new connection starts authenticated: only when `default` needs no password.
 pub(crate) fn starts_authenticated(e: &Engine) -> bool {
-    default_password(e).is_none()
+    e.acl.starts_authenticated()
 }
 
-/// Whether `user` and `pass` log in as `default`, the one user.
-fn password_matches(password: Option<&str>, user: &[u8], pass: &[u8]) -> bool {
+/// One CLIENT LIST line for `s`, as the ACL log records it.
+pub(crate) fn client_info_line(s: &crate::session::Session, now_ms: i64) -> String {
+    client::info_line(s, now_ms, None)
+}
+
+pub(crate) use client::kill_connection;
+
+/// Whether `user` and `pass` log in as `default` with `requirepass` as its password (the
+/// busy-script loop's view, which has no ACL).
+pub(crate) fn password_matches(password: Option<&str>, user: &[u8], pass: &[u8]) -> bool {
     user == b"default" && password.is_none_or(|p| p.as_bytes() == pass)
 }
 
@@ -104,12 +107,18 @@ pub(crate) fn check_auth(
 
 fn auth(e: &mut Engine, call: &mut Call) -> Reply {
     // A failed AUTH leaves an authenticated connection authenticated, as in Redis.
-    if let Err(text) = check_auth(default_password(e), &call.args) {
-        return Reply::err(text);
+    let (user, pass) = match call.argc() {
+        2 if e.acl.default_user().nopass => return Reply::err(errors::AUTH_NOT_CONFIGURED),
+        2 => (bytes::Bytes::from_static(b"default"), call.args[1].clone()),
+        3 => (call.args[1].clone(), call.args[2].clone()),
+        _ => return Reply::err(errors::SYNTAX),
+    };
+    if !e.acl.authenticate(&user, &pass) {
+        let object = String::from_utf8_lossy(&call.args[0]).into_owned();
+        crate::cmd::acl::log_auth_failure(e, call.conn, &object, &user);
+        return Reply::err(errors::WRONGPASS);
     }
-    if let Some(s) = e.sessions.get_mut(&call.conn) {
-        s.authenticated = true;
-    }
+    crate::cmd::acl::login(e, call.conn, &user);
     Reply::ok()
 }
 
@@ -139,13 +148,15 @@ pub(crate) struct HelloPlan {
     pub version: Option<u8>,
     /// AUTH was given and its credentials are right.
     pub authenticates: bool,
+    /// The index of AUTH's user name.
+    pub user: Option<usize>,
     /// The index of SETNAME's argument.
     pub name: Option<usize>,
 }
 
 pub(crate) fn plan_hello(
     args: &[bytes::Bytes],
-    requirepass: Option<&str>,
+    credentials_ok: impl Fn(&[u8], &[u8]) -> bool,
     authenticated: bool,
 ) -> Result<HelloPlan, Reply> {
     let mut version = None;
@@ -178,9 +189,8 @@ pub(crate) fn plan_hello(
             return Err(Reply::err(errors::hello_option(opt)));
         }
     }
-    let password = requirepass.filter(|p| !p.is_empty());
     let authenticates = match credentials {
-        Some((u, p)) if !password_matches(password, &args[u], &args[p]) => {
+        Some((u, p)) if !credentials_ok(&args[u], &args[p]) => {
             return Err(Reply::err(errors::WRONGPASS));
         }
         Some(_) => true,
@@ -192,6 +202,7 @@ pub(crate) fn plan_hello(
     Ok(HelloPlan {
         version,
         authenticates,
+        user: credentials.map(|(u, _)| u),
         name,
     })
 }
@@ -211,7 +222,27 @@ pub(crate) fn hello_reply(redis_version: &str, proto: u8, id: crate::session::Co
 
 fn hello(e: &mut Engine, call: &mut Call) -> CmdResult {
     let authenticated = e.sessions.get(&call.conn).is_some_and(|s| s.authenticated);
-    let plan = plan_hello(&call.args, default_password(e), authenticated)?;
+    let acl = &e.acl;
+    let plan = match plan_hello(&call.args, |u, p| acl.authenticate(u, p), authenticated) {
+        Ok(plan) => plan,
+        Err(err) => {
+            if err == Reply::err(errors::WRONGPASS) {
+                // The user is the argument after the last AUTH option, as plan_hello read it.
+                let user = (2..call.argc().saturating_sub(2))
+                    .rev()
+                    .find(|&i| args::is(call.arg(i), "AUTH"))
+                    .map(|i| call.args[i + 1].clone())
+                    .unwrap_or_default();
+                let object = String::from_utf8_lossy(&call.args[0]).into_owned();
+                crate::cmd::acl::log_auth_failure(e, call.conn, &object, &user);
+            }
+            return Err(err);
+        }
+    };
+    if let (true, Some(u)) = (plan.authenticates, plan.user) {
+        let user = call.args[u].clone();
+        crate::cmd::acl::login(e, call.conn, &user);
+    }
     if let Some(n) = plan.name {
         let n = call.args[n].clone();
         set_client_name(e, call.conn, &n);
@@ -238,7 +269,10 @@ fn reset(e: &mut Engine, call: &mut Call) -> Reply {
     e.unwatch_all(conn);
     crate::cmd::pubsub::unsubscribe_all(e, conn);
     let authenticated = starts_authenticated(e);
+    let free = e.acl.default_user().unrestricted();
     if let Some(s) = e.sessions.get_mut(&conn) {
+        s.user = "default".into();
+        s.acl_free = free;
         s.monitor = false;
         s.db = 0;
         s.resp = 2;

@@ -80,6 +80,12 @@ fn set(e: &mut Engine, call: &mut Call) -> Reply {
             return Reply::err(errors::config_set_failed(name, &reason));
         }
     }
+    if pairs.iter().any(|(_, p, _)| p.name == "requirepass") {
+        // requirepass is the password of the ACL user `default`.
+        let pass = e.config.requirepass.clone();
+        e.acl.set_requirepass(pass.as_deref());
+        crate::cmd::acl::refresh_sessions(e, call.conn);
+    }
     apply(e);
     if pairs.iter().any(|(_, p, _)| p.name == "redlab-seed") {
         // Setting the seed, even to its current value, restarts the random sequence.
@@ -91,7 +97,7 @@ fn set(e: &mut Engine, call: &mut Call) -> Reply {
 /// Makes the engine follow parameters it caches outside `Config`.
 fn apply(e: &mut Engine) {
     e.notify_flags = notify::parse_flags(&e.config.notify_keyspace_events).unwrap_or(0);
-    if e.config.requirepass.is_none() {
+    if e.acl.starts_authenticated() {
         // As in Redis: with no password the default user needs no AUTH.
         for s in e.sessions.values_mut() {
             s.authenticated = true;

@@ -225,7 +225,8 @@ impl Command {
 /// over (for the agreement test and the build below).
 pub(crate) fn hand_written() -> impl Iterator<Item = &'static Command> {
     use super::*;
-    let groups: [&'static [Command]; 19] = [
+    let groups: [&'static [Command]; 20] = [
+        acl::COMMANDS,
         connection::COMMANDS,
         server::COMMANDS,
         keys::COMMANDS,

@@ -1,0 +1,99 @@
+//! The commands as ACL rules name them: full names (`get`, `client|id`) and the categories
+//! Redis 7.0.15 gives each (from the table's metadata), built once from the command table.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use crate::cmd::table;
+
+/// Redis's categories, in the order ACL CAT lists them.
+pub const CATEGORIES: &[&str] = &[
+    "keyspace",
+    "read",
+    "write",
+    "set",
+    "sortedset",
+    "list",
+    "hash",
+    "string",
+    "bitmap",
+    "hyperloglog",
+    "geo",
+    "stream",
+    "pubsub",
+    "admin",
+    "fast",
+    "slow",
+    "blocking",
+    "dangerous",
+    "connection",
+    "transaction",
+    "scripting",
+];
+
+struct Registry {
+    /// Every full name, in table order (a container before its subcommands).
+    names: Vec<&'static str>,
+    /// Name -> the names a rule on it covers (a container covers its subcommands).
+    covers: HashMap<&'static str, Vec<&'static str>>,
+    /// Category (without `@`) -> its commands.
+    members: HashMap<&'static str, Vec<&'static str>>,
+    containers: Vec<&'static str>,
+}
+
+fn registry() -> &'static Registry {
+    static REG: OnceLock<Registry> = OnceLock::new();
+    REG.get_or_init(|| {
+        let mut r = Registry {
+            names: Vec::new(),
+            covers: HashMap::new(),
+            members: HashMap::new(),
+            containers: Vec::new(),
+        };
+        let add = |r: &mut Registry, cmd: &'static table::Command, full: &'static str| {
+            r.names.push(full);
+            if let Some(meta) = cmd.meta {
+                for cat in meta.acl_categories() {
+                    let cat = cat.trim_start_matches('@');
+                    if let Some(c) = CATEGORIES.iter().find(|c| **c == cat) {
+                        r.members.entry(c).or_default().push(full);
+                    }
+                }
+            }
+        };
+        for cmd in table::all() {
+            add(&mut r, cmd, cmd.name);
+            let mut covered = vec![cmd.name];
+            if !cmd.subcommands.is_empty() {
+                r.containers.push(cmd.name);
+            }
+            for sub in cmd.subcommands {
+                let full: &'static str = Box::leak(sub.full_name(Some(cmd)).into_boxed_str());
+                add(&mut r, sub, full);
+                covered.push(full);
+                r.covers.insert(full, vec![full]);
+            }
+            r.covers.insert(cmd.name, covered);
+        }
+        r
+    })
+}
+
+/// Every command and subcommand.
+pub fn all_names() -> impl Iterator<Item = &'static str> {
+    registry().names.iter().copied()
+}
+
+/// The names a rule on `name` (lower case) covers; None for an unknown command.
+pub fn find(name: &str) -> Option<Vec<&'static str>> {
+    registry().covers.get(name).cloned()
+}
+
+pub fn has_subcommands(name: &str) -> bool {
+    registry().containers.contains(&name)
+}
+
+/// The commands of a category (without `@`).
+pub fn in_category(cat: &str) -> Vec<&'static str> {
+    registry().members.get(cat).cloned().unwrap_or_default()
+}

@@ -1,0 +1,122 @@
+//! ACL: users, their permissions and the log of refusals, as Redis 7.0.15 has them.
+//!
+//! `model` is what ACL SETUSER builds, `check` the one permission decision (used by the
+//! dispatcher and by `redis.call`), `commands` the command names and categories rules refer
+//! to. The commands themselves are in `cmd/acl.rs`. A connection whose user may run anything
+//! (the `default` user of a server without ACL rules) carries a flag that skips the check,
+//! so the common case costs one branch per command.
+
+pub mod check;
+pub mod commands;
+pub mod model;
+pub mod sha256;
+
+use std::collections::{BTreeMap, VecDeque};
+
+pub use check::{check, Denied, DeniedKind};
+pub use model::{RuleError, User};
+
+/// One ACL LOG entry.
+#[derive(Debug, Clone)]
+pub struct LogEntry {
+    pub count: u64,
+    /// `command`, `key`, `channel` or `auth`.
+    pub reason: &'static str,
+    /// `toplevel`, `multi` or `lua`.
+    pub context: &'static str,
+    pub object: String,
+    pub username: String,
+    pub created_ms: i64,
+    pub client_info: String,
+}
+
+/// Entries this close in time with the same reason, context, object and user are counted
+/// as one (Redis's grouping window).
+const GROUPING_MS: i64 = 60_000;
+
+#[derive(Debug)]
+pub struct Acl {
+    /// Users by name; sorted, as ACL USERS and LIST show them.
+    pub users: BTreeMap<String, User>,
+    /// Newest first.
+    pub log: VecDeque<LogEntry>,
+}
+
+impl Default for Acl {
+    fn default() -> Self {
+        Acl::new()
+    }
+}
+
+impl Acl {
+    pub fn new() -> Acl {
+        let mut users = BTreeMap::new();
+        users.insert("default".to_string(), User::default_user());
+        Acl {
+            users,
+            log: VecDeque::new(),
+        }
+    }
+
+    pub fn user(&self, name: &str) -> Option<&User> {
+        self.users.get(name)
+    }
+
+    pub fn default_user(&self) -> &User {
+        self.users.get("default").expect("the default user exists")
+    }
+
+    /// Whether a new connection starts logged in (as `default`): when `default` is enabled
+    /// and needs no password.
+    pub fn starts_authenticated(&self) -> bool {
+        let d = self.default_user();
+        d.enabled && d.nopass
+    }
+
+    /// `requirepass` is the password of `default`: setting it replaces that user's
+    /// passwords, clearing it makes the user `nopass`.
+    pub fn set_requirepass(&mut self, pass: Option<&str>) {
+        let d = self
+            .users
+            .get_mut("default")
+            .expect("the default user exists");
+        match pass.filter(|p| !p.is_empty()) {
+            Some(p) => {
+                d.apply("resetpass").expect("valid rule");
+                d.apply(&format!(">{p}")).expect("valid rule");
+            }
+            None => d.apply("nopass").expect("valid rule"),
+        }
+    }
+
+    /// Whether `user`/`pass` log in.
+    pub fn authenticate(&self, user: &[u8], pass: &[u8]) -> bool {
+        std::str::from_utf8(user)
+            .ok()
+            .and_then(|u| self.users.get(u))
+            .is_some_and(|u| u.password_ok(pass))
+    }
+
+    /// Adds a refusal to the log, counting it into a recent equal entry when there is one.
+    pub fn record(&mut self, entry: LogEntry, max_len: usize) {
+        let same = self.log.iter().take(10).position(|e| {
+            e.reason == entry.reason
+                && e.context == entry.context
+                && e.object == entry.object
+                && e.username == entry.username
+                && entry.created_ms - e.created_ms < GROUPING_MS
+        });
+        let entry = match same.and_then(|i| self.log.remove(i)) {
+            Some(old) => LogEntry {
+                count: old.count + 1,
+                ..entry
+            },
+            None => entry,
+        };
+        self.log.push_front(entry);
+        self.log.truncate(max_len);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,543 @@
+//! Users and selectors: what ACL SETUSER builds and the permission check reads.
+//!
+//! A user has a root selector and any number of extra selectors (`(...)`); a command is
+//! allowed when one of them allows it. Each selector keeps the commands it allows as a set
+//! of full names (`get`, `client|id`) and, for GETUSER and LIST, the command rules in the
+//! order they were given (a rule given again replaces the earlier one, a rule that undoes an
+//! earlier one removes both).
+
+use std::collections::{HashMap, HashSet};
+
+use super::commands::{self, CATEGORIES};
+use super::sha256;
+
+/// A key pattern and what it grants: `~p` both, `%R~p` reading, `%W~p` writing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyPattern {
+    pub pattern: Vec<u8>,
+    pub read: bool,
+    pub write: bool,
+}
+
+impl KeyPattern {
+    fn describe(&self) -> String {
+        let p = String::from_utf8_lossy(&self.pattern);
+        match (self.read, self.write) {
+            (true, true) => format!("~{p}"),
+            (true, false) => format!("%R~{p}"),
+            _ => format!("%W~{p}"),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Selector {
+    pub all_keys: bool,
+    pub all_channels: bool,
+    /// Every command is allowed: the check skips the command lookup.
+    pub all_commands: bool,
+    /// Started from `+@all` (commands added later included), as GETUSER and LIST show it;
+    /// stays through later removals, unlike `all_commands`.
+    pub future: bool,
+    pub keys: Vec<KeyPattern>,
+    pub channels: Vec<Vec<u8>>,
+    pub allowed: HashSet<&'static str>,
+    /// `+select|0`: first arguments allowed for a command that is otherwise denied.
+    pub first_args: HashMap<&'static str, Vec<String>>,
+    /// The command rules as given (`+get`, `-@write`), for GETUSER and LIST.
+    rules: Vec<String>,
+}
+
+/// Why a rule was refused; `text` is Redis's wording after "modifier '...': ".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleError {
+    Syntax,
+    Unknown,
+    Child,
+    KeysAfterAll,
+    ChannelsAfterAll,
+    BadHash,
+    NoSuchHash,
+}
+
+impl RuleError {
+    pub fn text(&self) -> &'static str {
+        match self {
+            RuleError::Syntax => "Syntax error",
+            RuleError::Unknown => "Unknown command or category name in ACL",
+            RuleError::Child => "Allowing first-arg of a subcommand is not supported",
+            RuleError::KeysAfterAll => "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns",
+            RuleError::ChannelsAfterAll => "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels",
+            RuleError::BadHash => "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters",
+            RuleError::NoSuchHash => "The password you are trying to remove from the user does not exist",
+        }
+    }
+}
+
+impl Selector {
+    /// Whether this selector lets everything through (the default user's).
+    pub fn unrestricted(&self) -> bool {
+        self.all_keys && self.all_channels && self.all_commands
+    }
+
+    fn set_all_commands(&mut self, on: bool) {
+        self.all_commands = on;
+        self.future = on;
+        self.allowed.clear();
+        if on {
+            self.allowed.extend(commands::all_names());
+        }
+        self.first_args.clear();
+        self.rules.clear();
+    }
+
+    /// Records a command rule, keeping one rule per name.
+    fn note_rule(&mut self, allow: bool, name: &str) {
+        let name = name.to_ascii_lowercase();
+        let before = self.rules.len();
+        let opposite = format!("{}{}", if allow { '-' } else { '+' }, name);
+        self.rules.retain(|r| r != &opposite);
+        if self.rules.len() != before {
+            return;
+        }
+        let same = format!("{}{}", if allow { '+' } else { '-' }, name);
+        self.rules.retain(|r| r != &same);
+        self.rules.push(same);
+    }
+
+    /// Applies one selector rule (keys, channels, commands).
+    pub fn apply(&mut self, op: &str) -> Result<(), RuleError> {
+        let lower = op.to_ascii_lowercase();
+        let bytes = op.as_bytes();
+        match lower.as_str() {
+            "allkeys" | "~*" => {
+                self.all_keys = true;
+                self.keys.clear();
+                return Ok(());
+            }
+            "resetkeys" => {
+                self.all_keys = false;
+                self.keys.clear();
+                return Ok(());
+            }
+            "allchannels" | "&*" => {
+                self.all_channels = true;
+                self.channels.clear();
+                return Ok(());
+            }
+            "resetchannels" => {
+                self.all_channels = false;
+                self.channels.clear();
+                return Ok(());
+            }
+            "allcommands" | "+@all" => {
+                self.set_all_commands(true);
+                return Ok(());
+            }
+            "nocommands" | "-@all" => {
+                self.set_all_commands(false);
+                return Ok(());
+            }
+            _ => {}
+        }
+        match bytes.first() {
+            Some(b'~') | Some(b'%') => self.add_key_pattern(bytes),
+            Some(b'&') => {
+                if self.all_channels {
+                    return Err(RuleError::ChannelsAfterAll);
+                }
+                let p = bytes[1..].to_vec();
+                if !self.channels.contains(&p) {
+                    self.channels.push(p);
+                }
+                Ok(())
+            }
+            Some(&sign @ (b'+' | b'-')) if bytes.get(1) == Some(&b'@') => {
+                let allow = sign == b'+';
+                let cat = &lower[2..];
+                if !CATEGORIES.contains(&cat) {
+                    return Err(RuleError::Unknown);
+                }
+                for name in commands::in_category(cat) {
+                    self.set_command(name, allow);
+                }
+                if !allow {
+                    self.all_commands = false;
+                }
+                self.note_rule(allow, &lower[1..]);
+                Ok(())
+            }
+            Some(b'+') => self.allow_command(&lower[1..]),
+            Some(b'-') => {
+                let name = &lower[1..];
+                let info = commands::find(name).ok_or(RuleError::Unknown)?;
+                for n in info {
+                    self.set_command(n, false);
+                }
+                self.all_commands = false;
+                self.note_rule(false, name);
+                Ok(())
+            }
+            _ => Err(RuleError::Syntax),
+        }
+    }
+
+    fn set_command(&mut self, name: &'static str, allow: bool) {
+        self.first_args.remove(name);
+        if allow {
+            self.allowed.insert(name);
+        } else {
+            self.allowed.remove(name);
+        }
+    }
+
+    fn allow_command(&mut self, name: &str) -> Result<(), RuleError> {
+        if let Some(names) = commands::find(name) {
+            for n in names {
+                self.set_command(n, true);
+            }
+            self.note_rule(true, name);
+            return Ok(());
+        }
+        let Some((cmd, sub)) = name.rsplit_once('|') else {
+            return Err(RuleError::Unknown);
+        };
+        let Some(parent) = commands::find(cmd) else {
+            return Err(RuleError::Unknown);
+        };
+        if cmd.contains('|') {
+            return Err(RuleError::Child);
+        }
+        if sub.is_empty() {
+            return Err(RuleError::Syntax);
+        }
+        if commands::has_subcommands(cmd) {
+            // A container's unknown subcommand.
+            return Err(RuleError::Unknown);
+        }
+        let key = parent[0];
+        if !self.allowed.contains(key) {
+            let list = self.first_args.entry(key).or_default();
+            if !list.iter().any(|a| a == sub) {
+                list.push(sub.to_string());
+            }
+        }
+        self.note_rule(true, name);
+        Ok(())
+    }
+
+    fn add_key_pattern(&mut self, op: &[u8]) -> Result<(), RuleError> {
+        if self.all_keys {
+            return Err(RuleError::KeysAfterAll);
+        }
+        let (read, write, offset) = if op[0] == b'%' {
+            let (mut r, mut w) = (false, false);
+            let mut i = 1;
+            loop {
+                match op.get(i) {
+                    Some(b'R' | b'r') if !r => r = true,
+                    Some(b'W' | b'w') if !w => w = true,
+                    Some(b'~') => {
+                        i += 1;
+                        break;
+                    }
+                    // `%R` alone is accepted, as the empty pattern (shown as `%R~`).
+                    None => break,
+                    _ => return Err(RuleError::Syntax),
+                }
+                i += 1;
+            }
+            if !r && !w {
+                return Err(RuleError::Syntax);
+            }
+            (r, w, i)
+        } else {
+            (true, true, 1)
+        };
+        let pattern = op[offset..].to_vec();
+        match self.keys.iter_mut().find(|k| k.pattern == pattern) {
+            Some(k) => {
+                k.read |= read;
+                k.write |= write;
+            }
+            None => self.keys.push(KeyPattern {
+                pattern,
+                read,
+                write,
+            }),
+        }
+        Ok(())
+    }
+
+    /// The command rules as GETUSER and LIST show them.
+    pub fn describe_commands(&self) -> String {
+        let mut out = String::from(if self.future { "+@all" } else { "-@all" });
+        for r in &self.rules {
+            out.push(' ');
+            out.push_str(r);
+        }
+        out
+    }
+
+    pub fn describe_keys(&self) -> String {
+        if self.all_keys {
+            return "~*".into();
+        }
+        self.keys
+            .iter()
+            .map(KeyPattern::describe)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    pub fn describe_channels(&self) -> String {
+        if self.all_channels {
+            return "&*".into();
+        }
+        self.channels
+            .iter()
+            .map(|c| format!("&{}", String::from_utf8_lossy(c)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The selector as one line of rules (LIST and the ACL file).
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        let keys = self.describe_keys();
+        if !keys.is_empty() {
+            parts.push(keys);
+        }
+        if self.all_channels {
+            parts.push("&*".into());
+        } else {
+            parts.push("resetchannels".into());
+            let ch = self.describe_channels();
+            if !ch.is_empty() {
+                parts.push(ch);
+            }
+        }
+        parts.push(self.describe_commands());
+        parts.join(" ")
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct User {
+    pub name: String,
+    pub enabled: bool,
+    pub nopass: bool,
+    /// SHA-256 of each password, as hex.
+    pub passwords: Vec<String>,
+    pub root: Selector,
+    pub selectors: Vec<Selector>,
+    /// RESTORE payload sanitizing as set by `reset`, `sanitize-payload` or
+    /// `skip-sanitize-payload`; None until one of them is given.
+    pub sanitize: Option<bool>,
+}
+
+impl User {
+    /// A user as ACL SETUSER creates it: off, no password, no permissions.
+    pub fn new(name: &str) -> User {
+        User {
+            name: name.to_string(),
+            enabled: false,
+            nopass: false,
+            passwords: Vec::new(),
+            root: Selector::default(),
+            selectors: Vec::new(),
+            sanitize: None,
+        }
+    }
+
+    /// The `default` user of a server without an ACL file.
+    pub fn default_user() -> User {
+        let mut u = User::new("default");
+        for op in ["on", "nopass", "~*", "&*", "+@all"] {
+            u.apply(op).expect("valid rule");
+        }
+        u
+    }
+
+    /// Whether the user may run anything: the check is skipped for its connections.
+    pub fn unrestricted(&self) -> bool {
+        self.root.unrestricted()
+    }
+
+    /// Whether `pass` logs in as this user.
+    pub fn password_ok(&self, pass: &[u8]) -> bool {
+        if !self.enabled {
+            return false;
+        }
+        if self.nopass {
+            return true;
+        }
+        let h = sha256::hex(pass);
+        self.passwords.contains(&h)
+    }
+
+    fn add_hash(&mut self, h: String) {
+        if !self.passwords.contains(&h) {
+            self.passwords.push(h);
+        }
+        self.nopass = false;
+    }
+
+    /// Applies one rule of ACL SETUSER (a selector `(...)` included).
+    pub fn apply(&mut self, op: &str) -> Result<(), RuleError> {
+        let lower = op.to_ascii_lowercase();
+        match lower.as_str() {
+            "on" => self.enabled = true,
+            "off" => self.enabled = false,
+            "nopass" => {
+                self.nopass = true;
+                self.passwords.clear();
+            }
+            "resetpass" => {
+                self.nopass = false;
+                self.passwords.clear();
+            }
+            "skip-sanitize-payload" => self.sanitize = Some(false),
+            "sanitize-payload" => self.sanitize = Some(true),
+            "clearselectors" => self.selectors.clear(),
+            "reset" => {
+                let name = std::mem::take(&mut self.name);
+                *self = User::new(&name);
+                self.sanitize = Some(true);
+            }
+            _ => return self.apply_other(op),
+        }
+        Ok(())
+    }
+
+    fn apply_other(&mut self, op: &str) -> Result<(), RuleError> {
+        let b = op.as_bytes();
+        match b.first() {
+            Some(b'>') => {
+                self.add_hash(sha256::hex(&b[1..]));
+                Ok(())
+            }
+            Some(b'#') => {
+                let h = &op[1..];
+                if !valid_hash(h) {
+                    return Err(RuleError::BadHash);
+                }
+                self.add_hash(h.to_string());
+                Ok(())
+            }
+            Some(b'<') => {
+                let h = sha256::hex(&b[1..]);
+                let before = self.passwords.len();
+                self.passwords.retain(|p| *p != h);
+                if before == self.passwords.len() {
+                    return Err(RuleError::NoSuchHash);
+                }
+                Ok(())
+            }
+            Some(b'!') => {
+                let h = &op[1..];
+                if !valid_hash(h) {
+                    return Err(RuleError::BadHash);
+                }
+                let before = self.passwords.len();
+                self.passwords.retain(|p| p != h);
+                if before == self.passwords.len() {
+                    return Err(RuleError::NoSuchHash);
+                }
+                Ok(())
+            }
+            Some(b'(') if b.last() == Some(&b')') && b.len() >= 2 => {
+                let mut sel = Selector::default();
+                for part in op[1..op.len() - 1].split_ascii_whitespace() {
+                    sel.apply(part)?;
+                }
+                self.selectors.push(sel);
+                Ok(())
+            }
+            _ => self.root.apply(op),
+        }
+    }
+
+    /// The flags GETUSER lists.
+    pub fn flags(&self) -> Vec<&'static str> {
+        let mut f = vec![if self.enabled { "on" } else { "off" }];
+        if self.nopass {
+            f.push("nopass");
+        }
+        f.extend(self.sanitize_flag());
+        f
+    }
+
+    fn sanitize_flag(&self) -> Option<&'static str> {
+        self.sanitize.map(|on| {
+            if on {
+                "sanitize-payload"
+            } else {
+                "skip-sanitize-payload"
+            }
+        })
+    }
+
+    /// The user as one line of rules, as ACL LIST and the ACL file write it.
+    pub fn describe(&self) -> String {
+        let mut out = format!("user {}", self.name);
+        out.push_str(if self.enabled { " on" } else { " off" });
+        if self.nopass {
+            out.push_str(" nopass");
+        }
+        if let Some(flag) = self.sanitize_flag() {
+            out.push(' ');
+            out.push_str(flag);
+        }
+        for p in &self.passwords {
+            out.push_str(" #");
+            out.push_str(p);
+        }
+        out.push(' ');
+        out.push_str(&self.root.describe());
+        for s in &self.selectors {
+            out.push_str(" (");
+            out.push_str(&s.describe());
+            out.push(')');
+        }
+        out
+    }
+}
+
+fn valid_hash(h: &str) -> bool {
+    h.len() == 64
+        && h.bytes()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
+}
+
+/// Splits SETUSER's arguments into rules, joining a selector written across several
+/// arguments (`(~x` `+get)`) back into one. Err carries the argument where an unclosed
+/// selector starts.
+pub fn split_rules(args: &[String]) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if a.starts_with('(') && !a.ends_with(')') {
+            let mut joined = a.clone();
+            let mut j = i + 1;
+            loop {
+                let Some(next) = args.get(j) else {
+                    return Err(a.clone());
+                };
+                joined.push(' ');
+                joined.push_str(next);
+                j += 1;
+                if next.ends_with(')') {
+                    break;
+                }
+            }
+            out.push(joined);
+            i = j;
+        } else {
+            out.push(a.clone());
+            i += 1;
+        }
+    }
+    Ok(out)
+}

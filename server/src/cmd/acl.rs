@@ -1,0 +1,564 @@
+//! ACL: SETUSER, GETUSER, DELUSER, USERS, LIST, WHOAMI, CAT, GENPASS, LOG, DRYRUN, LOAD,
+//! SAVE, HELP; and the engine-side helpers the dispatcher and `redis.call` use to ask the
+//! one permission decision (`acl::check`) and log its refusals.
+
+use bytes::Bytes;
+
+use super::table::{flags::*, resolve, Command};
+use crate::acl::{self, Denied, DeniedKind, LogEntry, User};
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::numfmt;
+use crate::reply::Reply;
+use crate::session::ConnId;
+
+/// The permission decision for `conn`'s user; Ok for a connection whose user may run
+/// anything.
+pub(crate) fn permission(
+    e: &Engine,
+    conn: ConnId,
+    cmd: &Command,
+    full: &str,
+    args: &[Bytes],
+) -> Result<(), Denied> {
+    let Some(s) = e.sessions.get(&conn) else {
+        return Ok(());
+    };
+    if s.acl_free {
+        return Ok(());
+    }
+    match e.acl.user(&s.user) {
+        Some(u) => acl::check(u, cmd, full, args),
+        None => Err(Denied {
+            kind: DeniedKind::Command,
+            pos: 0,
+        }),
+    }
+}
+
+/// The top-level NOPERM error.
+pub(crate) fn noperm(d: Denied, full: &str) -> Reply {
+    Reply::err(match d.kind {
+        DeniedKind::Command => {
+            format!("NOPERM this user has no permissions to run the '{full}' command")
+        }
+        DeniedKind::Key => {
+            "NOPERM this user has no permissions to access one of the keys used as arguments".into()
+        }
+        DeniedKind::Channel => {
+            "NOPERM this user has no permissions to access one of the channels used as arguments"
+                .into()
+        }
+    })
+}
+
+/// The NOPERM error of a queued command EXEC finds no longer allowed.
+pub(crate) fn noperm_in_exec(d: Denied) -> Reply {
+    let reason = match d.kind {
+        DeniedKind::Command => "no permission to execute the command or subcommand",
+        DeniedKind::Key => "no permission to touch the specified keys",
+        DeniedKind::Channel => "no permission to access one of the channels used as arguments",
+    };
+    Reply::err(format!(
+        "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}"
+    ))
+}
+
+/// Adds a refusal of `conn`'s command to the ACL log.
+pub(crate) fn log_denial(
+    e: &mut Engine,
+    conn: ConnId,
+    d: Denied,
+    context: &'static str,
+    full: &str,
+    args: &[Bytes],
+) {
+    let reason = match d.kind {
+        DeniedKind::Command => "command",
+        DeniedKind::Key => "key",
+        DeniedKind::Channel => "channel",
+    };
+    let object = match d.kind {
+        DeniedKind::Command => full.to_string(),
+        _ => String::from_utf8_lossy(&args[d.pos]).into_owned(),
+    };
+    log(e, conn, reason, context, object, None);
+}
+
+fn log(
+    e: &mut Engine,
+    conn: ConnId,
+    reason: &'static str,
+    context: &'static str,
+    object: String,
+    username: Option<String>,
+) {
+    let now = e.clock.now_ms();
+    let (user, info) = match e.sessions.get(&conn) {
+        Some(s) => (
+            s.user.clone(),
+            crate::cmd::connection::client_info_line(s, now),
+        ),
+        None => ("default".to_string(), String::new()),
+    };
+    let max = e
+        .config
+        .get_by_name("acllog-max-len")
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(128);
+    e.acl.record(
+        LogEntry {
+            count: 1,
+            reason,
+            context,
+            object,
+            username: username.unwrap_or(user),
+            created_ms: now,
+            client_info: info,
+        },
+        max,
+    );
+}
+
+/// `redis.call`'s permission check: the caller's user decides, refusals are logged with the
+/// `lua` context and reported with the texts Redis gives inside a script.
+pub(crate) fn script_permission(
+    e: &mut Engine,
+    conn: ConnId,
+    cmd: &Command,
+    parent: Option<&Command>,
+    args: &[Bytes],
+) -> Result<(), String> {
+    if e.sessions.get(&conn).is_none_or(|s| s.acl_free) {
+        return Ok(());
+    }
+    let full = cmd.full_name(parent);
+    let Err(d) = permission(e, conn, cmd, &full, args) else {
+        return Ok(());
+    };
+    log_denial(e, conn, d, "lua", &full, args);
+    Err(match d.kind {
+        DeniedKind::Command => "The user executing the script can't run this command or subcommand",
+        DeniedKind::Key => "The user executing the script can't access at least one of the keys mentioned in the command arguments",
+        DeniedKind::Channel => "The user executing the script can't publish to the channel mentioned in the command",
+    }
+    .to_string())
+}
+
+/// Logs a failed AUTH or HELLO AUTH (`object` is the command's name).
+pub(crate) fn log_auth_failure(e: &mut Engine, conn: ConnId, object: &str, user: &[u8]) {
+    log(
+        e,
+        conn,
+        "auth",
+        "toplevel",
+        object.to_string(),
+        Some(String::from_utf8_lossy(user).into_owned()),
+    );
+}
+
+/// Logs `conn` in as `user` (already authenticated).
+pub(crate) fn login(e: &mut Engine, conn: ConnId, user: &[u8]) {
+    let name = String::from_utf8_lossy(user).into_owned();
+    let free = e.acl.user(&name).is_some_and(User::unrestricted);
+    if let Some(s) = e.sessions.get_mut(&conn) {
+        s.authenticated = true;
+        s.user = name;
+        s.acl_free = free;
+    }
+}
+
+/// After users changed: every connection's shortcut follows its user again; connections
+/// of a user that is gone, and subscribers to a channel their user may no longer use, are
+/// closed, as Redis does.
+pub(crate) fn refresh_sessions(e: &mut Engine, caller: ConnId) {
+    let mut gone = Vec::new();
+    for s in e.sessions.values_mut() {
+        match e.acl.user(&s.user) {
+            Some(u) => {
+                s.acl_free = u.unrestricted();
+                let subs = s.channels.iter().chain(s.shard_channels.iter());
+                if !acl::check::subscriptions_allowed(u, subs, s.patterns.iter()) {
+                    gone.push(s.id);
+                }
+            }
+            None => {
+                s.acl_free = false;
+                gone.push(s.id);
+            }
+        }
+    }
+    gone.sort_unstable();
+    for id in gone {
+        crate::cmd::connection::kill_connection(e, caller, id);
+    }
+}
+
+fn text(a: &[u8]) -> String {
+    String::from_utf8_lossy(a).into_owned()
+}
+
+fn setuser(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
+    let name = text(call.arg(2));
+    if name.contains(' ') || name.contains('\0') {
+        return Err(Reply::err(
+            "ERR Usernames can't contain spaces or null characters",
+        ));
+    }
+    let raw: Vec<String> = call.args[3..].iter().map(|a| text(a)).collect();
+    let rules = acl::model::split_rules(&raw).map_err(|start| {
+        Reply::err(format!(
+            "ERR Unmatched parenthesis in acl selector starting at '{start}'."
+        ))
+    })?;
+    let mut user = e
+        .acl
+        .user(&name)
+        .cloned()
+        .unwrap_or_else(|| User::new(&name));
+    for r in &rules {
+        user.apply(r).map_err(|err| {
+            Reply::err(format!(
+                "ERR Error in ACL SETUSER modifier '{}': {}",
+                r,
+                err.text()
+            ))
+        })?;
+    }
+    e.acl.users.insert(name, user);
+    refresh_sessions(e, call.conn);
+    Ok(Reply::ok())
+}
+
+fn selector_fields(s: &acl::model::Selector) -> Vec<(Reply, Reply)> {
+    vec![
+        (Reply::bulk("commands"), Reply::bulk(s.describe_commands())),
+        (Reply::bulk("keys"), Reply::bulk(s.describe_keys())),
+        (Reply::bulk("channels"), Reply::bulk(s.describe_channels())),
+    ]
+}
+
+fn getuser(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
+    let Some(u) = e.acl.user(&text(call.arg(2))) else {
+        return Ok(Reply::Nil);
+    };
+    let mut fields = vec![
+        (
+            Reply::bulk("flags"),
+            Reply::Set(u.flags().into_iter().map(Reply::bulk).collect()),
+        ),
+        (
+            Reply::bulk("passwords"),
+            Reply::Array(u.passwords.iter().map(Reply::bulk).collect()),
+        ),
+    ];
+    fields.extend(selector_fields(&u.root));
+    fields.push((
+        Reply::bulk("selectors"),
+        Reply::Array(
+            u.selectors
+                .iter()
+                .map(|s| Reply::Map(selector_fields(s)))
+                .collect(),
+        ),
+    ));
+    Ok(Reply::Map(fields))
+}
+
+fn deluser(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
+    let names: Vec<String> = call.args[2..].iter().map(|a| text(a)).collect();
+    if names.iter().any(|n| n == "default") {
+        return Err(Reply::err("ERR The 'default' user cannot be removed"));
+    }
+    let removed = names
+        .iter()
+        .filter(|n| e.acl.users.remove(n.as_str()).is_some())
+        .count();
+    refresh_sessions(e, call.conn);
+    Ok(Reply::Int(removed as i64))
+}
+
+fn users(e: &mut Engine, _: &mut Call) -> Result<Reply, Reply> {
+    Ok(Reply::Array(e.acl.users.keys().map(Reply::bulk).collect()))
+}
+
+fn list(e: &mut Engine, _: &mut Call) -> Result<Reply, Reply> {
+    Ok(Reply::Array(
+        e.acl
+            .users
+            .values()
+            .map(|u| Reply::bulk(u.describe()))
+            .collect(),
+    ))
+}
+
+fn whoami(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
+    let user = e
+        .sessions
+        .get(&call.conn)
+        .map_or("default".to_string(), |s| s.user.clone());
+    Ok(Reply::bulk(user))
+}
+
+/// Redis's answer to a subcommand given too many arguments, naming it as the user wrote it.
+fn too_many_args(call: &Call) -> Reply {
+    Reply::err(format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try ACL HELP.",
+        text(call.arg(1))
+    ))
+}
+
+fn cat(_: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
+    if call.argc() > 3 {
+        return Err(too_many_args(call));
+    }
+    if call.argc() == 2 {
+        return Ok(Reply::Array(
+            acl::commands::CATEGORIES.iter().map(Reply::bulk).collect(),
+        ));
+    }
+    let name = text(call.arg(2)).to_ascii_lowercase();
+    if !acl::commands::CATEGORIES.contains(&name.as_str()) {
+        return Err(Reply::err(format!(
+            "ERR Unknown category '{}'",
+            text(call.arg(2))
+        )));
+    }
+    Ok(Reply::Array(
+        acl::commands::in_category(&name)
+            .into_iter()
+            .map(Reply::bulk)
+            .collect(),
+    ))
+}
+
+fn genpass(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
+    if call.argc() > 3 {
+        return Err(too_many_args(call));
+    }
+    let bits = if call.argc() > 2 {
+        numfmt::parse_i64(call.arg(2)).ok_or_else(|| Reply::err(errors::NOT_INTEGER))?
+    } else {
+        256
+    };
+    if !(1..=4096).contains(&bits) {
+        return Err(Reply::err("ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096"));
+    }
+    let chars = (bits as usize).div_ceil(4);
+    let mut out = String::with_capacity(chars);
+    while out.len() < chars {
+        let word = e.rng.next_u64();
+        out.push_str(&format!("{word:016x}"));
+    }
+    out.truncate(chars);
+    Ok(Reply::bulk(out))
+}
+
+fn log_cmd(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
+    let mut count = usize::MAX;
+    if call.argc() == 3 {
+        if call.arg(2).eq_ignore_ascii_case(b"reset") {
+            e.acl.log.clear();
+            return Ok(Reply::ok());
+        }
+        let n = numfmt::parse_i64(call.arg(2)).ok_or_else(|| Reply::err(errors::NOT_INTEGER))?;
+        count = n.max(0) as usize;
+    } else if call.argc() > 3 {
+        return Err(too_many_args(call));
+    }
+    let now = e.clock.now_ms();
+    Ok(Reply::Array(
+        e.acl
+            .log
+            .iter()
+            .take(count)
+            .map(|l| {
+                Reply::Map(vec![
+                    (Reply::bulk("count"), Reply::Int(l.count as i64)),
+                    (Reply::bulk("reason"), Reply::bulk(l.reason)),
+                    (Reply::bulk("context"), Reply::bulk(l.context)),
+                    (Reply::bulk("object"), Reply::bulk(&l.object)),
+                    (Reply::bulk("username"), Reply::bulk(&l.username)),
+                    (
+                        Reply::bulk("age-seconds"),
+                        Reply::Double((now - l.created_ms).max(0) as f64 / 1000.0),
+                    ),
+                    (Reply::bulk("client-info"), Reply::bulk(&l.client_info)),
+                ])
+            })
+            .collect(),
+    ))
+}
+
+fn dryrun(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
+    let name = text(call.arg(2));
+    let Some(user) = e.acl.user(&name) else {
+        return Err(Reply::err(format!("ERR User '{name}' not found")));
+    };
+    let args = &call.args[3..];
+    let (cmd, full) = match resolve(args) {
+        Ok(found) => found,
+        Err(Reply::Error(t)) if t.starts_with("ERR unknown command") => {
+            return Err(Reply::err(format!(
+                "ERR Command '{}' not found",
+                text(&args[0])
+            )))
+        }
+        Err(err) => return Err(err),
+    };
+    Ok(match acl::check(user, cmd, &full, args) {
+        Ok(()) => Reply::ok(),
+        Err(d) => Reply::bulk(match d.kind {
+            DeniedKind::Command => {
+                format!("This user has no permissions to run the '{full}' command")
+            }
+            DeniedKind::Key => format!(
+                "This user has no permissions to access the '{}' key",
+                text(&args[d.pos])
+            ),
+            DeniedKind::Channel => format!(
+                "This user has no permissions to access the '{}' channel",
+                text(&args[d.pos])
+            ),
+        }),
+    })
+}
+
+const NO_ACLFILE: &str = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.";
+
+fn aclfile(e: &Engine) -> Result<String, Reply> {
+    match e.config.get_by_name("aclfile") {
+        Some(f) if !f.is_empty() => Ok(f),
+        _ => Err(Reply::err(NO_ACLFILE)),
+    }
+}
+
+fn save(e: &mut Engine, _: &mut Call) -> Result<Reply, Reply> {
+    let path = aclfile(e)?;
+    let mut out = String::new();
+    for u in e.acl.users.values() {
+        out.push_str(&u.describe());
+        out.push('\n');
+    }
+    std::fs::write(&path, out)
+        .map_err(|err| Reply::err(format!("ERR There was an error trying to save the ACLs. Please check the server logs for more information ({err})")))?;
+    Ok(Reply::ok())
+}
+
+/// Reads an ACL file into users; the whole file or nothing, as Redis loads it.
+pub(crate) fn parse_acl_file(text: &str) -> Result<Vec<User>, String> {
+    let mut users: Vec<User> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let words: Vec<String> = line.split_ascii_whitespace().map(str::to_string).collect();
+        if words[0] != "user" || words.len() < 2 {
+            return Err(format!("/{}: line should start with user keyword", i + 1));
+        }
+        let mut u = User::new(&words[1]);
+        let rules = acl::model::split_rules(&words[2..]).map_err(|s| {
+            format!(
+                "{}: Unmatched parenthesis in acl selector starting at '{s}'.",
+                i + 1
+            )
+        })?;
+        for r in &rules {
+            u.apply(r).map_err(|err| {
+                format!(
+                    "{}: Error in user declaration '{}': {}",
+                    i + 1,
+                    r,
+                    err.text()
+                )
+            })?;
+        }
+        if users.iter().any(|x| x.name == u.name) {
+            return Err(format!("{}: Duplicate user '{}' found", i + 1, u.name));
+        }
+        users.push(u);
+    }
+    Ok(users)
+}
+
+fn load(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
+    let path = aclfile(e)?;
+    let body = std::fs::read_to_string(&path).map_err(|err| {
+        Reply::err(format!(
+            "ERR Error loading ACLs opening file '{path}': {err}"
+        ))
+    })?;
+    let loaded = parse_acl_file(&body).map_err(|m| Reply::err(format!("ERR {m}")))?;
+    let mut users = std::collections::BTreeMap::new();
+    users.insert("default".to_string(), User::default_user());
+    for u in loaded {
+        users.insert(u.name.clone(), u);
+    }
+    e.acl.users = users;
+    refresh_sessions(e, call.conn);
+    Ok(Reply::ok())
+}
+
+fn help(_: &mut Engine, _: &mut Call) -> Result<Reply, Reply> {
+    Ok(super::scripting::help(&[
+        "ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CAT [<category>]",
+        "    List all commands that belong to <category>, or all command categories",
+        "    when no category is specified.",
+        "DELUSER <username> [<username> ...]",
+        "    Delete a list of users.",
+        "DRYRUN <username> <command> [<arg> ...]",
+        "    Returns whether the user can execute the given command without executing the command.",
+        "GETUSER <username>",
+        "    Get the user's details.",
+        "GENPASS [<bits>]",
+        "    Generate a secure 256-bit user password. The optional `bits` argument can",
+        "    be used to specify a different size.",
+        "LIST",
+        "    Show users details in config file format.",
+        "LOAD",
+        "    Reload users from the ACL file.",
+        "LOG [<count> | RESET]",
+        "    Show the ACL log entries.",
+        "SAVE",
+        "    Save the current config to the ACL file.",
+        "SETUSER <username> <attribute> [<attribute> ...]",
+        "    Create or modify a user with the specified attributes.",
+        "USERS",
+        "    List all the registered usernames.",
+        "WHOAMI",
+        "    Return the current connection username.",
+        "HELP",
+        "    Prints this help.",
+    ]))
+}
+
+/// Never called: the dispatcher resolves ACL to one of its subcommands.
+fn container(_: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
+    Err(Reply::err(errors::unknown_subcommand(
+        "acl",
+        call.args.get(1).map_or(&b""[..], |a| &a[..]),
+    )))
+}
+
+const ADM: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
+
+static SUBCOMMANDS: &[Command] = &[
+    Command::new("cat", -2, NOSCRIPT | LOADING | STALE, "server", cat),
+    Command::new("deluser", -3, ADM, "server", deluser),
+    Command::new("dryrun", -4, ADM, "server", dryrun),
+    Command::new("genpass", -2, NOSCRIPT | LOADING | STALE, "server", genpass),
+    Command::new("getuser", 3, ADM, "server", getuser),
+    Command::new("help", 2, LOADING | STALE, "server", help),
+    Command::new("list", 2, ADM, "server", list),
+    Command::new("load", 2, ADM, "server", load),
+    Command::new("log", -2, ADM, "server", log_cmd),
+    Command::new("save", 2, ADM, "server", save),
+    Command::new("setuser", -3, ADM, "server", setuser),
+    Command::new("users", 2, ADM, "server", users),
+    Command::new("whoami", 2, NOSCRIPT | LOADING | STALE, "server", whoami),
+];
+
+pub static COMMANDS: &[Command] =
+    &[Command::new("acl", -2, 0, "server", container).subcommands(SUBCOMMANDS)];
