@@ -48,8 +48,11 @@ fn every_fault_from_redis_cli() {
     assert_eq!(cli(p, &["REDLAB.CLOCK", "SET", "1700000000000"]).0, "OK");
     assert_eq!(cli(p, &["SET", "lease", "a", "PX", "1000"]).0, "OK");
     assert_eq!(cli(p, &["REDLAB.CLOCK", "ADVANCE", "1000"]).0, "OK");
+    // At its deadline the key still lives (Redis's `now > when`); a millisecond later not.
+    assert_eq!(cli(p, &["PTTL", "lease"]).0, "0");
+    assert_eq!(cli(p, &["REDLAB.CLOCK", "ADVANCE", "1"]).0, "OK");
     assert_eq!(cli(p, &["EXISTS", "lease"]).0, "0");
-    assert_eq!(cli(p, &["TIME"]).0, "1700000001\n0");
+    assert_eq!(cli(p, &["TIME"]).0, "1700000001\n1000");
 
     // An error instead of the command.
     assert_eq!(

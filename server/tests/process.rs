@@ -116,6 +116,7 @@ fn unix_socket_pidfile_log_and_sigterm() {
     );
 
     // SIGTERM: a clean exit, files removed, the goodbye logged.
+    // SAFETY: kill(2) takes plain integers and touches no memory of ours.
     let rc = unsafe { libc_kill(pid as i32, 15) };
     assert_eq!(rc, 0);
     let mut status = None;
@@ -172,6 +173,7 @@ fn daemonize_detaches_and_writes_the_pidfile() {
     struct KillOnDrop(i32);
     impl Drop for KillOnDrop {
         fn drop(&mut self) {
+            // SAFETY: kill(2) takes plain integers and touches no memory of ours.
             unsafe { libc_kill(self.0, 9) };
         }
     }

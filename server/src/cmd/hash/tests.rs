@@ -310,7 +310,8 @@ fn an_expired_hash_is_gone_and_comes_back_without_ttl() {
     e.db(0).set_expire(b"h", Some(now + 1000));
     clock.advance(Duration::from_millis(999));
     assert_eq!(run(&mut e, &["HGET", "h", "a"]), bulk("1"));
-    clock.advance(Duration::from_millis(1));
+    // Past the deadline's own millisecond (Redis's `now > when`).
+    clock.advance(Duration::from_millis(2));
     assert_eq!(run(&mut e, &["HGET", "h", "a"]), Reply::Nil);
     assert_eq!(run(&mut e, &["HLEN", "h"]), Reply::Int(0));
     assert_eq!(run(&mut e, &["HINCRBY", "h", "a", "5"]), Reply::Int(5));

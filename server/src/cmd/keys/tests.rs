@@ -120,7 +120,7 @@ fn expireat_uses_the_engine_clock() {
     assert_eq!(int(&mut e, &["TTL", "k"]), 60);
     assert_eq!(int(&mut e, &["EXPIRE", "k", "30", "GT"]), 0);
     assert_eq!(int(&mut e, &["EXPIRE", "k", "30", "LT"]), 1);
-    clock.advance(Duration::from_secs(30));
+    clock.advance(Duration::from_millis(30_001));
     assert_eq!(int(&mut e, &["EXISTS", "k"]), 0);
 }
 
@@ -131,7 +131,7 @@ fn del_of_a_key_past_its_deadline_counts_nothing() {
     e.active_expire = false;
     run(&mut e, &["SET", "k", "v"]);
     run(&mut e, &["PEXPIRE", "k", "5"]);
-    clock.advance(Duration::from_millis(5));
+    clock.advance(Duration::from_millis(6));
     assert_eq!(int(&mut e, &["DEL", "k"]), 0);
     assert_eq!(events(&mut e, sub), vec!["set k", "expire k", "expired k"]);
 }
@@ -144,7 +144,7 @@ fn rename_carries_the_deadline_and_the_events() {
     run(&mut e, &["EXPIRE", "a", "10"]);
     assert_eq!(run(&mut e, &["RENAME", "a", "b"]), Reply::ok());
     assert_eq!(int(&mut e, &["TTL", "b"]), 10);
-    clock.advance(Duration::from_secs(10));
+    clock.advance(Duration::from_millis(10_001));
     assert_eq!(int(&mut e, &["EXISTS", "b"]), 0);
     assert_eq!(
         events(&mut e, sub),
@@ -168,7 +168,7 @@ fn move_and_copy_carry_the_deadline() {
     assert_eq!(int(&mut e, &["MOVE", "a", "1"]), 1);
     assert_eq!(int(&mut e, &["COPY", "c", "d"]), 1);
     assert_eq!(int(&mut e, &["TTL", "d"]), 10);
-    clock.advance(Duration::from_secs(10));
+    clock.advance(Duration::from_millis(10_001));
     run(&mut e, &["SELECT", "1"]);
     assert_eq!(int(&mut e, &["EXISTS", "a"]), 0);
     run(&mut e, &["SELECT", "0"]);
@@ -194,7 +194,7 @@ fn restore_ttl_is_relative_to_the_clock_unless_absttl() {
         Reply::ok()
     );
     assert_eq!(int(&mut e, &["EXISTS", "c"]), 0);
-    clock.advance(Duration::from_secs(2));
+    clock.advance(Duration::from_millis(2001));
     assert_eq!(int(&mut e, &["EXISTS", "a", "b"]), 1);
 }
 
@@ -316,7 +316,7 @@ fn randomkey_skips_expired_keys() {
     run(&mut e, &["SET", "gone", "v"]);
     run(&mut e, &["PEXPIRE", "gone", "1"]);
     run(&mut e, &["SET", "here", "v"]);
-    clock.advance(Duration::from_millis(1));
+    clock.advance(Duration::from_millis(2));
     for _ in 0..20 {
         assert_eq!(run(&mut e, &["RANDOMKEY"]), Reply::bulk("here"));
     }

@@ -115,7 +115,7 @@ fn an_expired_source_counts_as_missing() {
     let now = clock.now_ms();
     e.db(0).set_expire(b"b", Some(now + 10));
     assert_eq!(strings(&run(&mut e, &["SINTER", "a", "b"])), vec!["2"]);
-    clock.advance(Duration::from_millis(10));
+    clock.advance(Duration::from_millis(11));
     assert_eq!(
         strings(&run(&mut e, &["SINTER", "a", "b"])),
         Vec::<String>::new()

@@ -280,9 +280,17 @@ fn sort_keys(args: &[Bytes]) -> Vec<usize> {
     out
 }
 
+/// SORT_RO's keys: the sorted key alone (Redis's sortROGetKeys; its BY/GET patterns name keys
+/// only at run time, so its key specs are unknown and the walk falls back to this).
+fn sort_ro_keys(_args: &[Bytes]) -> Vec<usize> {
+    vec![1]
+}
+
 pub static COMMANDS: &[Command] = &[
     Command::new("sort", -2, WRITE | DENYOOM, "generic", sort)
         .keys(1, 1, 1)
         .movable_keys(sort_keys),
-    Command::new("sort_ro", -2, READONLY, "generic", sort_ro).keys(1, 1, 1),
+    Command::new("sort_ro", -2, READONLY, "generic", sort_ro)
+        .keys(1, 1, 1)
+        .movable_keys(sort_ro_keys),
 ];
