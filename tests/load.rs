@@ -47,7 +47,7 @@ async fn client(addr: std::net::SocketAddr, id: usize) -> Log {
     let counter = format!("ctr:{id}");
     // Every 10th client walks away mid-pipeline, every 10th (offset 5) mid-script: their
     // unacknowledged writes may or may not have happened, and nothing is logged for them.
-    if id % 10 == 0 {
+    if id.is_multiple_of(10) {
         let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
         let mut frames = Vec::new();
         for j in 0..50 {

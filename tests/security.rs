@@ -124,9 +124,7 @@ fn protected_mode_denies_outside_clients_without_a_password() {
         Some("+PONG\\r\\n"),
         "loopback clients are served"
     );
-    if let Some(real) =
-        RealRedis::start_with(&["--bind", "0.0.0.0", "--protected-mode", "yes"]).ok()
-    {
+    if let Ok(real) = RealRedis::start_with(&["--bind", "0.0.0.0", "--protected-mode", "yes"]) {
         let theirs = first_reply(SocketAddr::new(ip, real.addr().port()));
         assert_eq!((Some(reply), closed), theirs, "differs from Redis");
     }

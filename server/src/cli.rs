@@ -10,7 +10,8 @@ use redlab_server::Config;
 /// What `main` must do.
 #[derive(Debug)]
 pub enum Action {
-    Run(Config),
+    /// Boxed: a Config is large and the other variants are a string.
+    Run(Box<Config>),
     /// Print to stdout and exit 0.
     Print(String),
     /// Print to stderr and exit 1.
@@ -110,7 +111,7 @@ pub fn parse(args: &[String], read_file: &dyn Fn(&str) -> Result<String, String>
     text.push('\n');
     text.push_str(&options);
     match load(&mut config, &text) {
-        Ok(()) => Action::Run(config),
+        Ok(()) => Action::Run(Box::new(config)),
         Err(e) => Action::Fail(e),
     }
 }

@@ -438,7 +438,7 @@ fn fires(rule: &mut Rule) -> bool {
     if f.times.is_some_and(|t| rule.fired >= t) {
         return false;
     }
-    if (rule.matched - f.after - 1) % f.every != 0 {
+    if !(rule.matched - f.after - 1).is_multiple_of(f.every) {
         return false;
     }
     if let Some((p, _)) = f.probability {

@@ -21,7 +21,7 @@ fn main() {
             eprintln!("{}", text);
             std::process::exit(1);
         }
-        cli::Action::Run(config) => config,
+        cli::Action::Run(config) => *config,
     };
     let get = |name: &str| config.get_by_name(name).unwrap_or_default();
     let daemonize = get("daemonize") == "yes";

@@ -87,7 +87,7 @@ pub fn parse_i64(b: &[u8]) -> Option<i64> {
         if v > i64::MAX as u64 + 1 {
             None
         } else {
-            Some((v as i128 * -1) as i64)
+            Some((-(v as i128)) as i64)
         }
     } else if v > i64::MAX as u64 {
         None

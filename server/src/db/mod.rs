@@ -123,12 +123,11 @@ impl Db {
         self.expire_if_needed(key);
         let now = self.now;
         let touch = !self.no_touch;
-        self.map.get_mut(key).map(|e| {
-            if touch {
-                e.last_access = now;
-            }
-            e
-        })
+        let e = self.map.get_mut(key)?;
+        if touch {
+            e.last_access = now;
+        }
+        Some(e)
     }
 
     /// Looks a key up without changing its access time (OBJECT IDLETIME, TYPE-free peeks).

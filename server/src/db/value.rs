@@ -62,7 +62,7 @@ impl Value {
             Value::List(l) => l.is_empty(),
             Value::Hash(h) => h.is_empty(),
             Value::Set(s) => s.is_empty(),
-            Value::ZSet(z) => z.len() == 0,
+            Value::ZSet(z) => z.is_empty(),
             // An empty stream is a value of its own (XGROUP CREATE MKSTREAM, XDEL, XTRIM).
             Value::Stream(_) => false,
         }

@@ -797,7 +797,7 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             let m = format!("m{}", (seed >> 33) % 400).into_bytes();
             let s = ((seed >> 20) % 50) as f64;
-            if (seed >> 60) % 3 == 0 {
+            if (seed >> 60).is_multiple_of(3) {
                 z.remove(&m);
             } else {
                 z.insert(&m, s);

@@ -45,7 +45,7 @@ pub fn parse_seeds(text: &str) -> Vec<Seed> {
 }
 
 /// Replaces the 8-byte CRC at the end with the one the rest deserves.
-pub fn fix_crc(payload: &mut Vec<u8>) {
+pub fn fix_crc(payload: &mut [u8]) {
     if payload.len() < 10 {
         return;
     }

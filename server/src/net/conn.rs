@@ -18,13 +18,15 @@ use crate::session::ConnId;
 
 pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
     refresh_net_config(&shared.engine.borrow(), &shared.registry);
-    if shared.registry.config.borrow().refuses(&io.stream) {
-        let mut st = io.state.borrow_mut();
-        if !st.closing {
-            // (Refused during a busy script, it already got the error.)
-            Reply::err(crate::errors::PROTECTED_MODE_DENIED).encode(2, &mut st.wbuf);
+    let refused = shared.registry.config.borrow().refuses(&io.stream);
+    if refused {
+        {
+            let mut st = io.state.borrow_mut();
+            if !st.closing {
+                // (Refused during a busy script, it already got the error.)
+                Reply::err(crate::errors::PROTECTED_MODE_DENIED).encode(2, &mut st.wbuf);
+            }
         }
-        drop(st);
         let _ = io.flush().await;
         shared.registry.remove(io_id);
         return;
@@ -107,8 +109,11 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
         if close && shared.engine.borrow().must_close_now(conn) {
             break;
         }
-        if (close || delay.is_some()) && (io.flush().await.is_err() || close) {
-            break;
+        if close || delay.is_some() {
+            let failed = io.flush().await.is_err();
+            if failed || close {
+                break;
+            }
         }
         if paused {
             continue;

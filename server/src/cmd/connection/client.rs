@@ -372,7 +372,7 @@ fn setinfo(e: &mut Engine, call: &mut Call) -> Reply {
             errors::clip(call.arg(2), 128)
         ));
     }
-    if value.iter().any(|&c| c < b'!' || c > b'~') {
+    if value.iter().any(|c| !(b'!'..=b'~').contains(c)) {
         return Reply::err(format!(
             "ERR {} cannot contain spaces, newlines or special characters.",
             attr

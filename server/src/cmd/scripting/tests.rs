@@ -185,7 +185,7 @@ fn time_stands_still_while_a_script_runs() {
     let now = e.now_ms;
     e.db(0).set_expire(b"k", Some(now + 5));
     clock.advance(std::time::Duration::from_millis(1));
-    assert!(e.time_frozen == false);
+    assert!(!e.time_frozen);
     let r = eval(&mut e, "return redis.call('get','k')", &["0"]);
     assert_eq!(r, Reply::bulk("v"));
     assert!(!e.time_frozen);

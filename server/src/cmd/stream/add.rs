@@ -260,7 +260,7 @@ pub(super) fn xsetid(e: &mut Engine, call: &mut Call) -> CmdResult {
     let Some(s) = stream_mut(e, db, &key)? else {
         return Err(Reply::err(errors::NO_SUCH_KEY));
     };
-    if s.len() > 0 {
+    if !s.is_empty() {
         if id < s.last_valid_id() {
             return Err(Reply::err(
                 "ERR The ID specified in XSETID is smaller than the target stream top item",

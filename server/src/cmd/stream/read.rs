@@ -83,7 +83,7 @@ fn parse(e: &Engine, call: &Call, group_cmd: bool) -> Result<ReadArgs, Reply> {
         } else if args::is(o, "streams") && more > 0 {
             a.keys_at = i + 1;
             let n = argc - a.keys_at;
-            if n % 2 != 0 {
+            if !n.is_multiple_of(2) {
                 // Redis 7.0 words it the same for XREADGROUP.
                 return Err(Reply::err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."));
             }
