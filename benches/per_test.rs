@@ -329,7 +329,7 @@ fn ab<T>(n: usize, mut f: impl FnMut() -> T) -> (Vec<T>, Vec<T>) {
         redlab_server::lua::prepared::set_enabled(false);
         off.extend((0..block).map(|_| f()));
     }
-    redlab_server::lua::prepared::set_enabled(true);
+    redlab_server::lua::prepared::set_enabled(false);
     (on, off)
 }
 

@@ -29,10 +29,13 @@ struct Idle(Runtime);
 // reachable only through `READY`'s mutex until it is taken, so one thread at a time touches it.
 unsafe impl Send for Idle {}
 
-/// Whether states are prepared ahead (see `set_enabled`).
-static ENABLED: AtomicBool = AtomicBool::new(true);
+/// Whether states are prepared ahead (see `set_enabled`). Off by default: a state built on
+/// the builder thread keeps its blocks in that thread's allocator heap, and after memory
+/// bombs the process held 138 MB it no longer used (tests/memory_returns.rs); on two loaded
+/// cores the builder also made a whole server-per-test slower, not faster.
+static ENABLED: AtomicBool = AtomicBool::new(false);
 
-/// Turns preparing states ahead on (the default) or off for the whole process. Off, every
+/// Turns preparing states ahead on or off (the default) for the whole process. Off, every
 /// engine builds its state on its own thread at its first script and no builder thread is
 /// started: for a process that must not start threads of its own, and to measure the
 /// difference (`cargo bench --bench per_test`).
