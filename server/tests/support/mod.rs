@@ -61,14 +61,26 @@ pub fn spawn_tied(cmd: &mut Command) -> std::io::Result<Child> {
     cmd.spawn()
 }
 
+/// A port to hand to a child process, below Linux's ephemeral range (32768-60999). A port
+/// the kernel picked for `bind(:0)` and that was released again can be picked again for the
+/// next `bind(:0)` of an embedded server in a parallel test before the child binds it; the
+/// child then fails to listen and the test waits in vain. Ports here are never picked that way.
+pub fn free_port() -> u16 {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let base = 20_000 + (std::process::id() % 600) as u16 * 20;
+    loop {
+        let port = 20_000 + (base - 20_000 + NEXT.fetch_add(1, Ordering::Relaxed)) % 12_000;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}
+
 /// Starts the binary with `--port <free port>` and `extra` options; returns once it accepts
 /// connections.
 pub fn start(extra: &[&str]) -> Standalone {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let child = spawn_tied(
         Command::new(env!("CARGO_BIN_EXE_redlab-server"))
             .args(["--port", &port.to_string()])
