@@ -42,13 +42,7 @@ impl Writer {
 
     /// Appends an element; as `lpAppend`, a string that is a canonical integer is stored as one.
     pub fn push(&mut self, s: &[u8]) {
-        let start = self.buf.len();
-        match numfmt::parse_i64(s) {
-            Some(v) => encode_int(&mut self.buf, v),
-            None => encode_str(&mut self.buf, s),
-        }
-        let entry_len = self.buf.len() - start;
-        encode_backlen(&mut self.buf, entry_len as u64);
+        push_str(&mut self.buf, s);
         self.count += 1;
     }
 
@@ -64,6 +58,25 @@ impl Writer {
         self.buf[4..6].copy_from_slice(&n.to_le_bytes());
         self.buf
     }
+}
+
+/// Appends one integer element with its back-length: the one listpack element encoder, for
+/// RDB payloads and for the stream nodes that keep Redis's listpack bytes.
+pub fn push_int(out: &mut Vec<u8>, v: i64) {
+    let start = out.len();
+    encode_int(out, v);
+    encode_backlen(out, (out.len() - start) as u64);
+}
+
+/// Appends one string element with its back-length; as `lpAppend`, a string that is a
+/// canonical integer is stored as one.
+pub fn push_str(out: &mut Vec<u8>, s: &[u8]) {
+    if let Some(v) = numfmt::parse_i64(s) {
+        return push_int(out, v);
+    }
+    let start = out.len();
+    encode_str(out, s);
+    encode_backlen(out, (out.len() - start) as u64);
 }
 
 fn encode_int(out: &mut Vec<u8>, v: i64) {
@@ -130,7 +143,8 @@ fn encode_backlen(out: &mut Vec<u8>, l: u64) {
     }
 }
 
-fn backlen_size(l: usize) -> usize {
+/// Bytes the back-length of an element of `l` bytes takes.
+pub fn backlen_size(l: usize) -> usize {
     match l {
         0..=127 => 1,
         128..=16382 => 2,

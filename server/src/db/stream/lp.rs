@@ -42,95 +42,13 @@ impl Elem<'_> {
     }
 }
 
-/// Appends an integer element with its back-length.
-pub fn push_int(out: &mut Vec<u8>, v: i64) {
-    let start = out.len();
-    if (0..=127).contains(&v) {
-        out.push(v as u8);
-    } else if (-4096..=4095).contains(&v) {
-        let u = if v < 0 { (8192 + v) as u64 } else { v as u64 };
-        out.push(((u >> 8) as u8) | 0xc0);
-        out.push(u as u8);
-    } else if (-32768..=32767).contains(&v) {
-        out.push(0xf1);
-        out.extend_from_slice(&(v as i16).to_le_bytes());
-    } else if (-8_388_608..=8_388_607).contains(&v) {
-        out.push(0xf2);
-        out.extend_from_slice(&(v as i32).to_le_bytes()[..3]);
-    } else if (i32::MIN as i64..=i32::MAX as i64).contains(&v) {
-        out.push(0xf3);
-        out.extend_from_slice(&(v as i32).to_le_bytes());
-    } else {
-        out.push(0xf4);
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    push_backlen(out, out.len() - start);
-}
-
-/// Appends a string element; as `lpAppend`, one that reads as a canonical integer (at most
-/// 20 bytes) is stored as an integer.
-pub fn push_str(out: &mut Vec<u8>, s: &[u8]) {
-    if s.len() <= 20 {
-        if let Some(v) = crate::numfmt::parse_i64(s) {
-            push_int(out, v);
-            return;
-        }
-    }
-    let start = out.len();
-    let n = s.len();
-    if n < 64 {
-        out.push(0x80 | n as u8);
-    } else if n < 4096 {
-        out.push(0xe0 | (n >> 8) as u8);
-        out.push(n as u8);
-    } else {
-        out.push(0xf0);
-        out.extend_from_slice(&(n as u32).to_le_bytes());
-    }
-    out.extend_from_slice(s);
-    push_backlen(out, out.len() - start);
-}
-
-fn push_backlen(out: &mut Vec<u8>, l: usize) {
-    let l = l as u64;
-    if l <= 127 {
-        out.push(l as u8);
-    } else if l < 16383 {
-        out.push((l >> 7) as u8);
-        out.push(((l & 127) | 128) as u8);
-    } else if l < 2_097_151 {
-        out.push((l >> 14) as u8);
-        out.push((((l >> 7) & 127) | 128) as u8);
-        out.push(((l & 127) | 128) as u8);
-    } else if l < 268_435_455 {
-        out.push((l >> 21) as u8);
-        out.push((((l >> 14) & 127) | 128) as u8);
-        out.push((((l >> 7) & 127) | 128) as u8);
-        out.push(((l & 127) | 128) as u8);
-    } else {
-        out.push((l >> 28) as u8);
-        out.push((((l >> 21) & 127) | 128) as u8);
-        out.push((((l >> 14) & 127) | 128) as u8);
-        out.push((((l >> 7) & 127) | 128) as u8);
-        out.push(((l & 127) | 128) as u8);
-    }
-}
+pub use crate::db::rdb::listpack::{backlen_size, push_int, push_str};
 
 /// Bytes an integer element (with back-length) takes.
 pub fn int_size(v: i64) -> usize {
     let mut tmp = Vec::with_capacity(10);
     push_int(&mut tmp, v);
     tmp.len()
-}
-
-fn backlen_size(l: usize) -> usize {
-    match l {
-        0..=127 => 1,
-        128..=16382 => 2,
-        16383..=2_097_150 => 3,
-        2_097_151..=268_435_454 => 4,
-        _ => 5,
-    }
 }
 
 /// Decodes the element at `*pos` of `buf` and moves past it; None if malformed or at the end.
