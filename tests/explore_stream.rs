@@ -205,3 +205,100 @@ fn processing_before_acking_delivers_every_job_once_here_and_on_real_redis() {
         s.random(7, 2000).assert_holds();
     }
 }
+
+/// A worker that outlives the others and is the group's only recovery: it takes work until
+/// every job has been acknowledged, sleeping `MIN_IDLE` (virtual time) whenever there is
+/// nothing to take, so that an entry a crashed worker held becomes claimable. The correct
+/// one takes through the claim-or-read script; the naive one only ever reads new entries
+/// (`XREADGROUP ... >`), so an entry that a crashed worker held is never delivered again.
+async fn lasting_worker(c: Connection, name: &'static str, reclaims: bool) -> Result<usize> {
+    let g = StreamGroup::new(c.clone(), STREAM, GROUP);
+    let mut done = 0;
+    for _ in 0..8 {
+        let acked = c.cmd(&["HLEN", "acks"]).await?.as_int().unwrap_or(0);
+        if acked == JOBS.len() as i64 {
+            break;
+        }
+        let next = if reclaims {
+            g.claim_or_read(name, MIN_IDLE)
+                .await?
+                .map(|d| d.entry().clone())
+        } else {
+            g.read_new(name, 1).await?.into_iter().next()
+        };
+        let Some(e) = next else {
+            tokio::time::sleep(MIN_IDLE).await;
+            continue;
+        };
+        let job = e.get("job").unwrap_or(b"?").to_vec();
+        process(&c, &job).await?;
+        ack(&c, &e.id, &job).await?;
+        done += 1;
+    }
+    Ok(done)
+}
+
+/// No supervisor: A may crash holding a job, and B, which lives on, must finish the work.
+fn self_healing(reclaims: bool) -> Scenario {
+    Scenario::new()
+        .setup(&[&["XGROUP", "CREATE", STREAM, GROUP, "$", "MKSTREAM"]])
+        .load_script(&StreamGroup::claim_or_read_script())
+        .client("P", |c| async move {
+            for job in JOBS {
+                c.cmd(&["XADD", STREAM, "*", "job", job]).await?;
+            }
+            Ok::<_, redlab_client::Error>(())
+        })
+        .client("A", move |c| async move {
+            lasting_worker(c, "A", reclaims).await
+        })
+        .client("B", move |c| async move {
+            lasting_worker(c, "B", reclaims).await
+        })
+        .crash("A")
+        .timer_steps(1)
+        .invariant("the surviving worker finishes every job", |v: &mut View| {
+            if !v.is_final() {
+                return Ok(());
+            }
+            let processed = v.smembers("processed");
+            for job in JOBS {
+                if !processed.iter().any(|p| p == job) {
+                    let pending = v.cmd(&["XPENDING", STREAM, GROUP]);
+                    return Err(format!(
+                        "{job} was never processed: stuck pending ({pending:?})"
+                    ));
+                }
+                let n = v.cmd(&["HGET", "acks", job]).as_int().unwrap_or(0);
+                if n != 1 {
+                    return Err(format!("{job} acknowledged {n} times"));
+                }
+            }
+            Ok(())
+        })
+}
+
+#[test]
+fn a_worker_that_never_reclaims_leaves_a_crashed_workers_job_pending_forever() {
+    if !lua_ready("a_worker_that_never_reclaims_leaves_a_crashed_workers_job_pending") {
+        return;
+    }
+    let real = real("a_worker_that_never_reclaims");
+    let mut s = self_healing(false);
+    if let Some(r) = &real {
+        s = s.real_redis(r.addr(), 0);
+    }
+    let report = s.random(11, 2000);
+    let f = report.expect_failure();
+    assert!(f.violation.message.contains("stuck pending"), "{}", f);
+    assert_reproduced(f, &real);
+    println!("{}", report);
+}
+
+#[test]
+fn a_worker_that_reclaims_idle_entries_finishes_a_crashed_workers_job() {
+    if !lua_ready("a_worker_that_reclaims_idle_entries_finishes") {
+        return;
+    }
+    self_healing(true).random(13, 2000).assert_holds();
+}
