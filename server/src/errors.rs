@@ -10,7 +10,6 @@ pub const NOT_FLOAT: &str = "ERR value is not a valid float";
 pub const NO_SUCH_KEY: &str = "ERR no such key";
 pub const OVERFLOW: &str = "ERR increment or decrement would overflow";
 pub const NAN_OR_INF: &str = "ERR increment would produce NaN or Infinity";
-pub const INVALID_EXPIRE: &str = "ERR invalid expire time in 'set' command";
 pub const DB_INDEX: &str = "ERR DB index is out of range";
 pub const NOAUTH: &str = "NOAUTH Authentication required.";
 pub const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
@@ -116,8 +115,6 @@ pub const INCR_IS_NAN_OR_INF: &str = "ERR value is NaN or Infinity";
 pub const COUNT_NOT_IN_LONG_RANGE: &str =
     "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
 pub const VALUE_OUT_OF_RANGE: &str = "ERR value is out of range";
-pub const SCAN_INVALID_CURSOR: &str = "ERR invalid cursor";
-pub const POP_COUNT_NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
 pub const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";
 // ---- keys ----
 pub const INVALID_CURSOR: &str = "ERR invalid cursor";
@@ -154,7 +151,6 @@ pub const NO_SUCH_CLIENT: &str = "ERR No such client";
 pub const CLIENT_ID_POSITIVE: &str = "ERR client-id should be greater than 0";
 pub const INVALID_CLIENT_ID: &str = "ERR Invalid client ID";
 pub const UNBLOCK_REASON: &str = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
-pub const RESET_NOT_NORMAL: &str = "ERR can only reset normal client connections";
 pub const NOT_ALLOWED_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
 pub const SSUBSCRIBE_DENY_BLOCKING: &str =
     "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client";
@@ -230,8 +226,6 @@ pub const ZRANGE_LIMIT: &str =
     "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX";
 pub const ZRANGE_BYLEX_WITHSCORES: &str =
     "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
-pub const NUMKEYS_GT_ZERO: &str = "ERR numkeys should be greater than 0";
-pub const COUNT_GT_ZERO: &str = "ERR count should be greater than 0";
 pub const WEIGHT_NOT_FLOAT: &str = "ERR weight value is not a float";
 // ---- fuzz ----
 /// Sent to a non-loopback client, then the connection is closed, when protected mode is on

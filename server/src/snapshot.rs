@@ -248,7 +248,7 @@ mod tests {
         );
         assert_eq!(
             e.execute(c, &[&b"EVALSHA"[..], &later, b"0"]),
-            Reply::Error("NOSCRIPT No matching script. Please use EVAL.".into())
+            Reply::Error(crate::errors::NOSCRIPT.into())
         );
         assert_eq!(e.execute(c, &["EVAL", "return 2", "0"]), Reply::Int(2));
         assert_eq!(
@@ -262,7 +262,7 @@ mod tests {
         assert_eq!(e.execute(c, &[&b"EVALSHA"[..], &kept, b"0"]), Reply::Int(1));
         assert_eq!(
             e.execute(c, &[&b"EVALSHA"[..], &later, b"0"]),
-            Reply::Error("NOSCRIPT No matching script. Please use EVAL.".into())
+            Reply::Error(crate::errors::NOSCRIPT.into())
         );
     }
 

@@ -65,8 +65,10 @@ pub fn strtod(s: &[u8]) -> Strtod {
                 }
             }
         }
+        // glibc keeps the sign of "-nan" (Lua prints it as "-nan"). Negation sets the sign
+        // bit; a product with -1.0 would not (x86 passes the NaN operand through).
         return Strtod {
-            value: f64::NAN,
+            value: if neg { -f64::NAN } else { f64::NAN },
             consumed: i + n,
             erange: false,
         };

@@ -3,8 +3,9 @@
 
 use bytes::Bytes;
 
-use super::scripting::{help, new_ctx, numkeys_keys, preflight, NOTBUSY};
+use super::scripting::{new_ctx, numkeys_keys, preflight, NOTBUSY};
 use super::table::{flags::*, Command};
+use crate::db::rdb::{self, FunctionRestoreError};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::lua::functions::{load_library, Library};
@@ -181,146 +182,11 @@ fn function_stats(e: &mut Engine, _: &mut Call) -> Reply {
     ])
 }
 
-// ---- DUMP / RESTORE: Redis's payload (RDB function entries, RDB version, CRC64) ----------
-
-const RDB_OPCODE_FUNCTION2: u8 = 245;
-const RDB_VERSION: u16 = 10;
-
-fn crc64(data: &[u8]) -> u64 {
-    // CRC-64/Jones as Redis uses it: reflected polynomial 0x95ac9329ac4bc9b5, init 0.
-    let mut crc: u64 = 0;
-    for &b in data {
-        crc ^= b as u64;
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0x95ac_9329_ac4b_c9b5
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    crc
-}
-
-fn put_len(out: &mut Vec<u8>, n: usize) {
-    if n < 64 {
-        out.push(n as u8);
-    } else if n < 16384 {
-        out.push(0x40 | (n >> 8) as u8);
-        out.push(n as u8);
-    } else if n <= u32::MAX as usize {
-        out.push(0x80);
-        out.extend_from_slice(&(n as u32).to_be_bytes());
-    } else {
-        out.push(0x81);
-        out.extend_from_slice(&(n as u64).to_be_bytes());
-    }
-}
+// ---- DUMP / RESTORE: the payload codec is db::rdb's (dump_functions / restore_functions) ---
 
 fn function_dump(e: &mut Engine, _: &mut Call) -> Reply {
-    let mut out = Vec::new();
-    for lib in e.scripting.libs.libs.values() {
-        out.push(RDB_OPCODE_FUNCTION2);
-        put_len(&mut out, lib.code.len());
-        out.extend_from_slice(&lib.code);
-    }
-    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
-    let crc = crc64(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
-    Reply::bulk(out)
-}
-
-struct Reader<'a> {
-    s: &'a [u8],
-    pos: usize,
-}
-
-impl Reader<'_> {
-    fn byte(&mut self) -> Option<u8> {
-        let b = *self.s.get(self.pos)?;
-        self.pos += 1;
-        Some(b)
-    }
-    fn take(&mut self, n: usize) -> Option<&[u8]> {
-        let r = self.s.get(self.pos..self.pos.checked_add(n)?)?;
-        self.pos += n;
-        Some(r)
-    }
-    /// (length, is_encoded)
-    fn len(&mut self) -> Option<(usize, bool)> {
-        let b = self.byte()?;
-        match b >> 6 {
-            0 => Some(((b & 0x3f) as usize, false)),
-            1 => Some(((((b & 0x3f) as usize) << 8) | self.byte()? as usize, false)),
-            2 if b == 0x80 => Some((
-                u32::from_be_bytes(self.take(4)?.try_into().ok()?) as usize,
-                false,
-            )),
-            2 if b == 0x81 => Some((
-                u64::from_be_bytes(self.take(8)?.try_into().ok()?) as usize,
-                false,
-            )),
-            3 => Some(((b & 0x3f) as usize, true)),
-            _ => None,
-        }
-    }
-    fn string(&mut self) -> Option<Vec<u8>> {
-        let (n, enc) = self.len()?;
-        if !enc {
-            return Some(self.take(n)?.to_vec());
-        }
-        match n {
-            0 => Some((self.byte()? as i8).to_string().into_bytes()),
-            1 => Some(
-                i16::from_le_bytes(self.take(2)?.try_into().ok()?)
-                    .to_string()
-                    .into_bytes(),
-            ),
-            2 => Some(
-                i32::from_le_bytes(self.take(4)?.try_into().ok()?)
-                    .to_string()
-                    .into_bytes(),
-            ),
-            3 => {
-                let (clen, _) = self.len()?;
-                let (ulen, _) = self.len()?;
-                lzf_decompress(self.take(clen)?, ulen)
-            }
-            _ => None,
-        }
-    }
-}
-
-/// LZF decompression (the format Redis compresses RDB strings with).
-fn lzf_decompress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(out_len.min(1 << 26));
-    let mut i = 0;
-    while i < input.len() {
-        let ctrl = input[i] as usize;
-        i += 1;
-        if ctrl < 32 {
-            let n = ctrl + 1;
-            out.extend_from_slice(input.get(i..i + n)?);
-            i += n;
-        } else {
-            let mut n = ctrl >> 5;
-            if n == 7 {
-                n += *input.get(i)? as usize;
-                i += 1;
-            }
-            let back = ((ctrl & 0x1f) << 8) + *input.get(i)? as usize + 1;
-            i += 1;
-            let start = out.len().checked_sub(back)?;
-            for k in 0..n + 2 {
-                let b = out[start + k];
-                out.push(b);
-            }
-        }
-        if out.len() > out_len {
-            return None;
-        }
-    }
-    (out.len() == out_len).then_some(out)
+    let codes = e.scripting.libs.libs.values().map(|lib| &lib.code[..]);
+    Reply::bulk(rdb::dump_functions(codes))
 }
 
 fn function_restore(e: &mut Engine, call: &mut Call) -> Reply {
@@ -334,28 +200,17 @@ fn function_restore(e: &mut Engine, call: &mut Call) -> Reply {
             "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
         );
     }
-    let payload = call.arg(2);
-    const BAD: &str = "ERR DUMP payload version or checksum are wrong";
-    if payload.len() < 10 {
-        return Reply::err(BAD);
-    }
-    let (body, footer) = payload.split_at(payload.len() - 10);
-    let version = u16::from_le_bytes([footer[0], footer[1]]);
-    let crc = u64::from_le_bytes(footer[2..10].try_into().unwrap_or_default());
-    if version > RDB_VERSION || (crc != 0 && crc != crc64(&payload[..payload.len() - 8])) {
-        return Reply::err(BAD);
-    }
-    let mut r = Reader { s: body, pos: 0 };
-    let mut codes = Vec::new();
-    while r.pos < body.len() {
-        if r.byte() != Some(RDB_OPCODE_FUNCTION2) {
-            return Reply::err("ERR given type is not a function");
+    let codes = match rdb::restore_functions(call.arg(2)) {
+        Ok(codes) => codes,
+        Err(FunctionRestoreError::VersionOrChecksum) => {
+            return Reply::err(errors::BAD_DUMP_PAYLOAD)
         }
-        match r.string() {
-            Some(code) => codes.push(Bytes::from(code)),
-            None => return Reply::err("ERR Bad data format"),
+        Err(FunctionRestoreError::NotAFunction) => {
+            return Reply::err("ERR given type is not a function")
         }
-    }
+        Err(FunctionRestoreError::BadFormat) => return Reply::err(errors::BAD_DATA_FORMAT),
+    };
+    let codes: Vec<Bytes> = codes.into_iter().map(Bytes::from).collect();
     // Build every library first, so a failure leaves the current ones untouched.
     let limit = e.config.lua_memory_limit;
     let mut staged: Vec<Library> = Vec::new();
@@ -424,48 +279,48 @@ fn function_restore(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 fn function_help(_: &mut Engine, _: &mut Call) -> Reply {
-    help(&[
-        "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "LOAD [REPLACE] <FUNCTION CODE>",
-        "    Create a new library with the given library name and code.",
-        "DELETE <LIBRARY NAME>",
-        "    Delete the given library.",
-        "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
-        "    Return general information on all the libraries:",
-        "    * Library name",
-        "    * The engine used to run the Library",
-        "    * Library description",
-        "    * Functions list",
-        "    * Library code (if WITHCODE is given)",
-        "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
-        "STATS",
-        "    Return information about the current function running:",
-        "    * Function name",
-        "    * Command used to run the function",
-        "    * Duration in MS that the function is running",
-        "    If no function is running, return nil",
-        "    In addition, returns a list of available engines.",
-        "KILL",
-        "    Kill the current running function.",
-        "FLUSH [ASYNC|SYNC]",
-        "    Delete all the libraries.",
-        "    When called without the optional mode argument, the behavior is determined by the",
-        "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
-        "    * ASYNC: Asynchronously flush the libraries.",
-        "    * SYNC: Synchronously flush the libraries.",
-        "DUMP",
-        "    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
-        "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
-        "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
-        "    control how to handle existing libraries (default APPEND):",
-        "    * FLUSH: delete all existing libraries.",
-        "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
-        "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
-        "      libraries with the new libraries (notice that even on this option there is a chance of failure",
-        "      in case of functions name collision with another library).",
-        "HELP",
-        "    Prints this help.",
-    ])
+    crate::cmd::help::help_reply(
+        "FUNCTION",
+        &[
+            "LOAD [REPLACE] <FUNCTION CODE>",
+            "    Create a new library with the given library name and code.",
+            "DELETE <LIBRARY NAME>",
+            "    Delete the given library.",
+            "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+            "    Return general information on all the libraries:",
+            "    * Library name",
+            "    * The engine used to run the Library",
+            "    * Library description",
+            "    * Functions list",
+            "    * Library code (if WITHCODE is given)",
+            "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+            "STATS",
+            "    Return information about the current function running:",
+            "    * Function name",
+            "    * Command used to run the function",
+            "    * Duration in MS that the function is running",
+            "    If no function is running, return nil",
+            "    In addition, returns a list of available engines.",
+            "KILL",
+            "    Kill the current running function.",
+            "FLUSH [ASYNC|SYNC]",
+            "    Delete all the libraries.",
+            "    When called without the optional mode argument, the behavior is determined by the",
+            "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+            "    * ASYNC: Asynchronously flush the libraries.",
+            "    * SYNC: Synchronously flush the libraries.",
+            "DUMP",
+            "    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+            "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+            "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+            "    control how to handle existing libraries (default APPEND):",
+            "    * FLUSH: delete all existing libraries.",
+            "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+            "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+            "      libraries with the new libraries (notice that even on this option there is a chance of failure",
+            "      in case of functions name collision with another library).",
+        ],
+    )
 }
 
 fn fcall_generic(e: &mut Engine, call: &mut Call, ro: bool) -> Reply {
@@ -562,27 +417,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lzf_round_trip_of_a_back_reference() {
-        // literal "abc" then a back reference copying 3 bytes from offset 3.
-        let compressed = [2u8, b'a', b'b', b'c', 0x20, 2];
-        assert_eq!(
-            lzf_decompress(&compressed, 6).as_deref(),
-            Some(&b"abcabc"[..])
-        );
-    }
-
-    /// A FUNCTION DUMP payload holding one library with `code`, as Redis writes it.
-    fn dump_of(code: &[u8]) -> Vec<u8> {
-        let mut out = vec![RDB_OPCODE_FUNCTION2];
-        put_len(&mut out, code.len());
-        out.extend_from_slice(code);
-        out.extend_from_slice(&RDB_VERSION.to_le_bytes());
-        let crc = crc64(&out);
-        out.extend_from_slice(&crc.to_le_bytes());
-        out
-    }
-
-    #[test]
     fn a_looping_library_is_stopped_by_the_load_timeout_even_with_a_frozen_clock() {
         // The manual clock never moves here: the timeout must still fire (real time).
         let mut e = Engine::with_clock(
@@ -594,7 +428,7 @@ mod tests {
         assert_eq!(e.execute(1, &["FUNCTION", "LOAD", looping]), timeout);
         let after_register = "#!lua name=y\nredis.register_function('f', function() return 1 end)\nwhile true do end";
         assert_eq!(e.execute(1, &["FUNCTION", "LOAD", after_register]), timeout);
-        let restore = dump_of(after_register.as_bytes());
+        let restore = rdb::dump_functions([after_register.as_bytes()]);
         assert_eq!(
             e.execute(1, &[&b"FUNCTION"[..], b"RESTORE", &restore]),
             timeout
@@ -608,10 +442,5 @@ mod tests {
         let ok = "#!lua name=z\nredis.register_function('g', function() return 7 end)";
         assert_eq!(e.execute(1, &["FUNCTION", "LOAD", ok]), Reply::bulk("z"));
         assert_eq!(e.execute(1, &["FCALL", "g", "0"]), Reply::Int(7));
-    }
-
-    #[test]
-    fn crc64_is_redis_jones() {
-        assert_eq!(crc64(b"123456789"), 0xe9c6d914c4b8d9ca);
     }
 }

@@ -2,6 +2,7 @@
 //! table slice and its tests.
 
 pub mod args;
+pub(crate) mod help;
 pub mod table;
 
 pub mod acl;

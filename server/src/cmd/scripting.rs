@@ -253,30 +253,26 @@ fn script_debug(_: &mut Engine, call: &mut Call) -> Reply {
     }
 }
 
-pub(crate) fn help(lines: &[&str]) -> Reply {
-    Reply::Array(lines.iter().map(|l| Reply::status(l)).collect())
-}
-
 fn script_help(_: &mut Engine, _: &mut Call) -> Reply {
-    help(&[
-        "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "DEBUG (YES|SYNC|NO)",
-        "    Set the debug mode for subsequent scripts executed.",
-        "EXISTS <sha1> [<sha1> ...]",
-        "    Return information about the existence of the scripts in the script cache.",
-        "FLUSH [ASYNC|SYNC]",
-        "    Flush the Lua scripts cache. Very dangerous on replicas.",
-        "    When called without the optional mode argument, the behavior is determined by the",
-        "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
-        "    * ASYNC: Asynchronously flush the scripts cache.",
-        "    * SYNC: Synchronously flush the scripts cache.",
-        "KILL",
-        "    Kill the currently executing Lua script.",
-        "LOAD <script>",
-        "    Load a script into the scripts cache without executing it.",
-        "HELP",
-        "    Prints this help.",
-    ])
+    crate::cmd::help::help_reply(
+        "SCRIPT",
+        &[
+            "DEBUG (YES|SYNC|NO)",
+            "    Set the debug mode for subsequent scripts executed.",
+            "EXISTS <sha1> [<sha1> ...]",
+            "    Return information about the existence of the scripts in the script cache.",
+            "FLUSH [ASYNC|SYNC]",
+            "    Flush the Lua scripts cache. Very dangerous on replicas.",
+            "    When called without the optional mode argument, the behavior is determined by the",
+            "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+            "    * ASYNC: Asynchronously flush the scripts cache.",
+            "    * SYNC: Synchronously flush the scripts cache.",
+            "KILL",
+            "    Kill the currently executing Lua script.",
+            "LOAD <script>",
+            "    Load a script into the scripts cache without executing it.",
+        ],
+    )
 }
 
 fn container(_: &mut Engine, _: &mut Call) -> Reply {

@@ -329,81 +329,12 @@ struct Parser<'a> {
 }
 
 /// C's strtod on a prefix of `s`: returns the value and the bytes used (0 when none).
+///
+/// Redis's cjson reads numbers with the C library's `strtod`, so this is the one emulation of
+/// it that SORT and GEO use too (`cmd::cfloat`), hexadecimal floats and `nan(...)` included.
 pub fn strtod(s: &[u8]) -> (f64, usize) {
-    let mut i = 0;
-    let neg = match s.first() {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
-    let rest = &s[i..];
-    let lower: Vec<u8> = rest
-        .iter()
-        .take(8)
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
-    let sign = if neg { -1.0 } else { 1.0 };
-    if lower.starts_with(b"infinity") {
-        return (sign * f64::INFINITY, i + 8);
-    }
-    if lower.starts_with(b"inf") {
-        return (sign * f64::INFINITY, i + 3);
-    }
-    if lower.starts_with(b"nan") {
-        return (sign * f64::NAN, i + 3);
-    }
-    if (lower.starts_with(b"0x")) && rest.get(2).is_some_and(|c| c.is_ascii_hexdigit()) {
-        let mut j = 2;
-        let mut v = 0f64;
-        while j < rest.len() && rest[j].is_ascii_hexdigit() {
-            v = v * 16.0 + (rest[j] as char).to_digit(16).unwrap_or(0) as f64;
-            j += 1;
-        }
-        return (sign * v, i + j);
-    }
-    let mut j = 0;
-    let mut digits = 0;
-    while j < rest.len() && rest[j].is_ascii_digit() {
-        j += 1;
-        digits += 1;
-    }
-    if j < rest.len() && rest[j] == b'.' {
-        j += 1;
-        while j < rest.len() && rest[j].is_ascii_digit() {
-            j += 1;
-            digits += 1;
-        }
-    }
-    if digits == 0 {
-        return (0.0, 0);
-    }
-    if j < rest.len() && (rest[j] == b'e' || rest[j] == b'E') {
-        let mut k = j + 1;
-        if k < rest.len() && (rest[k] == b'+' || rest[k] == b'-') {
-            k += 1;
-        }
-        if k < rest.len() && rest[k].is_ascii_digit() {
-            while k < rest.len() && rest[k].is_ascii_digit() {
-                k += 1;
-            }
-            j = k;
-        }
-    }
-    let text = std::str::from_utf8(&rest[..j]).unwrap_or("0");
-    let text = text.strip_suffix('.').unwrap_or(text);
-    let text = if text.starts_with('.') {
-        format!("0{}", text)
-    } else {
-        text.to_string()
-    };
-    let v: f64 = text.parse().unwrap_or(0.0);
-    (sign * v, i + j)
+    let r = crate::cmd::cfloat::strtod(s);
+    (r.value, r.consumed)
 }
 
 impl Parser<'_> {

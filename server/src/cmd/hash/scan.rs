@@ -34,7 +34,7 @@ impl ScanOptions<'_> {
 /// Parses a cursor as Redis does (`strtoul` in base 10, no leading space): an empty string
 /// is 0 and a leading `-` wraps around, as in C.
 pub(crate) fn parse_cursor(arg: &[u8]) -> Result<u64, Reply> {
-    let invalid = || Reply::err(errors::SCAN_INVALID_CURSOR);
+    let invalid = || Reply::err(errors::INVALID_CURSOR);
     if arg.is_empty() {
         return Ok(0);
     }

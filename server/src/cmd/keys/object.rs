@@ -59,22 +59,21 @@ pub fn freq(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 pub fn help(_: &mut Engine, _: &mut Call) -> Reply {
-    const LINES: &[&str] = &[
-        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "ENCODING <key>",
-        "    Return the kind of internal representation used in order to store the value",
-        "    associated with a <key>.",
-        "FREQ <key>",
-        "    Return the access frequency index of the <key>. The returned integer is",
-        "    proportional to the logarithm of the recent access frequency of the key.",
-        "IDLETIME <key>",
-        "    Return the idle time of the <key>, that is the approximated number of",
-        "    seconds elapsed since the last access to the key.",
-        "REFCOUNT <key>",
-        "    Return the number of references of the value associated with the specified",
-        "    <key>.",
-        "HELP",
-        "    Prints this help.",
-    ];
-    Reply::Array(LINES.iter().map(|l| Reply::Status(l.to_string())).collect())
+    crate::cmd::help::help_reply(
+        "OBJECT",
+        &[
+            "ENCODING <key>",
+            "    Return the kind of internal representation used in order to store the value",
+            "    associated with a <key>.",
+            "FREQ <key>",
+            "    Return the access frequency index of the <key>. The returned integer is",
+            "    proportional to the logarithm of the recent access frequency of the key.",
+            "IDLETIME <key>",
+            "    Return the idle time of the <key>, that is the approximated number of",
+            "    seconds elapsed since the last access to the key.",
+            "REFCOUNT <key>",
+            "    Return the number of references of the value associated with the specified",
+            "    <key>.",
+        ],
+    )
 }

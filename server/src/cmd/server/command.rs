@@ -60,20 +60,22 @@ fn docs(_e: &mut Engine, call: &mut Call) -> Reply {
 fn getkeys_common(call: &Call) -> Result<Vec<keyspec::KeyRef>, Reply> {
     let line = &call.args[2..];
     let Some(cmd) = table::lookup(&line[0]) else {
-        return Err(Reply::err(errors::GETKEYS_INVALID_COMMAND));
+        return Err(Reply::err("ERR Invalid command specified"));
     };
     let cmd = match (cmd.subcommands.is_empty(), line.get(1)) {
         (false, Some(sub)) => match table::lookup_sub(cmd, sub) {
             Some(s) => s,
-            None => return Err(Reply::err(errors::GETKEYS_INVALID_COMMAND)),
+            None => return Err(Reply::err("ERR Invalid command specified")),
         },
         _ => cmd,
     };
     if !keyspec::has_keys(cmd) {
-        return Err(Reply::err(errors::GETKEYS_NO_KEYS));
+        return Err(Reply::err("ERR The command has no key arguments"));
     }
     if !cmd.arity_ok(line.len()) {
-        return Err(Reply::err(errors::GETKEYS_BAD_ARITY));
+        return Err(Reply::err(
+            "ERR Invalid number of arguments specified for command",
+        ));
     }
     let keys = keyspec::find(cmd, line);
     if keys.is_empty() && !cmd.has(NO_MANDATORY_KEYS) {
@@ -154,7 +156,7 @@ fn list(_e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 fn help(_e: &mut Engine, _call: &mut Call) -> Reply {
-    super::help_reply(
+    crate::cmd::help::help_reply(
         "COMMAND",
         &[
             "(no subcommand)",

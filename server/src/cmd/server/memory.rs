@@ -63,7 +63,7 @@ fn malloc_stats(_e: &mut Engine, _call: &mut Call) -> Reply {
 }
 
 fn help(_e: &mut Engine, _call: &mut Call) -> Reply {
-    super::help_reply(
+    crate::cmd::help::help_reply(
         "MEMORY",
         &[
             "DOCTOR",

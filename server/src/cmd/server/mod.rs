@@ -212,14 +212,5 @@ fn container(_e: &mut Engine, call: &mut Call) -> Reply {
     Reply::err(errors::wrong_arity(&args::lower(call.arg(0))))
 }
 
-/// The reply of a HELP subcommand: Redis's header line, the lines, and its HELP footer.
-pub(crate) fn help_reply(cmd: &str, lines: &[&str]) -> Reply {
-    let mut out = vec![Reply::Status(format!(
-        "{} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        cmd
-    ))];
-    out.extend(lines.iter().map(|l| Reply::Status(l.to_string())));
-    out.push(Reply::status("HELP"));
-    out.push(Reply::status("    Prints this help."));
-    Reply::Array(out)
-}
+/// Kept under this name for the files that still call `super::help_reply`.
+pub(crate) use super::help::help_reply;

@@ -39,7 +39,7 @@ fn reset(e: &mut Engine, _call: &mut Call) -> CmdResult {
 }
 
 fn help(_e: &mut Engine, _call: &mut Call) -> CmdResult {
-    Ok(super::help_reply(
+    Ok(crate::cmd::help::help_reply(
         "SLOWLOG",
         &[
             "GET [<count>]",

@@ -17,7 +17,7 @@ pub(super) fn wait(e: &mut Engine, call: &mut Call) -> CmdResult {
     let wanted = args::int(call.arg(1))?;
     let timeout = match args::int(call.arg(2)) {
         Err(_) => return Err(Reply::err("ERR timeout is not an integer or out of range")),
-        Ok(t) if t < 0 => return Err(Reply::err("ERR timeout is negative")),
+        Ok(t) if t < 0 => return Err(Reply::err(errors::TIMEOUT_NEGATIVE)),
         Ok(t) => t,
     };
     // Redis keeps the count in an int (`bpop.numreplicas`): a count that truncates to zero

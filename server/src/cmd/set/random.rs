@@ -39,7 +39,7 @@ fn spop_one(e: &mut Engine, call: &mut Call) -> Reply {
 fn spop_count(e: &mut Engine, call: &mut Call) -> Reply {
     let count = match numfmt::parse_i64(call.arg(2)) {
         Some(n) if n >= 0 => n as u64,
-        _ => return Reply::err(errors::POP_COUNT_NOT_POSITIVE),
+        _ => return Reply::err(errors::MUST_BE_POSITIVE),
     };
     let max = max_intset(e);
     let len = match set_ref(e, call.db, call.arg(1)) {

@@ -199,7 +199,7 @@ pub(super) fn xautoclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
             let max = i64::MAX / 16;
             count = match crate::numfmt::parse_i64(call.arg(j + 1)) {
                 Some(n) if (1..=max).contains(&n) => n,
-                _ => return Err(Reply::err("ERR COUNT must be > 0")),
+                _ => return Err(Reply::err(errors::GEO_COUNT)),
             };
             j += 1;
         } else if args::is(call.arg(j), "justid") {

@@ -188,7 +188,7 @@ pub(super) fn stream(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 pub(super) fn help(_e: &mut Engine, _call: &mut Call) -> CmdResult {
-    Ok(crate::cmd::server::help_reply(
+    Ok(crate::cmd::help::help_reply(
         "XINFO",
         &[
             "CONSUMERS <key> <groupname>",

@@ -188,7 +188,7 @@ pub fn bzmpop(e: &mut Engine, call: &mut Call) -> Reply {
 fn mpop(e: &mut Engine, call: &mut Call, numkeys_idx: usize, blocking: bool) -> Reply {
     let numkeys = match args::int(call.arg(numkeys_idx)) {
         Ok(n) if n >= 1 => n as u64,
-        _ => return Reply::err(errors::NUMKEYS_GT_ZERO),
+        _ => return Reply::err(errors::NUMKEYS_NOT_POSITIVE),
     };
     let where_idx = (numkeys_idx as u64)
         .saturating_add(numkeys)
@@ -210,7 +210,7 @@ fn mpop(e: &mut Engine, call: &mut Call, numkeys_idx: usize, blocking: bool) -> 
             j += 1;
             count = match args::int(call.arg(j)) {
                 Ok(n) if n >= 1 => n,
-                _ => return Reply::err(errors::COUNT_GT_ZERO),
+                _ => return Reply::err(errors::COUNT_NOT_POSITIVE),
             };
         } else {
             return Reply::err(errors::SYNTAX);

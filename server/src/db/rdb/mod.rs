@@ -8,11 +8,14 @@
 //! reads those and the older forms Redis 7.0 still loads.
 
 pub mod crc64;
+mod functions;
 pub mod listpack;
 pub mod lzf;
 mod reader;
 pub mod stream;
 pub mod ziplist;
+
+pub use functions::{dump_functions, restore_functions, FunctionRestoreError};
 
 use super::encoding::{self, Encoding, Limits};
 use super::{HashValue, ListValue, SetValue, Value, ZSet};

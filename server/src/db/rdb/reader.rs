@@ -14,6 +14,11 @@ impl<'a> Reader<'a> {
         Reader { buf, pos: 0 }
     }
 
+    /// Whether every byte has been read.
+    pub fn at_end(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
     pub fn byte(&mut self) -> Option<u8> {
         let b = *self.buf.get(self.pos)?;
         self.pos += 1;
