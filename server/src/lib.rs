@@ -13,6 +13,7 @@ pub mod arg_buffer;
 pub mod busy;
 pub mod client_output;
 pub mod clock;
+pub mod cluster;
 pub mod cmd;
 pub mod config;
 pub mod db;

@@ -12,7 +12,11 @@ impl Engine {
     /// The dispatcher: every check the command table implies, then the handler.
     pub(super) fn process(&mut self, conn: ConnId, args: Vec<Bytes>) -> Reply {
         self.stats.total_commands_processed += 1;
+        let asking = self.cluster.is_some() && args[0].eq_ignore_ascii_case(b"asking");
         let reply = self.dispatch(conn, args);
+        if self.cluster.is_some() {
+            crate::cluster::after_command(self, conn, asking);
+        }
         if let Reply::Error(text) = &reply {
             self.stats.total_error_replies += 1;
             self.stats.record_error(text);
@@ -51,6 +55,17 @@ impl Engine {
                 crate::cmd::acl::log_denial(self, conn, d, context, &name, &args);
             }
             return self.reject(conn, &args[0], e);
+        }
+        // Redis Cluster: this node must serve the keys (MOVED, ASK, CROSSSLOT ... otherwise).
+        if self.cluster.is_some() {
+            if let Err(redirect) = crate::cluster::admit(self, conn, cmd, &args) {
+                if cmd.name == "exec" {
+                    crate::cmd::transactions::discard_transaction(self, conn);
+                } else {
+                    self.flag_transaction(conn);
+                }
+                return redirect.reply();
+            }
         }
         if in_multi && !cmd.policy(policy::NOT_QUEUED) {
             let s = self.sessions.get_mut(&conn).expect("session exists");

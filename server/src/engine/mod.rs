@@ -123,6 +123,8 @@ pub struct Engine {
     pub(crate) slowlog: crate::slowlog::SlowLog,
     /// LATENCY's samples and threshold.
     pub(crate) latency: crate::latency::LatencyMonitor,
+    /// Cluster mode: this node's membership (`crate::cluster`); None for a standalone server.
+    pub(crate) cluster: Option<crate::cluster::NodeState>,
 }
 
 impl Engine {
@@ -140,6 +142,7 @@ impl Engine {
         let seed = *config.seed.get_or_insert_with(crate::rng::fresh_seed);
         let mut acl = crate::acl::Acl::new();
         acl.set_requirepass(config.requirepass.as_deref());
+        let cluster = crate::cluster::NodeState::if_enabled(&config);
         Engine {
             config,
             clock,
@@ -175,7 +178,13 @@ impl Engine {
             rng: crate::rng::EngineRng::new(seed),
             slowlog: Default::default(),
             latency: Default::default(),
+            cluster,
         }
+    }
+
+    /// Makes this engine a node of a cluster (`crate::cluster`), replacing any membership.
+    pub fn join_cluster(&mut self, membership: crate::cluster::Membership) {
+        self.cluster = Some(crate::cluster::NodeState::new(membership));
     }
 
     pub fn config(&self) -> &Config {
@@ -236,6 +245,9 @@ impl Engine {
         crate::cmd::pubsub::unsubscribe_all(self, conn);
         self.monitors.retain(|&c| c != conn);
         self.sessions.remove(&conn);
+        if let Some(node) = self.cluster.as_mut() {
+            node.forget_conn(conn);
+        }
     }
 
     pub fn is_connected(&self, conn: ConnId) -> bool {

@@ -62,6 +62,8 @@ impl Shared {
 pub struct ServerBuilder {
     config: Config,
     clock: Option<Clock>,
+    /// The cluster this server joins as a node once its port is known (`crate::cluster`).
+    cluster: Option<crate::cluster::Shared>,
 }
 
 impl ServerBuilder {
@@ -142,6 +144,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Joins the cluster whose topology is `shared`: once bound, the server adds itself as a
+    /// node owning no slot (`Server::cluster_id` names it). `redlab::Cluster` uses this.
+    pub fn cluster(mut self, shared: crate::cluster::Shared) -> Self {
+        self.cluster = Some(shared);
+        self
+    }
+
     /// Uses this clock (keep a clone to control time).
     pub fn clock(mut self, clock: Clock) -> Self {
         self.clock = Some(clock);
@@ -169,6 +178,19 @@ impl ServerBuilder {
         let clock = self.clock.unwrap_or_default();
         let mut config = self.config;
         config.port = addr.port();
+        let membership = self.cluster.map(|shared| {
+            let host = match addr.ip() {
+                ip if ip.is_unspecified() => "127.0.0.1".to_string(),
+                ip => ip.to_string(),
+            };
+            let me = crate::cluster::topology::lock(&shared).add_node(
+                crate::cluster::Topology::fresh_id(),
+                &host,
+                addr.port(),
+            );
+            crate::cluster::Membership { shared, me }
+        });
+        let cluster_id = membership.as_ref().map(|m| m.me.clone());
         let faults = Faults::default();
         let password = config.requirepass.clone();
         let (stop_tx, stop_rx) = oneshot::channel();
@@ -185,6 +207,7 @@ impl ServerBuilder {
                 let running = Running {
                     listener,
                     unix,
+                    membership,
                     config,
                     clock,
                     faults,
@@ -205,6 +228,7 @@ impl ServerBuilder {
             Err(_) => return Err(io::Error::other("redlab: the server thread stopped")),
         }
         Ok(Server {
+            cluster_id,
             addr,
             unix_path,
             clock,
@@ -253,6 +277,7 @@ struct Running {
     listener: std::net::TcpListener,
     /// The `unixsocket` listener, when one is configured.
     unix: Option<std::os::unix::net::UnixListener>,
+    membership: Option<crate::cluster::Membership>,
     config: Config,
     clock: Clock,
     faults: Faults,
@@ -282,6 +307,8 @@ const CONTROL_WAIT: Duration = Duration::from_secs(30);
 /// accepting at once (and can be bound again), while the server thread closes the
 /// connections and frees the dataset on its own, then waits for the next server.
 pub struct Server {
+    /// This server's node id when it is a cluster node started by `ServerBuilder::cluster`.
+    cluster_id: Option<String>,
     addr: SocketAddr,
     /// The Unix socket it listens on, if any (removed when the server stops).
     unix_path: Option<String>,
@@ -318,6 +345,11 @@ impl Server {
 
     pub fn port(&self) -> u16 {
         self.addr.port()
+    }
+
+    /// The node id (CLUSTER MYID) of a server started as a cluster node.
+    pub fn cluster_id(&self) -> Option<&str> {
+        self.cluster_id.as_deref()
     }
 
     /// The path of the Unix socket the server listens on, when `unixsocket` was set.
@@ -465,6 +497,7 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
     let Running {
         listener,
         unix,
+        membership,
         config,
         clock,
         faults,
@@ -486,6 +519,9 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
         let net_config = super::io::NetConfig::of(&config);
         let mut engine = Engine::with_clock(config, clock);
         engine.faults = faults;
+        if let Some(m) = membership {
+            engine.join_cluster(m);
+        }
         let unix = match unix.map(UnixListener::from_std).transpose() {
             Ok(u) => u.map(Rc::new),
             Err(e) => {

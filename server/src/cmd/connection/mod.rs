@@ -47,6 +47,9 @@ fn select(e: &mut Engine, call: &mut Call) -> Reply {
         Some(i) => i,
         None => return Reply::err(errors::NOT_INTEGER),
     };
+    if e.cluster.is_some() && idx != 0 {
+        return Reply::err("ERR SELECT is not allowed in cluster mode");
+    }
     if idx < 0 || idx as usize >= e.dbs.len() {
         return Reply::err(errors::DB_INDEX);
     }

@@ -359,7 +359,7 @@ fn section(e: &Engine, s: &str, out: &mut String) {
                 );
             }
         }
-        "cluster" => f("cluster_enabled", &0),
+        "cluster" => f("cluster_enabled", &u8::from(e.cluster.is_some())),
         "keyspace" => {
             for (i, db) in e.dbs.iter().enumerate() {
                 if !db.is_empty() {

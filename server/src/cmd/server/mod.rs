@@ -183,21 +183,6 @@ pub static COMMANDS: &[Command] = &[
     Command::legacy("latency", -2, 0, "server", container).subcommands(latency::SUBCOMMANDS),
     Command::new("wait", 3, NOSCRIPT, "generic", standalone::wait),
     Command::new(
-        "readonly",
-        1,
-        FAST | LOADING | STALE,
-        "cluster",
-        standalone::cluster_disabled,
-    ),
-    Command::new(
-        "readwrite",
-        1,
-        FAST | LOADING | STALE,
-        "cluster",
-        standalone::cluster_disabled,
-    ),
-    Command::new("asking", 1, FAST, "cluster", standalone::cluster_disabled),
-    Command::new(
         "failover",
         -1,
         ADMIN | NOSCRIPT | STALE,

@@ -1,14 +1,12 @@
 //! Commands about replicas and the cluster, as a standalone server without replicas answers
-//! them: WAIT (no replica ever acknowledges), READONLY / READWRITE / ASKING (cluster support
-//! is disabled) and FAILOVER (there is no replica to fail over to).
+//! them: WAIT (no replica ever acknowledges) and FAILOVER (there is no replica to fail over
+//! to). READONLY / READWRITE / ASKING live with the cluster (`crate::cluster::commands`).
 
 use super::args;
 use crate::cmd::table::CmdResult;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::reply::Reply;
-
-const CLUSTER_DISABLED: &str = "ERR This instance has cluster support disabled";
 
 /// WAIT numreplicas timeout: no replica ever acknowledges, so 0 at once when none is asked
 /// for, else 0 once the timeout (on the engine's clock; 0 is forever) has passed, blocked
@@ -27,10 +25,6 @@ pub(super) fn wait(e: &mut Engine, call: &mut Call) -> CmdResult {
     }
     let deadline = (timeout > 0).then(|| e.now_ms.saturating_add(timeout));
     Ok(e.block(call, Vec::new(), deadline, Reply::Int(0)))
-}
-
-pub(super) fn cluster_disabled(_e: &mut Engine, _call: &mut Call) -> CmdResult {
-    Err(Reply::err(CLUSTER_DISABLED))
 }
 
 /// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]: the arguments are checked as Redis

@@ -225,7 +225,7 @@ impl Command {
 /// over (for the agreement test and the build below).
 pub(crate) fn hand_written() -> impl Iterator<Item = &'static Command> {
     use super::*;
-    let groups: [&'static [Command]; 20] = [
+    let groups: [&'static [Command]; 21] = [
         acl::COMMANDS,
         connection::COMMANDS,
         server::COMMANDS,
@@ -246,6 +246,7 @@ pub(crate) fn hand_written() -> impl Iterator<Item = &'static Command> {
         geo::COMMANDS,
         sort::COMMANDS,
         stream::COMMANDS,
+        crate::cluster::commands::COMMANDS,
     ];
     groups.into_iter().flat_map(|g| g.iter())
 }

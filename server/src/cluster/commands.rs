@@ -1,0 +1,666 @@
+//! CLUSTER and its subcommands, ASKING, READONLY and READWRITE, with a Redis 7.0.15 cluster
+//! node's replies and error texts. On a server without cluster support each answers
+//! "This instance has cluster support disabled", as Redis does.
+
+use bytes::Bytes;
+
+use super::describe;
+use super::slot::{key_slot, SLOTS};
+use super::topology::{lock, Topology};
+use super::NodeState;
+use crate::cmd::args;
+use crate::cmd::table::flags::*;
+use crate::cmd::table::{CmdResult, Command};
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::reply::Reply;
+
+pub const CLUSTER_DISABLED: &str = "ERR This instance has cluster support disabled";
+
+/// This node's cluster state, or Redis's answer when cluster support is off.
+fn node(e: &Engine) -> Result<&NodeState, Reply> {
+    e.cluster
+        .as_ref()
+        .ok_or_else(|| Reply::err(CLUSTER_DISABLED))
+}
+
+/// Locks the topology and finds this node in it; a node forgotten by the others (CLUSTER
+/// FORGET elsewhere) has fallen out and answers as a node that knows no cluster.
+fn with_topology<T>(
+    e: &Engine,
+    f: impl FnOnce(&mut Topology, usize) -> Result<T, Reply>,
+) -> Result<T, Reply> {
+    let n = node(e)?;
+    let mut topo = lock(&n.shared);
+    let me = topo
+        .index_of(&n.me)
+        .ok_or_else(|| Reply::err("ERR this node was forgotten by its cluster"))?;
+    f(&mut topo, me)
+}
+
+fn bulk(s: impl AsRef<[u8]>) -> Reply {
+    Reply::Bulk(Bytes::copy_from_slice(s.as_ref()))
+}
+
+/// Redis's getSlotOrReply.
+fn slot_arg(arg: &[u8]) -> Result<u16, Reply> {
+    match crate::numfmt::parse_i64(arg) {
+        Some(s) if (0..SLOTS as i64).contains(&s) => Ok(s as u16),
+        _ => Err(Reply::err("ERR Invalid or out of range slot")),
+    }
+}
+
+fn unknown_node(id: &[u8]) -> Reply {
+    Reply::err(format!("ERR Unknown node {}", String::from_utf8_lossy(id)))
+}
+
+fn ok() -> CmdResult {
+    Ok(Reply::ok())
+}
+
+/// Keys of database 0 in `slot`, sorted (Redis lists them in its slot index's order).
+fn keys_in_slot(e: &mut Engine, slot: u16) -> Vec<Vec<u8>> {
+    let mut keys: Vec<Vec<u8>> = e
+        .db(0)
+        .keys()
+        .filter(|k| key_slot(k) == slot)
+        .map(|k| k.to_vec())
+        .collect();
+    keys.sort();
+    keys
+}
+
+fn slots(e: &mut Engine, _call: &mut Call) -> CmdResult {
+    with_topology(e, |t, _| Ok(describe::slots(t)))
+}
+
+fn shards(e: &mut Engine, _call: &mut Call) -> CmdResult {
+    let offset = e.dirty as i64;
+    with_topology(e, |t, _| Ok(describe::shards(t, |_| offset)))
+}
+
+fn nodes(e: &mut Engine, _call: &mut Call) -> CmdResult {
+    let now = e.now_ms;
+    let text = with_topology(e, |t, me| Ok(describe::nodes(t, me, now)))?;
+    Ok(Reply::Verbatim("txt", Bytes::from(text)))
+}
+
+fn info(e: &mut Engine, _call: &mut Call) -> CmdResult {
+    let text = with_topology(e, |t, me| Ok(describe::info(t, me)))?;
+    Ok(Reply::Verbatim("txt", Bytes::from(text)))
+}
+
+fn myid(e: &mut Engine, _call: &mut Call) -> CmdResult {
+    Ok(bulk(&node(e)?.me))
+}
+
+fn keyslot(e: &mut Engine, call: &mut Call) -> CmdResult {
+    node(e)?;
+    Ok(Reply::Int(key_slot(call.arg(2)) as i64))
+}
+
+fn countkeysinslot(e: &mut Engine, call: &mut Call) -> CmdResult {
+    node(e)?;
+    let slot = args::int(call.arg(2))?;
+    if !(0..SLOTS as i64).contains(&slot) {
+        return Err(Reply::err("ERR Invalid slot"));
+    }
+    Ok(Reply::Int(keys_in_slot(e, slot as u16).len() as i64))
+}
+
+fn getkeysinslot(e: &mut Engine, call: &mut Call) -> CmdResult {
+    node(e)?;
+    let slot = args::int(call.arg(2))?;
+    let max = args::int(call.arg(3))?;
+    if !(0..SLOTS as i64).contains(&slot) || max < 0 {
+        return Err(Reply::err("ERR Invalid slot or number of keys"));
+    }
+    let keys = keys_in_slot(e, slot as u16);
+    Ok(Reply::Array(
+        keys.into_iter().take(max as usize).map(bulk).collect(),
+    ))
+}
+
+/// Redis's checkSlotAssignmentsOrReply over [start, end], marking `seen`.
+fn check_assignment(
+    t: &Topology,
+    seen: &mut [bool],
+    del: bool,
+    start: u16,
+    end: u16,
+) -> Result<(), Reply> {
+    for slot in start..=end {
+        let owned = t.owner(slot).is_some();
+        if del && !owned {
+            return Err(Reply::err(format!("ERR Slot {slot} is already unassigned")));
+        }
+        if !del && owned {
+            return Err(Reply::err(format!("ERR Slot {slot} is already busy")));
+        }
+        if seen[slot as usize] {
+            return Err(Reply::err(format!(
+                "ERR Slot {slot} specified multiple times"
+            )));
+        }
+        seen[slot as usize] = true;
+    }
+    Ok(())
+}
+
+/// ADDSLOTS / DELSLOTS (single slots) and their RANGE forms.
+fn change_slots(e: &mut Engine, call: &mut Call, del: bool, range: bool) -> CmdResult {
+    node(e)?;
+    let argv = &call.args[2..];
+    let mut pairs = Vec::new();
+    if range {
+        if argv.len() % 2 == 1 {
+            let name = if del {
+                "cluster|delslotsrange"
+            } else {
+                "cluster|addslotsrange"
+            };
+            return Err(Reply::err(errors::wrong_arity(name)));
+        }
+        for p in argv.chunks(2) {
+            let (start, end) = (slot_arg(&p[0])?, slot_arg(&p[1])?);
+            if start > end {
+                return Err(Reply::err(format!(
+                    "ERR start slot number {start} is greater than end slot number {end}"
+                )));
+            }
+            pairs.push((start, end));
+        }
+    } else {
+        for a in argv {
+            slot_arg(a)?;
+        }
+        for a in argv {
+            let s = slot_arg(a)?;
+            pairs.push((s, s));
+        }
+    }
+    with_topology(e, |t, me| {
+        let mut seen = vec![false; SLOTS];
+        for &(start, end) in &pairs {
+            check_assignment(t, &mut seen, del, start, end)?;
+        }
+        for &(start, end) in &pairs {
+            for slot in start..=end {
+                t.set_owner(slot, (!del).then_some(me));
+                if !del {
+                    t.nodes_mut()[me].importing.remove(&slot);
+                }
+            }
+        }
+        ok()
+    })
+}
+
+fn addslots(e: &mut Engine, call: &mut Call) -> CmdResult {
+    change_slots(e, call, false, false)
+}
+
+fn delslots(e: &mut Engine, call: &mut Call) -> CmdResult {
+    change_slots(e, call, true, false)
+}
+
+fn addslotsrange(e: &mut Engine, call: &mut Call) -> CmdResult {
+    change_slots(e, call, false, true)
+}
+
+fn delslotsrange(e: &mut Engine, call: &mut Call) -> CmdResult {
+    change_slots(e, call, true, true)
+}
+
+fn flushslots(e: &mut Engine, _call: &mut Call) -> CmdResult {
+    node(e)?;
+    if !e.dbs[0].is_empty() {
+        return Err(Reply::err(
+            "ERR DB must be empty to perform CLUSTER FLUSHSLOTS.",
+        ));
+    }
+    with_topology(e, |t, me| {
+        for slot in 0..SLOTS as u16 {
+            if t.owner_index(slot) == Some(me) {
+                t.set_owner(slot, None);
+            }
+        }
+        ok()
+    })
+}
+
+/// CLUSTER SETSLOT slot MIGRATING|IMPORTING|NODE id, or STABLE.
+fn setslot(e: &mut Engine, call: &mut Call) -> CmdResult {
+    node(e)?;
+    if !with_topology(e, |t, me| Ok(t.nodes()[me].is_primary()))? {
+        return Err(Reply::err("ERR Please use SETSLOT only with masters."));
+    }
+    let slot = slot_arg(call.arg(2))?;
+    let action = args::lower(call.arg(3));
+    let argc = call.argc();
+    let target = call.args.get(4).cloned().unwrap_or_default();
+    let target_str = String::from_utf8_lossy(&target).into_owned();
+    let keys_here = keys_in_slot(e, slot).len();
+    with_topology(e, |t, me| match (action.as_str(), argc) {
+        ("migrating", 5) => {
+            if t.owner_index(slot) != Some(me) {
+                return Err(Reply::err(format!(
+                    "ERR I'm not the owner of hash slot {slot}"
+                )));
+            }
+            let n = t
+                .node(&target_str)
+                .ok_or_else(|| Reply::err(format!("ERR I don't know about node {target_str}")))?;
+            if !n.is_primary() {
+                return Err(Reply::err("ERR Target node is not a master"));
+            }
+            t.nodes_mut()[me].migrating.insert(slot, target_str.clone());
+            ok()
+        }
+        ("importing", 5) => {
+            if t.owner_index(slot) == Some(me) {
+                return Err(Reply::err(format!(
+                    "ERR I'm already the owner of hash slot {slot}"
+                )));
+            }
+            let n = t
+                .node(&target_str)
+                .ok_or_else(|| Reply::err(format!("ERR I don't know about node {target_str}")))?;
+            if !n.is_primary() {
+                return Err(Reply::err("ERR Target node is not a master"));
+            }
+            t.nodes_mut()[me].importing.insert(slot, target_str.clone());
+            ok()
+        }
+        ("stable", 4) => {
+            let mine = &mut t.nodes_mut()[me];
+            mine.migrating.remove(&slot);
+            mine.importing.remove(&slot);
+            ok()
+        }
+        ("node", 5) => {
+            let Some(n) = t.index_of(&target_str) else {
+                return Err(unknown_node(&target));
+            };
+            if !t.nodes()[n].is_primary() {
+                return Err(Reply::err("ERR Target node is not a master"));
+            }
+            if t.owner_index(slot) == Some(me) && n != me && keys_here != 0 {
+                return Err(Reply::err(format!(
+                    "ERR Can't assign hashslot {slot} to a different node while I still hold keys for this hash slot."
+                )));
+            }
+            if keys_here == 0 {
+                t.nodes_mut()[me].migrating.remove(&slot);
+            }
+            t.set_owner(slot, Some(n));
+            if n == me && t.nodes_mut()[me].importing.remove(&slot).is_some() {
+                t.current_epoch += 1;
+                let epoch = t.current_epoch;
+                t.nodes_mut()[me].config_epoch = epoch;
+            }
+            ok()
+        }
+        _ => Err(Reply::err(
+            "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP",
+        )),
+    })
+}
+
+fn replicate(e: &mut Engine, call: &mut Call) -> CmdResult {
+    node(e)?;
+    let id = call.arg(2).to_vec();
+    let id_str = String::from_utf8_lossy(&id).into_owned();
+    let has_keys = !e.dbs[0].is_empty();
+    with_topology(e, |t, me| {
+        let Some(p) = t.index_of(&id_str) else {
+            return Err(unknown_node(&id));
+        };
+        if p == me {
+            return Err(Reply::err("ERR Can't replicate myself"));
+        }
+        if !t.nodes()[p].is_primary() {
+            return Err(Reply::err(
+                "ERR I can only replicate a master, not a replica.",
+            ));
+        }
+        if t.nodes()[me].is_primary() && (t.owned_by(me) != 0 || has_keys) {
+            return Err(Reply::err(
+                "ERR To set a master the node must be empty and without assigned slots.",
+            ));
+        }
+        t.make_replica(me, p);
+        ok()
+    })
+}
+
+fn failover(e: &mut Engine, call: &mut Call) -> CmdResult {
+    node(e)?;
+    if call.argc() == 3 {
+        let opt = args::lower(call.arg(2));
+        if opt != "force" && opt != "takeover" {
+            return Err(Reply::err(errors::SYNTAX));
+        }
+    } else if call.argc() > 3 {
+        return Err(Reply::err(errors::SYNTAX));
+    }
+    with_topology(e, |t, me| {
+        if t.nodes()[me].is_primary() {
+            return Err(Reply::err(
+                "ERR You should send CLUSTER FAILOVER to a replica",
+            ));
+        }
+        t.promote(me);
+        ok()
+    })
+}
+
+fn reset(e: &mut Engine, call: &mut Call) -> CmdResult {
+    node(e)?;
+    let hard = match call.args.get(2).map(|a| args::lower(a)) {
+        None => false,
+        Some(s) if s == "soft" => false,
+        Some(s) if s == "hard" => true,
+        Some(_) => return Err(Reply::err(errors::SYNTAX)),
+    };
+    let primary = with_topology(e, |t, me| Ok(t.nodes()[me].is_primary()))?;
+    if primary && !e.dbs[0].is_empty() {
+        return Err(Reply::err(
+            "ERR CLUSTER RESET can't be called with master nodes containing keys",
+        ));
+    }
+    let node = e.cluster.as_mut().expect("checked above");
+    let (host, port, old_id) = {
+        let mut t = lock(&node.shared);
+        let me = t.index_of(&node.me);
+        let (host, port) = me
+            .map(|i| (t.nodes()[i].host.clone(), t.nodes()[i].port))
+            .unwrap_or_else(|| ("127.0.0.1".into(), e.config.port));
+        if let Some(i) = me {
+            t.remove(i);
+        }
+        (host, port, node.me.clone())
+    };
+    let shared = Topology::new_shared();
+    let id = if hard { Topology::fresh_id() } else { old_id };
+    lock(&shared).add_node(id.clone(), &host, port);
+    node.shared = shared;
+    node.me = id;
+    ok()
+}
+
+fn meet(e: &mut Engine, call: &mut Call) -> CmdResult {
+    node(e)?;
+    let host = String::from_utf8_lossy(call.arg(2)).into_owned();
+    let port = args::int(call.arg(3));
+    let port = match port {
+        Ok(p) if (0..=65535).contains(&p) => p as u16,
+        _ => {
+            return Err(Reply::err(format!(
+                "ERR Invalid TCP base port specified: {}",
+                String::from_utf8_lossy(call.arg(3))
+            )))
+        }
+    };
+    with_topology(e, |t, _| {
+        let known = t.nodes().iter().any(|n| n.port == port && n.host == host);
+        if known {
+            ok()
+        } else {
+            Err(Reply::err(format!(
+                "ERR redlab cannot meet {host}:{port}: nodes join a redlab cluster when it is started (redlab::Cluster, redlab-cluster)"
+            )))
+        }
+    })
+}
+
+fn forget(e: &mut Engine, call: &mut Call) -> CmdResult {
+    node(e)?;
+    let id = call.arg(2).to_vec();
+    let id_str = String::from_utf8_lossy(&id).into_owned();
+    with_topology(e, |t, me| {
+        let Some(n) = t.index_of(&id_str) else {
+            return Err(unknown_node(&id));
+        };
+        if n == me {
+            return Err(Reply::err("ERR I tried hard but I can't forget myself..."));
+        }
+        if t.nodes()[me].replica_of.as_deref() == Some(id_str.as_str()) {
+            return Err(Reply::err("ERR Can't forget my master!"));
+        }
+        t.remove(n);
+        ok()
+    })
+}
+
+fn count_failure_reports(e: &mut Engine, call: &mut Call) -> CmdResult {
+    node(e)?;
+    let id = call.arg(2).to_vec();
+    with_topology(e, |t, _| {
+        if t.node(&String::from_utf8_lossy(&id)).is_none() {
+            return Err(unknown_node(&id));
+        }
+        Ok(Reply::Int(0))
+    })
+}
+
+fn replicas(e: &mut Engine, call: &mut Call) -> CmdResult {
+    node(e)?;
+    let id = call.arg(2).to_vec();
+    let now = e.now_ms;
+    with_topology(e, |t, me| {
+        let Some(n) = t.index_of(&String::from_utf8_lossy(&id)) else {
+            return Err(unknown_node(&id));
+        };
+        if !t.nodes()[n].is_primary() {
+            return Err(Reply::err("ERR The specified node is not a master"));
+        }
+        let all = describe::nodes(t, me, now);
+        let lines = t
+            .replicas_of(n)
+            .into_iter()
+            .filter_map(|r| {
+                let rid = &t.nodes()[r].id;
+                all.lines().find(|l| l.starts_with(rid.as_str()))
+            })
+            .map(|l| bulk(format!("{l}\n")))
+            .collect();
+        Ok(Reply::Array(lines))
+    })
+}
+
+fn links(e: &mut Engine, _call: &mut Call) -> CmdResult {
+    let started = e.started_ms;
+    with_topology(e, |t, me| {
+        let s = |k: &str| bulk(k);
+        let mut out = Vec::new();
+        for (i, n) in t.nodes().iter().enumerate() {
+            if i == me || n.failed {
+                continue;
+            }
+            for (dir, events) in [("to", "rw"), ("from", "r")] {
+                out.push(Reply::Map(vec![
+                    (s("direction"), bulk(dir)),
+                    (s("node"), bulk(&n.id)),
+                    (s("create-time"), Reply::Int(started)),
+                    (s("events"), bulk(events)),
+                    (s("send-buffer-allocated"), Reply::Int(0)),
+                    (s("send-buffer-used"), Reply::Int(0)),
+                ]));
+            }
+        }
+        Ok(Reply::Array(out))
+    })
+}
+
+fn saveconfig(e: &mut Engine, _call: &mut Call) -> CmdResult {
+    node(e)?;
+    ok()
+}
+
+fn bumpepoch(e: &mut Engine, _call: &mut Call) -> CmdResult {
+    with_topology(e, |t, me| {
+        let highest = t.nodes().iter().map(|n| n.config_epoch).max().unwrap_or(0);
+        let mine = t.nodes()[me].config_epoch;
+        if mine == 0 || mine != highest {
+            t.current_epoch += 1;
+            let epoch = t.current_epoch;
+            t.nodes_mut()[me].config_epoch = epoch;
+            Ok(Reply::Status(format!("BUMPED {epoch}")))
+        } else {
+            Ok(Reply::Status(format!("STILL {mine}")))
+        }
+    })
+}
+
+fn set_config_epoch(e: &mut Engine, call: &mut Call) -> CmdResult {
+    node(e)?;
+    let epoch = args::int(call.arg(2))?;
+    with_topology(e, |t, me| {
+        if epoch < 0 {
+            return Err(Reply::err(format!(
+                "ERR Invalid config epoch specified: {epoch}"
+            )));
+        }
+        if t.nodes().len() > 1 {
+            return Err(Reply::err("ERR The user can assign a config epoch only when the node does not know any other node."));
+        }
+        if t.nodes()[me].config_epoch != 0 {
+            return Err(Reply::err("ERR Node config epoch is already non-zero"));
+        }
+        t.nodes_mut()[me].config_epoch = epoch as u64;
+        t.current_epoch = t.current_epoch.max(epoch as u64);
+        ok()
+    })
+}
+
+fn help(e: &mut Engine, _call: &mut Call) -> CmdResult {
+    node(e)?;
+    Ok(crate::cmd::server::help_reply(
+        "CLUSTER",
+        &[
+            "ADDSLOTS <slot> [<slot> ...]",
+            "    Assign slots to this node.",
+            "ADDSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+            "    Assign ranges of slots to this node.",
+            "COUNTKEYSINSLOT <slot>",
+            "    Count the keys of a slot held here.",
+            "COUNT-FAILURE-REPORTS <node-id>",
+            "    Failure reports about a node (redlab nodes never report).",
+            "DELSLOTS <slot> [<slot> ...]",
+            "    Take slots from their owner.",
+            "DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+            "    Take ranges of slots from their owner.",
+            "FAILOVER [FORCE|TAKEOVER]",
+            "    Promote this replica in place of its primary.",
+            "FORGET <node-id>",
+            "    Remove a node from the cluster.",
+            "GETKEYSINSLOT <slot> <count>",
+            "    List up to <count> keys of a slot held here.",
+            "INFO",
+            "    The cluster's state and counters.",
+            "KEYSLOT <key>",
+            "    The hash slot of a key.",
+            "LINKS",
+            "    The links to the other nodes.",
+            "MYID",
+            "    This node's id.",
+            "NODES",
+            "    The cluster's nodes, one line each.",
+            "REPLICATE <node-id>",
+            "    Make this node a replica of a primary.",
+            "RESET [HARD|SOFT]",
+            "    Leave the cluster.",
+            "SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)",
+            "    Move a slot between nodes.",
+            "REPLICAS <node-id>",
+            "    The replicas of a primary.",
+            "SHARDS",
+            "    The shards and their slots.",
+            "SLOTS",
+            "    The slot ranges and the nodes serving them.",
+        ],
+    ))
+}
+
+pub(crate) fn asking(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let conn = call.conn;
+    e.cluster
+        .as_mut()
+        .ok_or_else(|| Reply::err(CLUSTER_DISABLED))?
+        .set_asking(conn);
+    ok()
+}
+
+pub(crate) fn readonly(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let conn = call.conn;
+    e.cluster
+        .as_mut()
+        .ok_or_else(|| Reply::err(CLUSTER_DISABLED))?
+        .set_readonly(conn, true);
+    ok()
+}
+
+pub(crate) fn readwrite(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let conn = call.conn;
+    e.cluster
+        .as_mut()
+        .ok_or_else(|| Reply::err(CLUSTER_DISABLED))?
+        .set_readonly(conn, false);
+    ok()
+}
+
+/// The handler of CLUSTER without a subcommand, which the arity check refuses first.
+fn container(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+    Err(Reply::err(errors::wrong_arity("cluster")))
+}
+
+const SUBCOMMANDS: &[Command] = &[
+    Command::new("addslots", -3, ADMIN | STALE, "cluster", addslots),
+    Command::new("addslotsrange", -4, ADMIN | STALE, "cluster", addslotsrange),
+    Command::new("bumpepoch", 2, ADMIN | STALE, "cluster", bumpepoch),
+    Command::new(
+        "count-failure-reports",
+        3,
+        ADMIN | STALE,
+        "cluster",
+        count_failure_reports,
+    ),
+    Command::new("countkeysinslot", 3, STALE, "cluster", countkeysinslot),
+    Command::new("delslots", -3, ADMIN | STALE, "cluster", delslots),
+    Command::new("delslotsrange", -4, ADMIN | STALE, "cluster", delslotsrange),
+    Command::new("failover", -2, ADMIN | STALE, "cluster", failover),
+    Command::new("flushslots", 2, ADMIN | STALE, "cluster", flushslots),
+    Command::new("forget", 3, ADMIN | STALE, "cluster", forget),
+    Command::new("getkeysinslot", 4, STALE, "cluster", getkeysinslot),
+    Command::new("help", 2, LOADING | STALE, "cluster", help),
+    Command::new("info", 2, STALE, "cluster", info),
+    Command::new("keyslot", 3, STALE, "cluster", keyslot),
+    Command::new("links", 2, STALE, "cluster", links),
+    Command::new("meet", -4, ADMIN | STALE, "cluster", meet),
+    Command::new("myid", 2, STALE, "cluster", myid),
+    Command::new("nodes", 2, STALE, "cluster", nodes),
+    Command::new("replicas", 3, ADMIN | STALE, "cluster", replicas),
+    Command::new("replicate", 3, ADMIN | STALE, "cluster", replicate),
+    Command::new("reset", -2, ADMIN | NOSCRIPT | STALE, "cluster", reset),
+    Command::new("saveconfig", 2, ADMIN | STALE, "cluster", saveconfig),
+    Command::new(
+        "set-config-epoch",
+        3,
+        ADMIN | STALE,
+        "cluster",
+        set_config_epoch,
+    ),
+    Command::new("setslot", -4, ADMIN | STALE, "cluster", setslot),
+    Command::new("shards", 2, STALE, "cluster", shards),
+    Command::new("slaves", 3, ADMIN | STALE, "cluster", replicas),
+    Command::new("slots", 2, STALE, "cluster", slots),
+];
+
+/// CLUSTER, ASKING, READONLY and READWRITE.
+pub const COMMANDS: &[Command] = &[
+    Command::new("cluster", -2, 0, "cluster", container).subcommands(SUBCOMMANDS),
+    Command::new("asking", 1, FAST, "cluster", asking),
+    Command::new("readonly", 1, FAST | LOADING | STALE, "cluster", readonly),
+    Command::new("readwrite", 1, FAST | LOADING | STALE, "cluster", readwrite),
+];

@@ -1,0 +1,178 @@
+//! Redis Cluster, emulated: hash slots, the nodes that own them, the redirects a client must
+//! follow, and the CLUSTER command as a Redis 7.0.15 cluster node answers it.
+//!
+//! A redlab cluster is a set of ordinary redlab servers (each its own `Engine` on its own
+//! server thread, see `net::workers`) that share one `Topology` behind a lock instead of
+//! talking over a cluster bus. Every node therefore has the same view at every moment, and a
+//! test changes that view (moves a slot, fails a node) in one step. The per-node state Redis
+//! does not gossip (MIGRATING / IMPORTING marks, a connection's ASKING and READONLY flags)
+//! stays per node.
+//!
+//! The engine asks this module one question per command, beside admission: may this node
+//! serve these keys (`route::check_command`)? Scripts ask it again for every `redis.call`
+//! (`script_check`), as Redis's scriptVerifyClusterState does.
+
+pub mod commands;
+mod describe;
+pub mod route;
+pub mod slot;
+pub mod topology;
+
+use std::collections::HashSet;
+
+use bytes::Bytes;
+
+use crate::cmd::table::Command;
+use crate::engine::Engine;
+use crate::session::ConnId;
+pub use route::Redirect;
+pub use topology::{Shared, Topology};
+
+/// One node's membership of a cluster: the shared topology, which node it is, and the
+/// per-connection flags cluster mode adds.
+#[derive(Debug)]
+pub struct NodeState {
+    pub shared: Shared,
+    /// This node's id in `shared`.
+    pub me: String,
+    /// Connections that sent ASKING (cleared after their next command, or their EXEC).
+    asking: HashSet<ConnId>,
+    /// Connections in READONLY mode.
+    readonly: HashSet<ConnId>,
+    /// The slot of the keys the running top-level command named (Redis's `c->slot`); a
+    /// script's redis.call keys must stay in it.
+    pub(crate) command_slot: Option<u16>,
+}
+
+/// What a server is handed to join a cluster (`ServerBuilder::cluster`).
+#[derive(Clone, Debug)]
+pub struct Membership {
+    pub shared: Shared,
+    pub me: String,
+}
+
+impl NodeState {
+    pub fn new(m: Membership) -> NodeState {
+        NodeState {
+            shared: m.shared,
+            me: m.me,
+            asking: HashSet::new(),
+            readonly: HashSet::new(),
+            command_slot: None,
+        }
+    }
+
+    /// The lone node of `--cluster-enabled yes`, or None for a standalone server.
+    pub fn if_enabled(config: &crate::config::Config) -> Option<NodeState> {
+        let on = config
+            .get_by_name("cluster-enabled")
+            .is_some_and(|v| v == "yes");
+        let host = match config.bind.split_whitespace().next() {
+            Some(h) if h != "*" && h != "0.0.0.0" && !h.starts_with('-') => h.to_string(),
+            _ => "127.0.0.1".to_string(),
+        };
+        on.then(|| NodeState::lone(&host, config.port))
+    }
+
+    /// A node alone in its own cluster, owning no slot (`--cluster-enabled yes`).
+    pub fn lone(host: &str, port: u16) -> NodeState {
+        let shared = Topology::new_shared();
+        let me = topology::lock(&shared).add_node(Topology::fresh_id(), host, port);
+        NodeState::new(Membership { shared, me })
+    }
+
+    pub fn conn_flags(&self, conn: ConnId) -> route::ConnFlags {
+        route::ConnFlags {
+            asking: self.asking.contains(&conn),
+            readonly: self.readonly.contains(&conn),
+        }
+    }
+
+    pub(crate) fn set_asking(&mut self, conn: ConnId) {
+        self.asking.insert(conn);
+    }
+
+    pub(crate) fn set_readonly(&mut self, conn: ConnId, on: bool) {
+        if on {
+            self.readonly.insert(conn);
+        } else {
+            self.readonly.remove(&conn);
+        }
+    }
+
+    /// Forgets a closed connection's flags.
+    pub(crate) fn forget_conn(&mut self, conn: ConnId) {
+        self.asking.remove(&conn);
+        self.readonly.remove(&conn);
+    }
+}
+
+/// The dispatcher's hook, after admission: Err(reply) when this node must not serve the
+/// command. Records the command's slot for the scripts it may run.
+pub(crate) fn admit(
+    e: &mut Engine,
+    conn: ConnId,
+    cmd: &'static Command,
+    args: &[Bytes],
+) -> Result<(), Redirect> {
+    let slot = route::check_command(e, conn, cmd, args)?;
+    if let Some(node) = e.cluster.as_mut() {
+        node.command_slot = slot;
+    }
+    Ok(())
+}
+
+/// After every top-level command: ASKING lasts one command, or the whole transaction it was
+/// sent in (Redis's resetClient).
+pub(crate) fn after_command(e: &mut Engine, conn: ConnId, was_asking: bool) {
+    let in_multi = e.sessions.get(&conn).is_some_and(|s| s.multi.is_some());
+    if let Some(node) = e.cluster.as_mut() {
+        if !in_multi && !was_asking {
+            node.asking.remove(&conn);
+        }
+        node.command_slot = None;
+    }
+}
+
+/// Redis's scriptVerifyClusterState for one `redis.call`: the keys must be served by this
+/// node, and (unless the script allows cross-slot keys) stay in one slot. Err is the text the
+/// script's error carries.
+pub(crate) fn script_check(
+    e: &mut Engine,
+    conn: ConnId,
+    cmd: &'static Command,
+    args: &[Bytes],
+    allow_cross_slot: bool,
+) -> Result<(), String> {
+    let Some(node) = e.cluster.as_ref() else {
+        return Ok(());
+    };
+    let flags = node.conn_flags(conn);
+    match route::decide(e, &[(cmd, args)], flags) {
+        Ok(None) => Ok(()),
+        Ok(Some(slot)) => {
+            let node = e.cluster.as_mut().expect("checked above");
+            if allow_cross_slot {
+                return Ok(());
+            }
+            match node.command_slot {
+                None => {
+                    node.command_slot = Some(slot);
+                    Ok(())
+                }
+                Some(s) if s == slot => Ok(()),
+                Some(_) => {
+                    Err("Script attempted to access keys that do not hash to the same slot".into())
+                }
+            }
+        }
+        Err(Redirect::DownReadOnly) => Err(
+            "Script attempted to execute a write command while the cluster is down and readonly"
+                .into(),
+        ),
+        Err(Redirect::Down) => {
+            Err("Script attempted to execute a command while the cluster is down".into())
+        }
+        Err(_) => Err("Script attempted to access a non local key in a cluster node".into()),
+    }
+}

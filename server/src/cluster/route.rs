@@ -1,0 +1,239 @@
+//! Which node serves a command: Redis's getNodeByQuery, the decision behind every MOVED,
+//! ASK, TRYAGAIN, CROSSSLOT and CLUSTERDOWN a cluster node answers.
+//!
+//! The keys come from the command table's key specs (`keyspec::find`), so whatever COMMAND
+//! GETKEYS, WATCH and ACL see as keys is what routing sees. Shard channels (SPUBLISH,
+//! SSUBSCRIBE, SUNSUBSCRIBE) count as keys here, as in Redis, though their specs say not_key.
+
+use bytes::Bytes;
+
+use super::slot::key_slot;
+use super::topology::{lock, Topology};
+use crate::cmd::table::{flags, keyspec, Command};
+use crate::engine::Engine;
+use crate::reply::Reply;
+use crate::session::ConnId;
+
+/// Why a node does not serve a command itself, with Redis's reply for each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Redirect {
+    /// The slot belongs to the node at `addr`.
+    Moved { slot: u16, addr: String },
+    /// The slot is being migrated and the key is not here: ask the node at `addr`.
+    Ask { slot: u16, addr: String },
+    /// The keys hash to different slots.
+    CrossSlot,
+    /// Some keys are here and some are not while the slot moves.
+    TryAgain,
+    /// The cluster is down.
+    Down,
+    /// The cluster is down and this command writes (cluster-allow-reads-when-down).
+    DownReadOnly,
+    /// The slot has no owner.
+    Unbound,
+}
+
+impl Redirect {
+    /// The error text Redis sends, without the leading `-`.
+    pub fn text(&self) -> String {
+        match self {
+            Redirect::Moved { slot, addr } => format!("MOVED {slot} {addr}"),
+            Redirect::Ask { slot, addr } => format!("ASK {slot} {addr}"),
+            Redirect::CrossSlot => "CROSSSLOT Keys in request don't hash to the same slot".into(),
+            Redirect::TryAgain => "TRYAGAIN Multiple keys request during rehashing of slot".into(),
+            Redirect::Down => "CLUSTERDOWN The cluster is down".into(),
+            Redirect::DownReadOnly => {
+                "CLUSTERDOWN The cluster is down and only accepts read commands".into()
+            }
+            Redirect::Unbound => "CLUSTERDOWN Hash slot not served".into(),
+        }
+    }
+
+    pub fn reply(&self) -> Reply {
+        Reply::Error(self.text())
+    }
+}
+
+/// What the connection brings to the decision.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ConnFlags {
+    /// ASKING was sent (for this command, or the open transaction).
+    pub asking: bool,
+    /// READONLY: reads may be served by a replica of the slot's primary.
+    pub readonly: bool,
+}
+
+/// The shard channels of a shard pub/sub command, which Redis routes like keys.
+fn shard_channels(cmd: &Command, args: &[Bytes]) -> Option<Vec<usize>> {
+    match cmd.name {
+        "spublish" => Some(vec![1]),
+        "ssubscribe" | "sunsubscribe" => Some((1..args.len()).collect()),
+        _ => None,
+    }
+}
+
+/// The key positions the routing decision looks at, and whether they are shard channels.
+pub fn routed_keys(cmd: &Command, args: &[Bytes]) -> (Vec<usize>, bool) {
+    match shard_channels(cmd, args) {
+        Some(channels) => (channels, true),
+        None => (cmd.key_positions(args), false),
+    }
+}
+
+/// Whether the command can have keys at all; commands that cannot are never redirected.
+pub fn may_have_keys(cmd: &Command) -> bool {
+    keyspec::has_keys(cmd)
+}
+
+/// Decides for `commands` (one command, or the queued commands of an EXEC) on this node.
+/// Ok(Some(slot)) when served here and keys were named; Ok(None) when no key was named.
+pub fn decide(
+    e: &mut Engine,
+    commands: &[(&'static Command, &[Bytes])],
+    conn: ConnFlags,
+) -> Result<Option<u16>, Redirect> {
+    let Some(node) = e.cluster.as_ref() else {
+        return Ok(None);
+    };
+    let shared = node.shared.clone();
+    let topo = lock(&shared);
+    let node = e.cluster.as_ref().expect("checked above");
+    let now = e.now_ms;
+    let db = &mut e.dbs[0];
+    db.now = now;
+    let db = &*db;
+    let Some(me) = topo.index_of(&node.me) else {
+        // Forgotten by the cluster (CLUSTER RESET elsewhere): serve as a lone node would.
+        return Ok(None);
+    };
+    decide_in(&topo, me, commands, conn, |key| {
+        db.get_shared(key).is_some()
+    })
+}
+
+/// `decide` with the topology locked and the key lookup given.
+pub fn decide_in(
+    topo: &Topology,
+    me: usize,
+    commands: &[(&'static Command, &[Bytes])],
+    conn: ConnFlags,
+    exists: impl Fn(&[u8]) -> bool,
+) -> Result<Option<u16>, Redirect> {
+    let myself = &topo.nodes()[me];
+    let mut first: Option<(&[u8], u16, Option<usize>)> = None;
+    let (mut migrating, mut importing, mut multiple_keys) = (false, false, false);
+    let (mut missing, mut existing) = (0usize, 0usize);
+    let mut shard_pubsub = false;
+    let (mut any_write, mut all_readonly) = (false, true);
+    let mut migrate_cmd = false;
+    let mut asking_cmd = false;
+    for &(cmd, args) in commands {
+        any_write |= cmd.has(flags::WRITE);
+        all_readonly &= cmd.has(flags::READONLY);
+        migrate_cmd |= cmd.name == "migrate";
+        asking_cmd |= cmd.name == "restore-asking";
+        let (positions, channels) = routed_keys(cmd, args);
+        shard_pubsub |= channels;
+        for pos in positions {
+            let Some(key) = args.get(pos) else { continue };
+            let key: &[u8] = key;
+            let slot = key_slot(key);
+            match first {
+                None => {
+                    let owner = topo.owner_index(slot);
+                    let Some(owner) = owner else {
+                        return Err(Redirect::Unbound);
+                    };
+                    migrating = owner == me && myself.migrating.contains_key(&slot);
+                    importing = myself.importing.contains_key(&slot);
+                    first = Some((key, slot, Some(owner)));
+                }
+                Some((k, s, _)) => {
+                    if k != key {
+                        if s != slot {
+                            return Err(Redirect::CrossSlot);
+                        }
+                        multiple_keys = true;
+                    }
+                }
+            }
+            if (migrating || importing) && !channels && !exists(key) {
+                missing += 1;
+            } else {
+                existing += 1;
+            }
+        }
+    }
+    let Some((_, slot, Some(owner))) = first else {
+        return Ok(None);
+    };
+    if !topo.is_ok() && !shard_pubsub {
+        // cluster-allow-reads-when-down is off by default: everything is refused.
+        return Err(Redirect::Down);
+    }
+    if (migrating || importing) && migrate_cmd {
+        return Ok(Some(slot));
+    }
+    if migrating && missing > 0 {
+        if existing > 0 {
+            return Err(Redirect::TryAgain);
+        }
+        let to = &myself.migrating[&slot];
+        return match topo.node(to) {
+            Some(n) => Err(Redirect::Ask {
+                slot,
+                addr: n.addr(),
+            }),
+            None => Err(Redirect::Unbound),
+        };
+    }
+    if importing && (conn.asking || asking_cmd) {
+        if multiple_keys && missing > 0 {
+            return Err(Redirect::TryAgain);
+        }
+        return Ok(Some(slot));
+    }
+    let owner_node = &topo.nodes()[owner];
+    if (conn.readonly || all_readonly)
+        && !any_write
+        && myself.replica_of.as_deref() == Some(owner_node.id.as_str())
+    {
+        return Ok(Some(slot));
+    }
+    if owner != me {
+        return Err(Redirect::Moved {
+            slot,
+            addr: owner_node.addr(),
+        });
+    }
+    Ok(Some(slot))
+}
+
+/// The dispatcher's check for a command about to run on connection `conn`: Ok(slot) or the
+/// redirect to answer. EXEC is checked over its queued commands.
+pub fn check_command(
+    e: &mut Engine,
+    conn: ConnId,
+    cmd: &'static Command,
+    args: &[Bytes],
+) -> Result<Option<u16>, Redirect> {
+    let Some(node) = e.cluster.as_ref() else {
+        return Ok(None);
+    };
+    let flags = node.conn_flags(conn);
+    if cmd.name == "exec" {
+        let queued: Vec<Vec<Bytes>> = match e.sessions.get(&conn).and_then(|s| s.multi.as_ref()) {
+            Some(m) => m.queue.clone(),
+            None => return Ok(None),
+        };
+        let resolved: Vec<(&'static Command, &[Bytes])> = queued
+            .iter()
+            .filter_map(|a| crate::cmd::table::resolve(a).ok().map(|(c, _)| (c, &a[..])))
+            .collect();
+        return decide(e, &resolved, flags);
+    }
+    if shard_channels(cmd, args).is_none() && !may_have_keys(cmd) {
+        return Ok(None);
+    }
+    decide(e, &[(cmd, args)], flags)
+}

@@ -1,0 +1,307 @@
+//! The cluster as its nodes see it: who the nodes are, which primary owns each hash slot,
+//! which slots a node is migrating or importing.
+//!
+//! Real Redis Cluster nodes each keep their own copy of this and converge through the
+//! cluster bus. The nodes redlab runs in one process share one copy behind a lock instead, so
+//! a change (a slot assigned, a slot moved, a node failed) is seen by every node at once, at
+//! a point the test chooses. What stays per node, as in Redis, is only what Redis keeps per
+//! node and never gossips: the MIGRATING and IMPORTING marks of a slot.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::slot::SLOTS;
+
+/// The lock every node of one cluster shares.
+pub type Shared = Arc<Mutex<Topology>>;
+
+/// Locks the shared topology; a panic while it was held cannot leave it half-changed (every
+/// change is a few assignments), so a poisoned lock is taken as it is.
+pub fn lock(shared: &Shared) -> MutexGuard<'_, Topology> {
+    shared.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One node of the cluster.
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// 40 hexadecimal characters, as CLUSTER MYID prints it.
+    pub id: String,
+    pub host: String,
+    pub port: u16,
+    /// The cluster bus port Redis would use (port + 10000), for CLUSTER NODES.
+    pub cport: u16,
+    /// The id of the primary this node replicates; None for a primary.
+    pub replica_of: Option<String>,
+    pub config_epoch: u64,
+    /// Slot -> id of the node it is being migrated to (CLUSTER SETSLOT MIGRATING).
+    pub migrating: BTreeMap<u16, String>,
+    /// Slot -> id of the node it is being imported from (CLUSTER SETSLOT IMPORTING).
+    pub importing: BTreeMap<u16, String>,
+    /// Marked failed by the test (a partitioned or stopped node): other nodes flag it
+    /// `fail`, and the cluster is down while a slot's primary is failed.
+    pub failed: bool,
+}
+
+impl Node {
+    pub fn is_primary(&self) -> bool {
+        self.replica_of.is_none()
+    }
+
+    /// `host:port`, as MOVED and ASK name a node.
+    pub fn addr(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+}
+
+/// Every node and the owner of every slot.
+#[derive(Debug)]
+pub struct Topology {
+    nodes: Vec<Node>,
+    /// Index into `nodes` of each slot's owner; `UNASSIGNED` for none.
+    owners: Vec<u16>,
+    pub current_epoch: u64,
+    /// cluster-require-full-coverage: the cluster is down while a slot has no owner.
+    pub require_full_coverage: bool,
+}
+
+const UNASSIGNED: u16 = u16::MAX;
+
+impl Default for Topology {
+    fn default() -> Self {
+        Topology {
+            nodes: Vec::new(),
+            owners: vec![UNASSIGNED; SLOTS],
+            current_epoch: 0,
+            require_full_coverage: true,
+        }
+    }
+}
+
+impl Topology {
+    pub fn new_shared() -> Shared {
+        Arc::new(Mutex::new(Topology::default()))
+    }
+
+    /// Adds a node (a primary owning nothing) and returns its id.
+    pub fn add_node(&mut self, id: String, host: &str, port: u16) -> String {
+        self.nodes.push(Node {
+            id: id.clone(),
+            host: host.to_string(),
+            port,
+            cport: port.wrapping_add(10000),
+            replica_of: None,
+            config_epoch: 0,
+            migrating: BTreeMap::new(),
+            importing: BTreeMap::new(),
+            failed: false,
+        });
+        id
+    }
+
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    pub fn nodes_mut(&mut self) -> &mut [Node] {
+        &mut self.nodes
+    }
+
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.id == id)
+    }
+
+    pub fn node(&self, id: &str) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.id == id)
+    }
+
+    pub fn node_mut(&mut self, id: &str) -> Option<&mut Node> {
+        self.nodes.iter_mut().find(|n| n.id == id)
+    }
+
+    /// The node that owns `slot`.
+    pub fn owner(&self, slot: u16) -> Option<&Node> {
+        match self.owners[slot as usize] {
+            UNASSIGNED => None,
+            i => self.nodes.get(i as usize),
+        }
+    }
+
+    pub fn owner_index(&self, slot: u16) -> Option<usize> {
+        match self.owners[slot as usize] {
+            UNASSIGNED => None,
+            i => Some(i as usize),
+        }
+    }
+
+    /// Gives `slot` to node `idx`, or takes it from everyone (None).
+    pub fn set_owner(&mut self, slot: u16, idx: Option<usize>) {
+        self.owners[slot as usize] = idx.map_or(UNASSIGNED, |i| i as u16);
+    }
+
+    /// The slots node `idx` owns, as inclusive ranges in slot order.
+    pub fn ranges_of(&self, idx: usize) -> Vec<(u16, u16)> {
+        let mut out: Vec<(u16, u16)> = Vec::new();
+        for (slot, &owner) in self.owners.iter().enumerate() {
+            if owner as usize != idx {
+                continue;
+            }
+            let slot = slot as u16;
+            match out.last_mut() {
+                Some((_, end)) if *end + 1 == slot => *end = slot,
+                _ => out.push((slot, slot)),
+            }
+        }
+        out
+    }
+
+    /// Every maximal run of slots with one owner, in slot order: (start, end, owner index).
+    pub fn runs(&self) -> Vec<(u16, u16, usize)> {
+        let mut out: Vec<(u16, u16, usize)> = Vec::new();
+        for (slot, &owner) in self.owners.iter().enumerate() {
+            if owner == UNASSIGNED {
+                continue;
+            }
+            let slot = slot as u16;
+            match out.last_mut() {
+                Some((_, end, o)) if *end + 1 == slot && *o == owner as usize => *end = slot,
+                _ => out.push((slot, slot, owner as usize)),
+            }
+        }
+        out
+    }
+
+    /// How many slots have an owner.
+    pub fn assigned(&self) -> usize {
+        self.owners.iter().filter(|&&o| o != UNASSIGNED).count()
+    }
+
+    /// How many slots node `idx` owns.
+    pub fn owned_by(&self, idx: usize) -> usize {
+        self.owners.iter().filter(|&&o| o as usize == idx).count()
+    }
+
+    /// The indexes of the replicas of node `idx`.
+    pub fn replicas_of(&self, idx: usize) -> Vec<usize> {
+        let id = &self.nodes[idx].id;
+        (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].replica_of.as_deref() == Some(id))
+            .collect()
+    }
+
+    /// Whether the cluster serves: every slot has a live owner (with full coverage required),
+    /// and no owner of a slot has failed.
+    pub fn is_ok(&self) -> bool {
+        let mut any = false;
+        for &o in &self.owners {
+            if o == UNASSIGNED {
+                if self.require_full_coverage {
+                    return false;
+                }
+                continue;
+            }
+            any = true;
+            if self.nodes[o as usize].failed {
+                return false;
+            }
+        }
+        any || !self.require_full_coverage
+    }
+
+    /// How many primaries own at least one slot (CLUSTER INFO cluster_size).
+    pub fn size(&self) -> usize {
+        (0..self.nodes.len())
+            .filter(|&i| self.owners.iter().any(|&o| o as usize == i))
+            .count()
+    }
+
+    /// Forgets node `idx`: its slots lose their owner, and indexes above it shift down.
+    pub fn remove(&mut self, idx: usize) {
+        let gone = self.nodes.remove(idx).id;
+        for o in self.owners.iter_mut() {
+            if *o == UNASSIGNED {
+                continue;
+            }
+            match (*o as usize).cmp(&idx) {
+                std::cmp::Ordering::Equal => *o = UNASSIGNED,
+                std::cmp::Ordering::Greater => *o -= 1,
+                std::cmp::Ordering::Less => {}
+            }
+        }
+        for n in &mut self.nodes {
+            if n.replica_of.as_deref() == Some(gone.as_str()) {
+                n.replica_of = None;
+            }
+            n.migrating.retain(|_, to| *to != gone);
+            n.importing.retain(|_, from| *from != gone);
+        }
+    }
+
+    /// Makes node `idx` a replica of `primary`: it gives up its slots, as CLUSTER REPLICATE
+    /// requires of a node that owns none.
+    pub fn make_replica(&mut self, idx: usize, primary: usize) {
+        let id = self.nodes[primary].id.clone();
+        let epoch = self.nodes[primary].config_epoch;
+        let node = &mut self.nodes[idx];
+        node.replica_of = Some(id);
+        node.config_epoch = epoch;
+    }
+
+    /// Promotes replica `idx` in place of its primary: it takes the primary's slots and a new
+    /// epoch, and the old primary and its other replicas follow it.
+    pub fn promote(&mut self, idx: usize) -> Option<()> {
+        let old_id = self.nodes[idx].replica_of.clone()?;
+        let old = self.index_of(&old_id)?;
+        for o in self.owners.iter_mut() {
+            if *o as usize == old {
+                *o = idx as u16;
+            }
+        }
+        self.current_epoch += 1;
+        let new_id = self.nodes[idx].id.clone();
+        self.nodes[idx].replica_of = None;
+        self.nodes[idx].config_epoch = self.current_epoch;
+        for n in &mut self.nodes {
+            if n.id == old_id || n.replica_of.as_deref() == Some(old_id.as_str()) {
+                n.replica_of = Some(new_id.clone());
+                n.config_epoch = self.current_epoch;
+            }
+        }
+        Some(())
+    }
+
+    /// A fresh node id: 40 hexadecimal characters.
+    pub fn fresh_id() -> String {
+        let mut rng = crate::rng::EngineRng::new(crate::rng::fresh_seed());
+        (0..40)
+            .map(|_| char::from_digit((rng.next_u64() % 16) as u32, 16).expect("a hex digit"))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_runs_and_state() {
+        let mut t = Topology::default();
+        t.add_node("a".repeat(40), "127.0.0.1", 7000);
+        t.add_node("b".repeat(40), "127.0.0.1", 7001);
+        assert!(!t.is_ok());
+        for s in 0..8192 {
+            t.set_owner(s, Some(0));
+        }
+        for s in 8192..16384 {
+            t.set_owner(s, Some(1));
+        }
+        t.set_owner(100, Some(1));
+        assert!(t.is_ok());
+        assert_eq!(t.ranges_of(1), vec![(100, 100), (8192, 16383)]);
+        assert_eq!(t.runs().len(), 4);
+        assert_eq!(t.size(), 2);
+        t.remove(0);
+        assert_eq!(t.assigned(), 8193);
+        assert_eq!(t.owner(100).map(|n| n.port), Some(7001));
+        assert!(!t.is_ok());
+    }
+}
