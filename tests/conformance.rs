@@ -87,6 +87,7 @@ fn every_case_file_runs() {
 
 groups!(
     basics,
+    monitor,
     protocol,
     strings,
     bitmap,

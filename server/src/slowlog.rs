@@ -133,23 +133,25 @@ impl SlowLog {
     }
 }
 
-/// Arguments that carry secrets, replaced by `(redacted)` as Redis does: AUTH's, HELLO's
-/// after AUTH, CONFIG SET's value of a password parameter, MIGRATE's after AUTH/AUTH2 and
-/// ACL SETUSER's rules.
-fn redact(args: &mut [Bytes]) {
+/// Arguments that carry secrets, replaced by `(redacted)` as Redis does: AUTH's (in its two
+/// valid forms only: Redis answers a syntax error before redacting), HELLO's after an AUTH the
+/// option parser reached with both values, CONFIG SET's value of a password parameter,
+/// MIGRATE's after AUTH/AUTH2 and ACL SETUSER's rules. MONITOR shows arguments the same way.
+pub(crate) fn redact(args: &mut [Bytes]) {
     let is = |a: &Bytes, s: &str| a.eq_ignore_ascii_case(s.as_bytes());
     let hide = |a: &mut Bytes| *a = Bytes::from_static(b"(redacted)");
     let Some(name) = args.first().cloned() else {
         return;
     };
     let sub = args.get(1).cloned().unwrap_or_default();
-    if is(&name, "auth") || (is(&name, "acl") && is(&sub, "setuser")) {
-        let from = if is(&name, "auth") { 1 } else { 2 };
-        args.iter_mut().skip(from).for_each(hide);
-    } else if is(&name, "hello") {
-        if let Some(i) = args.iter().position(|a| is(a, "auth")) {
-            args.iter_mut().skip(i + 1).take(2).for_each(hide);
+    if is(&name, "auth") {
+        if args.len() <= 3 {
+            args.iter_mut().skip(1).for_each(hide);
         }
+    } else if is(&name, "acl") && is(&sub, "setuser") {
+        args.iter_mut().skip(2).for_each(hide);
+    } else if is(&name, "hello") {
+        redact_hello(args);
     } else if is(&name, "config") && is(&sub, "set") {
         let mut i = 2;
         while i + 1 < args.len() {
@@ -162,6 +164,34 @@ fn redact(args: &mut [Bytes]) {
         if let Some(i) = args.iter().position(|a| is(a, "auth") || is(a, "auth2")) {
             let n = if is(&args[i], "auth") { 1 } else { 2 };
             args.iter_mut().skip(i + 1).take(n).for_each(hide);
+        }
+    }
+}
+
+/// HELLO's options are read left to right after a valid protocol version; AUTH's two values
+/// are hidden once reached, and the first option the parser refuses stops it.
+fn redact_hello(args: &mut [Bytes]) {
+    let is = |a: &Bytes, s: &str| a.eq_ignore_ascii_case(s.as_bytes());
+    if let Some(v) = args.get(1) {
+        let ok = std::str::from_utf8(v)
+            .ok()
+            .and_then(|t| t.parse::<i64>().ok())
+            .is_some_and(|v| (2..=3).contains(&v));
+        if !ok {
+            return;
+        }
+    }
+    let mut j = 2;
+    while j < args.len() {
+        let more = args.len() - 1 - j;
+        if is(&args[j], "auth") && more >= 2 {
+            args[j + 1] = Bytes::from_static(b"(redacted)");
+            args[j + 2] = Bytes::from_static(b"(redacted)");
+            j += 3;
+        } else if is(&args[j], "setname") && more >= 1 {
+            j += 2;
+        } else {
+            return;
         }
     }
 }
@@ -283,6 +313,15 @@ mod tests {
             "MIGRATE h 1 k 9 5000 AUTH2 (redacted) (redacted)"
         );
         assert_eq!(cut("GET auth"), "GET auth");
+        // Redis refuses these before it redacts anything.
+        assert_eq!(cut("AUTH a b c"), "AUTH a b c");
+        assert_eq!(cut("HELLO 3 AUTH a"), "HELLO 3 AUTH a");
+        assert_eq!(cut("HELLO 4 AUTH u p"), "HELLO 4 AUTH u p");
+        assert_eq!(
+            cut("HELLO 3 SETNAME n AUTH u p"),
+            "HELLO 3 SETNAME n AUTH (redacted) (redacted)"
+        );
+        assert_eq!(cut("HELLO 3 BAD x AUTH u p"), "HELLO 3 BAD x AUTH u p");
     }
 
     #[test]

@@ -72,7 +72,7 @@ impl Engine {
             s.multi.as_mut().expect("in multi").queue.push(args);
             return Reply::Status("QUEUED".into());
         }
-        self.feed_monitors(conn, &args, cmd);
+        self.feed_monitors_first(conn, db, &args, cmd);
         let fault = self.check_faults(conn, cmd, &name, &args);
         if let Some(early) = self.fault_before(conn, fault.as_ref()) {
             return early;
@@ -95,6 +95,9 @@ impl Engine {
         if let Some(started) = started {
             self.note_slow(conn, cmd, &call.args, &reply, started.elapsed());
         }
+        // After the command, as Redis: EXEC's line follows its commands', and SELECT's shows
+        // the database it chose.
+        self.feed_monitors(conn, MonitorFrom::Client, call.db, &call.args, cmd);
         self.arg_buffer.recycle(call.args);
         // A command that blocked is counted when it is served or times out, as in Redis.
         if !(reply == Reply::None && self.is_blocked(conn)) {
@@ -153,10 +156,12 @@ impl Engine {
                 // EXEC's commands are timed one by one (a script's are not), as in Redis.
                 let started = (call.in_multi && !call.in_script && self.timing_wanted())
                     .then(std::time::Instant::now);
+                self.feed_monitors_first(call.conn, call.db, &call.args, cmd);
                 let reply = self.call(cmd, call);
                 if let Some(started) = started {
                     self.note_slow(call.conn, cmd, &call.args, &reply, started.elapsed());
                 }
+                self.feed_monitors(call.conn, MonitorFrom::Client, call.db, &call.args, cmd);
                 self.stats.record(cmd, &name, reply.is_error());
                 reply
             }
@@ -164,19 +169,58 @@ impl Engine {
         }
     }
 
-    pub(super) fn feed_monitors(&mut self, conn: ConnId, args: &[Bytes], cmd: &Command) {
-        if self.monitors.is_empty() || cmd.has(flags::SKIP_MONITOR) || cmd.has(flags::ADMIN) {
+    /// Sends one MONITOR line for a command that ran, to every monitoring connection but the
+    /// sender. As in Redis: admin commands and those flagged skip_monitor are never shown
+    /// (the script commands show themselves before they run, see
+    /// `Command::feeds_monitors_first`), and secrets in the arguments read `(redacted)`.
+    pub(crate) fn feed_monitors(
+        &mut self,
+        conn: ConnId,
+        from: MonitorFrom,
+        db: usize,
+        args: &[Bytes],
+        cmd: &Command,
+    ) {
+        if cmd.has(flags::SKIP_MONITOR) || cmd.has(flags::ADMIN) {
             return;
         }
-        let (db, addr) = {
-            let s = &self.sessions[&conn];
-            (s.db, s.addr.clone())
+        self.send_monitor_line(conn, from, db, args);
+    }
+
+    /// The script commands' own line, sent before they run (see
+    /// `Command::feeds_monitors_first`); nothing for other commands.
+    fn feed_monitors_first(&mut self, conn: ConnId, db: usize, args: &[Bytes], cmd: &Command) {
+        if cmd.feeds_monitors_first() {
+            self.send_monitor_line(conn, MonitorFrom::Client, db, args);
+        }
+    }
+
+    fn send_monitor_line(&mut self, conn: ConnId, from: MonitorFrom, db: usize, args: &[Bytes]) {
+        if self.monitors.is_empty() {
+            return;
+        }
+        let addr = match from {
+            MonitorFrom::Lua => "lua".to_string(),
+            MonitorFrom::Client => match self.sessions.get(&conn) {
+                Some(s) => s.addr.clone(),
+                None => return,
+            },
         };
-        let line = crate::cmd::server::monitor_line(self.clock.now_us(), db, &addr, args);
+        let mut shown = args.to_vec();
+        crate::slowlog::redact(&mut shown);
+        let line = crate::cmd::server::monitor_line(self.clock.now_us(), db, &addr, &shown);
         for m in self.monitors.clone() {
             if m != conn {
                 self.push_to(m, Reply::Status(line.clone()));
             }
         }
     }
+}
+
+/// Who a MONITOR line names as the sender: the client's address, or `lua` for a command a
+/// script or function ran with redis.call.
+#[derive(Clone, Copy)]
+pub(crate) enum MonitorFrom {
+    Client,
+    Lua,
 }

@@ -34,6 +34,7 @@ mod watch;
 use expiry::all_dbs_mask;
 
 pub(crate) use crate::cmd::table::resolve;
+pub(crate) use dispatch::MonitorFrom;
 
 /// One command as a handler sees it.
 #[derive(Debug)]

@@ -309,6 +309,13 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
     // Resolved and checked above: call the handler directly, counting it as Redis does.
     e.stats.total_commands_processed += 1;
     let reply = e.call(cmd, &mut call);
+    e.feed_monitors(
+        c.conn,
+        crate::engine::MonitorFrom::Lua,
+        call.db,
+        &call.args,
+        cmd,
+    );
     e.arg_buffer.recycle(call.args);
     match parent {
         None => e.stats.record(cmd, cmd.name, reply.is_error()),

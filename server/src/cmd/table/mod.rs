@@ -188,6 +188,16 @@ impl Command {
         self.flags & flag != 0
     }
 
+    /// The script commands (EVAL, EVALSHA, FCALL and their _RO forms) are flagged skip_monitor
+    /// yet show themselves to MONITOR before they run, so that the commands the script runs
+    /// follow their line, as Redis's evalCommand and fcallCommand do.
+    pub fn feeds_monitors_first(&self) -> bool {
+        matches!(
+            self.name,
+            "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
+        )
+    }
+
     /// Whether one of redlab's dispatch rules (`policy::*`) applies.
     pub fn policy(&self, rule: u32) -> bool {
         self.policy & rule != 0
