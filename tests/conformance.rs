@@ -115,5 +115,6 @@ groups!(
     stream_resp3,
     command,
     server_observe,
-    acl
+    acl,
+    tracking
 );
