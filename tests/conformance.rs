@@ -116,5 +116,6 @@ groups!(
     stream_resp3,
     command,
     server_observe,
-    acl
+    acl,
+    tracking
 );

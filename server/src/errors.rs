@@ -151,6 +151,40 @@ pub const NO_SUCH_CLIENT: &str = "ERR No such client";
 pub const CLIENT_ID_POSITIVE: &str = "ERR client-id should be greater than 0";
 pub const INVALID_CLIENT_ID: &str = "ERR Invalid client ID";
 pub const UNBLOCK_REASON: &str = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
+// CLIENT TRACKING / CACHING (client-side caching)
+pub const TRACKING_ONE_REDIRECT: &str = "ERR A client can only redirect to a single other client";
+pub const TRACKING_NO_REDIRECT_TARGET: &str =
+    "ERR The client ID you want redirect to does not exist";
+pub const TRACKING_PREFIX_NEEDS_BCAST: &str = "ERR PREFIX option requires BCAST mode to be enabled";
+pub const TRACKING_BCAST_SWITCH: &str = "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode.";
+pub const TRACKING_BCAST_OPTIN: &str = "ERR OPTIN and OPTOUT are not compatible with BCAST";
+pub const TRACKING_OPTIN_AND_OPTOUT: &str = "ERR You can't specify both OPTIN mode and OPTOUT mode";
+pub const TRACKING_OPT_SWITCH: &str = "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.";
+pub const CACHING_NOT_OPT: &str = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled";
+pub const CACHING_YES_OPTIN: &str =
+    "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.";
+pub const CACHING_NO_OPTOUT: &str =
+    "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.";
+// CLIENT PAUSE
+pub const PAUSE_TIMEOUT_NOT_INTEGER: &str = "ERR timeout is not an integer or out of range";
+pub const PAUSE_TIMEOUT_NEGATIVE: &str = "ERR timeout is negative";
+pub const PAUSE_MODE: &str = "ERR CLIENT PAUSE mode must be WRITE or ALL";
+
+/// A BCAST prefix overlaps one the client has (`existing`) or another given with it.
+/// Redis prints the prefixes as C strings: up to a NUL byte.
+pub fn tracking_prefix_overlap(prefix: &[u8], other: &[u8], existing: bool) -> String {
+    let c_str = |b: &[u8]| {
+        let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+        String::from_utf8_lossy(&b[..end]).into_owned()
+    };
+    format!(
+        "ERR Prefix '{}' overlaps with {} prefix '{}'. Prefixes for a single client must not overlap.",
+        c_str(prefix),
+        if existing { "an existing" } else { "another provided" },
+        c_str(other)
+    )
+}
+pub const RESET_NOT_NORMAL: &str = "ERR can only reset normal client connections";
 pub const NOT_ALLOWED_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
 pub const SSUBSCRIBE_DENY_BLOCKING: &str =
     "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client";

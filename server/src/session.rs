@@ -78,6 +78,8 @@ pub struct Session {
     pub no_evict: bool,
     pub no_touch: bool,
     pub monitor: bool,
+    /// CLIENT TRACKING mode (client-side caching).
+    pub tracking: crate::engine::tracking::ClientTracking,
     pub blocked: Option<Blocked>,
     /// Replies produced outside this connection's own request: pub/sub messages, MONITOR
     /// lines, the late reply of a blocked command. The shell drains it.
@@ -127,6 +129,7 @@ impl Session {
             no_evict: false,
             no_touch: false,
             monitor: false,
+            tracking: Default::default(),
             blocked: None,
             outbox: VecDeque::new(),
             outbox_bytes: 0,

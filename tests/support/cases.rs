@@ -10,7 +10,10 @@
 //! (wait before the line), `?blocked=N` (before the line, wait until the server counts N
 //! blocked clients), `?raw` (send the one argument as raw bytes, for protocol cases),
 //! `?closed` (expect the server to close the connection), `?monitor` (a MONITOR line: its time
-//! and a client's address are masked, `lua` is kept).
+//! and a client's address are masked, `lua` is kept), `?let=NAME` (keep the integer
+//! reply, e.g. a CLIENT ID, as `$NAME`: later arguments `$NAME` become that value on each
+//! server, and an integer reply equal to it compares as `$NAME`; the line itself is not
+//! compared).
 //!
 //! Nothing here depends on how fast the machine is: a reply or message that is expected is
 //! waited for with a generous bound (`WAIT`), and an ordering between connections (who
@@ -115,6 +118,38 @@ impl std::fmt::Display for Mismatch {
 struct Target {
     addr: SocketAddr,
     conns: HashMap<String, RawConn>,
+    /// `?let=NAME` values of this server (integer replies, as their text).
+    vars: Vec<(String, Vec<u8>)>,
+}
+
+impl Target {
+    /// `$NAME` arguments replaced by this server's value.
+    fn substitute(&self, args: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        args.iter()
+            .map(|a| {
+                self.vars
+                    .iter()
+                    .find(|(name, _)| a.strip_prefix(b"$") == Some(name.as_bytes()))
+                    .map_or_else(|| a.clone(), |(_, v)| v.clone())
+            })
+            .collect()
+    }
+
+    /// Integer replies equal to a `?let` value written as `:$NAME`, so both servers compare
+    /// equal whatever ids they gave out.
+    fn normalize(&self, frame: &[u8]) -> Vec<u8> {
+        let mut out = frame.to_vec();
+        for (name, v) in &self.vars {
+            let needle = [&b":"[..], &v[..], &b"\r\n"[..]].concat();
+            let with = [&b":$"[..], name.as_bytes(), &b"\r\n"[..]].concat();
+            let mut i = 0;
+            while let Some(at) = out[i..].windows(needle.len()).position(|w| w == needle) {
+                out.splice(i + at..i + at + needle.len(), with.iter().copied());
+                i += at + with.len();
+            }
+        }
+        out
+    }
 }
 
 impl Target {
@@ -127,6 +162,7 @@ impl Target {
 
     fn reset(&mut self) {
         self.conns.clear();
+        self.vars.clear();
         let mut admin = RawConn::connect(self.addr);
         // The previous case's connections are gone (and none of them still blocked) before
         // this case starts, however long the server takes to notice the closes.
@@ -167,6 +203,8 @@ impl Target {
                 &format!("blocked_clients:{n}\r\n"),
             );
         }
+        let args = self.substitute(&line.args);
+        let var = line.mods.iter().find_map(|m| m.strip_prefix("let="));
         let conn = self.conn(&line.conn);
         if has("read") {
             return vec![conn.read_frame(WAIT)];
@@ -175,9 +213,9 @@ impl Target {
             return vec![conn.read_frame(IDLE)];
         }
         if has("raw") {
-            conn.send_raw(&line.args.concat());
+            conn.send_raw(&args.concat());
         } else {
-            conn.send(&line.args);
+            conn.send(&args);
         }
         if has("noreply") {
             return Vec::new();
@@ -185,6 +223,16 @@ impl Target {
         let mut out: Vec<Option<Vec<u8>>> = (0..replies).map(|_| conn.read_frame(REPLY)).collect();
         if has("closed") {
             out.push(conn.read_frame(Duration::from_secs(2)));
+        }
+        if let Some(name) = var {
+            let value = out
+                .first()
+                .and_then(|f| f.as_ref())
+                .and_then(|f| f.strip_prefix(b":"))
+                .map(|f| f.strip_suffix(b"\r\n").unwrap_or(f).to_vec())
+                .unwrap_or_else(|| panic!("line {}: ?let wants an integer reply", line.lineno));
+            self.vars.retain(|(n, _)| n != name);
+            self.vars.push((name.to_string(), value));
         }
         out
     }
@@ -216,10 +264,12 @@ pub fn run_cases(cases: &[Case], redis: SocketAddr, redlab: SocketAddr) -> Vec<M
     let mut a = Target {
         addr: redis,
         conns: HashMap::new(),
+        vars: Vec::new(),
     };
     let mut b = Target {
         addr: redlab,
         conns: HashMap::new(),
+        vars: Vec::new(),
     };
     let mut mismatches = Vec::new();
     for case in cases {
@@ -229,9 +279,17 @@ pub fn run_cases(cases: &[Case], redis: SocketAddr, redlab: SocketAddr) -> Vec<M
             let ra = a.run(line);
             let rb = b.run(line);
             let has = |m: &str| line.mods.iter().any(|x| x == m);
-            if has("ignore") {
+            if has("ignore") || line.mods.iter().any(|m| m.starts_with("let=")) {
                 continue;
             }
+            let ra: Vec<_> = ra
+                .iter()
+                .map(|f| f.as_ref().map(|f| a.normalize(f)))
+                .collect();
+            let rb: Vec<_> = rb
+                .iter()
+                .map(|f| f.as_ref().map(|f| b.normalize(f)))
+                .collect();
             let norm = |f: &Option<Vec<u8>>| -> Option<Vec<u8>> {
                 let f = f.as_ref()?;
                 Some(if has("type") {

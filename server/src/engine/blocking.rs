@@ -124,6 +124,9 @@ impl Engine {
                         reprocessing: true,
                     };
                     self.serving_key = Some(key.clone());
+                    // The served client is the one running a command now: invalidations
+                    // for it follow its reply.
+                    let outer = self.tracking_enter(conn);
                     let reply = self.call(cmd, &mut call);
                     self.serving_key = None;
                     if reply != Reply::None {
@@ -131,6 +134,10 @@ impl Engine {
                         self.finish_blocked(cmd, &name, &reply);
                         self.push_to(conn, reply);
                     }
+                    for m in self.tracking_take_pending(conn) {
+                        self.push_to(conn, m);
+                    }
+                    self.tracking_leave(outer);
                 }
             }
             self.drain_expired();

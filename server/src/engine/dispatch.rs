@@ -38,6 +38,9 @@ impl Engine {
         session.last_command = name.clone();
 
         let view = view_of(session);
+        if self.tracking.clients > 0 {
+            self.tracking_limit();
+        }
         // Redis refuses on memory after the MULTI check and before the pub/sub context check.
         let oom = self.config.maxmemory > 0
             && crate::cmd::scripting::refused_when_over(self, conn, cmd, &args)
@@ -91,6 +94,7 @@ impl Engine {
             .slowlog
             .enabled(&self.config)
             .then(std::time::Instant::now);
+        self.tracking.executing = true;
         let reply = self.call(cmd, &mut call);
         if let Some(started) = started {
             self.note_slow(conn, cmd, &call.args, &reply, started.elapsed());
@@ -133,8 +137,22 @@ impl Engine {
             && cmd.name != "touch"
             && self.sessions.get(&call.conn).is_some_and(|s| s.no_touch);
         self.dbs[call.db].no_touch = no_touch;
+        // Changes the handler makes are this client's, except a script's own (Redis runs
+        // those on its script client): BCAST's NOLOOP tells them apart.
+        let modifier = std::mem::replace(
+            &mut self.tracking.modifier,
+            (!call.in_script).then_some(call.conn),
+        );
+        let script = self.tracking_before_script(cmd, call);
         let reply = cmd.handler.run(self, call);
+        if script {
+            self.tracking.script_keys = None;
+        }
+        self.tracking.modifier = modifier;
         self.dbs[call.db].no_touch = false;
+        if self.tracking.clients > 0 {
+            self.tracking_after_call(cmd, call);
+        }
         reply
     }
 

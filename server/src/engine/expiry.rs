@@ -12,6 +12,10 @@ impl Engine {
         self.begin(EXPIRE_SLICE_PER_TICK);
         self.expire_blocked();
         self.end_command();
+        self.tracking_limit();
+        if !self.tracking.defer_broadcast {
+            self.tracking_broadcast();
+        }
     }
 
     /// Reads the clock and expires what is due, in the databases that may hold keys with a
@@ -98,6 +102,7 @@ impl Engine {
         for key in keys {
             self.stats.expired_keys += 1;
             self.touch_watched_expired(idx, &key);
+            self.tracking_invalidate(&key, true);
             notify::keyspace_event(self, notify::EXPIRED, "expired", idx, &key);
         }
     }

@@ -29,6 +29,7 @@ mod blocking;
 mod dispatch;
 mod expiry;
 mod fault_hooks;
+pub(crate) mod tracking;
 mod watch;
 
 use expiry::all_dbs_mask;
@@ -126,6 +127,8 @@ pub struct Engine {
     pub(crate) latency: crate::latency::LatencyMonitor,
     /// Cluster mode: this node's membership (`crate::cluster`); None for a standalone server.
     pub(crate) cluster: Option<crate::cluster::NodeState>,
+    /// Client-side caching: the tracking table, BCAST prefixes, held invalidations.
+    pub(crate) tracking: tracking::Tracking,
 }
 
 impl Engine {
@@ -180,6 +183,7 @@ impl Engine {
             slowlog: Default::default(),
             latency: Default::default(),
             cluster,
+            tracking: Default::default(),
         }
     }
 
@@ -245,6 +249,7 @@ impl Engine {
         self.unblock(conn);
         crate::cmd::pubsub::unsubscribe_all(self, conn);
         self.monitors.retain(|&c| c != conn);
+        self.disable_tracking(conn);
         self.sessions.remove(&conn);
         if let Some(node) = self.cluster.as_mut() {
             node.forget_conn(conn);
@@ -338,9 +343,55 @@ impl Engine {
             return Reply::None;
         }
         self.begin_command();
+        self.tracking.current = Some(conn);
+        let client_cmd = args[0].eq_ignore_ascii_case(b"client");
         let reply = self.process(conn, args);
         self.end_command();
-        self.apply_reply_mode(conn, reply)
+        let reply = self.apply_reply_mode(conn, reply);
+        self.after_command(conn, client_cmd, reply)
+    }
+
+    /// What follows a command's reply: invalidations held while it ran (they come after the
+    /// reply, never inside it), and the BCAST broadcast unless the shell sends it after its
+    /// batch. Also where CLIENT CACHING's one-command effect ends (any CLIENT subcommand and
+    /// the commands of a transaction keep it).
+    fn after_command(&mut self, conn: ConnId, client_cmd: bool, reply: Reply) -> Reply {
+        self.tracking.current = None;
+        self.tracking.executing = false;
+        if let Some(s) = self.sessions.get_mut(&conn) {
+            if s.tracking.caching && !client_cmd && s.multi.is_none() {
+                s.tracking.caching = false;
+            }
+        }
+        let after = self.tracking_take_pending(conn);
+        if !self.tracking.defer_broadcast {
+            self.tracking_broadcast();
+        }
+        if after.is_empty() {
+            return reply;
+        }
+        if self.is_blocked(conn) {
+            // Its reply comes later: these go first, through the outbox.
+            for m in after {
+                self.push_to(conn, m);
+            }
+            return reply;
+        }
+        let mut all = Vec::with_capacity(after.len() + 1);
+        all.push(reply);
+        all.extend(after);
+        Reply::Multi(all)
+    }
+
+    /// The network shell runs a batch of requests: BCAST invalidations are sent once, after
+    /// it (`end_batch`), as Redis sends them once per turn of its event loop.
+    pub(crate) fn begin_batch(&mut self) {
+        self.tracking.defer_broadcast = true;
+    }
+
+    pub(crate) fn end_batch(&mut self) {
+        self.tracking.defer_broadcast = false;
+        self.tracking_broadcast();
     }
 
     fn apply_reply_mode(&mut self, conn: ConnId, reply: Reply) -> Reply {

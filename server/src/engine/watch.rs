@@ -16,8 +16,15 @@ impl Engine {
         notify::keyspace_event(self, class, event, db, key);
     }
 
-    /// Marks every client watching (db, key) dirty.
+    /// A write changed (db, key) (Redis's signalModifiedKey): the clients watching it are
+    /// dirty, and those that may cache it get an invalidation.
     pub(crate) fn touch_watched(&mut self, db: usize, key: &[u8]) {
+        self.dirty_watchers(db, key);
+        self.tracking_invalidate(key, true);
+    }
+
+    /// Marks every client watching (db, key) dirty.
+    fn dirty_watchers(&mut self, db: usize, key: &[u8]) {
         if self.watched_keys.is_empty() {
             return;
         }
@@ -70,8 +77,10 @@ impl Engine {
 
     /// FLUSHDB / FLUSHALL (`db` None: every database): call before emptying. Marks dirty
     /// the clients watching a key that exists there; as in Redis, a watched key that did not
-    /// exist is not changed by a flush.
+    /// exist is not changed by a flush. Tracking clients get the null invalidation (all
+    /// their keys, whatever the database).
     pub(crate) fn touch_all_watched(&mut self, db: Option<usize>) {
+        self.tracking_flush();
         let slots: Vec<(usize, Vec<u8>)> = self
             .watched_keys
             .keys()
@@ -80,7 +89,7 @@ impl Engine {
             .collect();
         for (d, key) in slots {
             if d < self.dbs.len() && self.db(d).contains(&key) {
-                self.touch_watched(d, &key);
+                self.dirty_watchers(d, &key);
             }
         }
     }
@@ -98,7 +107,7 @@ impl Engine {
                 && b < self.dbs.len()
                 && (self.db(a).contains(&key) || self.db(b).contains(&key))
             {
-                self.touch_watched(d, &key);
+                self.dirty_watchers(d, &key);
             }
         }
     }

@@ -148,6 +148,7 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
     let mut engine = shared.engine.borrow_mut();
     let mut close = false;
     let mut delay: Option<Duration> = None;
+    engine.begin_batch();
     st.paused = drain_output(&mut engine, conn, st);
     for op in std::mem::take(&mut st.catch_up) {
         super::busy::catch_up(&mut engine, conn, op);
@@ -158,6 +159,7 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
             conn
         );
         st.rbuf.clear();
+        engine.end_batch();
         return (true, None);
     }
     engine.note_buffers(conn, st.qbuf());
@@ -204,6 +206,11 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
                 break;
             }
         }
+    }
+    // BCAST invalidations of the batch, this client's own included.
+    engine.end_batch();
+    if !st.paused && engine.has_output(conn) {
+        st.paused = drain_output(&mut engine, conn, st);
     }
     if let Some(view) = engine.conn_view(conn) {
         st.view = view;

@@ -1,5 +1,5 @@
 //! CLIENT and its subcommands: ID, INFO, LIST, KILL, SETNAME, GETNAME, NO-EVICT, REPLY,
-//! UNBLOCK, GETREDIR, TRACKINGINFO, HELP.
+//! UNBLOCK, TRACKING, CACHING, GETREDIR, TRACKINGINFO, HELP.
 //!
 //! CLIENT LIST prints Redis 7.0's fields in Redis's order. What redlab cannot know (file
 //! descriptors, buffer sizes) gets plausible values of the same shape, so parsers written
@@ -8,7 +8,10 @@
 use std::fmt::Write as _;
 
 use super::super::args;
-use super::super::table::{flags::*, Command};
+use bytes::Bytes;
+
+use super::super::table::{flags::*, CmdResult, Command};
+use crate::engine::tracking::TrackingOptions;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::numfmt;
@@ -57,6 +60,15 @@ fn flags_of(s: &Session) -> String {
     }
     if s.blocked.is_some() {
         f.push('b');
+    }
+    if s.tracking.on {
+        f.push('t');
+    }
+    if s.tracking.broken_redirect {
+        f.push('R');
+    }
+    if s.tracking.bcast {
+        f.push('B');
     }
     if s.watch_dirty {
         f.push('d');
@@ -115,7 +127,7 @@ pub(super) fn info_line(s: &Session, now_ms: i64, current: Option<&Call>) -> Str
         line,
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} \
          qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp=0 obl={} oll={} omem={} tot-mem={} events=r \
-         cmd={} user={} redir=-1 resp={}",
+         cmd={} user={} redir={} resp={}",
         s.id,
         s.addr,
         s.laddr,
@@ -140,6 +152,11 @@ pub(super) fn info_line(s: &Session, now_ms: i64, current: Option<&Call>) -> Str
         tot_base as u64 + (argv_mem + multi_mem) as u64 + omem,
         s.last_command,
         s.user,
+        if s.tracking.on {
+            s.tracking.redirect as i64
+        } else {
+            -1
+        },
         s.resp,
     );
     line
@@ -150,35 +167,32 @@ fn text_reply(text: String) -> Reply {
     Reply::Verbatim("txt", text.into())
 }
 
-fn id(_: &mut Engine, call: &mut Call) -> Reply {
-    Reply::Int(call.conn as i64)
+fn id(_: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(Reply::Int(call.conn as i64))
 }
 
-fn info(e: &mut Engine, call: &mut Call) -> Reply {
+fn info(e: &mut Engine, call: &mut Call) -> CmdResult {
     let now = e.now_ms;
     let Some(s) = e.sessions.get(&call.conn) else {
-        return Reply::Nil;
+        return Ok(Reply::Nil);
     };
     let mut text = info_line(s, now, Some(call));
     text.push('\n');
-    text_reply(text)
+    Ok(text_reply(text))
 }
 
-fn list(e: &mut Engine, call: &mut Call) -> Reply {
+fn list(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mut filter_type = None;
     let mut ids: Option<Vec<ConnId>> = None;
     if call.argc() == 4 && args::is(call.arg(2), "TYPE") {
         match client_type_by_name(call.arg(3)) {
             Some(t) => filter_type = Some(t),
-            None => return Reply::err(errors::unknown_client_type(call.arg(3))),
+            None => return Err(Reply::err(errors::unknown_client_type(call.arg(3)))),
         }
     } else if call.argc() > 3 && args::is(call.arg(2), "ID") {
         let mut wanted = Vec::with_capacity(call.argc() - 3);
         for a in &call.args[3..] {
-            match numfmt::parse_i64(a) {
-                Some(n) => wanted.push(n),
-                None => return Reply::err(errors::INVALID_CLIENT_ID),
-            }
+            wanted.push(numfmt::parse_i64(a).ok_or(Reply::err(errors::INVALID_CLIENT_ID))?);
         }
         // Listed in the order asked, once per mention, as Redis does.
         ids = Some(
@@ -189,7 +203,7 @@ fn list(e: &mut Engine, call: &mut Call) -> Reply {
                 .collect(),
         );
     } else if call.argc() != 2 {
-        return Reply::err(errors::SYNTAX);
+        return Err(Reply::err(errors::SYNTAX));
     }
     let now = e.now_ms;
     let order: Vec<ConnId> = match ids {
@@ -212,12 +226,12 @@ fn list(e: &mut Engine, call: &mut Call) -> Reply {
         text.push_str(&info_line(s, now, current));
         text.push('\n');
     }
-    text_reply(text)
+    Ok(text_reply(text))
 }
 
 /// CLIENT KILL, both forms: `KILL addr` (may kill the caller; +OK or an error) and
 /// `KILL <filter> <value> ...` (skips the caller unless SKIPME no; answers the count).
-fn kill(e: &mut Engine, call: &mut Call) -> Reply {
+fn kill(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mut addr: Option<&[u8]> = None;
     let mut laddr: Option<&[u8]> = None;
     let mut ctype = None;
@@ -234,18 +248,18 @@ fn kill(e: &mut Engine, call: &mut Call) -> Reply {
             let more = i + 1 < call.argc();
             let opt = call.arg(i);
             if !more {
-                return Reply::err(errors::SYNTAX);
+                return Err(Reply::err(errors::SYNTAX));
             }
             let val = call.arg(i + 1);
             if args::is(opt, "ID") {
                 match numfmt::parse_i64(val) {
                     Some(n) if n >= 1 => id = Some(n as ConnId),
-                    _ => return Reply::err(errors::CLIENT_ID_POSITIVE),
+                    _ => return Err(Reply::err(errors::CLIENT_ID_POSITIVE)),
                 }
             } else if args::is(opt, "TYPE") {
                 match client_type_by_name(val) {
                     Some(t) => ctype = Some(t),
-                    None => return Reply::err(errors::unknown_client_type(val)),
+                    None => return Err(Reply::err(errors::unknown_client_type(val))),
                 }
             } else if args::is(opt, "ADDR") {
                 addr = Some(val);
@@ -254,7 +268,7 @@ fn kill(e: &mut Engine, call: &mut Call) -> Reply {
             } else if args::is(opt, "USER") {
                 let name = String::from_utf8_lossy(val).into_owned();
                 if e.acl.user(&name).is_none() {
-                    return Reply::err(errors::no_such_user(val));
+                    return Err(Reply::err(errors::no_such_user(val)));
                 }
                 user = Some(name);
             } else if args::is(opt, "SKIPME") {
@@ -263,10 +277,10 @@ fn kill(e: &mut Engine, call: &mut Call) -> Reply {
                 } else if args::is(val, "no") {
                     skipme = false;
                 } else {
-                    return Reply::err(errors::SYNTAX);
+                    return Err(Reply::err(errors::SYNTAX));
                 }
             } else {
-                return Reply::err(errors::SYNTAX);
+                return Err(Reply::err(errors::SYNTAX));
             }
             i += 2;
         }
@@ -289,12 +303,12 @@ fn kill(e: &mut Engine, call: &mut Call) -> Reply {
     }
     if old_form {
         if killed == 0 {
-            Reply::err(errors::NO_SUCH_CLIENT)
+            Err(Reply::err(errors::NO_SUCH_CLIENT))
         } else {
-            Reply::ok()
+            Ok(Reply::ok())
         }
     } else {
-        Reply::Int(killed as i64)
+        Ok(Reply::Int(killed as i64))
     }
 }
 
@@ -312,17 +326,19 @@ pub(crate) fn kill_connection(e: &mut Engine, caller: ConnId, victim: ConnId) {
     e.wakeups.push(victim);
 }
 
-fn setname(e: &mut Engine, call: &mut Call) -> Reply {
+fn setname(e: &mut Engine, call: &mut Call) -> CmdResult {
     if !super::valid_client_name(call.arg(2)) {
-        return Reply::err(errors::CLIENT_NAME_CHARS);
+        return Err(Reply::err(errors::CLIENT_NAME_CHARS));
     }
     let name = call.args[2].clone();
     super::set_client_name(e, call.conn, &name);
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
-fn getname(e: &mut Engine, call: &mut Call) -> Reply {
-    Reply::opt_bulk(e.sessions.get(&call.conn).and_then(|s| s.name.as_deref()))
+fn getname(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(Reply::opt_bulk(
+        e.sessions.get(&call.conn).and_then(|s| s.name.as_deref()),
+    ))
 }
 
 /// Parses the ON|OFF argument of CLIENT NO-EVICT and NO-TOUCH.
@@ -336,47 +352,41 @@ fn on_off(arg: &[u8]) -> Result<bool, Reply> {
     }
 }
 
-fn no_evict(e: &mut Engine, call: &mut Call) -> Reply {
-    let on = match on_off(call.arg(2)) {
-        Ok(on) => on,
-        Err(r) => return r,
-    };
+fn no_evict(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let on = on_off(call.arg(2))?;
     if let Some(s) = e.sessions.get_mut(&call.conn) {
         s.no_evict = on;
     }
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
 /// CLIENT NO-TOUCH (Redis 7.2, accepted here on purpose: see DIFFERENCES.md): commands of
 /// this client leave keys' access times alone.
-fn no_touch(e: &mut Engine, call: &mut Call) -> Reply {
-    let on = match on_off(call.arg(2)) {
-        Ok(on) => on,
-        Err(r) => return r,
-    };
+fn no_touch(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let on = on_off(call.arg(2))?;
     if let Some(s) = e.sessions.get_mut(&call.conn) {
         s.no_touch = on;
     }
     e.any_no_touch |= on;
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
 /// CLIENT SETINFO LIB-NAME|LIB-VER (Redis 7.2, accepted on purpose: client libraries send
 /// it on connect, see DIFFERENCES.md).
-fn setinfo(e: &mut Engine, call: &mut Call) -> Reply {
+fn setinfo(e: &mut Engine, call: &mut Call) -> CmdResult {
     let attr = args::lower(call.arg(2));
     let value = call.arg(3);
     if !matches!(attr.as_str(), "lib-name" | "lib-ver") {
-        return Reply::err(format!(
+        return Err(Reply::err(format!(
             "ERR Unrecognized option '{}'",
             errors::clip(call.arg(2), 128)
-        ));
+        )));
     }
     if value.iter().any(|c| !(b'!'..=b'~').contains(c)) {
-        return Reply::err(format!(
+        return Err(Reply::err(format!(
             "ERR {} cannot contain spaces, newlines or special characters.",
             attr
-        ));
+        )));
     }
     let v = (!value.is_empty()).then(|| value.to_vec());
     if let Some(s) = e.sessions.get_mut(&call.conn) {
@@ -386,7 +396,7 @@ fn setinfo(e: &mut Engine, call: &mut Call) -> Reply {
             s.lib_ver = v;
         }
     }
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
 /// CLIENT REPLY: the engine applies the mode after the command, so OFF and SKIP swallow
@@ -410,9 +420,12 @@ fn reply(e: &mut Engine, call: &mut Call) -> Reply {
     Reply::ok()
 }
 
-fn unblock(e: &mut Engine, call: &mut Call) -> Reply {
+fn unblock(e: &mut Engine, call: &mut Call) -> CmdResult {
     if call.argc() > 4 {
-        return Reply::err(errors::subcommand_syntax(&call.args[0], &call.args[1]));
+        return Err(Reply::err(errors::subcommand_syntax(
+            &call.args[0],
+            &call.args[1],
+        )));
     }
     let mut error = false;
     if call.argc() == 4 {
@@ -421,29 +434,196 @@ fn unblock(e: &mut Engine, call: &mut Call) -> Reply {
         } else if args::is(call.arg(3), "error") {
             error = true;
         } else {
-            return Reply::err(errors::UNBLOCK_REASON);
+            return Err(Reply::err(errors::UNBLOCK_REASON));
         }
     }
-    let Some(target) = numfmt::parse_i64(call.arg(2)) else {
-        return Reply::err(errors::NOT_INTEGER);
-    };
+    let target = numfmt::parse_i64(call.arg(2)).ok_or(Reply::err(errors::NOT_INTEGER))?;
     if target <= 0 {
-        return Reply::Int(0);
+        return Ok(Reply::Int(0));
     }
-    Reply::Int(e.unblock_with(target as ConnId, error) as i64)
+    Ok(Reply::Int(e.unblock_with(target as ConnId, error) as i64))
 }
 
-/// Client-side caching is not implemented; these answer as for a client without tracking.
-fn getredir(_: &mut Engine, _: &mut Call) -> Reply {
-    Reply::Int(-1)
+/// CLIENT TRACKING ON|OFF [REDIRECT id] [BCAST] [PREFIX p ...] [OPTIN] [OPTOUT] [NOLOOP]:
+/// the options are read first (their errors come first, in argument order), then checked
+/// against each other and the client's current mode, in Redis's order.
+fn tracking(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let mut redirect: ConnId = 0;
+    let mut opts = TrackingOptions::default();
+    let mut prefixes: Vec<Bytes> = Vec::new();
+    let mut j = 3;
+    while j < call.argc() {
+        let more = j + 1 < call.argc();
+        let opt = call.arg(j);
+        if args::is(opt, "redirect") && more {
+            j += 1;
+            if redirect != 0 {
+                return Err(Reply::err(errors::TRACKING_ONE_REDIRECT));
+            }
+            let id = numfmt::parse_i64(call.arg(j)).ok_or(Reply::err(errors::NOT_INTEGER))?;
+            if id <= 0 || !e.sessions.contains_key(&(id as ConnId)) {
+                return Err(Reply::err(errors::TRACKING_NO_REDIRECT_TARGET));
+            }
+            redirect = id as ConnId;
+        } else if args::is(opt, "bcast") {
+            opts.bcast = true;
+        } else if args::is(opt, "optin") {
+            opts.optin = true;
+        } else if args::is(opt, "optout") {
+            opts.optout = true;
+        } else if args::is(opt, "noloop") {
+            opts.noloop = true;
+        } else if args::is(opt, "prefix") && more {
+            j += 1;
+            prefixes.push(call.args[j].clone());
+        } else {
+            return Err(Reply::err(errors::SYNTAX));
+        }
+        j += 1;
+    }
+    if args::is(call.arg(2), "off") {
+        e.disable_tracking(call.conn);
+        return Ok(Reply::ok());
+    }
+    if !args::is(call.arg(2), "on") {
+        return Err(Reply::err(errors::SYNTAX));
+    }
+    let Some(s) = e.sessions.get(&call.conn) else {
+        return Ok(Reply::ok());
+    };
+    let t = &s.tracking;
+    if !opts.bcast && !prefixes.is_empty() {
+        return Err(Reply::err(errors::TRACKING_PREFIX_NEEDS_BCAST));
+    }
+    if t.on && t.bcast != opts.bcast {
+        return Err(Reply::err(errors::TRACKING_BCAST_SWITCH));
+    }
+    if opts.bcast && (opts.optin || opts.optout) {
+        return Err(Reply::err(errors::TRACKING_BCAST_OPTIN));
+    }
+    if opts.optin && opts.optout {
+        return Err(Reply::err(errors::TRACKING_OPTIN_AND_OPTOUT));
+    }
+    if (opts.optin && t.optout) || (opts.optout && t.optin) {
+        return Err(Reply::err(errors::TRACKING_OPT_SWITCH));
+    }
+    let mut late_error = None;
+    if opts.bcast {
+        late_error = prefix_collision(t.prefixes.as_ref(), &prefixes)?;
+    }
+    e.enable_tracking(call.conn, redirect, opts, &prefixes);
+    Ok(match late_error {
+        // Redis reports an overlap between two given prefixes other than the first, and
+        // then goes on to enable tracking with all of them: two replies.
+        Some(err) => Reply::Multi(vec![err, Reply::ok()]),
+        None => Reply::ok(),
+    })
 }
 
-fn trackinginfo(_: &mut Engine, _: &mut Call) -> Reply {
-    Reply::Map(vec![
-        (Reply::bulk("flags"), Reply::Set(vec![Reply::bulk("off")])),
-        (Reply::bulk("redirect"), Reply::Int(-1)),
-        (Reply::bulk("prefixes"), Reply::Array(Vec::new())),
-    ])
+/// Whether two prefixes would both match some key: one starts the other.
+fn overlap(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len().min(b.len());
+    a[..n] == b[..n]
+}
+
+/// Redis's prefix checks: a given prefix overlapping one the client has is an error; one
+/// overlapping a later given prefix is an error for the first given prefix, and for the
+/// others an error reply that does not stop the command (`Ok(Some)`).
+fn prefix_collision(
+    existing: Option<&std::collections::BTreeSet<Vec<u8>>>,
+    given: &[Bytes],
+) -> Result<Option<Reply>, Reply> {
+    for (i, p) in given.iter().enumerate() {
+        if let Some(old) = existing.into_iter().flatten().find(|old| overlap(old, p)) {
+            return Err(Reply::err(errors::tracking_prefix_overlap(p, old, true)));
+        }
+        if let Some(other) = given[i + 1..].iter().find(|q| overlap(p, q)) {
+            let err = Reply::err(errors::tracking_prefix_overlap(p, other, false));
+            return if i == 0 { Err(err) } else { Ok(Some(err)) };
+        }
+    }
+    Ok(None)
+}
+
+/// CLIENT CACHING YES|NO: whether the next command's keys are tracked, in OPTIN / OPTOUT.
+fn caching(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let Some(s) = e.sessions.get_mut(&call.conn) else {
+        return Ok(Reply::ok());
+    };
+    let t = &mut s.tracking;
+    // Redis's text names OPTIN and OPTOUT, but only tracking being off gets it.
+    if !t.on {
+        return Err(Reply::err(errors::CACHING_NOT_OPT));
+    }
+    if args::is(call.arg(2), "yes") {
+        if !t.optin {
+            return Err(Reply::err(errors::CACHING_YES_OPTIN));
+        }
+    } else if args::is(call.arg(2), "no") {
+        if !t.optout {
+            return Err(Reply::err(errors::CACHING_NO_OPTOUT));
+        }
+    } else {
+        return Err(Reply::err(errors::SYNTAX));
+    }
+    t.caching = true;
+    Ok(Reply::ok())
+}
+
+fn getredir(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let redirect = e
+        .sessions
+        .get(&call.conn)
+        .filter(|s| s.tracking.on)
+        .map_or(-1, |s| s.tracking.redirect as i64);
+    Ok(Reply::Int(redirect))
+}
+
+fn trackinginfo(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let t = e
+        .sessions
+        .get(&call.conn)
+        .map(|s| s.tracking.clone())
+        .unwrap_or_default();
+    let mut flags = Vec::new();
+    if !t.on {
+        flags.push("off");
+    } else {
+        flags.push("on");
+        if t.bcast {
+            flags.push("bcast");
+        }
+        if t.optin {
+            flags.push("optin");
+            if t.caching {
+                flags.push("caching-yes");
+            }
+        }
+        if t.optout {
+            flags.push("optout");
+            if t.caching {
+                flags.push("caching-no");
+            }
+        }
+        if t.noloop {
+            flags.push("noloop");
+        }
+        if t.broken_redirect {
+            flags.push("broken_redirect");
+        }
+    }
+    let redirect = if t.on { t.redirect as i64 } else { -1 };
+    Ok(Reply::Map(vec![
+        (
+            Reply::bulk("flags"),
+            Reply::Set(flags.into_iter().map(Reply::bulk).collect()),
+        ),
+        (Reply::bulk("redirect"), Reply::Int(redirect)),
+        (
+            Reply::bulk("prefixes"),
+            Reply::bulk_array(t.prefixes.iter().flatten()),
+        ),
+    ]))
 }
 
 const HELP: &[&str] = &[
@@ -497,8 +677,10 @@ const HELP: &[&str] = &[
     "    Prints this help.",
 ];
 
-fn help(_: &mut Engine, _: &mut Call) -> Reply {
-    Reply::Array(HELP.iter().map(|l| Reply::status(l)).collect())
+fn help(_: &mut Engine, _: &mut Call) -> CmdResult {
+    Ok(Reply::Array(
+        HELP.iter().map(|l| Reply::status(l)).collect(),
+    ))
 }
 
 /// Never called: the dispatcher resolves CLIENT to one of its subcommands.
@@ -513,18 +695,20 @@ const CONN: u32 = NOSCRIPT | LOADING | STALE;
 const ADMIN_CONN: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
 
 pub(super) static SUBCOMMANDS: &[Command] = &[
-    Command::legacy("id", 2, CONN, "connection", id),
-    Command::legacy("info", 2, CONN, "connection", info),
-    Command::legacy("list", -2, ADMIN_CONN, "connection", list),
-    Command::legacy("kill", -3, ADMIN_CONN, "connection", kill),
-    Command::legacy("setname", 3, CONN, "connection", setname),
-    Command::legacy("getname", 2, CONN, "connection", getname),
-    Command::legacy("no-evict", 3, ADMIN_CONN, "connection", no_evict),
-    Command::legacy("no-touch", 3, CONN, "connection", no_touch),
-    Command::legacy("setinfo", 4, CONN, "connection", setinfo),
+    Command::new("id", 2, CONN, "connection", id),
+    Command::new("info", 2, CONN, "connection", info),
+    Command::new("list", -2, ADMIN_CONN, "connection", list),
+    Command::new("kill", -3, ADMIN_CONN, "connection", kill),
+    Command::new("setname", 3, CONN, "connection", setname),
+    Command::new("getname", 2, CONN, "connection", getname),
+    Command::new("no-evict", 3, ADMIN_CONN, "connection", no_evict),
+    Command::new("no-touch", 3, CONN, "connection", no_touch),
+    Command::new("setinfo", 4, CONN, "connection", setinfo),
     Command::legacy("reply", 3, CONN, "connection", reply),
-    Command::legacy("unblock", -3, ADMIN_CONN, "connection", unblock),
-    Command::legacy("getredir", 2, CONN, "connection", getredir),
-    Command::legacy("trackinginfo", 2, CONN, "connection", trackinginfo),
-    Command::legacy("help", 2, LOADING | STALE, "connection", help),
+    Command::new("unblock", -3, ADMIN_CONN, "connection", unblock),
+    Command::new("tracking", -3, CONN, "connection", tracking),
+    Command::new("caching", 3, CONN, "connection", caching),
+    Command::new("getredir", 2, CONN, "connection", getredir),
+    Command::new("trackinginfo", 2, CONN, "connection", trackinginfo),
+    Command::new("help", 2, LOADING | STALE, "connection", help),
 ];

@@ -271,6 +271,7 @@ fn reset(e: &mut Engine, call: &mut Call) -> Reply {
     e.monitors.retain(|&c| c != conn);
     e.unwatch_all(conn);
     crate::cmd::pubsub::unsubscribe_all(e, conn);
+    e.disable_tracking(conn);
     let authenticated = starts_authenticated(e);
     let free = e.acl.default_user().unrestricted();
     if let Some(s) = e.sessions.get_mut(&conn) {

@@ -161,7 +161,7 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             f("client_recent_max_input_buffer", &input);
             f("client_recent_max_output_buffer", &output);
             f("blocked_clients", &st.blocked_clients);
-            f("tracking_clients", &0);
+            f("tracking_clients", &e.tracking.clients);
             f("clients_in_timeout_table", &st.blocked_clients);
             let _ = pubsub;
         }
@@ -288,9 +288,9 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             f("active_defrag_key_misses", &0);
             f("total_active_defrag_time", &0);
             f("current_active_defrag_time", &0);
-            f("tracking_total_keys", &0);
-            f("tracking_total_items", &0);
-            f("tracking_total_prefixes", &0);
+            f("tracking_total_keys", &e.tracking.total_keys());
+            f("tracking_total_items", &e.tracking.total_items());
+            f("tracking_total_prefixes", &e.tracking.total_prefixes());
             f("unexpected_error_replies", &0);
             f("total_error_replies", &st.total_error_replies);
             f("dump_payload_sanitizations", &0);
