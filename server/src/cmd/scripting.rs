@@ -116,7 +116,6 @@ pub(crate) fn new_ctx(
         is_function,
         has_written: false,
         strict_keys,
-        allow_cross_slot: flags & shebang::ALLOW_CROSS_SLOT != 0,
         start: Instant::now(),
         threshold_ms: e.config.busy_reply_threshold_ms,
         busy_hook: None,

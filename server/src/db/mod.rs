@@ -292,11 +292,6 @@ impl Db {
         self.expires.clear();
     }
 
-    /// All live keys, in the map's (fixed-seed, so repeatable) order.
-    pub fn keys(&self) -> impl Iterator<Item = &[u8]> + '_ {
-        self.iter().map(|(k, _)| k)
-    }
-
     /// All live entries, in the map's order.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry)> + '_ {
         self.map
