@@ -15,7 +15,7 @@
 //!   connection to a running server, against both servers.
 //!
 //! (a) and (c) are also run with Lua states not prepared ahead
-//! (`redlab_server::lua::prepared::set_enabled(false)`), alternating with the default in
+//! (`redlab_server::prepare_lua_states_ahead(false)`), alternating with the default in
 //! blocks, so the difference is measured on the same machine at the same time.
 //!
 //! Each figure is the median of hundreds of runs. Redis's figures spawn the process, so
@@ -324,12 +324,12 @@ fn ab<T>(n: usize, mut f: impl FnMut() -> T) -> (Vec<T>, Vec<T>) {
     let block = 25;
     let (mut on, mut off) = (Vec::with_capacity(n), Vec::with_capacity(n));
     while on.len() < n {
-        redlab_server::lua::prepared::set_enabled(true);
+        redlab_server::prepare_lua_states_ahead(true);
         on.extend((0..block).map(|_| f()));
-        redlab_server::lua::prepared::set_enabled(false);
+        redlab_server::prepare_lua_states_ahead(false);
         off.extend((0..block).map(|_| f()));
     }
-    redlab_server::lua::prepared::set_enabled(false);
+    redlab_server::prepare_lua_states_ahead(false);
     (on, off)
 }
 

@@ -7,10 +7,21 @@
 //! # let _ = url;
 //! ```
 
-pub use redlab_server::faults::{Fault, FaultAction, Faults, Fired};
 pub use redlab_server::{
-    clock, config, reply, Clock, Config, ConnId, Engine, Reply, Server, ServerBuilder,
+    clock, config, reply, Clock, Config, ConnId, Engine, Fault, FaultAction, Faults, Fired, Reply,
+    Server, ServerBuilder,
 };
 
 /// The client crate: connections, scripts and the tested patterns.
 pub use redlab_client as client;
+
+/// The interleaving explorer: a `Scenario` of logical clients run against an engine under
+/// every schedule (or a sample), with the checks that judge each run.
+///
+/// ```no_run
+/// use redlab::explore::Scenario;
+/// # let _ = std::mem::size_of::<Scenario>();
+/// ```
+pub mod explore {
+    pub use redlab_client::explore::*;
+}

@@ -10,6 +10,8 @@ pub mod codec;
 pub mod connection;
 pub mod error;
 pub mod explore;
+/// The RESP decoder's fuzz body, for fuzz/ and the corpus replay test.
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod inprocess;

@@ -9,7 +9,7 @@ use std::io::Cursor;
 
 use bytes::{Bytes, BytesMut};
 use redis::{RedisResult, Value};
-use redlab_server::net::parser::{Parsed, RequestParser};
+use redlab_server::protocol::{Parsed, RequestParser};
 use redlab_server::{Config, ConnId, Engine};
 
 use crate::inprocess::{InProcess, RawConnection};

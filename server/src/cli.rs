@@ -105,7 +105,7 @@ pub fn parse(args: &[String], read_file: &dyn Fn(&str) -> Result<String, String>
             options.push_str(name);
         } else {
             options.push(' ');
-            options.push_str(&redlab_server::cmd::server::repr(a.as_bytes()));
+            options.push_str(&redlab_server::protocol::repr(a.as_bytes()));
         }
     }
     text.push('\n');
@@ -133,7 +133,7 @@ fn load(config: &mut Config, text: &str) -> Result<(), String> {
         }
         let version = config.redis_version.clone();
         let err = |reason: &str| fatal(&version, i + 1, line, reason);
-        let words = redlab_server::net::parser::split_args(line.as_bytes())
+        let words = redlab_server::protocol::split_args(line.as_bytes())
             .ok_or_else(|| err("Unbalanced quotes in configuration line"))?;
         let words: Vec<String> = words
             .iter()

@@ -55,10 +55,6 @@ impl LongDouble {
         LongDouble::Finite { neg, mant, exp }
     }
 
-    pub fn is_zero(&self) -> bool {
-        matches!(self, LongDouble::Finite { mant: 0, .. })
-    }
-
     /// Redis's `string2ld`: `strtold` over the whole string, no leading space, NaN refused,
     /// and overflow or underflow to zero refused.
     pub fn parse(b: &[u8]) -> Option<LongDouble> {
@@ -146,8 +142,8 @@ impl LongDouble {
 
     /// `%.17Lf` with trailing zeros (and a bare `.`) removed, and `-0` printed as `0`: what
     /// Redis's `ld2string(..., LD_STR_HUMAN)` produces.
-    pub fn to_human(&self) -> String {
-        let (neg, mant, exp) = match *self {
+    pub fn to_human(self) -> String {
+        let (neg, mant, exp) = match self {
             LongDouble::Inf { neg } => return if neg { "-inf".into() } else { "inf".into() },
             LongDouble::Finite { neg, mant, exp } => (neg, mant, exp),
         };

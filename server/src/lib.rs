@@ -7,42 +7,60 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
-pub mod acl;
-pub mod admission;
-pub mod arg_buffer;
-pub mod busy;
-pub mod client_output;
+pub(crate) mod acl;
+pub(crate) mod admission;
+pub(crate) mod arg_buffer;
+pub(crate) mod busy;
+pub(crate) mod client_output;
 pub mod clock;
 pub mod cluster;
-pub mod cmd;
+pub(crate) mod cmd;
 pub mod config;
-pub mod db;
-pub mod engine;
-pub mod errors;
+pub(crate) mod db;
+pub(crate) mod engine;
+pub(crate) mod errors;
 pub mod faults;
+/// Fuzz bodies for the cargo-fuzz targets in `fuzz/` and the corpus replay tests; not part of
+/// the API a test author uses, so only built with the `fuzzing` feature.
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod glob;
-pub mod latency;
-pub mod ldouble;
-pub mod lua;
-pub mod net;
-pub mod notify;
-pub mod numfmt;
+pub(crate) mod glob;
+pub(crate) mod latency;
+pub(crate) mod ldouble;
+pub(crate) mod lua;
+pub(crate) mod net;
+pub(crate) mod notify;
+pub(crate) mod numfmt;
 pub mod reply;
-pub mod rng;
-pub mod session;
-pub mod slowlog;
-pub mod snapshot;
-pub mod stats;
+pub(crate) mod rng;
+pub(crate) mod session;
+pub(crate) mod slowlog;
+pub(crate) mod snapshot;
+pub(crate) mod stats;
 #[cfg(test)]
 pub(crate) mod test_support;
 
 pub use clock::Clock;
 pub use config::Config;
 pub use engine::Engine;
-pub use faults::Faults;
+pub use faults::{Fault, FaultAction, Faults, Fired};
 pub use net::server::{Server, ServerBuilder};
 pub use reply::Reply;
 pub use session::ConnId;
 pub use snapshot::Snapshot;
+
+/// Lua states prepared ahead on a builder thread (off by default): see `lua::prepared`.
+pub use lua::prepared::set_enabled as prepare_lua_states_ahead;
+/// A fresh random seed, as the explorer draws one for a scenario without a fixed seed.
+pub use rng::fresh_seed;
+
+/// Redis's text forms of a command line, for clients and tools built on the engine.
+pub mod protocol {
+    /// Redis's `sdscatrepr`: bytes quoted and escaped as Redis prints them.
+    pub use crate::cmd::server::repr;
+    /// redis-cli's splitting of a typed line into arguments (quotes and escapes).
+    pub use crate::net::parser::split_args;
+    /// The incremental RESP request parser the network shell uses.
+    pub use crate::net::parser::{Parsed, RequestParser};
+}

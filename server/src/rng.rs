@@ -31,7 +31,6 @@ pub fn fresh_seed() -> u64 {
 /// `math.random()` gives Redis's numbers).
 #[derive(Clone, Debug)]
 pub struct EngineRng {
-    seed: u64,
     state: u64,
     /// The 48-bit drand48 state behind math.random; one per engine, never reset between
     /// scripts, as in Redis 7.0 (consecutive EVALs see consecutive numbers).
@@ -41,18 +40,12 @@ pub struct EngineRng {
 impl EngineRng {
     pub fn new(seed: u64) -> EngineRng {
         let mut r = EngineRng {
-            seed,
             state: seed,
             lua48: 0,
         };
         // Lua's generator starts from the engine seed too, but not from the same numbers.
         r.lua48 = r.next_u64() & LRAND48_MASK;
         r
-    }
-
-    /// The seed this generator started from (what a counterexample prints).
-    pub fn seed(&self) -> u64 {
-        self.seed
     }
 
     pub fn next_u64(&mut self) -> u64 {

@@ -146,10 +146,6 @@ impl Session {
     pub fn in_pubsub(&self) -> bool {
         !self.channels.is_empty() || !self.patterns.is_empty() || !self.shard_channels.is_empty()
     }
-
-    pub fn subscription_count(&self) -> usize {
-        self.channels.len() + self.patterns.len()
-    }
 }
 
 /// What the network shell holds for one connection, written by the shell as it reads and

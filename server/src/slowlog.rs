@@ -118,10 +118,6 @@ impl SlowLog {
         self.entries.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// The newest `count` entries (all of them for None).
     pub fn newest(&self, count: Option<usize>) -> impl Iterator<Item = &Entry> {
         self.entries.iter().take(count.unwrap_or(usize::MAX))

@@ -57,6 +57,7 @@ impl Stats {
     }
 
     /// The counters of the command whose full name is `name` (INFO's view, for tests).
+    #[cfg(test)]
     pub fn command(&self, name: &str) -> Option<&CommandStats> {
         self.per_command.values().find(|c| c.name == name)
     }

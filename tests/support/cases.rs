@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use redlab_server::net::parser::split_args;
+use redlab_server::protocol::split_args;
 
 use super::resp::{show, sorted, RawConn};
 

@@ -92,7 +92,7 @@ impl Scenario {
                     std::env::var("REDLAB_SEED")
                         .ok()
                         .and_then(|s| s.parse().ok())
-                        .unwrap_or_else(redlab_server::rng::fresh_seed),
+                        .unwrap_or_else(redlab_server::fresh_seed),
                 ),
                 ..Config::default()
             },

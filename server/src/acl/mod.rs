@@ -14,7 +14,7 @@ pub mod sha256;
 use std::collections::{BTreeMap, VecDeque};
 
 pub use check::{check, Denied, DeniedKind};
-pub use model::{RuleError, User};
+pub use model::User;
 
 /// One ACL LOG entry.
 #[derive(Debug, Clone)]

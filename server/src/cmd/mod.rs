@@ -27,4 +27,4 @@ pub mod string;
 pub mod transactions;
 pub mod zset;
 
-pub use table::{flags, Command};
+pub use table::Command;

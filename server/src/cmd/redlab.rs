@@ -109,12 +109,7 @@ pub fn parse_fault(a: &[bytes::Bytes]) -> Result<Fault, Reply> {
     let mut action = false;
     let mut i = 0;
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    let num = |b: &[u8]| -> Result<u64, Reply> {
-        match crate::numfmt::parse_i64(b) {
-            Some(n) if n >= 0 => Ok(n as u64),
-            _ => Err(Reply::err(errors::NOT_INTEGER)),
-        }
-    };
+    let num = |b: &[u8]| args::positive_or(b, errors::NOT_INTEGER).map(|n| n as u64);
     while i < a.len() {
         let word = args::lower(&a[i]);
         let val = a.get(i + 1);
@@ -136,7 +131,7 @@ pub fn parse_fault(a: &[bytes::Bytes]) -> Result<Fault, Reply> {
             "every" => f = f.every(num(v)?),
             "after" => f = f.after(num(v)?),
             "probability" => {
-                let p = crate::numfmt::parse_f64(v).ok_or_else(|| Reply::err(errors::NOT_FLOAT))?;
+                let p = args::float(v)?;
                 let seed = match (a.get(i + 2), a.get(i + 3)) {
                     (Some(w), Some(s)) if args::is(w, "seed") => {
                         i += 2;

@@ -20,6 +20,7 @@ use crate::errors;
 use crate::reply::Reply;
 
 /// The hash an element is bucketed by; the same every run.
+#[cfg(test)]
 pub fn element_hash(b: &[u8]) -> u64 {
     super::Db::key_hash(b)
 }

@@ -43,6 +43,7 @@ impl StrValue {
         }
     }
 
+    #[cfg(test)]
     pub fn into_vec(self) -> Vec<u8> {
         match self {
             StrValue::Heap(v) => v,

@@ -22,24 +22,6 @@ const MAX_LEVEL: usize = 32;
 const NIL: u32 = u32::MAX;
 const HEAD: u32 = 0;
 
-/// A score with a total order (scores are never NaN; Redis refuses NaN).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Score(pub f64);
-
-impl Eq for Score {}
-
-impl PartialOrd for Score {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Score {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.partial_cmp(&other.0).unwrap_or(Ordering::Equal)
-    }
-}
-
 /// A score interval as ZRANGEBYSCORE takes it: `(` makes an end exclusive.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ScoreRange {
@@ -246,10 +228,6 @@ impl ZSet {
 
     pub fn score(&self, member: &[u8]) -> Option<f64> {
         self.scores.get(member).copied()
-    }
-
-    pub fn contains(&self, member: &[u8]) -> bool {
-        self.scores.contains_key(member)
     }
 
     /// Sets a member's score; returns the previous score.
@@ -500,15 +478,6 @@ impl ZSet {
             x = next;
         }
         out
-    }
-
-    pub fn pop_min(&mut self) -> Option<(Vec<u8>, f64)> {
-        self.remove_rank_range(0, 0).pop()
-    }
-
-    pub fn pop_max(&mut self) -> Option<(Vec<u8>, f64)> {
-        let last = self.len().checked_sub(1)?;
-        self.remove_rank_range(last, last).pop()
     }
 
     // ---- the skiplist ---------------------------------------------------------------------
@@ -776,7 +745,11 @@ mod tests {
 
     fn check(z: &ZSet) {
         let mut v: Vec<(Vec<u8>, f64)> = z.scores.iter().map(|(m, s)| (m.clone(), *s)).collect();
-        v.sort_by(|a, b| Score(a.1).cmp(&Score(b.1)).then_with(|| a.0.cmp(&b.0)));
+        v.sort_by(|a, b| {
+            a.1.partial_cmp(&b.1)
+                .unwrap_or(Ordering::Equal)
+                .then_with(|| a.0.cmp(&b.0))
+        });
         let got: Vec<(Vec<u8>, f64)> = z.iter().map(|(m, s)| (m.clone(), s)).collect();
         assert_eq!(got, v);
         let back: Vec<(Vec<u8>, f64)> = z.iter().rev().map(|(m, s)| (m.clone(), s)).collect();

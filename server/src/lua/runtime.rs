@@ -183,13 +183,6 @@ impl Runtime {
         }
     }
 
-    /// Bytes in use by the Lua heap (INFO used_memory_lua, FUNCTION STATS).
-    pub fn used_memory(&self) -> usize {
-        // SAFETY: `alloc` is owned by this runtime until Drop; Lua only writes it from inside
-        // a Lua call, and none is running while the engine's thread is here.
-        unsafe { (*self.alloc).used }
-    }
-
     pub fn set_memory_limit(&mut self, limit: usize) {
         // SAFETY: as in `used_memory`; `&mut self` is the only way to the runtime.
         unsafe {
@@ -303,7 +296,7 @@ pub struct RunCtx {
     pub has_written: bool,
     /// Keys the script declared, for strict-keys mode; None when strict keys is off.
     pub strict_keys: Option<Vec<Bytes>>,
-    /// `allow-cross-slot-keys`.
+    /// `allow-cross-slot-keys`: in cluster mode, redis.call may touch keys of other slots.
     pub allow_cross_slot: bool,
     pub start: Instant,
     pub threshold_ms: u64,

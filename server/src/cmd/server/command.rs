@@ -60,22 +60,20 @@ fn docs(_e: &mut Engine, call: &mut Call) -> Reply {
 fn getkeys_common(call: &Call) -> Result<Vec<keyspec::KeyRef>, Reply> {
     let line = &call.args[2..];
     let Some(cmd) = table::lookup(&line[0]) else {
-        return Err(Reply::err("ERR Invalid command specified"));
+        return Err(Reply::err(errors::GETKEYS_INVALID_COMMAND));
     };
     let cmd = match (cmd.subcommands.is_empty(), line.get(1)) {
         (false, Some(sub)) => match table::lookup_sub(cmd, sub) {
             Some(s) => s,
-            None => return Err(Reply::err("ERR Invalid command specified")),
+            None => return Err(Reply::err(errors::GETKEYS_INVALID_COMMAND)),
         },
         _ => cmd,
     };
     if !keyspec::has_keys(cmd) {
-        return Err(Reply::err("ERR The command has no key arguments"));
+        return Err(Reply::err(errors::GETKEYS_NO_KEYS));
     }
     if !cmd.arity_ok(line.len()) {
-        return Err(Reply::err(
-            "ERR Invalid number of arguments specified for command",
-        ));
+        return Err(Reply::err(errors::GETKEYS_BAD_ARITY));
     }
     let keys = keyspec::find(cmd, line);
     if keys.is_empty() && !cmd.has(NO_MANDATORY_KEYS) {

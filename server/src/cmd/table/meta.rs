@@ -105,6 +105,7 @@ pub struct Meta {
 
 impl Meta {
     /// The flag names in Redis's order (`movablekeys` included).
+    #[cfg(test)]
     pub fn flag_names(&self) -> impl Iterator<Item = &'static str> {
         strs(&self.raw["flags"])
     }
@@ -140,14 +141,6 @@ impl Meta {
             _ => Vec::new(),
         }
     }
-
-    /// The command group COMMAND DOCS names (`string`, `server`, ...).
-    pub fn group(&self) -> &'static str {
-        self.raw["docs"]
-            .get("group")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-    }
 }
 
 fn strs(v: &'static Value) -> impl Iterator<Item = &'static str> {
@@ -155,6 +148,7 @@ fn strs(v: &'static Value) -> impl Iterator<Item = &'static str> {
 }
 
 struct Data {
+    #[cfg(test)]
     version: String,
     sets: HashSet<String>,
     statuses: HashSet<String>,
@@ -186,6 +180,7 @@ fn data() -> &'static Data {
             }
         }
         Data {
+            #[cfg(test)]
             version: root["redis_version"].as_str().unwrap_or("").to_string(),
             sets: names("sets"),
             statuses: names("statuses"),
@@ -271,14 +266,9 @@ pub fn get(name: &str) -> Option<&'static Meta> {
 }
 
 /// The Redis version the data was captured from.
+#[cfg(test)]
 pub fn version() -> &'static str {
     &data().version
-}
-
-/// Every command and subcommand in the data, for the agreement test.
-#[cfg(test)]
-pub fn all() -> impl Iterator<Item = &'static Meta> {
-    data().commands.values()
 }
 
 /// A captured value as a reply: objects as maps, lists as arrays or (under a key the file

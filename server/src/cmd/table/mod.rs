@@ -18,7 +18,7 @@ mod resolve;
 #[cfg(test)]
 mod agreement;
 
-pub use resolve::{resolve, resolve_in_script, ScriptRefusal};
+pub use resolve::{resolve, resolve_in_script};
 
 use bytes::Bytes;
 

@@ -36,10 +36,6 @@ impl Writer {
         self.count
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
     /// Appends an element; as `lpAppend`, a string that is a canonical integer is stored as one.
     pub fn push(&mut self, s: &[u8]) {
         push_str(&mut self.buf, s);

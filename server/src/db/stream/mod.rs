@@ -15,7 +15,7 @@ pub mod node;
 use std::collections::BTreeMap;
 use std::fmt;
 
-pub use group::{Consumer, Group, Nack};
+pub use group::{Group, Nack};
 pub use node::{Node, RawEntry};
 
 /// A stream entry ID: milliseconds and a sequence number, ordered as a pair.
@@ -108,6 +108,7 @@ pub struct Stream {
 }
 
 /// An entry read out of a stream: its ID and field/value pairs.
+#[cfg(test)]
 pub type OwnedEntry = (StreamId, Vec<(Vec<u8>, Vec<u8>)>);
 
 impl Stream {
@@ -256,6 +257,7 @@ impl Stream {
     }
 
     /// Owned copies of the entries in a range (at most `count`, 0 for all).
+    #[cfg(test)]
     pub fn range(
         &self,
         start: StreamId,
