@@ -14,6 +14,7 @@ pub mod busy;
 pub mod client_output;
 pub mod clock;
 pub mod cmd;
+pub mod compat;
 pub mod config;
 pub mod db;
 pub mod engine;
@@ -38,6 +39,7 @@ pub mod stats;
 pub(crate) mod test_support;
 
 pub use clock::Clock;
+pub use compat::Profile;
 pub use config::Config;
 pub use engine::Engine;
 pub use faults::Faults;

@@ -27,9 +27,12 @@ impl Engine {
         // Nothing before the handler changes these; read them while the session is at hand.
         let (db, resp) = (session.db, session.resp);
 
-        let (cmd, name) = match resolve(&args) {
+        let (cmd, name) = match crate::cmd::table::resolve_for(self.config.compat, &args) {
             Ok(found) => found,
-            Err(e) => return self.reject(conn, &args[0], e),
+            Err(e) => {
+                self.note_refused_command(&args);
+                return self.reject(conn, &args[0], e);
+            }
         };
         session.last_command = name.clone();
 
