@@ -51,6 +51,10 @@ impl Since {
 
 /// Redis 7.2 (and Valkey 7.2, forked from it).
 const R72: Since = Since::both(72, 72);
+/// Hash field expiration: Redis 7.4; Valkey has it from 9.0, past its profiles here.
+const R74: Since = Since::redis(74);
+/// HGETDEL, HGETEX, HSETEX: Redis 8.0 only.
+const R80: Since = Since::redis(80);
 /// DELEX, DIGEST and SET's digest conditions: Redis 8.4 only.
 const R84: Since = Since::redis(84);
 
@@ -58,6 +62,18 @@ const R84: Since = Since::redis(84);
 pub const LATER: &[(&str, Since)] = &[
     ("client|setinfo", R72),
     ("client|no-touch", R72),
+    ("hexpire", R74),
+    ("hpexpire", R74),
+    ("hexpireat", R74),
+    ("hpexpireat", R74),
+    ("httl", R74),
+    ("hpttl", R74),
+    ("hexpiretime", R74),
+    ("hpexpiretime", R74),
+    ("hpersist", R74),
+    ("hgetdel", R80),
+    ("hgetex", R80),
+    ("hsetex", R80),
     ("delex", R84),
     ("digest", R84),
 ];

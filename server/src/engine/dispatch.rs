@@ -118,7 +118,15 @@ impl Engine {
             && cmd.name != "touch"
             && self.sessions.get(&call.conn).is_some_and(|s| s.no_touch);
         self.dbs[call.db].no_touch = no_touch;
+        // Hash field deadlines (`db::hash_ttl`): only once some field has one.
+        let field_ttls = !self.hash_ttl.is_empty();
+        if field_ttls {
+            self.hash_ttl_before(cmd, call);
+        }
         let reply = cmd.handler.run(self, call);
+        if field_ttls || !self.hash_ttl.is_empty() {
+            self.hash_ttl_after(cmd, call, &reply);
+        }
         self.dbs[call.db].no_touch = false;
         reply
     }

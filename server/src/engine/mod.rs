@@ -95,6 +95,8 @@ pub struct Engine {
     /// Installed by the network shell; see `busy`. None when the engine is used in-process.
     pub(crate) busy_hook: Option<crate::busy::BusyHook>,
     pub(crate) faults: Faults,
+    /// Hash field deadlines (`db::hash_ttl`, Redis 7.4's field expiration).
+    pub(crate) hash_ttl: crate::db::hash_ttl::FieldTtls,
     /// What the compatibility profile refused (`crate::compat::report`).
     pub(crate) compat_report: crate::compat::Report,
     /// The dataset at the last mark, for the Rollback fault.
@@ -169,6 +171,7 @@ impl Engine {
             busy_hook: None,
             faults: Faults::default(),
             compat_report: crate::compat::Report::default(),
+            hash_ttl: Default::default(),
             snapshot: None,
             active_expire: true,
             disable_deny_scripts: false,

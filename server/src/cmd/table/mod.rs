@@ -237,7 +237,7 @@ impl Command {
 /// over (for the agreement test and the build below).
 pub(crate) fn hand_written() -> impl Iterator<Item = &'static Command> {
     use super::*;
-    let groups: [&'static [Command]; 21] = [
+    let groups: [&'static [Command]; 22] = [
         acl::COMMANDS,
         connection::COMMANDS,
         server::COMMANDS,
@@ -245,6 +245,7 @@ pub(crate) fn hand_written() -> impl Iterator<Item = &'static Command> {
         string::COMMANDS,
         bitmap::COMMANDS,
         hash::COMMANDS,
+        hash::field_ttl::COMMANDS,
         list::COMMANDS,
         set::COMMANDS,
         zset::COMMANDS,
