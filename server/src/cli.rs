@@ -60,6 +60,8 @@ pub fn usage() -> String {
         "       ./redlab-server /etc/redis/6379.conf",
         "       ./redlab-server --port 7777",
         "       ./redlab-server /etc/myredis.conf --loglevel verbose",
+        "       ./redlab-server --compat valkey-8.1 (answer as Valkey 8.1; also redis-7.0 (default),",
+        "         redis-7.2, redis-7.4, redis-8.0, redis-8.2, redis-8.4, valkey-7.2)",
         "",
     ];
     lines.join("\n")
@@ -143,6 +145,15 @@ fn load(config: &mut Config, text: &str) -> Result<(), String> {
             continue;
         };
         let name = name.to_ascii_lowercase();
+        if name == "compat" {
+            // redlab's own: the server version to answer as (`redlab_server::compat`).
+            let [profile] = values else {
+                return Err(err("wrong number of arguments"));
+            };
+            let p: redlab_server::Profile = profile.parse().map_err(|e: String| err(&e))?;
+            config.set_compat(p);
+            continue;
+        }
         if IGNORED_DIRECTIVES.contains(&name.as_str()) {
             tracing::warn!("'{}' is not supported by redlab; ignored", name);
             continue;
@@ -198,6 +209,28 @@ pub fn listen_address(bind: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compat_option_picks_a_profile() {
+        let no_file = |_: &str| -> Result<String, String> { Err("no file".into()) };
+        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let Action::Run(c) = parse(&args(&["--compat", "valkey-8.1"]), &no_file) else {
+            panic!("--compat valkey-8.1 is accepted");
+        };
+        assert_eq!(c.compat, redlab_server::Profile::Valkey81);
+        assert_eq!(c.redis_version, "7.2.4");
+        let Action::Run(c) = parse(&args(&["--port", "7000"]), &no_file) else {
+            panic!("no --compat");
+        };
+        assert_eq!(c.compat, redlab_server::Profile::Redis70);
+        let Action::Fail(e) = parse(&args(&["--compat", "redis-6.2"]), &no_file) else {
+            panic!("an unknown profile is refused");
+        };
+        assert!(
+            e.contains("unknown compatibility profile 'redis-6.2'"),
+            "{e}"
+        );
+    }
 
     fn run(args: &[&str]) -> Action {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();

@@ -282,3 +282,20 @@ pub const GEO_ANY_COUNT: &str = "ERR the ANY argument requires COUNT argument";
 
 // ---- SORT ------------------------------------------------------------------------------------
 pub const SORT_NOT_NUMBER: &str = "ERR One or more scores can't be converted into double";
+
+// ---- hash field expiration (Redis 7.4) and HGETDEL/HGETEX/HSETEX (Redis 8.0) ---------------
+// From the published Redis source and command reference; no server of these versions runs
+// here (tests/conformance/DIFFERENCES.md).
+pub const HFE_FIELDS_MISSING: &str =
+    "ERR Mandatory argument FIELDS is missing or not at the right position";
+pub const HFE_NUMFIELDS: &str = "ERR Parameter `numFields` should be greater than 0";
+pub const HFE_NUMFIELDS_MISMATCH: &str =
+    "ERR The `numfields` parameter must match the number of arguments";
+pub const HFE_NEGATIVE_TIME: &str = "ERR invalid expire time, must be >= 0";
+pub const HGETDEL_NUMFIELDS: &str = "ERR Number of fields must be a positive integer";
+pub const HGETEX_NUMFIELDS: &str = "ERR invalid number of fields";
+pub const HGETEX_ONE_OF: &str =
+    "ERR Only one of EX, PX, EXAT, PXAT or PERSIST arguments can be specified";
+pub const HSETEX_ONE_OF: &str =
+    "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified";
+pub const HSETEX_ONE_COND: &str = "ERR Only one of FXX or FNX arguments can be specified";

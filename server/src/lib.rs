@@ -15,6 +15,7 @@ pub(crate) mod client_output;
 pub mod clock;
 pub mod cluster;
 pub(crate) mod cmd;
+pub mod compat;
 pub mod config;
 pub(crate) mod db;
 pub(crate) mod engine;
@@ -42,6 +43,7 @@ pub(crate) mod stats;
 pub(crate) mod test_support;
 
 pub use clock::Clock;
+pub use compat::Profile;
 pub use config::Config;
 pub use engine::Engine;
 pub use faults::{Fault, FaultAction, Faults, Fired};

@@ -17,6 +17,14 @@ pub fn engine() -> (Engine, Clock) {
     (Engine::with_clock(Config::default(), clock.clone()), clock)
 }
 
+/// `engine()` answering as `profile` (for commands newer than Redis 7.0).
+pub fn engine_as(profile: crate::compat::Profile) -> (Engine, Clock) {
+    let clock = Clock::manual(T0);
+    let mut config = Config::default();
+    config.set_compat(profile);
+    (Engine::with_clock(config, clock.clone()), clock)
+}
+
 /// Runs a command as connection 1.
 pub fn run(e: &mut Engine, args: &[&str]) -> Reply {
     e.execute(1, args)

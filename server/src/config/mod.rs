@@ -34,8 +34,12 @@ pub struct Config {
     pub notify_keyspace_events: String,
     /// `proto-max-bulk-len` in bytes.
     pub proto_max_bulk_len: u64,
-    /// The version INFO, HELLO and scripts report (`redis_version`).
+    /// The version INFO, HELLO and scripts report (`redis_version`); `set_compat` sets it to
+    /// the profile's.
     pub redis_version: String,
+    /// The server and version redlab answers as (`crate::compat`): INFO's and HELLO's version
+    /// fields, which commands and options exist.
+    pub compat: crate::compat::Profile,
     /// Memory limit for the Lua heap in bytes; a script that needs more fails instead of the
     /// process running out of memory.
     pub lua_memory_limit: usize,
@@ -74,6 +78,7 @@ impl Default for Config {
             notify_keyspace_events: String::new(),
             proto_max_bulk_len: 512 * 1024 * 1024,
             redis_version: "7.0.15".into(),
+            compat: crate::compat::Profile::Redis70,
             lua_memory_limit: 1 << 30,
             strict_keys: false,
             protected_mode: true,
@@ -87,6 +92,21 @@ impl Default for Config {
 }
 
 impl Config {
+    /// Answers as `profile`: its commands, and its version in INFO, HELLO and scripts.
+    pub fn set_compat(&mut self, profile: crate::compat::Profile) {
+        self.compat = profile;
+        self.redis_version = profile.redis_version().to_string();
+        self.generation += 1;
+    }
+
+    /// HELLO's `server` and `version`: Valkey names itself and its own version there.
+    pub fn hello_server(&self) -> (&'static str, &str) {
+        match self.compat.valkey_version() {
+            Some(v) => (self.compat.server_name(), v),
+            None => ("redis", &self.redis_version),
+        }
+    }
+
     /// A parameter's value as CONFIG GET prints it.
     pub fn get(&self, p: &Param) -> String {
         match p.name {

@@ -10,6 +10,7 @@
 //! so the engine can send `expired` notifications, once per key.
 
 pub mod encoding;
+pub mod hash_ttl;
 pub mod key;
 pub mod rdb;
 pub mod scan;

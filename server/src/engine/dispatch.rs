@@ -31,9 +31,12 @@ impl Engine {
         // Nothing before the handler changes these; read them while the session is at hand.
         let (db, resp) = (session.db, session.resp);
 
-        let (cmd, name) = match resolve(&args) {
+        let (cmd, name) = match crate::cmd::table::resolve_for(self.config.compat, &args) {
             Ok(found) => found,
-            Err(e) => return self.reject(conn, &args[0], e),
+            Err(e) => {
+                self.note_refused_command(&args);
+                return self.reject(conn, &args[0], e);
+            }
         };
         session.last_command = name.clone();
 
@@ -144,7 +147,15 @@ impl Engine {
             (!call.in_script).then_some(call.conn),
         );
         let script = self.tracking_before_script(cmd, call);
+        // Hash field deadlines (`db::hash_ttl`): only once some field has one.
+        let field_ttls = !self.hash_ttl.is_empty();
+        if field_ttls {
+            self.hash_ttl_before(cmd, call);
+        }
         let reply = cmd.handler.run(self, call);
+        if field_ttls || !self.hash_ttl.is_empty() {
+            self.hash_ttl_after(cmd, call, &reply);
+        }
         if script {
             self.tracking.script_keys = None;
         }

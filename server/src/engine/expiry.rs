@@ -49,6 +49,10 @@ impl Engine {
                 self.maybe_expiring &= !(1 << idx);
             }
         }
+        // Hash fields past their deadline (`db::hash_ttl`).
+        if self.active_expire && !self.hash_ttl.is_empty() {
+            self.expire_due_fields();
+        }
     }
 
     pub(super) fn end_command(&mut self) {

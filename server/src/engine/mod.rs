@@ -97,6 +97,10 @@ pub struct Engine {
     /// Installed by the network shell; see `busy`. None when the engine is used in-process.
     pub(crate) busy_hook: Option<crate::busy::BusyHook>,
     pub(crate) faults: Faults,
+    /// Hash field deadlines (`db::hash_ttl`, Redis 7.4's field expiration).
+    pub(crate) hash_ttl: crate::db::hash_ttl::FieldTtls,
+    /// What the compatibility profile refused (`crate::compat::report`).
+    pub(crate) compat_report: crate::compat::Report,
     /// The dataset at the last mark, for the Rollback fault.
     pub(crate) snapshot: Option<Vec<Db>>,
     pub(crate) active_expire: bool,
@@ -147,6 +151,12 @@ impl Engine {
         let mut acl = crate::acl::Acl::new();
         acl.set_requirepass(config.requirepass.as_deref());
         let cluster = crate::cluster::NodeState::if_enabled(&config);
+        let valkey = config.compat.family() == crate::compat::Family::Valkey;
+        let scripting = Scripting {
+            server_version: (config.redis_version != "7.0.15" || valkey)
+                .then(|| (config.redis_version.clone(), valkey)),
+            ..Scripting::default()
+        };
         Engine {
             config,
             clock,
@@ -164,9 +174,11 @@ impl Engine {
             serving_key: None,
             wakeups: Vec::new(),
             monitors: Vec::new(),
-            scripting: Scripting::default(),
+            scripting,
             busy_hook: None,
             faults: Faults::default(),
+            compat_report: crate::compat::Report::default(),
+            hash_ttl: Default::default(),
             snapshot: None,
             active_expire: true,
             disable_deny_scripts: false,
@@ -206,6 +218,11 @@ impl Engine {
 
     pub fn faults(&self) -> &Faults {
         &self.faults
+    }
+
+    /// What the compatibility profile refused so far (see `Server::compat_report`).
+    pub fn compat_report(&self) -> Vec<crate::compat::Refusal> {
+        self.compat_report.entries()
     }
 
     /// Lets the network shell serve other connections while a script runs long.

@@ -269,8 +269,15 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
     // SAFETY: the engine outlives the script run that published this context, and no
     // other reference to it is used while redis.call runs.
     let e = unsafe { &mut *c.engine };
-    let (cmd, parent) = table::resolve_in_script(&args, c.read_only, e.disable_deny_scripts)
-        .map_err(|refusal| refusal.text().to_string())?;
+    let (cmd, parent) =
+        table::resolve_in_script(e.profile(), &args, c.read_only, e.disable_deny_scripts).map_err(
+            |refusal| {
+                if refusal == table::ScriptRefusal::Unknown {
+                    e.note_refused_command(&args);
+                }
+                refusal.text().to_string()
+            },
+        )?;
     crate::cmd::acl::script_permission(e, c.conn, cmd, parent, &args)?;
     if !c.allow_oom
         && c.oom_at_start

@@ -41,19 +41,33 @@ pub struct Scripting {
     /// load of the same body takes one back instead of compiling it (see `snapshot`).
     pub(crate) set_aside:
         std::collections::HashMap<[u8; 40], cache::Script, foldhash::fast::FixedState>,
+    /// The version scripts see when it is not 7.0.15 (`crate::compat`), and whether the
+    /// server answers as Valkey; set by the engine, applied to each state it creates.
+    pub(crate) server_version: Option<(String, bool)>,
 }
 
 impl Scripting {
     /// The EVAL runtime, taken on first use from the states built ahead (`prepared`).
     pub(crate) fn eval_runtime(&mut self, memory_limit: usize) -> &mut runtime::Runtime {
-        self.eval_rt
-            .get_or_insert_with(|| Box::new(prepared::eval_runtime(memory_limit)))
+        let version = &self.server_version;
+        self.eval_rt.get_or_insert_with(|| {
+            let mut rt = Box::new(prepared::eval_runtime(memory_limit));
+            if let Some((v, valkey)) = version {
+                rt.set_server_version(v, *valkey);
+            }
+            rt
+        })
     }
 
     /// The FUNCTION runtime, created on first use.
     pub(crate) fn func_runtime(&mut self, memory_limit: usize) -> &mut runtime::Runtime {
+        let version = &self.server_version;
         self.func_rt.get_or_insert_with(|| {
-            Box::new(runtime::Runtime::new(runtime::Kind::Function, memory_limit))
+            let mut rt = Box::new(runtime::Runtime::new(runtime::Kind::Function, memory_limit));
+            if let Some((v, valkey)) = version {
+                rt.set_server_version(v, *valkey);
+            }
+            rt
         })
     }
 

@@ -183,8 +183,39 @@ impl Runtime {
         }
     }
 
+    /// Makes the state answer as another server version (`crate::compat`): sets
+    /// `redis.REDIS_VERSION` and `REDIS_VERSION_NUM` on the table behind the read-only `redis`
+    /// proxy, and for Valkey adds the `server` global, Valkey's other name for `redis`.
+    pub fn set_server_version(&mut self, version: &str, valkey: bool) {
+        // SAFETY: `l` is this runtime's live state and no script runs (`&mut self`). Outside
+        // protected mode with the limit off, as when `new` built it: only a real out-of-memory
+        // fails, and Lua aborts. Every value pushed is popped before returning; no Rust value
+        // owning memory is alive across the calls.
+        unsafe {
+            let l = self.l;
+            lua_rawgeti(l, LUA_REGISTRYINDEX, self.globals_ref as _);
+            let g = lua_gettop(l);
+            get_field(l, g, "redis");
+            super::sandbox::push_backing(l, -1);
+            if lua_type(l, -1) == LUA_TTABLE {
+                push_str(l, version);
+                set_field(l, g + 2, "REDIS_VERSION");
+                lua_pushnumber(l, crate::compat::version_num(version) as f64);
+                set_field(l, g + 2, "REDIS_VERSION_NUM");
+            }
+            lua_pop(l, 1);
+            if valkey {
+                set_field(l, g, "server");
+            } else {
+                lua_pop(l, 1);
+            }
+            lua_pop(l, 1);
+        }
+    }
+
     pub fn set_memory_limit(&mut self, limit: usize) {
-        // SAFETY: as in `used_memory`; `&mut self` is the only way to the runtime.
+        // SAFETY: `alloc` is owned by this runtime until Drop; Lua only touches it from inside
+        // a Lua call, and none runs while `&mut self` (the only way to the runtime) is held.
         unsafe {
             let st = &mut *self.alloc;
             st.limit = st.used.saturating_add(limit.max(1 << 20));

@@ -353,5 +353,9 @@ fn hello(st: &mut ConnState, args: Vec<Bytes>, config: &NetConfig) -> Reply {
     }
     let id = st.conn_id.unwrap_or_default();
     st.catch_up.push(CatchUp::Run(args));
-    crate::cmd::connection::hello_reply(&config.redis_version, st.view.resp, id)
+    crate::cmd::connection::hello_reply(
+        (config.hello_server, &config.hello_version),
+        st.view.resp,
+        id,
+    )
 }

@@ -88,8 +88,9 @@ pub(crate) struct NetConfig {
     pub protected_mode: bool,
     pub proto_max_bulk_len: u64,
     pub query_buffer_limit: u64,
-    /// For HELLO answered while a script is busy.
-    pub redis_version: String,
+    /// For HELLO answered while a script is busy (`Config::hello_server`).
+    pub hello_server: &'static str,
+    pub hello_version: String,
 }
 
 impl NetConfig {
@@ -105,7 +106,8 @@ impl NetConfig {
             protected_mode: c.protected_mode,
             proto_max_bulk_len: c.proto_max_bulk_len,
             query_buffer_limit: c.client_query_buffer_limit,
-            redis_version: c.redis_version.clone(),
+            hello_server: c.hello_server().0,
+            hello_version: c.hello_server().1.to_string(),
         }
     }
 }

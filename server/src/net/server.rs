@@ -132,6 +132,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Answers as this server version (`crate::compat`): its commands, and its version in
+    /// INFO, HELLO and scripts. `Profile::parse("valkey-8.1")` names one.
+    pub fn compat(mut self, profile: crate::compat::Profile) -> Self {
+        self.config.set_compat(profile);
+        self
+    }
+
     pub fn redis_version(mut self, v: &str) -> Self {
         self.config.redis_version = v.to_string();
         self
@@ -192,6 +199,7 @@ impl ServerBuilder {
         });
         let cluster_id = membership.as_ref().map(|m| m.me.clone());
         let faults = Faults::default();
+        let compat_report = crate::compat::Report::default();
         let password = config.requirepass.clone();
         let (stop_tx, stop_rx) = oneshot::channel();
         let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
@@ -200,6 +208,7 @@ impl ServerBuilder {
         let job = {
             let clock = clock.clone();
             let faults = faults.clone();
+            let compat_report = compat_report.clone();
             let done = done.clone();
             let dropped = dropped.clone();
             let dropped_flag = dropped.clone();
@@ -211,6 +220,7 @@ impl ServerBuilder {
                     config,
                     clock,
                     faults,
+                    compat_report,
                     stop: stop_rx,
                     ready: ready_tx,
                     dropped,
@@ -233,6 +243,7 @@ impl ServerBuilder {
             unix_path,
             clock,
             faults,
+            compat_report,
             password,
             stop: Some(stop_tx),
             listening: Some(listening),
@@ -281,6 +292,7 @@ struct Running {
     config: Config,
     clock: Clock,
     faults: Faults,
+    compat_report: crate::compat::Report,
     stop: oneshot::Receiver<()>,
     /// Answered once the thread serves the port (or why it cannot).
     ready: std::sync::mpsc::SyncSender<io::Result<()>>,
@@ -314,6 +326,8 @@ pub struct Server {
     unix_path: Option<String>,
     clock: Clock,
     faults: Faults,
+    /// What the profile refused (`compat_report`), shared with the engine.
+    compat_report: crate::compat::Report,
     /// The requirepass the server was built with, so control requests can authenticate.
     password: Option<String>,
     stop: Option<oneshot::Sender<()>>,
@@ -369,6 +383,13 @@ impl Server {
 
     pub fn faults(&self) -> &Faults {
         &self.faults
+    }
+
+    /// The commands and options the server's profile refused because that version lacks
+    /// them, with how often (see `crate::compat::report`); empty when the code under test
+    /// used nothing its production version lacks.
+    pub fn compat_report(&self) -> Vec<crate::compat::Refusal> {
+        self.compat_report.entries()
     }
 
     /// Marks the point a later `Fault::rollback()` returns the dataset to (a failover to a
@@ -501,6 +522,7 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
         config,
         clock,
         faults,
+        compat_report,
         mut stop,
         ready,
         dropped,
@@ -522,6 +544,7 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
         if let Some(m) = membership {
             engine.join_cluster(m);
         }
+        engine.compat_report = compat_report;
         let unix = match unix.map(UnixListener::from_std).transpose() {
             Ok(u) => u.map(Rc::new),
             Err(e) => {

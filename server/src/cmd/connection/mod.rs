@@ -211,10 +211,15 @@ pub(crate) fn plan_hello(
 }
 
 /// HELLO's reply for connection `id` now speaking `proto`.
-pub(crate) fn hello_reply(redis_version: &str, proto: u8, id: crate::session::ConnId) -> Reply {
+/// `server`: the name and version it answers as (`Config::hello_server`).
+pub(crate) fn hello_reply(
+    (server, version): (&str, &str),
+    proto: u8,
+    id: crate::session::ConnId,
+) -> Reply {
     Reply::Map(vec![
-        (Reply::bulk("server"), Reply::bulk("redis")),
-        (Reply::bulk("version"), Reply::bulk(redis_version)),
+        (Reply::bulk("server"), Reply::bulk(server)),
+        (Reply::bulk("version"), Reply::bulk(version)),
         (Reply::bulk("proto"), Reply::Int(proto as i64)),
         (Reply::bulk("id"), Reply::Int(id as i64)),
         (Reply::bulk("mode"), Reply::bulk("standalone")),
@@ -262,7 +267,7 @@ fn hello(e: &mut Engine, call: &mut Call) -> CmdResult {
         }
         None => 2,
     };
-    Ok(hello_reply(&e.config.redis_version, resp, call.conn))
+    Ok(hello_reply(e.config.hello_server(), resp, call.conn))
 }
 
 /// RESET: back to a fresh connection's state, except CLIENT NO-EVICT (Redis keeps it).

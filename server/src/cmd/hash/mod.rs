@@ -4,6 +4,7 @@
 //! exactly the order of Redis's listpack encoding, used for hashes up to 128 fields of up to
 //! 64 bytes. Bigger hashes are hash tables in Redis, whose order no client can rely on.
 
+pub(crate) mod field_ttl;
 pub(crate) mod random;
 pub(crate) mod scan;
 #[cfg(test)]

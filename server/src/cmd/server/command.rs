@@ -11,44 +11,48 @@ use bytes::Bytes;
 use super::args;
 use crate::cmd::table::meta::key_flags;
 use crate::cmd::table::{self, flags, flags::*, keyspec, CmdResult, Command};
+use crate::compat::{Family, Profile, Since};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::reply::Reply;
 
 /// COMMAND with no subcommand: every command's info.
-pub(super) fn command(_e: &mut Engine, _call: &mut Call) -> Reply {
-    Reply::Array(table::all().map(|c| info_of(c, None)).collect())
+pub(super) fn command(e: &mut Engine, _call: &mut Call) -> Reply {
+    let p = e.profile();
+    Reply::Array(table::all_in(p).map(|c| info_of(p, c, None)).collect())
 }
 
-fn count(_e: &mut Engine, _call: &mut Call) -> Reply {
-    Reply::Int(table::count() as i64)
+fn count(e: &mut Engine, _call: &mut Call) -> Reply {
+    Reply::Int(table::all_in(e.profile()).count() as i64)
 }
 
-fn info(_e: &mut Engine, call: &mut Call) -> Reply {
+fn info(e: &mut Engine, call: &mut Call) -> Reply {
+    let p = e.profile();
     if call.argc() == 2 {
-        return Reply::Array(table::all().map(|c| info_of(c, None)).collect());
+        return Reply::Array(table::all_in(p).map(|c| info_of(p, c, None)).collect());
     }
     Reply::Array(
         call.args[2..]
             .iter()
-            .map(|name| match find(name) {
-                Some((c, parent)) => info_of(c, parent),
+            .map(|name| match find(p, name) {
+                Some((c, parent)) => info_of(p, c, parent),
                 None => Reply::Nil,
             })
             .collect(),
     )
 }
 
-fn docs(_e: &mut Engine, call: &mut Call) -> Reply {
+fn docs(e: &mut Engine, call: &mut Call) -> Reply {
+    let profile = e.profile();
     let entries: Vec<(Reply, Reply)> = if call.argc() == 2 {
-        table::all()
-            .map(|c| (Reply::bulk(c.name), docs_of(c, None)))
+        table::all_in(profile)
+            .map(|c| (Reply::bulk(c.name), docs_of(profile, c)))
             .collect()
     } else {
         call.args[2..]
             .iter()
             .filter_map(|name| {
-                find(name).map(|(c, p)| (Reply::bulk(c.full_name(p)), docs_of(c, p)))
+                find(profile, name).map(|(c, p)| (Reply::bulk(c.full_name(p)), docs_of(profile, c)))
             })
             .collect()
     };
@@ -57,13 +61,13 @@ fn docs(_e: &mut Engine, call: &mut Call) -> Reply {
 
 /// COMMAND GETKEYS / GETKEYSANDFLAGS: the keys of a full command line, in Redis's order of
 /// checks (a known command, one that has keys, its arity, then keys found in this line).
-fn getkeys_common(call: &Call) -> Result<Vec<keyspec::KeyRef>, Reply> {
+fn getkeys_common(p: Profile, call: &Call) -> Result<Vec<keyspec::KeyRef>, Reply> {
     let line = &call.args[2..];
-    let Some(cmd) = table::lookup(&line[0]) else {
+    let Some(cmd) = table::lookup_in(p, &line[0]) else {
         return Err(Reply::err(errors::GETKEYS_INVALID_COMMAND));
     };
     let cmd = match (cmd.subcommands.is_empty(), line.get(1)) {
-        (false, Some(sub)) => match table::lookup_sub(cmd, sub) {
+        (false, Some(sub)) => match table::lookup_sub_in(p, cmd, sub) {
             Some(s) => s,
             None => return Err(Reply::err(errors::GETKEYS_INVALID_COMMAND)),
         },
@@ -82,8 +86,8 @@ fn getkeys_common(call: &Call) -> Result<Vec<keyspec::KeyRef>, Reply> {
     Ok(keys)
 }
 
-fn getkeys(_e: &mut Engine, call: &mut Call) -> CmdResult {
-    let keys = getkeys_common(call)?;
+fn getkeys(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let keys = getkeys_common(e.profile(), call)?;
     Ok(Reply::Array(
         keys.into_iter()
             .map(|k| Reply::Bulk(call.args[2 + k.pos].clone()))
@@ -91,8 +95,8 @@ fn getkeys(_e: &mut Engine, call: &mut Call) -> CmdResult {
     ))
 }
 
-fn getkeysandflags(_e: &mut Engine, call: &mut Call) -> CmdResult {
-    let keys = getkeys_common(call)?;
+fn getkeysandflags(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let keys = getkeys_common(e.profile(), call)?;
     Ok(Reply::Array(
         keys.into_iter()
             .map(|k| {
@@ -111,7 +115,8 @@ fn getkeysandflags(_e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 /// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
-fn list(_e: &mut Engine, call: &mut Call) -> Reply {
+fn list(e: &mut Engine, call: &mut Call) -> Reply {
+    let profile = e.profile();
     enum Filter {
         None,
         Module,
@@ -135,9 +140,9 @@ fn list(_e: &mut Engine, call: &mut Call) -> Reply {
         _ => return Reply::err(errors::SYNTAX),
     };
     let mut names = Vec::new();
-    for c in table::all() {
+    for c in table::all_in(profile) {
         let mut each = vec![(c, c.name.to_string())];
-        each.extend(c.subcommands.iter().map(|s| (s, s.full_name(Some(c)))));
+        each.extend(subs_in(profile, c).map(|s| (s, s.full_name(Some(c)))));
         for (cmd, name) in each {
             let keep = match &filter {
                 Filter::None => true,
@@ -180,15 +185,21 @@ fn help(_e: &mut Engine, _call: &mut Call) -> Reply {
 }
 
 /// A command by name, or a subcommand by `container|sub`; with its parent.
-fn find(name: &[u8]) -> Option<(&'static Command, Option<&'static Command>)> {
+/// Only what `profile` has.
+fn find(profile: Profile, name: &[u8]) -> Option<(&'static Command, Option<&'static Command>)> {
     let text = String::from_utf8_lossy(name);
     match text.split_once('|') {
         Some((parent, sub)) => {
-            let p = table::lookup(parent.as_bytes())?;
-            table::lookup_sub(p, sub.as_bytes()).map(|s| (s, Some(p)))
+            let p = table::lookup_in(profile, parent.as_bytes())?;
+            table::lookup_sub_in(profile, p, sub.as_bytes()).map(|s| (s, Some(p)))
         }
-        None => table::lookup(name).map(|c| (c, None)),
+        None => table::lookup_in(profile, name).map(|c| (c, None)),
     }
+}
+
+/// The subcommands of `c` that `profile` has.
+fn subs_in(profile: Profile, c: &'static Command) -> impl Iterator<Item = &'static Command> {
+    c.subcommands.iter().filter(move |s| profile.has(s.since))
 }
 
 /// The ACL categories: Redis's own list for its commands; for redlab's, the implicit ones
@@ -243,7 +254,7 @@ fn acl_categories(c: &Command) -> Vec<&'static str> {
         .collect()
 }
 
-fn info_of(c: &'static Command, parent: Option<&Command>) -> Reply {
+fn info_of(p: Profile, c: &'static Command, parent: Option<&Command>) -> Reply {
     if let Some(m) = c.meta {
         return Reply::Array(vec![
             Reply::bulk(&m.name),
@@ -255,7 +266,7 @@ fn info_of(c: &'static Command, parent: Option<&Command>) -> Reply {
             m.acl_categories_reply(),
             m.tips_reply(),
             m.key_specs_reply(),
-            subcommands_reply(c),
+            subcommands_reply(p, c),
         ]);
     }
     let flag_names: Vec<Reply> = flags::NAMES
@@ -283,17 +294,17 @@ fn info_of(c: &'static Command, parent: Option<&Command>) -> Reply {
         Reply::Set(cats),
         Reply::Set(Vec::new()),
         Reply::Array(specs),
-        subcommands_reply(c),
+        subcommands_reply(p, c),
     ])
 }
 
 /// A container's subcommands as an array of their infos; no subcommands is an empty set, as
 /// Redis sends it.
-fn subcommands_reply(c: &'static Command) -> Reply {
+fn subcommands_reply(p: Profile, c: &'static Command) -> Reply {
     if c.subcommands.is_empty() {
         return Reply::Set(Vec::new());
     }
-    Reply::Array(c.subcommands.iter().map(|s| info_of(s, Some(c))).collect())
+    Reply::Array(subs_in(p, c).map(|s| info_of(p, s, Some(c))).collect())
 }
 
 fn key_spec(c: &Command) -> Reply {
@@ -343,23 +354,34 @@ fn key_spec(c: &Command) -> Reply {
     ])
 }
 
-fn docs_of(c: &'static Command, parent: Option<&Command>) -> Reply {
+fn docs_of(p: Profile, c: &'static Command) -> Reply {
     let mut m = match c.meta {
         Some(meta) => meta.docs_pairs(),
-        None => vec![(Reply::bulk("group"), Reply::bulk(c.group))],
+        None => {
+            let mut m = Vec::new();
+            // A command newer than 7.0 says when it arrived in this profile's family.
+            let since = match p.family() {
+                Family::Redis => c.since.redis,
+                Family::Valkey => c.since.valkey,
+            };
+            if since > 0 && since != Since::NEVER {
+                let text = format!("{}.{}.0", since / 10, since % 10);
+                m.push((Reply::bulk("since"), Reply::bulk(text)));
+            }
+            m.push((Reply::bulk("group"), Reply::bulk(c.group)));
+            m
+        }
     };
     if !c.subcommands.is_empty() {
         m.push((
             Reply::bulk("subcommands"),
             Reply::Map(
-                c.subcommands
-                    .iter()
-                    .map(|s| (Reply::bulk(s.full_name(Some(c))), docs_of(s, Some(c))))
+                subs_in(p, c)
+                    .map(|s| (Reply::bulk(s.full_name(Some(c))), docs_of(p, s)))
                     .collect(),
             ),
         ));
     }
-    let _ = parent;
     Reply::Map(m)
 }
 
@@ -403,7 +425,7 @@ mod tests {
             Reply::err("ERR Invalid command specified")
         );
         assert!(
-            matches!(e.execute(1, &["COMMAND"]), Reply::Array(v) if v.len() == crate::cmd::table::count())
+            matches!(e.execute(1, &["COMMAND"]), Reply::Array(v) if v.len() == crate::cmd::table::all_in(Default::default()).count())
         );
     }
 }

@@ -120,10 +120,22 @@ fn section(e: &Engine, s: &str, out: &mut String) {
     match s {
         "server" => {
             f("redis_version", &c.redis_version);
+            let valkey = c.compat.valkey_version();
+            if let Some(v) = valkey {
+                f("server_name", &c.compat.server_name());
+                f("valkey_version", &v);
+                f("valkey_release_stage", &"ga");
+            }
             f("redis_git_sha1", &"00000000");
             f("redis_git_dirty", &0);
             f("redis_build_id", &crate::config::BUILD_ID);
-            f("redis_mode", &"standalone");
+            // Valkey renamed the field.
+            let mode = if valkey.is_some() {
+                "server_mode"
+            } else {
+                "redis_mode"
+            };
+            f(mode, &"standalone");
             f("os", &format!("{} {}", os_name(), std::env::consts::ARCH));
             f("arch_bits", &64);
             f("monotonic_clock", &"POSIX clock_gettime");

@@ -201,6 +201,19 @@ pub(super) fn set(e: &mut Engine, call: &mut Call) -> Reply {
         Ok(o) => o,
         Err(r) => return r,
     };
+    // The conditions are newer than 7.0: a profile without one answers as for any unknown
+    // option (`crate::compat::since`).
+    if let Some((c, _)) = o.cond {
+        let (since, what) = match c {
+            Cond::Eq => (crate::compat::since::SET_IFEQ, "set IFEQ"),
+            Cond::Ne => (crate::compat::since::SET_DIGEST_CONDITIONS, "set IFNE"),
+            Cond::DigestEq => (crate::compat::since::SET_DIGEST_CONDITIONS, "set IFDEQ"),
+            Cond::DigestNe => (crate::compat::since::SET_DIGEST_CONDITIONS, "set IFDNE"),
+        };
+        if !e.has_option(since, what) {
+            return Reply::err(errors::SYNTAX);
+        }
+    }
     match set_generic(e, call.db, call.arg(1), call.arg(2), &o, "set") {
         Err(r) => r,
         Ok(out) if o.get => Reply::opt_bulk(out.old),

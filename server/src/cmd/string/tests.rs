@@ -4,10 +4,11 @@
 
 use std::time::Duration;
 
+use crate::compat::Profile;
 use crate::engine::Engine;
 use crate::errors;
 use crate::reply::Reply;
-use crate::test_support::{engine, events, listen, put_list, run, T0};
+use crate::test_support::{engine, engine_as, events, listen, put_list, run, T0};
 
 fn ttl(e: &mut Engine, key: &str) -> Option<i64> {
     e.db(0).peek(key.as_bytes()).and_then(|en| en.expire_at)
@@ -145,7 +146,7 @@ fn relative_expire_overflowing_now_is_invalid() {
 
 #[test]
 fn wrongtype_for_every_command_that_reads_a_string() {
-    let (mut e, _) = engine();
+    let (mut e, _) = engine_as(Profile::Redis84);
     put_list(&mut e, "l");
     let wrong = Reply::err(errors::WRONGTYPE);
     for cmd in [
@@ -326,7 +327,7 @@ fn setrange_and_append_respect_proto_max_bulk_len_without_allocating() {
 
 #[test]
 fn digest_is_xxh3_hex() {
-    let (mut e, _) = engine();
+    let (mut e, _) = engine_as(Profile::Redis84);
     run(&mut e, &["SET", "key1", "Hello world"]);
     assert_eq!(run(&mut e, &["DIGEST", "key1"]), bulk("b6acb9d84a38ff74"));
     assert_eq!(run(&mut e, &["DIGEST", "missing"]), Reply::Nil);
@@ -339,7 +340,7 @@ fn digest_is_xxh3_hex() {
 
 #[test]
 fn set_ifeq_and_ifne() {
-    let (mut e, _) = engine();
+    let (mut e, _) = engine_as(Profile::Redis84);
     assert_eq!(run(&mut e, &["SET", "k", "v1", "IFEQ", "v0"]), Reply::Nil);
     assert!(!e.db(0).contains(b"k"), "IFEQ never creates a key");
     assert_eq!(run(&mut e, &["SET", "k", "v1", "IFNE", "v0"]), Reply::ok());
@@ -373,7 +374,7 @@ fn set_ifeq_and_ifne() {
 
 #[test]
 fn set_ifdeq_and_ifdne() {
-    let (mut e, _) = engine();
+    let (mut e, _) = engine_as(Profile::Redis84);
     run(&mut e, &["SET", "k", "Hello world"]);
     assert_eq!(
         run(&mut e, &["SET", "k", "x", "IFDEQ", "0000000000000000"]),
@@ -403,7 +404,7 @@ fn set_ifdeq_and_ifdne() {
 
 #[test]
 fn delex_conditions() {
-    let (mut e, _) = engine();
+    let (mut e, _) = engine_as(Profile::Redis84);
     listen(&mut e);
     assert_eq!(run(&mut e, &["DELEX", "k"]), Reply::Int(0));
     run(&mut e, &["SET", "k", "token"]);

@@ -9,16 +9,11 @@ use super::{flags, hand_written, meta, Command};
 /// (full name, what differs). None today: every Redis command redlab has agrees.
 const EXCEPTIONS: &[(&str, &str)] = &[];
 
-/// Commands redlab has that Redis 7.0.15 has not: they keep their hand-written metadata.
-const NOT_IN_7_0: &[(&str, &str)] = &[
-    ("client|no-touch", "added in Redis 7.2"),
-    ("client|setinfo", "added in Redis 7.2"),
-    ("delex", "added after Redis 7.0 (conditional delete)"),
-    (
-        "digest",
-        "added after Redis 7.0 (value digest, used with DELEX)",
-    ),
-];
+/// Commands redlab has that Redis 7.0.15 has not keep their hand-written metadata; each must
+/// say when it arrived (`compat::since::LATER`).
+fn newer_than_7_0(full: &str) -> bool {
+    crate::compat::since::LATER.iter().any(|(n, _)| *n == full)
+}
 
 fn check(c: &Command, parent: Option<&Command>, problems: &mut Vec<String>) {
     let full = c.full_name(parent);
@@ -26,7 +21,7 @@ fn check(c: &Command, parent: Option<&Command>, problems: &mut Vec<String>) {
         check(s, Some(c), problems);
     }
     let Some(m) = meta::get(&full) else {
-        if !full.starts_with("redlab.") && !NOT_IN_7_0.iter().any(|(n, _)| *n == full) {
+        if !full.starts_with("redlab.") && !newer_than_7_0(&full) {
             problems.push(format!("{full}: not a Redis 7.0.15 command"));
         }
         return;

@@ -18,10 +18,11 @@ mod resolve;
 #[cfg(test)]
 mod agreement;
 
-pub use resolve::{resolve, resolve_in_script};
+pub use resolve::{resolve, resolve_for, resolve_in_script, ScriptRefusal};
 
 use bytes::Bytes;
 
+use crate::compat::{Profile, Since};
 use crate::engine::{Call, Engine};
 use crate::reply::Reply;
 
@@ -114,6 +115,9 @@ pub struct Command {
     pub meta: Option<&'static meta::Meta>,
     /// redlab's dispatch rules for this command (`policy::*`), set when the table is built.
     pub policy: u32,
+    /// The release of each family that brought the command (`compat::since::LATER`, set when
+    /// the table is built); a profile older than that answers as for an unknown command.
+    pub since: Since,
 }
 
 impl Command {
@@ -138,6 +142,7 @@ impl Command {
             keys_fn: None,
             meta: None,
             policy: 0,
+            since: Since::ALWAYS,
         }
     }
 
@@ -162,6 +167,7 @@ impl Command {
             keys_fn: None,
             meta: None,
             policy: 0,
+            since: Since::ALWAYS,
         }
     }
 
@@ -181,6 +187,12 @@ impl Command {
 
     pub const fn subcommands(mut self, subs: &'static [Command]) -> Command {
         self.subcommands = subs;
+        self
+    }
+
+    /// Sets when the command arrived (for a command `compat::since::LATER` does not list).
+    pub const fn since(mut self, since: Since) -> Command {
+        self.since = since;
         self
     }
 
@@ -235,7 +247,7 @@ impl Command {
 /// over (for the agreement test and the build below).
 pub(crate) fn hand_written() -> impl Iterator<Item = &'static Command> {
     use super::*;
-    let groups: [&'static [Command]; 21] = [
+    let groups: [&'static [Command]; 23] = [
         acl::COMMANDS,
         connection::COMMANDS,
         server::COMMANDS,
@@ -243,6 +255,7 @@ pub(crate) fn hand_written() -> impl Iterator<Item = &'static Command> {
         string::COMMANDS,
         bitmap::COMMANDS,
         hash::COMMANDS,
+        hash::field_ttl::COMMANDS,
         list::COMMANDS,
         set::COMMANDS,
         zset::COMMANDS,
@@ -257,6 +270,7 @@ pub(crate) fn hand_written() -> impl Iterator<Item = &'static Command> {
         sort::COMMANDS,
         stream::COMMANDS,
         crate::cluster::commands::COMMANDS,
+        crate::compat::command::COMMANDS,
     ];
     groups.into_iter().flat_map(|g| g.iter())
 }
@@ -290,6 +304,9 @@ fn build(c: &Command, parent: Option<&Command>) -> Command {
         out.step = m.step;
     }
     out.policy = policy::of(&full);
+    if c.since == Since::ALWAYS {
+        out.since = crate::compat::since::of(&full);
+    }
     if !c.subcommands.is_empty() {
         let subs: Vec<Command> = c.subcommands.iter().map(|s| build(s, Some(c))).collect();
         out.subcommands = Box::leak(subs.into_boxed_slice());
@@ -364,9 +381,23 @@ pub fn lookup_sub(parent: &'static Command, name: &[u8]) -> Option<&'static Comm
         .find(|c| c.name.as_bytes().eq_ignore_ascii_case(name))
 }
 
-/// Number of commands (COMMAND COUNT).
-pub fn count() -> usize {
-    index().len()
+/// The commands a profile has (COMMAND, COMMAND LIST/INFO/DOCS/COUNT under that profile).
+pub fn all_in(profile: Profile) -> impl Iterator<Item = &'static Command> {
+    all().filter(move |c| profile.has(c.since))
+}
+
+/// A command by name, if the profile has it.
+pub fn lookup_in(profile: Profile, name: &[u8]) -> Option<&'static Command> {
+    lookup(name).filter(|c| profile.has(c.since))
+}
+
+/// A subcommand by name, if the profile has it.
+pub fn lookup_sub_in(
+    profile: Profile,
+    parent: &'static Command,
+    name: &[u8],
+) -> Option<&'static Command> {
+    lookup_sub(parent, name).filter(|c| profile.has(c.since))
 }
 
 #[cfg(test)]

@@ -5,14 +5,38 @@ use std::borrow::Cow;
 
 use bytes::Bytes;
 
-use super::{flags, lookup, lookup_sub, Command};
+use super::{flags, lookup, lookup_in, lookup_sub, lookup_sub_in, Command};
+use crate::compat::Profile;
 use crate::errors;
 use crate::reply::Reply;
 
-/// Finds the command (or subcommand) for `args`, with Redis's unknown-command, unknown-
-/// subcommand and arity errors.
+/// Finds the command (or subcommand) for `args` in the whole table, with Redis's
+/// unknown-command, unknown-subcommand and arity errors. For re-resolving a command that was
+/// already admitted (a blocked client served again); a client's command goes through
+/// `resolve_for` with the server's profile.
 pub fn resolve(args: &[Bytes]) -> Result<(&'static Command, Cow<'static, str>), Reply> {
-    let Some(cmd) = lookup(&args[0]) else {
+    resolve_with(args, lookup, lookup_sub)
+}
+
+/// `resolve` as a server answering as `profile` does: a command or subcommand newer than the
+/// profile is unknown, with the error that version gives (before any arity check, as there).
+pub fn resolve_for(
+    profile: Profile,
+    args: &[Bytes],
+) -> Result<(&'static Command, Cow<'static, str>), Reply> {
+    resolve_with(
+        args,
+        |name| lookup_in(profile, name),
+        |parent, name| lookup_sub_in(profile, parent, name),
+    )
+}
+
+fn resolve_with(
+    args: &[Bytes],
+    find: impl Fn(&[u8]) -> Option<&'static Command>,
+    find_sub: impl Fn(&'static Command, &[u8]) -> Option<&'static Command>,
+) -> Result<(&'static Command, Cow<'static, str>), Reply> {
+    let Some(cmd) = find(&args[0]) else {
         return Err(Reply::err(errors::unknown_command(&args[0], &args[1..])));
     };
     if cmd.subcommands.is_empty() {
@@ -28,7 +52,7 @@ pub fn resolve(args: &[Bytes]) -> Result<(&'static Command, Cow<'static, str>), 
         }
         return Err(Reply::err(errors::wrong_arity(cmd.name)));
     }
-    let Some(sub) = lookup_sub(cmd, &args[1]) else {
+    let Some(sub) = find_sub(cmd, &args[1]) else {
         return Err(Reply::err(errors::unknown_subcommand(cmd.name, &args[1])));
     };
     let full = sub.full_name(Some(cmd));
@@ -63,16 +87,18 @@ impl ScriptRefusal {
 /// `resolve` for `redis.call`: the command and its parent (for a subcommand), or why a script
 /// may not run it. `read_only`: the script may not write (EVAL_RO, a `no-writes` script).
 /// `deny_disabled`: DEBUG SET-DISABLE-DENY-SCRIPTS lets noscript commands through.
+/// `profile`: the server's; a command newer than it is unknown to scripts too.
 pub fn resolve_in_script(
+    profile: Profile,
     args: &[Bytes],
     read_only: bool,
     deny_disabled: bool,
 ) -> Result<(&'static Command, Option<&'static Command>), ScriptRefusal> {
-    let top = lookup(&args[0]).ok_or(ScriptRefusal::Unknown)?;
+    let top = lookup_in(profile, &args[0]).ok_or(ScriptRefusal::Unknown)?;
     let (cmd, parent) = if top.subcommands.is_empty() || args.len() < 2 {
         (top, None)
     } else {
-        let sub = lookup_sub(top, &args[1]).ok_or(ScriptRefusal::Unknown)?;
+        let sub = lookup_sub_in(profile, top, &args[1]).ok_or(ScriptRefusal::Unknown)?;
         (sub, Some(top))
     };
     if !cmd.arity_ok(args.len()) {

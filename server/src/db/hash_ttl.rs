@@ -1,0 +1,267 @@
+//! Hash field expiration (Redis 7.4): a deadline per field, on redlab's clock.
+//!
+//! The deadlines live beside the keyspace, keyed by (database, key), so the hash value and
+//! every hash command stay as they are. The engine keeps them true around each command
+//! (`Engine::call`): before a command, the due fields of the keys it names are deleted (with
+//! the `hexpired` event, and `del` when the hash empties); after it, the deadlines of keys it
+//! changed follow the change: a field that is gone loses its deadline, a field HSET wrote
+//! again loses it, a key that is no longer a hash loses them all, and RENAME, MOVE, COPY,
+//! SWAPDB and FLUSHDB/FLUSHALL carry or drop them. Between commands, `expire_due_fields`
+//! deletes due fields of every hash, as Redis's active expiry does.
+
+use std::collections::HashMap;
+
+use bytes::Bytes;
+
+use crate::cmd::table::Command;
+use crate::db::{Entry, Value};
+use crate::engine::{Call, Engine};
+use crate::notify;
+use crate::reply::Reply;
+
+/// Field -> deadline in Unix ms.
+pub type Deadlines = HashMap<Vec<u8>, i64>;
+
+/// (database, key) of a hash with deadlines.
+type KeyOf = (usize, Vec<u8>);
+
+/// Every hash field deadline of the engine.
+#[derive(Default, Debug, Clone)]
+pub struct FieldTtls {
+    map: HashMap<KeyOf, Deadlines>,
+    /// The earliest deadline, or i64::MAX: nothing is due before it.
+    next_due: i64,
+}
+
+impl FieldTtls {
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// The deadline of `field` of `key`, if it has one.
+    pub fn get(&self, db: usize, key: &[u8], field: &[u8]) -> Option<i64> {
+        self.map.get(&(db, key.to_vec()))?.get(field).copied()
+    }
+
+    pub fn set(&mut self, db: usize, key: &[u8], field: &[u8], at: i64) {
+        self.map
+            .entry((db, key.to_vec()))
+            .or_default()
+            .insert(field.to_vec(), at);
+        if self.is_empty_bound() || at < self.next_due {
+            self.next_due = at;
+        }
+    }
+
+    fn is_empty_bound(&self) -> bool {
+        self.next_due == 0
+    }
+
+    /// Removes the deadline of `field`; true when it had one.
+    pub fn remove(&mut self, db: usize, key: &[u8], field: &[u8]) -> bool {
+        let k = (db, key.to_vec());
+        let Some(fields) = self.map.get_mut(&k) else {
+            return false;
+        };
+        let had = fields.remove(field).is_some();
+        if fields.is_empty() {
+            self.map.remove(&k);
+        }
+        had
+    }
+
+    fn take_key(&mut self, db: usize, key: &[u8]) -> Option<Deadlines> {
+        self.map.remove(&(db, key.to_vec()))
+    }
+
+    fn put_key(&mut self, db: usize, key: &[u8], d: Deadlines) {
+        if d.is_empty() {
+            return;
+        }
+        if let Some(min) = d.values().min() {
+            if self.is_empty_bound() || *min < self.next_due {
+                self.next_due = *min;
+            }
+        }
+        self.map.insert((db, key.to_vec()), d);
+    }
+
+    /// Keys with a field due at `now`, and those fields.
+    fn due(&self, now: i64) -> Vec<(KeyOf, Vec<Vec<u8>>)> {
+        if !self.is_empty_bound() && now < self.next_due {
+            return Vec::new();
+        }
+        self.map
+            .iter()
+            .filter_map(|(k, fields)| {
+                let due: Vec<Vec<u8>> = fields
+                    .iter()
+                    .filter(|(_, at)| **at <= now)
+                    .map(|(f, _)| f.clone())
+                    .collect();
+                (!due.is_empty()).then(|| (k.clone(), due))
+            })
+            .collect()
+    }
+
+    fn recompute_next_due(&mut self) {
+        self.next_due = self
+            .map
+            .values()
+            .flat_map(|f| f.values())
+            .min()
+            .copied()
+            .unwrap_or(0);
+    }
+}
+
+impl Engine {
+    /// Deletes the due fields of `key` (lazy expiry); returns whether any were deleted.
+    pub(crate) fn expire_key_fields(&mut self, db: usize, key: &[u8]) -> bool {
+        let now = self.now_ms;
+        let due: Vec<Vec<u8>> = match self.hash_ttl.map.get(&(db, key.to_vec())) {
+            Some(fields) => fields
+                .iter()
+                .filter(|(_, at)| **at <= now)
+                .map(|(f, _)| f.clone())
+                .collect(),
+            None => return false,
+        };
+        if due.is_empty() {
+            return false;
+        }
+        self.delete_expired_fields(db, key, &due);
+        true
+    }
+
+    /// Active expiry of hash fields: every due field of every hash.
+    pub(crate) fn expire_due_fields(&mut self) {
+        let due = self.hash_ttl.due(self.now_ms);
+        for ((db, key), fields) in due {
+            self.delete_expired_fields(db, &key, &fields);
+        }
+        self.hash_ttl.recompute_next_due();
+    }
+
+    fn delete_expired_fields(&mut self, db: usize, key: &[u8], fields: &[Vec<u8>]) {
+        for f in fields {
+            self.hash_ttl.remove(db, key, f);
+        }
+        if db >= self.dbs.len() {
+            return;
+        }
+        let removed = match self.dbs[db].get_mut(key) {
+            Some(Entry {
+                value: Value::Hash(h),
+                ..
+            }) => fields
+                .iter()
+                .filter(|f| h.shift_remove(f.as_slice()).is_some())
+                .count(),
+            _ => 0,
+        };
+        if removed > 0 {
+            self.modified(db, key, notify::HASH, "hexpired");
+            crate::cmd::hash::delete_if_empty(self, db, key);
+        }
+    }
+
+    /// Before a command: its keys' due fields are deleted first, so it never sees them.
+    pub(crate) fn hash_ttl_before(&mut self, cmd: &Command, call: &Call) {
+        for pos in cmd.key_positions(&call.args) {
+            let key = call.args[pos].clone();
+            self.expire_key_fields(call.db, &key);
+        }
+    }
+
+    /// After a command: the deadlines follow what it did to its keys.
+    pub(crate) fn hash_ttl_after(&mut self, cmd: &Command, call: &Call, reply: &Reply) {
+        let db = call.db;
+        let args = &call.args;
+        let ok = !reply.is_error();
+        match cmd.name {
+            "flushall" if ok => self.hash_ttl = FieldTtls::default(),
+            "flushdb" if ok => self.hash_ttl.map.retain(|(d, _), _| *d != db),
+            "swapdb" if ok => {
+                let (Some(a), Some(b)) = (int_arg(args, 1), int_arg(args, 2)) else {
+                    return;
+                };
+                let moved: Vec<_> = self.hash_ttl.map.drain().collect();
+                for ((d, k), v) in moved {
+                    let d = if d == a {
+                        b
+                    } else if d == b {
+                        a
+                    } else {
+                        d
+                    };
+                    self.hash_ttl.map.insert((d, k), v);
+                }
+            }
+            "rename" | "renamenx" if *reply == Reply::ok() || *reply == Reply::Int(1) => {
+                self.hash_ttl.take_key(db, &args[2]);
+                if let Some(d) = self.hash_ttl.take_key(db, &args[1]) {
+                    self.hash_ttl.put_key(db, &args[2], d);
+                }
+            }
+            "move" if *reply == Reply::Int(1) => {
+                if let (Some(d), Some(to)) =
+                    (self.hash_ttl.take_key(db, &args[1]), int_arg(args, 2))
+                {
+                    self.hash_ttl.put_key(to, &args[1], d);
+                }
+            }
+            "copy" if *reply == Reply::Int(1) => {
+                let to = copy_target_db(args).unwrap_or(db);
+                self.hash_ttl.take_key(to, &args[2]);
+                if let Some(d) = self.hash_ttl.map.get(&(db, args[1].to_vec())).cloned() {
+                    self.hash_ttl.put_key(to, &args[2], d);
+                }
+            }
+            // Writing a field again clears its deadline.
+            "hset" | "hmset" if ok => {
+                for f in args[2..].iter().step_by(2) {
+                    self.hash_ttl.remove(db, &args[1], f);
+                }
+            }
+            "hsetnx" if *reply == Reply::Int(1) => {
+                self.hash_ttl.remove(db, &args[1], &args[2]);
+            }
+            _ => {}
+        }
+        for pos in cmd.key_positions(args) {
+            self.reconcile_field_ttls(db, &args[pos]);
+        }
+    }
+
+    /// Drops the deadlines of fields `key` no longer has (all of them when it is not a hash).
+    fn reconcile_field_ttls(&mut self, db: usize, key: &[u8]) {
+        let k = (db, key.to_vec());
+        let Some(fields) = self.hash_ttl.map.get_mut(&k) else {
+            return;
+        };
+        match self.dbs.get(db).and_then(|d| d.get_shared(key)) {
+            Some(Entry {
+                value: Value::Hash(h),
+                ..
+            }) => fields.retain(|f, _| h.contains_key(f.as_slice())),
+            _ => fields.clear(),
+        }
+        if fields.is_empty() {
+            self.hash_ttl.map.remove(&k);
+        }
+    }
+}
+
+fn int_arg(args: &[Bytes], i: usize) -> Option<usize> {
+    std::str::from_utf8(args.get(i)?).ok()?.parse().ok()
+}
+
+/// COPY's `DB n`, if given.
+fn copy_target_db(args: &[Bytes]) -> Option<usize> {
+    let at = args
+        .iter()
+        .skip(3)
+        .position(|a| a.eq_ignore_ascii_case(b"db"))?;
+    int_arg(args, at + 4)
+}
