@@ -39,6 +39,7 @@ pub mod stats;
 pub(crate) mod test_support;
 
 pub use clock::Clock;
+pub use cluster::{Cluster, ClusterBuilder};
 pub use config::Config;
 pub use engine::Engine;
 pub use faults::Faults;

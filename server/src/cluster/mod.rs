@@ -13,10 +13,12 @@
 //! (`script_check`), as Redis's scriptVerifyClusterState does.
 
 pub mod commands;
+pub mod control;
 mod describe;
 pub mod route;
 pub mod slot;
 pub mod topology;
+pub mod wire;
 
 use std::collections::HashSet;
 
@@ -25,6 +27,7 @@ use bytes::Bytes;
 use crate::cmd::table::Command;
 use crate::engine::Engine;
 use crate::session::ConnId;
+pub use control::{Cluster, ClusterBuilder};
 pub use route::Redirect;
 pub use topology::{Shared, Topology};
 

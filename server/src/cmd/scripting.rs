@@ -125,33 +125,8 @@ pub(crate) fn new_ctx(
     })
 }
 
-/// Redis Cluster's hash slot of a key (CRC16/XMODEM of the hash tag, mod 16384).
-pub fn key_slot(key: &[u8]) -> u16 {
-    let mut k = key;
-    if let Some(open) = key.iter().position(|&c| c == b'{') {
-        if let Some(len) = key[open + 1..].iter().position(|&c| c == b'}') {
-            if len > 0 {
-                k = &key[open + 1..open + 1 + len];
-            }
-        }
-    }
-    crc16(k) & 16383
-}
-
-fn crc16(data: &[u8]) -> u16 {
-    let mut crc: u16 = 0;
-    for &b in data {
-        crc ^= (b as u16) << 8;
-        for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
-        }
-    }
-    crc
-}
+/// Redis Cluster's hash slot of a key (one definition, in `crate::cluster::slot`).
+pub use crate::cluster::slot::key_slot;
 
 fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Reply {
     let numkeys = match split_keys(call) {
