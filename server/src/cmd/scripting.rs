@@ -64,6 +64,11 @@ pub(crate) fn preflight(e: &Engine, flags: u32, read_only_cmd: bool) -> Result<(
     if flags & shebang::EVAL_COMPAT != 0 {
         return Ok(());
     }
+    if flags & shebang::NO_CLUSTER != 0 && e.cluster.is_some() {
+        return Err(Reply::err(
+            "ERR Can not run script on cluster, 'no-cluster' flag is set.",
+        ));
+    }
     if flags & shebang::NO_WRITES == 0 {
         if read_only_cmd {
             return Err(Reply::err(
