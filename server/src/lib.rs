@@ -43,6 +43,7 @@ pub(crate) mod stats;
 pub(crate) mod test_support;
 
 pub use clock::Clock;
+pub use cluster::{Cluster, ClusterBuilder};
 pub use compat::Profile;
 pub use config::Config;
 pub use engine::Engine;

@@ -13,10 +13,12 @@
 //! (`script_check`), as Redis's scriptVerifyClusterState does.
 
 pub mod commands;
+pub mod control;
 mod describe;
 pub mod route;
 pub mod slot;
 pub mod topology;
+pub mod wire;
 
 use std::collections::HashSet;
 
@@ -25,6 +27,7 @@ use bytes::Bytes;
 use crate::cmd::table::Command;
 use crate::engine::Engine;
 use crate::session::ConnId;
+pub use control::{Cluster, ClusterBuilder};
 pub use route::Redirect;
 pub use topology::{Shared, Topology};
 
@@ -39,9 +42,6 @@ pub struct NodeState {
     asking: HashSet<ConnId>,
     /// Connections in READONLY mode.
     readonly: HashSet<ConnId>,
-    /// The slot of the keys the running top-level command named (Redis's `c->slot`); a
-    /// script's redis.call keys must stay in it.
-    pub(crate) command_slot: Option<u16>,
 }
 
 /// What a server is handed to join a cluster (`ServerBuilder::cluster`).
@@ -58,7 +58,6 @@ impl NodeState {
             me: m.me,
             asking: HashSet::new(),
             readonly: HashSet::new(),
-            command_slot: None,
         }
     }
 
@@ -107,19 +106,15 @@ impl NodeState {
     }
 }
 
-/// The dispatcher's hook, after admission: Err(reply) when this node must not serve the
-/// command. Records the command's slot for the scripts it may run.
+/// The dispatcher's hook, after admission: Err(redirect) when this node must not serve the
+/// command.
 pub(crate) fn admit(
     e: &mut Engine,
     conn: ConnId,
     cmd: &'static Command,
     args: &[Bytes],
 ) -> Result<(), Redirect> {
-    let slot = route::check_command(e, conn, cmd, args)?;
-    if let Some(node) = e.cluster.as_mut() {
-        node.command_slot = slot;
-    }
-    Ok(())
+    route::check_command(e, conn, cmd, args).map(|_| ())
 }
 
 /// After every top-level command: ASKING lasts one command, or the whole transaction it was
@@ -130,42 +125,25 @@ pub(crate) fn after_command(e: &mut Engine, conn: ConnId, was_asking: bool) {
         if !in_multi && !was_asking {
             node.asking.remove(&conn);
         }
-        node.command_slot = None;
     }
 }
 
 /// Redis's scriptVerifyClusterState for one `redis.call`: the keys must be served by this
-/// node, and (unless the script allows cross-slot keys) stay in one slot. Err is the text the
-/// script's error carries.
+/// node. Redis 7.0 lets a script reach undeclared keys of any slot this node serves (the
+/// one-slot rule for them, and the `allow-cross-slot-keys` flag that lifts it, act from 7.2).
+/// Err is the text the script's error carries.
 pub(crate) fn script_check(
     e: &mut Engine,
     conn: ConnId,
     cmd: &'static Command,
     args: &[Bytes],
-    allow_cross_slot: bool,
 ) -> Result<(), String> {
     let Some(node) = e.cluster.as_ref() else {
         return Ok(());
     };
     let flags = node.conn_flags(conn);
     match route::decide(e, &[(cmd, args)], flags) {
-        Ok(None) => Ok(()),
-        Ok(Some(slot)) => {
-            let node = e.cluster.as_mut().expect("checked above");
-            if allow_cross_slot {
-                return Ok(());
-            }
-            match node.command_slot {
-                None => {
-                    node.command_slot = Some(slot);
-                    Ok(())
-                }
-                Some(s) if s == slot => Ok(()),
-                Some(_) => {
-                    Err("Script attempted to access keys that do not hash to the same slot".into())
-                }
-            }
-        }
+        Ok(_) => Ok(()),
         Err(Redirect::DownReadOnly) => Err(
             "Script attempted to execute a write command while the cluster is down and readonly"
                 .into(),

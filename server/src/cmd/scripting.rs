@@ -64,6 +64,11 @@ pub(crate) fn preflight(e: &Engine, flags: u32, read_only_cmd: bool) -> Result<(
     if flags & shebang::EVAL_COMPAT != 0 {
         return Ok(());
     }
+    if flags & shebang::NO_CLUSTER != 0 && e.cluster.is_some() {
+        return Err(Reply::err(
+            "ERR Can not run script on cluster, 'no-cluster' flag is set.",
+        ));
+    }
     if flags & shebang::NO_WRITES == 0 {
         if read_only_cmd {
             return Err(Reply::err(
@@ -116,7 +121,6 @@ pub(crate) fn new_ctx(
         is_function,
         has_written: false,
         strict_keys,
-        allow_cross_slot: flags & shebang::ALLOW_CROSS_SLOT != 0,
         start: Instant::now(),
         threshold_ms: e.config.busy_reply_threshold_ms,
         busy_hook: None,
@@ -125,33 +129,8 @@ pub(crate) fn new_ctx(
     })
 }
 
-/// Redis Cluster's hash slot of a key (CRC16/XMODEM of the hash tag, mod 16384).
-pub fn key_slot(key: &[u8]) -> u16 {
-    let mut k = key;
-    if let Some(open) = key.iter().position(|&c| c == b'{') {
-        if let Some(len) = key[open + 1..].iter().position(|&c| c == b'}') {
-            if len > 0 {
-                k = &key[open + 1..open + 1 + len];
-            }
-        }
-    }
-    crc16(k) & 16383
-}
-
-fn crc16(data: &[u8]) -> u16 {
-    let mut crc: u16 = 0;
-    for &b in data {
-        crc ^= (b as u16) << 8;
-        for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
-        }
-    }
-    crc
-}
+/// Redis Cluster's hash slot of a key (one definition, in `crate::cluster::slot`).
+pub use crate::cluster::slot::key_slot;
 
 fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Reply {
     let numkeys = match split_keys(call) {

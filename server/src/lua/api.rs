@@ -299,7 +299,7 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
         }
     }
     if e.cluster.is_some() {
-        crate::cluster::script_check(e, c.conn, cmd, &args, c.allow_cross_slot)?;
+        crate::cluster::script_check(e, c.conn, cmd, &args)?;
     }
     if cmd.has(flags::WRITE) {
         c.has_written = true;

@@ -327,8 +327,6 @@ pub struct RunCtx {
     pub has_written: bool,
     /// Keys the script declared, for strict-keys mode; None when strict keys is off.
     pub strict_keys: Option<Vec<Bytes>>,
-    /// `allow-cross-slot-keys`: in cluster mode, redis.call may touch keys of other slots.
-    pub allow_cross_slot: bool,
     pub start: Instant,
     pub threshold_ms: u64,
     pub busy_hook: Option<BusyHook>,

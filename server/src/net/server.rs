@@ -361,6 +361,11 @@ impl Server {
         self.addr.port()
     }
 
+    /// The requirepass the server was started with.
+    pub(crate) fn password(&self) -> Option<&str> {
+        self.password.as_deref()
+    }
+
     /// The node id (CLUSTER MYID) of a server started as a cluster node.
     pub fn cluster_id(&self) -> Option<&str> {
         self.cluster_id.as_deref()
