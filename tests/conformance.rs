@@ -116,5 +116,6 @@ groups!(
     command,
     server_observe,
     acl,
-    tracking
+    tracking,
+    pause
 );

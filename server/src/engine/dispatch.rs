@@ -55,6 +55,9 @@ impl Engine {
             }
             return self.reject(conn, &args[0], e);
         }
+        if self.postpone_if_paused(conn, cmd, &args) {
+            return Reply::None;
+        }
         if in_multi && !cmd.policy(policy::NOT_QUEUED) {
             let s = self.sessions.get_mut(&conn).expect("session exists");
             s.multi.as_mut().expect("in multi").queue.push(args);
