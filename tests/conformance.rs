@@ -117,5 +117,6 @@ groups!(
     command,
     server_observe,
     acl,
-    tracking
+    tracking,
+    pause
 );

@@ -42,6 +42,8 @@ pub struct Blocked {
     pub args: Vec<Bytes>,
     /// What the client gets on timeout (a null array or a null bulk string).
     pub timeout_reply: Reply,
+    /// Held back by CLIENT PAUSE (no keys): the command runs again when the pause ends.
+    pub postponed: bool,
 }
 
 #[derive(Debug)]

@@ -286,7 +286,7 @@ pub static COMMANDS: &[Command] = &[
 ];
 
 mod oom;
-pub(crate) use oom::refused_when_over;
+pub(crate) use oom::{declared_flags, refused_when_over};
 
 #[cfg(test)]
 mod tests;

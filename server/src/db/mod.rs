@@ -64,6 +64,9 @@ pub struct Db {
     /// Count keys past their deadline that are still stored, as Redis does when active
     /// expiry is off (DEBUG SET-ACTIVE-EXPIRE 0); otherwise counts leave them out.
     pub(crate) count_due: bool,
+    /// CLIENT PAUSE is in effect: a key past its deadline reads as missing but stays
+    /// stored (Redis deletes nothing by expiry during a pause).
+    pub(crate) hold_expired: bool,
 }
 
 impl Db {
@@ -108,7 +111,7 @@ impl Db {
             return false;
         }
         let expired = matches!(self.map.get(key), Some(e) if e.expire_at.is_some_and(|t| is_expired(t, self.now)));
-        if expired {
+        if expired && !self.hold_expired {
             self.take(key);
             self.expired_log.push(key.to_vec());
         }
@@ -121,7 +124,9 @@ impl Db {
     }
 
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
-        self.expire_if_needed(key);
+        if self.expire_if_needed(key) && self.hold_expired {
+            return None;
+        }
         let now = self.now;
         let touch = !self.no_touch;
         let e = self.map.get_mut(key)?;
@@ -133,7 +138,9 @@ impl Db {
 
     /// Looks a key up without changing its access time (OBJECT IDLETIME, TYPE-free peeks).
     pub fn peek(&mut self, key: &[u8]) -> Option<&Entry> {
-        self.expire_if_needed(key);
+        if self.expire_if_needed(key) && self.hold_expired {
+            return None;
+        }
         self.map.get(key)
     }
 

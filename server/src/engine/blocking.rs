@@ -44,6 +44,7 @@ impl Engine {
                 deadline,
                 args: call.args.clone(),
                 timeout_reply,
+                postponed: false,
             });
         }
         Reply::None

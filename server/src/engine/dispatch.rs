@@ -73,6 +73,9 @@ impl Engine {
                 return redirect.reply();
             }
         }
+        if self.postpone_if_paused(conn, cmd, &args) {
+            return Reply::None;
+        }
         if in_multi && !cmd.policy(policy::NOT_QUEUED) {
             let s = self.sessions.get_mut(&conn).expect("session exists");
             s.multi.as_mut().expect("in multi").queue.push(args);

@@ -12,6 +12,7 @@ impl Engine {
         self.begin(EXPIRE_SLICE_PER_TICK);
         self.expire_blocked();
         self.end_command();
+        self.serve_postponed();
         self.tracking_limit();
         if !self.tracking.defer_broadcast {
             self.tracking_broadcast();
@@ -31,11 +32,14 @@ impl Engine {
             self.now_ms = self.clock.now_ms();
         }
         let now = self.now_ms;
+        self.expiry_hold = self.expiry_paused();
         for idx in self.maybe_expiring_dbs() {
             let db = &mut self.dbs[idx];
             db.now = now;
-            db.count_due = !self.active_expire;
+            db.count_due = !self.active_expire || self.expiry_hold;
+            db.hold_expired = self.expiry_hold;
             if self.active_expire
+                && !self.expiry_hold
                 && db
                     .next_deadline()
                     .is_some_and(|t| crate::db::is_expired(t, now))
@@ -67,8 +71,10 @@ impl Engine {
             self.maybe_expiring |= 1 << idx;
         }
         let now = self.now_ms;
+        let hold = self.expiry_hold;
         let db = &mut self.dbs[idx];
         db.now = now;
+        db.hold_expired = hold;
         db
     }
 

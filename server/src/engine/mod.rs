@@ -29,6 +29,7 @@ mod blocking;
 mod dispatch;
 mod expiry;
 mod fault_hooks;
+pub(crate) mod pause;
 pub(crate) mod tracking;
 mod watch;
 
@@ -133,6 +134,10 @@ pub struct Engine {
     pub(crate) cluster: Option<crate::cluster::NodeState>,
     /// Client-side caching: the tracking table, BCAST prefixes, held invalidations.
     pub(crate) tracking: tracking::Tracking,
+    /// CLIENT PAUSE: what is paused until when, and the clients waiting for it to end.
+    pub(crate) pause: pause::Pause,
+    /// A pause is in effect: expiry leaves keys in place (set at each command's start).
+    pub(crate) expiry_hold: bool,
 }
 
 impl Engine {
@@ -196,6 +201,8 @@ impl Engine {
             latency: Default::default(),
             cluster,
             tracking: Default::default(),
+            pause: Default::default(),
+            expiry_hold: false,
         }
     }
 
@@ -365,7 +372,9 @@ impl Engine {
         let reply = self.process(conn, args);
         self.end_command();
         let reply = self.apply_reply_mode(conn, reply);
-        self.after_command(conn, client_cmd, reply)
+        let reply = self.after_command(conn, client_cmd, reply);
+        self.serve_postponed();
+        reply
     }
 
     /// What follows a command's reply: invalidations held while it ran (they come after the

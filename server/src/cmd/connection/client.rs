@@ -11,6 +11,7 @@ use super::super::args;
 use bytes::Bytes;
 
 use super::super::table::{flags::*, CmdResult, Command};
+use crate::engine::pause::PauseKind;
 use crate::engine::tracking::TrackingOptions;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -444,6 +445,39 @@ fn unblock(e: &mut Engine, call: &mut Call) -> CmdResult {
     Ok(Reply::Int(e.unblock_with(target as ConnId, error) as i64))
 }
 
+/// CLIENT PAUSE timeout [WRITE|ALL]: see `engine/pause.rs`.
+fn pause(e: &mut Engine, call: &mut Call) -> CmdResult {
+    if call.argc() > 4 {
+        return Err(Reply::err(errors::subcommand_syntax(
+            &call.args[0],
+            &call.args[1],
+        )));
+    }
+    let timeout =
+        numfmt::parse_i64(call.arg(2)).ok_or(Reply::err(errors::PAUSE_TIMEOUT_NOT_INTEGER))?;
+    if timeout < 0 {
+        return Err(Reply::err(errors::PAUSE_TIMEOUT_NEGATIVE));
+    }
+    let kind = if call.argc() == 4 {
+        if args::is(call.arg(3), "write") {
+            PauseKind::Write
+        } else if args::is(call.arg(3), "all") {
+            PauseKind::All
+        } else {
+            return Err(Reply::err(errors::PAUSE_MODE));
+        }
+    } else {
+        PauseKind::All
+    };
+    e.pause_clients(timeout, kind);
+    Ok(Reply::ok())
+}
+
+fn unpause(e: &mut Engine, _: &mut Call) -> CmdResult {
+    e.unpause_clients();
+    Ok(Reply::ok())
+}
+
 /// CLIENT TRACKING ON|OFF [REDIRECT id] [BCAST] [PREFIX p ...] [OPTIN] [OPTOUT] [NOLOOP]:
 /// the options are read first (their errors come first, in argument order), then checked
 /// against each other and the client's current mode, in Redis's order.
@@ -706,6 +740,8 @@ pub(super) static SUBCOMMANDS: &[Command] = &[
     Command::new("setinfo", 4, CONN, "connection", setinfo),
     Command::legacy("reply", 3, CONN, "connection", reply),
     Command::new("unblock", -3, ADMIN_CONN, "connection", unblock),
+    Command::new("pause", -3, ADMIN_CONN, "connection", pause),
+    Command::new("unpause", 2, ADMIN_CONN, "connection", unpause),
     Command::new("tracking", -3, CONN, "connection", tracking),
     Command::new("caching", 3, CONN, "connection", caching),
     Command::new("getredir", 2, CONN, "connection", getredir),

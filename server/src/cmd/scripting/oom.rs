@@ -53,7 +53,7 @@ fn denies_oom(e: &Engine, cmd: &Command, args: &[Bytes]) -> bool {
 /// before running it: a cached script's, else an EVAL body's shebang (without compiling it),
 /// else a loaded function's. None when nothing is known (unknown SHA or function, a broken
 /// shebang): the command's own flags apply, and the command reports the problem itself.
-fn declared_flags(e: &Engine, cmd: &Command, args: &[Bytes]) -> Option<u32> {
+pub(crate) fn declared_flags(e: &Engine, cmd: &Command, args: &[Bytes]) -> Option<u32> {
     let body = args.get(1)?;
     match cmd.name {
         "eval" | "eval_ro" => match e.scripting.cache.get(&sha1_hex(body)) {

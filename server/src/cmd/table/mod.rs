@@ -290,6 +290,12 @@ fn built() -> &'static [Command] {
     })
 }
 
+/// The commands Redis 7.0 flags may_replicate (not shown by COMMAND INFO): they may change
+/// nothing yet reach replicas, so a read-only script refuses them and CLIENT PAUSE WRITE
+/// holds them back. A script's declared flags replace EVAL's and FCALL's (see
+/// `engine/pause.rs`).
+const MAY_REPLICATE: &[&str] = &["eval", "evalsha", "fcall", "publish", "spublish", "pfcount"];
+
 fn build(c: &Command, parent: Option<&Command>) -> Command {
     let full = c.full_name(parent);
     let mut out = *c;
@@ -299,6 +305,9 @@ fn build(c: &Command, parent: Option<&Command>) -> Command {
         // COMMAND INFO never shows may_replicate, so the captured data cannot carry it: the
         // hand-written entry does (PFCOUNT counts as a write in a read-only script).
         out.flags = m.flags | (c.flags & flags::MAY_REPLICATE);
+        if MAY_REPLICATE.contains(&full.as_str()) {
+            out.flags |= flags::MAY_REPLICATE;
+        }
         out.first_key = m.first_key;
         out.last_key = m.last_key;
         out.step = m.step;
