@@ -258,11 +258,13 @@ const UNIX_TIMES: &[&str] = &[
     "abc",
 ];
 
-/// Timeouts of blocking commands: tiny or invalid, never 0 (forever) or long.
+/// Timeouts of blocking commands: tiny or invalid, never 0 (forever) or long. The integer
+/// edge is one past i64's range (an error on both servers): i64::MAX itself is a valid
+/// timeout for WAIT and XREAD BLOCK, and both servers would block for ever.
 const DOUBLE_TIMEOUTS: &[&str] = &[
     "0.01", "0.02", "-1", "-0.5", "nan", "inf", "-inf", "abc", "", "1e400",
 ];
-const INT_TIMEOUTS: &[&str] = &["1", "5", "-1", "abc", "9223372036854775807", "1.5", ""];
+const INT_TIMEOUTS: &[&str] = &["1", "5", "-1", "abc", "9223372036854775808", "1.5", ""];
 
 const LEX_BOUNDS: &[&str] = &[
     "-", "+", "[a", "(a", "[b", "(c", "a", "", "[", "(", "-inf", "+inf", "(1", "0", "-1", "1.5",
