@@ -11,7 +11,9 @@ mod tests;
 
 use super::table::{flags::*, Command};
 use crate::cmd::args;
-use crate::cmd::string::{lookup_str, lookup_str_for_update, wrongtype};
+use crate::cmd::lookup::lookup;
+use crate::cmd::string::{lookup_str_for_update, wrongtype};
+use crate::db::StrValue;
 use crate::db::Value;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -44,7 +46,7 @@ pub(crate) fn string_for_bit_write<'a>(
     max_bit: u64,
 ) -> Result<(&'a mut Vec<u8>, bool), Reply> {
     let need = (max_bit >> 3) as usize + 1;
-    let exists = lookup_str(e, db, key)?.is_some();
+    let exists = lookup::<StrValue>(e, db, key)?.is_some();
     if !exists {
         e.db(db).set(key, Value::Str(vec![0u8; need].into()));
     }
@@ -87,7 +89,7 @@ fn getbit(e: &mut Engine, call: &mut Call) -> Reply {
         Ok(o) => o,
         Err(r) => return r,
     };
-    match lookup_str(e, call.db, call.arg(1)) {
+    match lookup::<StrValue>(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(None) => Reply::Int(0),
         Ok(Some(s)) => {
@@ -146,7 +148,7 @@ fn count_bits(s: &[u8], first: u64, last: u64) -> i64 {
 /// BITCOUNT. Redis looks the key up before parsing the range, so a missing key answers 0
 /// whatever the other arguments are.
 fn bitcount(e: &mut Engine, call: &mut Call) -> Reply {
-    let s = match lookup_str(e, call.db, call.arg(1)) {
+    let s = match lookup::<StrValue>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Int(0),
         Ok(Some(s)) => s,
@@ -215,7 +217,7 @@ fn bitpos(e: &mut Engine, call: &mut Call) -> Reply {
         Ok(_) => return Reply::err(errors::BITPOS_BIT),
         Err(r) => return r,
     };
-    let s = match lookup_str(e, call.db, call.arg(1)) {
+    let s = match lookup::<StrValue>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Int(if bit == 1 { -1 } else { 0 }),
         Ok(Some(s)) => s,
@@ -287,7 +289,7 @@ fn bitop(e: &mut Engine, call: &mut Call) -> Reply {
     }
     let mut sources: Vec<Vec<u8>> = Vec::with_capacity(call.argc() - 3);
     for k in &call.args[3..] {
-        match lookup_str(e, call.db, k) {
+        match lookup::<StrValue>(e, call.db, k) {
             Err(r) => return r,
             Ok(v) => sources.push(v.map(|s| s.to_vec()).unwrap_or_default()),
         }

@@ -11,42 +11,12 @@ pub(crate) mod tests;
 mod write;
 
 use super::table::{flags::*, Command};
+use crate::cmd::lookup::lookup;
 use crate::db::{Entry, HashValue, Value};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::notify;
 use crate::reply::Reply;
-
-/// The hash at `key`: None if missing, WRONGTYPE for another type.
-pub(crate) fn hash_ref<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a HashValue>, Reply> {
-    match e.db(db).get(key) {
-        None => Ok(None),
-        Some(Entry {
-            value: Value::Hash(h),
-            ..
-        }) => Ok(Some(h)),
-        Some(_) => Err(Reply::err(errors::WRONGTYPE)),
-    }
-}
-
-pub(crate) fn hash_mut<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a mut HashValue>, Reply> {
-    match e.db(db).get_mut(key) {
-        None => Ok(None),
-        Some(Entry {
-            value: Value::Hash(h),
-            ..
-        }) => Ok(Some(h)),
-        Some(_) => Err(Reply::err(errors::WRONGTYPE)),
-    }
-}
 
 /// The hash at `key`, created empty if missing (the caller adds to it at once).
 pub(crate) fn hash_or_create<'a>(
@@ -99,14 +69,14 @@ fn is_listpack(h: &HashValue, (max_entries, max_value): (usize, usize)) -> bool 
 }
 
 fn hget(e: &mut Engine, call: &mut Call) -> Reply {
-    match hash_ref(e, call.db, call.arg(1)) {
+    match lookup::<HashValue>(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(h) => Reply::opt_bulk(h.and_then(|h| h.get(call.arg(2)))),
     }
 }
 
 fn hmget(e: &mut Engine, call: &mut Call) -> Reply {
-    match hash_ref(e, call.db, call.arg(1)) {
+    match lookup::<HashValue>(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(h) => Reply::Array(
             call.args[2..]
@@ -118,14 +88,14 @@ fn hmget(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 fn hlen(e: &mut Engine, call: &mut Call) -> Reply {
-    match hash_ref(e, call.db, call.arg(1)) {
+    match lookup::<HashValue>(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(h) => Reply::Int(h.map_or(0, |h| h.len() as i64)),
     }
 }
 
 fn hstrlen(e: &mut Engine, call: &mut Call) -> Reply {
-    match hash_ref(e, call.db, call.arg(1)) {
+    match lookup::<HashValue>(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(h) => Reply::Int(
             h.and_then(|h| h.get(call.arg(2)))
@@ -135,14 +105,14 @@ fn hstrlen(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 fn hexists(e: &mut Engine, call: &mut Call) -> Reply {
-    match hash_ref(e, call.db, call.arg(1)) {
+    match lookup::<HashValue>(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(h) => Reply::Int(h.is_some_and(|h| h.contains_key(call.arg(2))) as i64),
     }
 }
 
 fn hkeys(e: &mut Engine, call: &mut Call) -> Reply {
-    match hash_ref(e, call.db, call.arg(1)) {
+    match lookup::<HashValue>(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(None) => Reply::Array(Vec::new()),
         Ok(Some(h)) => Reply::bulk_array(h.keys()),
@@ -150,7 +120,7 @@ fn hkeys(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 fn hvals(e: &mut Engine, call: &mut Call) -> Reply {
-    match hash_ref(e, call.db, call.arg(1)) {
+    match lookup::<HashValue>(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(None) => Reply::Array(Vec::new()),
         Ok(Some(h)) => Reply::bulk_array(h.values()),
@@ -159,7 +129,7 @@ fn hvals(e: &mut Engine, call: &mut Call) -> Reply {
 
 /// A map in RESP3, a flat field/value array in RESP2.
 fn hgetall(e: &mut Engine, call: &mut Call) -> Reply {
-    match hash_ref(e, call.db, call.arg(1)) {
+    match lookup::<HashValue>(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(None) => Reply::Map(Vec::new()),
         Ok(Some(h)) => Reply::Map(
@@ -178,7 +148,7 @@ fn hscan(e: &mut Engine, call: &mut Call) -> Reply {
         Err(r) => return r,
     };
     let limits = listpack_limits(e);
-    let h = match hash_ref(e, call.db, call.arg(1)) {
+    let h = match lookup::<HashValue>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return scan::reply(0, Vec::new()),
         Ok(Some(h)) => h,

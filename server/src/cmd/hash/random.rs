@@ -1,6 +1,8 @@
 //! HRANDFIELD, and the count rules SRANDMEMBER and ZRANDMEMBER share.
 
-use super::hash_ref;
+use crate::cmd::lookup::lookup;
+use crate::db::HashValue;
+
 use crate::cmd::args;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -54,13 +56,13 @@ pub(crate) fn picks(e: &mut Engine, len: usize, count: i64) -> Result<Vec<usize>
 /// each field/value pair in an array of its own; RESP2 flattens them.
 pub(super) fn hrandfield(e: &mut Engine, call: &mut Call) -> Reply {
     if call.argc() == 2 {
-        return match hash_ref(e, call.db, call.arg(1)) {
+        return match lookup::<HashValue>(e, call.db, call.arg(1)) {
             Err(r) => r,
             Ok(None) => Reply::Nil,
             Ok(Some(h)) => {
                 let len = h.len();
                 let i = e.rng.below(len);
-                match hash_ref(e, call.db, call.arg(1)) {
+                match lookup::<HashValue>(e, call.db, call.arg(1)) {
                     Ok(Some(h)) => Reply::opt_bulk(h.get_index(i).map(|(k, _)| k)),
                     _ => Reply::Nil,
                 }
@@ -80,7 +82,7 @@ pub(super) fn hrandfield(e: &mut Engine, call: &mut Call) -> Reply {
         return Reply::err(errors::VALUE_OUT_OF_RANGE);
     }
     let resp3 = call.resp >= 3;
-    let len = match hash_ref(e, call.db, call.arg(1)) {
+    let len = match lookup::<HashValue>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Array(Vec::new()),
         Ok(Some(h)) => h.len(),
@@ -89,7 +91,7 @@ pub(super) fn hrandfield(e: &mut Engine, call: &mut Call) -> Reply {
         Ok(p) => p,
         Err(r) => return r,
     };
-    let Ok(Some(h)) = hash_ref(e, call.db, call.arg(1)) else {
+    let Ok(Some(h)) = lookup::<HashValue>(e, call.db, call.arg(1)) else {
         return Reply::Array(Vec::new());
     };
     let mut out = Vec::with_capacity(picks.len() * if withvalues && !resp3 { 2 } else { 1 });

@@ -1,7 +1,8 @@
 //! The hash commands that write: HSET, HSETNX, HMSET, HDEL, HINCRBY, HINCRBYFLOAT.
 
-use super::{delete_if_empty, hash_mut, hash_or_create};
+use super::{delete_if_empty, hash_or_create};
 use crate::cmd::args;
+use crate::cmd::lookup::lookup_mut;
 use crate::db::HashValue;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -62,7 +63,7 @@ pub(super) fn hsetnx(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 pub(super) fn hdel(e: &mut Engine, call: &mut Call) -> Reply {
-    let h = match hash_mut(e, call.db, call.arg(1)) {
+    let h = match lookup_mut::<HashValue>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Int(0),
         Ok(Some(h)) => h,

@@ -1,8 +1,10 @@
 //! LLEN, LRANGE, LINDEX, LSET, LINSERT, LREM, LTRIM, LPOS: reads and in-place edits.
 
+use crate::cmd::lookup::{lookup, lookup_mut};
+use crate::db::ListValue;
 use bytes::Bytes;
 
-use super::{changed, delete_if_empty, list_mut, list_ref};
+use super::{changed, delete_if_empty};
 use crate::cmd::args;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -10,7 +12,7 @@ use crate::numfmt;
 use crate::reply::Reply;
 
 pub(super) fn llen(e: &mut Engine, call: &mut Call) -> Reply {
-    match list_ref(e, call.db, call.arg(1)) {
+    match lookup::<ListValue>(e, call.db, call.arg(1)) {
         Err(err) => err,
         Ok(None) => Reply::Int(0),
         Ok(Some(list)) => Reply::Int(list.len() as i64),
@@ -55,7 +57,7 @@ pub(super) fn lrange(e: &mut Engine, call: &mut Call) -> Reply {
         Ok(n) => n,
         Err(err) => return err,
     };
-    match list_ref(e, call.db, call.arg(1)) {
+    match lookup::<ListValue>(e, call.db, call.arg(1)) {
         Err(err) => err,
         Ok(None) => Reply::Array(Vec::new()),
         Ok(Some(list)) => match clamp_range(list.len(), start, end) {
@@ -67,7 +69,7 @@ pub(super) fn lrange(e: &mut Engine, call: &mut Call) -> Reply {
 
 pub(super) fn lindex(e: &mut Engine, call: &mut Call) -> Reply {
     // Redis looks the key up (and checks its type) before parsing the index.
-    let list = match list_ref(e, call.db, call.arg(1)) {
+    let list = match lookup::<ListValue>(e, call.db, call.arg(1)) {
         Err(err) => return err,
         Ok(None) => return Reply::Nil,
         Ok(Some(list)) => list,
@@ -84,7 +86,7 @@ pub(super) fn lindex(e: &mut Engine, call: &mut Call) -> Reply {
 
 pub(super) fn lset(e: &mut Engine, call: &mut Call) -> Reply {
     let key = call.arg(1);
-    let list = match list_mut(e, call.db, key) {
+    let list = match lookup_mut::<ListValue>(e, call.db, key) {
         Err(err) => return err,
         Ok(None) => return Reply::err(errors::NO_SUCH_KEY),
         Ok(Some(list)) => list,
@@ -110,7 +112,7 @@ pub(super) fn linsert(e: &mut Engine, call: &mut Call) -> Reply {
         return Reply::err(errors::SYNTAX);
     };
     let key = call.arg(1);
-    let list = match list_mut(e, call.db, key) {
+    let list = match lookup_mut::<ListValue>(e, call.db, key) {
         Err(err) => return err,
         Ok(None) => return Reply::Int(0),
         Ok(Some(list)) => list,
@@ -132,7 +134,7 @@ pub(super) fn lrem(e: &mut Engine, call: &mut Call) -> Reply {
         Err(err) => return err,
     };
     let key = call.arg(1);
-    let list = match list_mut(e, call.db, key) {
+    let list = match lookup_mut::<ListValue>(e, call.db, key) {
         Err(err) => return err,
         Ok(None) => return Reply::Int(0),
         Ok(Some(list)) => list,
@@ -177,7 +179,7 @@ pub(super) fn ltrim(e: &mut Engine, call: &mut Call) -> Reply {
         Err(err) => return err,
     };
     let key = call.arg(1);
-    let list = match list_mut(e, call.db, key) {
+    let list = match lookup_mut::<ListValue>(e, call.db, key) {
         Err(err) => return err,
         Ok(None) => return Reply::ok(),
         Ok(Some(list)) => list,
@@ -239,7 +241,7 @@ pub(super) fn lpos(e: &mut Engine, call: &mut Call) -> Reply {
         rank = rank.wrapping_neg();
     }
     let element: Bytes = call.args[2].clone();
-    let list = match list_ref(e, call.db, call.arg(1)) {
+    let list = match lookup::<ListValue>(e, call.db, call.arg(1)) {
         Err(err) => return err,
         Ok(None) => {
             return if count.is_some() {

@@ -11,10 +11,12 @@
 //! `replyToBlockedClientTimedOut`); when blocking is not allowed (MULTI, scripts) BLMOVE
 //! and BRPOPLPUSH answer a null bulk string instead, as their non-blocking forms do.
 
+use crate::cmd::lookup::lookup_mut;
+use crate::db::ListValue;
 use bytes::Bytes;
 
 use super::moves::{move_element, mpop_first, parse_mpop, popped_with_key};
-use super::{delete_if_empty, list_mut, pop_end, pop_many, End};
+use super::{delete_if_empty, pop_end, pop_many, End};
 use crate::cmd::args;
 use crate::engine::{Call, Engine};
 use crate::notify;
@@ -31,7 +33,7 @@ fn serving_key(e: &Engine, call: &Call) -> Option<Vec<u8>> {
 
 /// Whether `key` holds a non-empty list right now.
 fn has_data(e: &mut Engine, db: usize, key: &[u8]) -> bool {
-    matches!(list_mut(e, db, key), Ok(Some(list)) if !list.is_empty())
+    matches!(lookup_mut::<ListValue>(e, db, key), Ok(Some(list)) if !list.is_empty())
 }
 
 pub(super) fn blpop(e: &mut Engine, call: &mut Call) -> Reply {
@@ -53,7 +55,7 @@ fn bpop(e: &mut Engine, call: &mut Call, end: End) -> Reply {
     };
     let keys = &call.args[1..timeout_idx];
     for key in keys {
-        let value = match list_mut(e, call.db, key) {
+        let value = match lookup_mut::<ListValue>(e, call.db, key) {
             Err(err) => return err,
             Ok(None) => continue,
             Ok(Some(list)) => match pop_end(list, end) {
@@ -75,7 +77,7 @@ fn bpop(e: &mut Engine, call: &mut Call, end: End) -> Reply {
 /// Serves a blocked BLPOP/BRPOP from its ready key. Redis sends the pop event (and `del`
 /// when the list empties) but counts no change: the push that woke the client did.
 fn serve_pop(e: &mut Engine, db: usize, key: &[u8], end: End) -> Reply {
-    let value = match list_mut(e, db, key) {
+    let value = match lookup_mut::<ListValue>(e, db, key) {
         Ok(Some(list)) => match pop_end(list, end) {
             Some(v) => v,
             None => return Reply::None,
@@ -116,7 +118,7 @@ fn bmove(e: &mut Engine, call: &mut Call, from: End, to: End, timeout_idx: usize
         Ok(d) => d,
         Err(err) => return err,
     };
-    let ready = match list_mut(e, call.db, &src) {
+    let ready = match lookup_mut::<ListValue>(e, call.db, &src) {
         Err(err) => return err,
         Ok(list) => list.is_some_and(|l| !l.is_empty()),
     };
@@ -135,7 +137,7 @@ pub(super) fn blmpop(e: &mut Engine, call: &mut Call) -> Reply {
         Err(err) => return err,
     };
     if let Some(key) = serving_key(e, call) {
-        let items = match list_mut(e, call.db, &key) {
+        let items = match lookup_mut::<ListValue>(e, call.db, &key) {
             Ok(Some(list)) if !list.is_empty() => pop_many(list, parsed.end, parsed.count),
             _ => return Reply::None,
         };

@@ -83,27 +83,6 @@ fn pop_many(list: &mut ListValue, end: End, count: usize) -> Vec<Vec<u8>> {
     }
 }
 
-/// The list at `key` for writing: `Ok(None)` when the key does not exist, WRONGTYPE when it
-/// holds another type.
-fn list_mut<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a mut ListValue>, Reply> {
-    match e.db(db).get_mut(key) {
-        None => Ok(None),
-        Some(entry) => match &mut entry.value {
-            Value::List(l) => Ok(Some(l)),
-            _ => Err(Reply::err(errors::WRONGTYPE)),
-        },
-    }
-}
-
-/// The list at `key` for reading; see `list_mut`.
-fn list_ref<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a ListValue>, Reply> {
-    list_mut(e, db, key).map(|l| l.map(|l| &*l))
-}
-
 /// Whether `key` exists and holds another type than a list.
 fn is_wrong_type(e: &mut Engine, db: usize, key: &[u8]) -> bool {
     matches!(e.db(db).peek(key), Some(entry) if !matches!(entry.value, Value::List(_)))

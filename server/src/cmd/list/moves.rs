@@ -1,12 +1,14 @@
 //! LMOVE, RPOPLPUSH and LMPOP, plus the parts BLMOVE and BLMPOP share with them.
 
+use crate::cmd::lookup::lookup_mut;
+use crate::db::ListValue;
 use std::collections::VecDeque;
 use std::ops::Range;
 
 use bytes::Bytes;
 
 use super::{
-    bulk_array, changed, delete_if_empty, is_wrong_type, list_mut, pop_end, pop_many, push_end, End,
+    bulk_array, changed, delete_if_empty, is_wrong_type, pop_end, pop_many, push_end, End,
 };
 use crate::db::Value;
 use crate::engine::{Call, Engine};
@@ -53,7 +55,7 @@ pub(super) fn move_element(
     dirty: u64,
 ) -> Reply {
     let value = {
-        let list = match list_mut(e, db, src) {
+        let list = match lookup_mut::<ListValue>(e, db, src) {
             Err(err) => return err,
             Ok(None) => return Reply::Nil,
             Ok(Some(list)) => list,
@@ -72,13 +74,13 @@ pub(super) fn move_element(
             if is_wrong_type(e, db, dst) {
                 return Reply::err(errors::WRONGTYPE);
             }
-            let Ok(Some(list)) = list_mut(e, db, src) else {
+            let Ok(Some(list)) = lookup_mut::<ListValue>(e, db, src) else {
                 return Reply::Nil;
             };
             let Some(v) = pop_end(list, from) else {
                 return Reply::Nil;
             };
-            match list_mut(e, db, dst) {
+            match lookup_mut::<ListValue>(e, db, dst) {
                 Ok(Some(dlist)) => push_end(dlist, v.clone(), to),
                 _ => e.db(db).set(dst, Value::List(VecDeque::from([v.clone()]))),
             }
@@ -148,7 +150,7 @@ pub(super) fn mpop_first(
     count: usize,
 ) -> Option<Reply> {
     for key in keys {
-        let items = match list_mut(e, db, key) {
+        let items = match lookup_mut::<ListValue>(e, db, key) {
             Err(err) => return Some(err),
             Ok(None) => continue,
             Ok(Some(list)) if list.is_empty() => continue,

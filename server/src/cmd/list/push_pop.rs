@@ -1,8 +1,10 @@
 //! LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP.
 
+use crate::cmd::lookup::lookup_mut;
+use crate::db::ListValue;
 use std::collections::VecDeque;
 
-use super::{bulk_array, changed, delete_if_empty, list_mut, pop_end, pop_many, push_end, End};
+use super::{bulk_array, changed, delete_if_empty, pop_end, pop_many, push_end, End};
 use crate::db::Value;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -30,7 +32,7 @@ pub(super) fn rpushx(e: &mut Engine, call: &mut Call) -> Reply {
 fn push(e: &mut Engine, call: &mut Call, end: End, only_existing: bool) -> Reply {
     let key = call.arg(1);
     let elements = &call.args[2..];
-    let len = match list_mut(e, call.db, key) {
+    let len = match lookup_mut::<ListValue>(e, call.db, key) {
         Err(err) => return err,
         Ok(Some(list)) => {
             for el in elements {
@@ -81,7 +83,7 @@ fn pop(e: &mut Engine, call: &mut Call, end: End) -> Reply {
         None
     };
     let key = call.arg(1);
-    let list = match list_mut(e, call.db, key) {
+    let list = match lookup_mut::<ListValue>(e, call.db, key) {
         Err(err) => return err,
         Ok(None) => {
             return if count.is_some() {

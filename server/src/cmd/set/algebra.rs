@@ -3,10 +3,11 @@
 //! Every source key is type-checked before any result is computed (a missing key does not
 //! stop the checks), so `SINTER missing string-key` is WRONGTYPE, as in Redis.
 
+use crate::cmd::lookup::lookup;
 use bytes::Bytes;
 use indexmap::IndexSet;
 
-use super::{max_intset, members_reply, reply_order, set_ref};
+use super::{max_intset, members_reply, reply_order};
 use crate::cmd::args;
 use crate::db::{Db, Entry, SetValue, Value};
 use crate::engine::{Call, Engine};
@@ -35,7 +36,7 @@ impl Op {
 /// Checks every key's type (and expires the dead ones).
 fn check_types(e: &mut Engine, db: usize, keys: &[Bytes]) -> Result<(), Reply> {
     for k in keys {
-        set_ref(e, db, k)?;
+        lookup::<SetValue>(e, db, k)?;
     }
     Ok(())
 }

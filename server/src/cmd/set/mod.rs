@@ -13,6 +13,7 @@ mod tests;
 
 use super::hash::scan;
 use super::table::{flags::*, Command};
+use crate::cmd::lookup::{lookup, lookup_mut};
 use crate::db::{Entry, SetValue, Value};
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -21,37 +22,6 @@ use crate::numfmt;
 use crate::reply::Reply;
 
 pub(crate) use super::hash::delete_if_empty;
-
-/// The set at `key`: None if missing, WRONGTYPE for another type.
-pub(crate) fn set_ref<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a SetValue>, Reply> {
-    match e.db(db).get(key) {
-        None => Ok(None),
-        Some(Entry {
-            value: Value::Set(s),
-            ..
-        }) => Ok(Some(s)),
-        Some(_) => Err(Reply::err(errors::WRONGTYPE)),
-    }
-}
-
-pub(crate) fn set_mut<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a mut SetValue>, Reply> {
-    match e.db(db).get_mut(key) {
-        None => Ok(None),
-        Some(Entry {
-            value: Value::Set(s),
-            ..
-        }) => Ok(Some(s)),
-        Some(_) => Err(Reply::err(errors::WRONGTYPE)),
-    }
-}
 
 /// The set at `key`, created empty if missing (the caller adds to it at once).
 fn set_or_create<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<&'a mut SetValue, Reply> {
@@ -129,7 +99,7 @@ fn sadd(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 fn srem(e: &mut Engine, call: &mut Call) -> Reply {
-    let s = match set_mut(e, call.db, call.arg(1)) {
+    let s = match lookup_mut::<SetValue>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Int(0),
         Ok(Some(s)) => s,
@@ -152,7 +122,7 @@ fn srem(e: &mut Engine, call: &mut Call) -> Reply {
 
 fn smembers(e: &mut Engine, call: &mut Call) -> Reply {
     let max = max_intset(e);
-    match set_ref(e, call.db, call.arg(1)) {
+    match lookup::<SetValue>(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(None) => Reply::Set(Vec::new()),
         Ok(Some(s)) => members_reply(s.iter().map(|m| &m[..]), max),
@@ -160,14 +130,14 @@ fn smembers(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 fn sismember(e: &mut Engine, call: &mut Call) -> Reply {
-    match set_ref(e, call.db, call.arg(1)) {
+    match lookup::<SetValue>(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(s) => Reply::Int(s.is_some_and(|s| s.contains(call.arg(2))) as i64),
     }
 }
 
 fn smismember(e: &mut Engine, call: &mut Call) -> Reply {
-    match set_ref(e, call.db, call.arg(1)) {
+    match lookup::<SetValue>(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(s) => Reply::Array(
             call.args[2..]
@@ -179,7 +149,7 @@ fn smismember(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 fn scard(e: &mut Engine, call: &mut Call) -> Reply {
-    match set_ref(e, call.db, call.arg(1)) {
+    match lookup::<SetValue>(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(s) => Reply::Int(s.map_or(0, |s| s.len() as i64)),
     }
@@ -191,21 +161,21 @@ fn scard(e: &mut Engine, call: &mut Call) -> Reply {
 /// new to the destination.
 fn smove(e: &mut Engine, call: &mut Call) -> Reply {
     let (src, dst, member) = (call.arg(1), call.arg(2), call.arg(3));
-    let src_exists = match set_ref(e, call.db, src) {
+    let src_exists = match lookup::<SetValue>(e, call.db, src) {
         Err(r) => return r,
         Ok(s) => s.is_some(),
     };
     if !src_exists {
         return Reply::Int(0);
     }
-    if let Err(r) = set_ref(e, call.db, dst) {
+    if let Err(r) = lookup::<SetValue>(e, call.db, dst) {
         return r;
     }
     if src == dst {
-        let has = matches!(set_ref(e, call.db, src), Ok(Some(s)) if s.contains(member));
+        let has = matches!(lookup::<SetValue>(e, call.db, src), Ok(Some(s)) if s.contains(member));
         return Reply::Int(has as i64);
     }
-    let removed = match set_mut(e, call.db, src) {
+    let removed = match lookup_mut::<SetValue>(e, call.db, src) {
         Ok(Some(s)) => s.swap_remove(member),
         _ => false,
     };
@@ -232,7 +202,7 @@ fn sscan(e: &mut Engine, call: &mut Call) -> Reply {
         Err(r) => return r,
     };
     let max = max_intset(e);
-    let s = match set_ref(e, call.db, call.arg(1)) {
+    let s = match lookup::<SetValue>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return scan::reply(0, Vec::new()),
         Ok(Some(s)) => s,

@@ -1,7 +1,9 @@
 //! SPOP and SRANDMEMBER.
 
-use super::{delete_if_empty, max_intset, members_reply, set_mut, set_ref};
+use super::{delete_if_empty, max_intset, members_reply};
 use crate::cmd::hash::random::{parse_count, picks};
+use crate::cmd::lookup::{lookup, lookup_mut};
+use crate::db::SetValue;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::notify;
@@ -19,13 +21,13 @@ pub(super) fn spop(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 fn spop_one(e: &mut Engine, call: &mut Call) -> Reply {
-    let len = match set_ref(e, call.db, call.arg(1)) {
+    let len = match lookup::<SetValue>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Nil,
         Ok(Some(s)) => s.len(),
     };
     let i = e.rng.below(len);
-    let Ok(Some(s)) = set_mut(e, call.db, call.arg(1)) else {
+    let Ok(Some(s)) = lookup_mut::<SetValue>(e, call.db, call.arg(1)) else {
         return Reply::Nil;
     };
     let Some(member) = s.swap_remove_index(i) else {
@@ -42,7 +44,7 @@ fn spop_count(e: &mut Engine, call: &mut Call) -> Reply {
         _ => return Reply::err(errors::MUST_BE_POSITIVE),
     };
     let max = max_intset(e);
-    let len = match set_ref(e, call.db, call.arg(1)) {
+    let len = match lookup::<SetValue>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Set(Vec::new()),
         Ok(Some(s)) => s.len(),
@@ -55,7 +57,7 @@ fn spop_count(e: &mut Engine, call: &mut Call) -> Reply {
     } else {
         Vec::new()
     };
-    let Ok(Some(s)) = set_mut(e, call.db, call.arg(1)) else {
+    let Ok(Some(s)) = lookup_mut::<SetValue>(e, call.db, call.arg(1)) else {
         return Reply::Set(Vec::new());
     };
     let reply = if count >= len as u64 {
@@ -86,13 +88,13 @@ pub(super) fn srandmember(e: &mut Engine, call: &mut Call) -> Reply {
         return Reply::err(errors::SYNTAX);
     }
     if call.argc() == 2 {
-        return match set_ref(e, call.db, call.arg(1)) {
+        return match lookup::<SetValue>(e, call.db, call.arg(1)) {
             Err(r) => r,
             Ok(None) => Reply::Nil,
             Ok(Some(s)) => {
                 let len = s.len();
                 let i = e.rng.below(len);
-                match set_ref(e, call.db, call.arg(1)) {
+                match lookup::<SetValue>(e, call.db, call.arg(1)) {
                     Ok(Some(s)) => Reply::opt_bulk(s.get_index(i)),
                     _ => Reply::Nil,
                 }
@@ -104,7 +106,7 @@ pub(super) fn srandmember(e: &mut Engine, call: &mut Call) -> Reply {
         Err(r) => return r,
     };
     let max = max_intset(e);
-    let len = match set_ref(e, call.db, call.arg(1)) {
+    let len = match lookup::<SetValue>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Array(Vec::new()),
         Ok(Some(s)) => s.len(),
@@ -113,7 +115,7 @@ pub(super) fn srandmember(e: &mut Engine, call: &mut Call) -> Reply {
         Ok(p) => p,
         Err(r) => return r,
     };
-    let Ok(Some(s)) = set_ref(e, call.db, call.arg(1)) else {
+    let Ok(Some(s)) = lookup::<SetValue>(e, call.db, call.arg(1)) else {
         return Reply::Array(Vec::new());
     };
     if count >= 0 && count as u64 >= len as u64 {

@@ -1,6 +1,7 @@
 //! INCR, DECR, INCRBY, DECRBY and INCRBYFLOAT. All keep the key's TTL, as Redis does.
 
-use super::lookup_str_mut;
+use crate::cmd::lookup::lookup_mut;
+
 use crate::cmd::args;
 use crate::db::{StrValue, Value};
 use crate::engine::{Call, Engine};
@@ -13,7 +14,7 @@ use crate::reply::Reply;
 /// Redis's `incrDecrCommand`: adds `incr` to the integer at the key (0 when missing).
 fn incr_decr(e: &mut Engine, call: &Call, incr: i64) -> Reply {
     let key = call.arg(1);
-    let new = match lookup_str_mut(e, call.db, key) {
+    let new = match lookup_mut::<StrValue>(e, call.db, key) {
         Err(r) => return r,
         Ok(None) => {
             let mut buf = itoa::Buffer::new();
@@ -75,7 +76,7 @@ pub(super) fn decrby(e: &mut Engine, call: &mut Call) -> Reply {
 /// exactly as Redis (see `ldouble`).
 pub(super) fn incrbyfloat(e: &mut Engine, call: &mut Call) -> Reply {
     let key = call.arg(1);
-    let result = match lookup_str_mut(e, call.db, key) {
+    let result = match lookup_mut::<StrValue>(e, call.db, key) {
         Err(r) => return r,
         Ok(None) => ldouble::incr_by_float(b"0", call.arg(2)),
         Ok(Some(s)) => ldouble::incr_by_float(s, call.arg(2)),
@@ -86,7 +87,7 @@ pub(super) fn incrbyfloat(e: &mut Engine, call: &mut Call) -> Reply {
         Err(IncrFloatError::NanOrInfinity) => return Reply::err(errors::NAN_OR_INF),
     };
     let reply = Reply::bulk(&new);
-    match lookup_str_mut(e, call.db, key) {
+    match lookup_mut::<StrValue>(e, call.db, key) {
         Ok(Some(s)) => {
             *s = new.into();
             fresh_object(e, call.db, key);

@@ -1,9 +1,11 @@
 //! GET, SET with all its options, SETNX/SETEX/PSETEX, GETSET, GETDEL, GETEX, MGET, MSET,
 //! MSETNX, and Redis 8.4's DELEX and DIGEST.
 
+use crate::cmd::lookup::lookup;
+use crate::db::StrValue;
 use bytes::Bytes;
 
-use super::{digest_hex, lookup_str};
+use super::digest_hex;
 use crate::cmd::args;
 use crate::db::Value;
 use crate::engine::{Call, Engine};
@@ -12,7 +14,7 @@ use crate::notify;
 use crate::reply::Reply;
 
 pub(super) fn get(e: &mut Engine, call: &mut Call) -> Reply {
-    match lookup_str(e, call.db, call.arg(1)) {
+    match lookup::<StrValue>(e, call.db, call.arg(1)) {
         Ok(v) => Reply::opt_bulk(v),
         Err(r) => r,
     }
@@ -149,7 +151,7 @@ fn set_generic(
     // GET and the IF* conditions need the current value, and refuse other types.
     let mut old = None;
     let found = if o.get || o.cond.is_some() {
-        old = lookup_str(e, db, key)?.map(|s| s.to_vec());
+        old = lookup::<StrValue>(e, db, key)?.map(|s| s.to_vec());
         old.is_some()
     } else if o.nx || o.xx {
         e.db(db).contains(key)
@@ -241,7 +243,7 @@ pub(super) fn psetex(e: &mut Engine, call: &mut Call) -> Reply {
 
 pub(super) fn getset(e: &mut Engine, call: &mut Call) -> Reply {
     let key = call.arg(1);
-    let old = match lookup_str(e, call.db, key) {
+    let old = match lookup::<StrValue>(e, call.db, key) {
         Ok(v) => v.cloned(),
         Err(r) => return r,
     };
@@ -252,7 +254,7 @@ pub(super) fn getset(e: &mut Engine, call: &mut Call) -> Reply {
 
 pub(super) fn getdel(e: &mut Engine, call: &mut Call) -> Reply {
     let key = call.arg(1);
-    match lookup_str(e, call.db, key) {
+    match lookup::<StrValue>(e, call.db, key) {
         Err(r) => r,
         Ok(None) => Reply::Nil,
         Ok(Some(_)) => {
@@ -274,7 +276,7 @@ pub(super) fn getex(e: &mut Engine, call: &mut Call) -> Reply {
         Err(r) => return r,
     };
     let key = call.arg(1);
-    let value = match lookup_str(e, call.db, key) {
+    let value = match lookup::<StrValue>(e, call.db, key) {
         Err(r) => return r,
         Ok(None) => return Reply::Nil,
         Ok(Some(v)) => Reply::bulk(v),
@@ -363,7 +365,7 @@ pub(super) fn delex(e: &mut Engine, call: &mut Call) -> Reply {
     };
     let delete = match cond {
         None => e.db(call.db).contains(key),
-        Some((c, arg)) => match lookup_str(e, call.db, key) {
+        Some((c, arg)) => match lookup::<StrValue>(e, call.db, key) {
             Err(r) => return r,
             Ok(None) => false,
             Ok(Some(v)) => match c {
@@ -384,7 +386,7 @@ pub(super) fn delex(e: &mut Engine, call: &mut Call) -> Reply {
 
 /// DIGEST (Redis 8.4): the XXH3 64-bit hash of a string value as 16 hex digits.
 pub(super) fn digest(e: &mut Engine, call: &mut Call) -> Reply {
-    match lookup_str(e, call.db, call.arg(1)) {
+    match lookup::<StrValue>(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(None) => Reply::Nil,
         Ok(Some(v)) => Reply::bulk(digest_hex(v)),

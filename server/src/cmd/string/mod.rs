@@ -14,40 +14,10 @@ mod range;
 mod tests;
 
 use super::table::{flags::*, Command};
-use crate::db::{StrValue, Value};
+use crate::db::Value;
 use crate::engine::Engine;
 use crate::errors;
 use crate::reply::Reply;
-
-/// The string at `key`: `Ok(None)` when there is no such key, WRONGTYPE for another type.
-pub(crate) fn lookup_str<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a StrValue>, Reply> {
-    match e.db(db).get(key) {
-        None => Ok(None),
-        Some(entry) => match &entry.value {
-            Value::Str(s) => Ok(Some(s)),
-            _ => Err(wrongtype()),
-        },
-    }
-}
-
-/// The string at `key` for in-place modification (keeps the key's TTL).
-pub(crate) fn lookup_str_mut<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a mut StrValue>, Reply> {
-    match e.db(db).get_mut(key) {
-        None => Ok(None),
-        Some(entry) => match &mut entry.value {
-            Value::Str(s) => Ok(Some(s)),
-            _ => Err(wrongtype()),
-        },
-    }
-}
 
 /// `lookup_str_mut` for a write in place: Redis unshares the value into its "raw" encoding,
 /// which OBJECT ENCODING then reports (see `Entry::raw`).

@@ -1,7 +1,9 @@
 //! APPEND, STRLEN, SETRANGE and GETRANGE/SUBSTR: byte-level access to a string.
 
-use super::{check_string_length, lookup_str, lookup_str_for_update};
+use super::{check_string_length, lookup_str_for_update};
 use crate::cmd::args;
+use crate::cmd::lookup::lookup;
+use crate::db::StrValue;
 use crate::db::Value;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -30,7 +32,7 @@ pub(super) fn append(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 pub(super) fn strlen(e: &mut Engine, call: &mut Call) -> Reply {
-    match lookup_str(e, call.db, call.arg(1)) {
+    match lookup::<StrValue>(e, call.db, call.arg(1)) {
         Ok(v) => Reply::Int(v.map_or(0, |s| s.len() as i64)),
         Err(r) => r,
     }
@@ -46,7 +48,7 @@ pub(super) fn setrange(e: &mut Engine, call: &mut Call) -> Reply {
         Err(r) => return r,
     };
     let value = call.arg(3);
-    let exists = match lookup_str(e, call.db, key) {
+    let exists = match lookup::<StrValue>(e, call.db, key) {
         Err(r) => return r,
         Ok(v) => v.map(|s| s.len()),
     };
@@ -89,7 +91,7 @@ pub(super) fn getrange(e: &mut Engine, call: &mut Call) -> Reply {
         Ok(n) => n,
         Err(r) => return r,
     };
-    let s = match lookup_str(e, call.db, call.arg(1)) {
+    let s = match lookup::<StrValue>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::bulk(b""),
         Ok(Some(s)) => s,

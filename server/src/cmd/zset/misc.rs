@@ -1,7 +1,8 @@
 //! ZRANDMEMBER and ZSCAN.
 
-use super::{args, zset_ref};
+use super::args;
 use crate::cmd::hash::random::{picks, MAX_PICKS};
+use crate::cmd::lookup::lookup;
 use crate::db::{scan, Db, ZSet};
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -35,7 +36,7 @@ pub fn zrandmember(e: &mut Engine, call: &mut Call) -> Reply {
         if withscores && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&l) {
             return Reply::err(errors::VALUE_OUT_OF_RANGE);
         }
-        let len = match zset_ref(e, call.db, call.arg(1)) {
+        let len = match lookup::<ZSet>(e, call.db, call.arg(1)) {
             Err(r) => return r,
             Ok(None) => return Reply::Array(Vec::new()),
             Ok(Some(z)) => z.len(),
@@ -44,18 +45,18 @@ pub fn zrandmember(e: &mut Engine, call: &mut Call) -> Reply {
             Ok(p) => p,
             Err(r) => return r,
         };
-        let Ok(Some(z)) = zset_ref(e, call.db, call.arg(1)) else {
+        let Ok(Some(z)) = lookup::<ZSet>(e, call.db, call.arg(1)) else {
             return Reply::Array(Vec::new());
         };
         return with_count(z, l, ranks, withscores, call.resp);
     }
-    let len = match zset_ref(e, call.db, call.arg(1)) {
+    let len = match lookup::<ZSet>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Nil,
         Ok(Some(z)) => z.len(),
     };
     let rank = e.rng.below(len);
-    match zset_ref(e, call.db, call.arg(1)) {
+    match lookup::<ZSet>(e, call.db, call.arg(1)) {
         Ok(Some(z)) => match z.get_by_rank(rank) {
             Some((m, _)) => Reply::bulk(m),
             None => Reply::Nil,
@@ -115,7 +116,7 @@ pub fn zscan(e: &mut Engine, call: &mut Call) -> Reply {
     let Some(cursor) = parse_cursor(call.arg(2)) else {
         return Reply::err(errors::INVALID_CURSOR);
     };
-    let z = match zset_ref(e, call.db, call.arg(1)) {
+    let z = match lookup::<ZSet>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Array(vec![Reply::bulk("0"), Reply::Array(Vec::new())]),
         Ok(Some(z)) => z,

@@ -11,6 +11,7 @@ mod setops;
 #[cfg(test)]
 mod tests;
 
+use crate::cmd::lookup::{lookup, lookup_mut};
 use bytes::Bytes;
 
 use super::args;
@@ -22,35 +23,6 @@ use crate::notify;
 use crate::reply::Reply;
 
 // ---- shared helpers ------------------------------------------------------------------------
-
-/// The sorted set at `key`: None when missing, WRONGTYPE for another type.
-pub(super) fn zset_ref<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a ZSet>, Reply> {
-    match e.db(db).get(key) {
-        None => Ok(None),
-        Some(entry) => match &entry.value {
-            Value::ZSet(z) => Ok(Some(z)),
-            _ => Err(Reply::err(errors::WRONGTYPE)),
-        },
-    }
-}
-
-pub(super) fn zset_mut<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a mut ZSet>, Reply> {
-    match e.db(db).get_mut(key) {
-        None => Ok(None),
-        Some(entry) => match &mut entry.value {
-            Value::ZSet(z) => Ok(Some(z)),
-            _ => Err(Reply::err(errors::WRONGTYPE)),
-        },
-    }
-}
 
 /// Deletes `key` if a removal emptied it, with the `del` notification Redis sends then.
 pub(super) fn delete_if_empty(e: &mut Engine, db: usize, key: &[u8]) -> bool {
@@ -186,7 +158,7 @@ fn zadd_generic(e: &mut Engine, call: &mut Call, incr: bool) -> Reply {
     }
     let key = call.args[1].clone();
     let db = call.db;
-    match zset_mut(e, db, &key) {
+    match lookup_mut::<ZSet>(e, db, &key) {
         Err(r) => return r,
         Ok(Some(_)) => {}
         Ok(None) => {
@@ -196,7 +168,7 @@ fn zadd_generic(e: &mut Engine, call: &mut Call, incr: bool) -> Reply {
             e.db(db).set(&key, Value::ZSet(Box::default()));
         }
     }
-    let Ok(Some(z)) = zset_mut(e, db, &key) else {
+    let Ok(Some(z)) = lookup_mut::<ZSet>(e, db, &key) else {
         return Reply::err(errors::WRONGTYPE);
     };
     let (mut added, mut updated, mut processed) = (0i64, 0i64, 0i64);
@@ -264,7 +236,7 @@ fn zadd_generic(e: &mut Engine, call: &mut Call, incr: bool) -> Reply {
 fn zrem(e: &mut Engine, call: &mut Call) -> Reply {
     let key = call.args[1].clone();
     let db = call.db;
-    let z = match zset_mut(e, db, &key) {
+    let z = match lookup_mut::<ZSet>(e, db, &key) {
         Err(r) => return r,
         Ok(None) => return Reply::Int(0),
         Ok(Some(z)) => z,
@@ -286,14 +258,14 @@ fn zrem(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 fn zcard(e: &mut Engine, call: &mut Call) -> Reply {
-    match zset_ref(e, call.db, call.arg(1)) {
+    match lookup::<ZSet>(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(z) => Reply::Int(z.map_or(0, |z| z.len() as i64)),
     }
 }
 
 fn zscore(e: &mut Engine, call: &mut Call) -> Reply {
-    match zset_ref(e, call.db, call.arg(1)) {
+    match lookup::<ZSet>(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(z) => z
             .and_then(|z| z.score(call.arg(2)))
@@ -302,7 +274,7 @@ fn zscore(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 fn zmscore(e: &mut Engine, call: &mut Call) -> Reply {
-    let z = match zset_ref(e, call.db, call.arg(1)) {
+    let z = match lookup::<ZSet>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(z) => z,
     };
@@ -315,7 +287,7 @@ fn zmscore(e: &mut Engine, call: &mut Call) -> Reply {
 }
 
 fn zrank_generic(e: &mut Engine, call: &mut Call, rev: bool) -> Reply {
-    let z = match zset_ref(e, call.db, call.arg(1)) {
+    let z = match lookup::<ZSet>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Nil,
         Ok(Some(z)) => z,
@@ -340,7 +312,7 @@ fn zcount(e: &mut Engine, call: &mut Call) -> Reply {
         Ok(r) => r,
         Err(r) => return r,
     };
-    match zset_ref(e, call.db, call.arg(1)) {
+    match lookup::<ZSet>(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(z) => Reply::Int(z.map_or(0, |z| z.count_in_score_range(&range) as i64)),
     }
@@ -351,7 +323,7 @@ fn zlexcount(e: &mut Engine, call: &mut Call) -> Reply {
         Ok(r) => r,
         Err(r) => return r,
     };
-    match zset_ref(e, call.db, call.arg(1)) {
+    match lookup::<ZSet>(e, call.db, call.arg(1)) {
         Err(r) => r,
         Ok(z) => Reply::Int(z.map_or(0, |z| z.count_in_lex_range(&range) as i64)),
     }

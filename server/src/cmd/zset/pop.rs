@@ -8,9 +8,11 @@
 //! (`Engine::signal_ready`); on that re-run a key of another type is skipped rather than
 //! answered with WRONGTYPE, since Redis 7.0 only serves a waiter from a sorted set.
 
+use crate::cmd::lookup::{lookup, lookup_mut};
+use crate::db::ZSet;
 use bytes::Bytes;
 
-use super::{args, delete_if_empty, zset_mut, zset_ref};
+use super::{args, delete_if_empty};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::notify;
@@ -67,7 +69,7 @@ fn generic_pop(
     let db = call.db;
     let mut found = None;
     for k in keys {
-        match zset_ref(e, db, k) {
+        match lookup::<ZSet>(e, db, k) {
             Err(r) => return r,
             Ok(None) => continue,
             Ok(Some(_)) => {
@@ -87,7 +89,7 @@ fn generic_pop(
         return Reply::Array(Vec::new());
     }
     let count = if count < 0 { 1 } else { count as usize };
-    let Ok(Some(z)) = zset_mut(e, db, &key) else {
+    let Ok(Some(z)) = lookup_mut::<ZSet>(e, db, &key) else {
         return Reply::err(errors::WRONGTYPE);
     };
     let n = count.min(z.len());
@@ -142,7 +144,7 @@ fn blocking_pop(
         Err(r) => return r,
     };
     for k in keys {
-        match zset_ref(e, call.db, k) {
+        match lookup::<ZSet>(e, call.db, k) {
             Ok(None) => continue,
             Err(r) => {
                 if call.reprocessing {

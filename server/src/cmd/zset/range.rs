@@ -5,7 +5,8 @@
 //! names are that parser with the range type or direction fixed, which is why, e.g.,
 //! `ZRANGEBYSCORE k 0 1 REV` is a syntax error while `ZRANGE k 0 1 BYSCORE REV` is not.
 
-use super::{args, delete_if_empty, parse, scored_reply, store, zset_mut, zset_ref};
+use super::{args, delete_if_empty, parse, scored_reply, store};
+use crate::cmd::lookup::{lookup, lookup_mut};
 use crate::db::zset::{LexRange, ScoreRange};
 use crate::db::ZSet;
 use crate::engine::{Call, Engine};
@@ -132,7 +133,7 @@ fn generic(
         },
     };
     let key = call.args[start].clone();
-    let items: Vec<(Vec<u8>, f64)> = match zset_ref(e, call.db, &key) {
+    let items: Vec<(Vec<u8>, f64)> = match lookup::<ZSet>(e, call.db, &key) {
         Err(r) => return r,
         Ok(None) => Vec::new(),
         Ok(Some(z)) => select(z, &spec, rev, offset, limit)
@@ -289,7 +290,7 @@ pub fn zremrangebylex(e: &mut Engine, call: &mut Call) -> Reply {
 fn remove_range(e: &mut Engine, call: &mut Call, spec: Spec, event: &str) -> Reply {
     let key = call.args[1].clone();
     let db = call.db;
-    let z = match zset_mut(e, db, &key) {
+    let z = match lookup_mut::<ZSet>(e, db, &key) {
         Err(r) => return r,
         Ok(None) => return Reply::Int(0),
         Ok(Some(z)) => z,
