@@ -12,6 +12,7 @@
 //! and BRPOPLPUSH answer a null bulk string instead, as their non-blocking forms do.
 
 use crate::cmd::lookup::lookup_mut;
+use crate::cmd::table::CmdResult;
 use crate::db::ListValue;
 use bytes::Bytes;
 
@@ -36,12 +37,12 @@ fn has_data(e: &mut Engine, db: usize, key: &[u8]) -> bool {
     matches!(lookup_mut::<ListValue>(e, db, key), Ok(Some(list)) if !list.is_empty())
 }
 
-pub(super) fn blpop(e: &mut Engine, call: &mut Call) -> Reply {
-    bpop(e, call, End::Left)
+pub(super) fn blpop(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(bpop(e, call, End::Left))
 }
 
-pub(super) fn brpop(e: &mut Engine, call: &mut Call) -> Reply {
-    bpop(e, call, End::Right)
+pub(super) fn brpop(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(bpop(e, call, End::Right))
 }
 
 fn bpop(e: &mut Engine, call: &mut Call, end: End) -> Reply {
@@ -89,20 +90,14 @@ fn serve_pop(e: &mut Engine, db: usize, key: &[u8], end: End) -> Reply {
     Reply::Array(vec![Reply::bulk(key), Reply::Bulk(Bytes::from(value))])
 }
 
-pub(super) fn blmove(e: &mut Engine, call: &mut Call) -> Reply {
-    let from = match End::parse(call.arg(3)) {
-        Ok(end) => end,
-        Err(err) => return err,
-    };
-    let to = match End::parse(call.arg(4)) {
-        Ok(end) => end,
-        Err(err) => return err,
-    };
-    bmove(e, call, from, to, 5)
+pub(super) fn blmove(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let from = End::parse(call.arg(3))?;
+    let to = End::parse(call.arg(4))?;
+    Ok(bmove(e, call, from, to, 5))
 }
 
-pub(super) fn brpoplpush(e: &mut Engine, call: &mut Call) -> Reply {
-    bmove(e, call, End::Right, End::Left, 3)
+pub(super) fn brpoplpush(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(bmove(e, call, End::Right, End::Left, 3))
 }
 
 fn bmove(e: &mut Engine, call: &mut Call, from: End, to: End, timeout_idx: usize) -> Reply {
@@ -131,26 +126,20 @@ fn bmove(e: &mut Engine, call: &mut Call, from: End, to: End, timeout_idx: usize
     }
 }
 
-pub(super) fn blmpop(e: &mut Engine, call: &mut Call) -> Reply {
-    let parsed = match parse_mpop(call, 2) {
-        Ok(p) => p,
-        Err(err) => return err,
-    };
+pub(super) fn blmpop(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let parsed = parse_mpop(call, 2)?;
     if let Some(key) = serving_key(e, call) {
         let items = match lookup_mut::<ListValue>(e, call.db, &key) {
             Ok(Some(list)) if !list.is_empty() => pop_many(list, parsed.end, parsed.count),
-            _ => return Reply::None,
+            _ => return Ok(Reply::None),
         };
-        return popped_with_key(e, call.db, &key, parsed.end, items);
+        return Ok(popped_with_key(e, call.db, &key, parsed.end, items));
     }
-    let deadline = match args::timeout_deadline(call.arg(1), e.now_ms) {
-        Ok(d) => d,
-        Err(err) => return err,
-    };
+    let deadline = args::timeout_deadline(call.arg(1), e.now_ms)?;
     let keys = &call.args[parsed.keys.clone()];
     if let Some(reply) = mpop_first(e, call.db, keys, parsed.end, parsed.count) {
-        return reply;
+        return Ok(reply);
     }
     let keys = keys.iter().map(|k| k.to_vec()).collect();
-    e.block(call, keys, deadline, Reply::NilArray)
+    Ok(e.block(call, keys, deadline, Reply::NilArray))
 }

@@ -1,6 +1,7 @@
 //! LMOVE, RPOPLPUSH and LMPOP, plus the parts BLMOVE and BLMPOP share with them.
 
 use crate::cmd::lookup::lookup_mut;
+use crate::cmd::table::CmdResult;
 use crate::db::ListValue;
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -17,20 +18,22 @@ use crate::notify;
 use crate::numfmt;
 use crate::reply::Reply;
 
-pub(super) fn lmove(e: &mut Engine, call: &mut Call) -> Reply {
-    let from = match End::parse(call.arg(3)) {
-        Ok(end) => end,
-        Err(err) => return err,
-    };
-    let to = match End::parse(call.arg(4)) {
-        Ok(end) => end,
-        Err(err) => return err,
-    };
-    move_element(e, call.db, call.arg(1), call.arg(2), from, to, 1)
+pub(super) fn lmove(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let from = End::parse(call.arg(3))?;
+    let to = End::parse(call.arg(4))?;
+    Ok(move_element(
+        e,
+        call.db,
+        call.arg(1),
+        call.arg(2),
+        from,
+        to,
+        1,
+    ))
 }
 
-pub(super) fn rpoplpush(e: &mut Engine, call: &mut Call) -> Reply {
-    move_element(
+pub(super) fn rpoplpush(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(move_element(
         e,
         call.db,
         call.arg(1),
@@ -38,7 +41,7 @@ pub(super) fn rpoplpush(e: &mut Engine, call: &mut Call) -> Reply {
         End::Right,
         End::Left,
         1,
-    )
+    ))
 }
 
 /// Pops from `src` and pushes onto `dst`, replying with the element; a missing source gives a
@@ -175,11 +178,8 @@ pub(super) fn popped_with_key(
     Reply::Array(vec![Reply::bulk(key), bulk_array(items)])
 }
 
-pub(super) fn lmpop(e: &mut Engine, call: &mut Call) -> Reply {
-    let parsed = match parse_mpop(call, 1) {
-        Ok(p) => p,
-        Err(err) => return err,
-    };
+pub(super) fn lmpop(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let parsed = parse_mpop(call, 1)?;
     let keys = &call.args[parsed.keys.clone()];
-    mpop_first(e, call.db, keys, parsed.end, parsed.count).unwrap_or(Reply::NilArray)
+    Ok(mpop_first(e, call.db, keys, parsed.end, parsed.count).unwrap_or(Reply::NilArray))
 }

@@ -1,6 +1,7 @@
 //! LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP.
 
 use crate::cmd::lookup::lookup_mut;
+use crate::cmd::table::CmdResult;
 use crate::db::ListValue;
 use std::collections::VecDeque;
 
@@ -11,20 +12,20 @@ use crate::errors;
 use crate::numfmt;
 use crate::reply::Reply;
 
-pub(super) fn lpush(e: &mut Engine, call: &mut Call) -> Reply {
-    push(e, call, End::Left, false)
+pub(super) fn lpush(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(push(e, call, End::Left, false))
 }
 
-pub(super) fn rpush(e: &mut Engine, call: &mut Call) -> Reply {
-    push(e, call, End::Right, false)
+pub(super) fn rpush(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(push(e, call, End::Right, false))
 }
 
-pub(super) fn lpushx(e: &mut Engine, call: &mut Call) -> Reply {
-    push(e, call, End::Left, true)
+pub(super) fn lpushx(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(push(e, call, End::Left, true))
 }
 
-pub(super) fn rpushx(e: &mut Engine, call: &mut Call) -> Reply {
-    push(e, call, End::Right, true)
+pub(super) fn rpushx(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(push(e, call, End::Right, true))
 }
 
 /// Pushes every element in argument order (so LPUSH a b c leaves c b a), creating the list
@@ -56,12 +57,12 @@ fn push(e: &mut Engine, call: &mut Call, end: End, only_existing: bool) -> Reply
     Reply::Int(len as i64)
 }
 
-pub(super) fn lpop(e: &mut Engine, call: &mut Call) -> Reply {
-    pop(e, call, End::Left)
+pub(super) fn lpop(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(pop(e, call, End::Left))
 }
 
-pub(super) fn rpop(e: &mut Engine, call: &mut Call) -> Reply {
-    pop(e, call, End::Right)
+pub(super) fn rpop(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(pop(e, call, End::Right))
 }
 
 /// LPOP/RPOP key [count]: without a count a bulk string, with one an array (count 0: an
