@@ -9,6 +9,7 @@
 //! answered with WRONGTYPE, since Redis 7.0 only serves a waiter from a sorted set.
 
 use crate::cmd::lookup::{lookup, lookup_mut};
+use crate::cmd::table::CmdResult;
 use crate::db::ZSet;
 use bytes::Bytes;
 
@@ -29,12 +30,12 @@ struct Shape {
     nil_when_empty: bool,
 }
 
-pub fn zpopmin(e: &mut Engine, call: &mut Call) -> Reply {
-    zpop_min_max(e, call, false)
+pub fn zpopmin(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(zpop_min_max(e, call, false))
 }
 
-pub fn zpopmax(e: &mut Engine, call: &mut Call) -> Reply {
-    zpop_min_max(e, call, true)
+pub fn zpopmax(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(zpop_min_max(e, call, true))
 }
 
 fn zpop_min_max(e: &mut Engine, call: &mut Call, max: bool) -> Reply {
@@ -160,12 +161,12 @@ fn blocking_pop(
     e.block(call, keys, deadline, Reply::NilArray)
 }
 
-pub fn bzpopmin(e: &mut Engine, call: &mut Call) -> Reply {
-    bzpop(e, call, false)
+pub fn bzpopmin(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(bzpop(e, call, false))
 }
 
-pub fn bzpopmax(e: &mut Engine, call: &mut Call) -> Reply {
-    bzpop(e, call, true)
+pub fn bzpopmax(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(bzpop(e, call, true))
 }
 
 fn bzpop(e: &mut Engine, call: &mut Call, max: bool) -> Reply {
@@ -178,12 +179,12 @@ fn bzpop(e: &mut Engine, call: &mut Call, max: bool) -> Reply {
     blocking_pop(e, call, &keys, max, call.argc() - 1, -1, shape)
 }
 
-pub fn zmpop(e: &mut Engine, call: &mut Call) -> Reply {
-    mpop(e, call, 1, false)
+pub fn zmpop(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(mpop(e, call, 1, false))
 }
 
-pub fn bzmpop(e: &mut Engine, call: &mut Call) -> Reply {
-    mpop(e, call, 2, true)
+pub fn bzmpop(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(mpop(e, call, 2, true))
 }
 
 /// ZMPOP and BZMPOP: `[timeout] numkeys key... MIN|MAX [COUNT n]`.
