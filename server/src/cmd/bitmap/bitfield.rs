@@ -7,6 +7,7 @@
 use super::{bit_offset, string_for_bit_write};
 use crate::cmd::args;
 use crate::cmd::lookup::lookup;
+use crate::cmd::table::CmdResult;
 use crate::db::StrValue;
 
 use crate::engine::{Call, Engine};
@@ -292,10 +293,10 @@ fn run(e: &mut Engine, call: &Call, read_only_cmd: bool) -> Reply {
     Reply::Array(replies)
 }
 
-pub(super) fn bitfield(e: &mut Engine, call: &mut Call) -> Reply {
-    run(e, call, false)
+pub(super) fn bitfield(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(run(e, call, false))
 }
 
-pub(super) fn bitfield_ro(e: &mut Engine, call: &mut Call) -> Reply {
-    run(e, call, true)
+pub(super) fn bitfield_ro(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(run(e, call, true))
 }
