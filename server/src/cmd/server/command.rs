@@ -16,19 +16,23 @@ use crate::errors;
 use crate::reply::Reply;
 
 /// COMMAND with no subcommand: every command's info.
-pub(super) fn command(_e: &mut Engine, _call: &mut Call) -> Reply {
-    Reply::Array(table::all().map(|c| info_of(c, None)).collect())
+pub(super) fn command(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+    Ok(Reply::Array(
+        table::all().map(|c| info_of(c, None)).collect(),
+    ))
 }
 
-fn count(_e: &mut Engine, _call: &mut Call) -> Reply {
-    Reply::Int(table::count() as i64)
+fn count(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+    Ok(Reply::Int(table::count() as i64))
 }
 
-fn info(_e: &mut Engine, call: &mut Call) -> Reply {
+fn info(_e: &mut Engine, call: &mut Call) -> CmdResult {
     if call.argc() == 2 {
-        return Reply::Array(table::all().map(|c| info_of(c, None)).collect());
+        return Ok(Reply::Array(
+            table::all().map(|c| info_of(c, None)).collect(),
+        ));
     }
-    Reply::Array(
+    Ok(Reply::Array(
         call.args[2..]
             .iter()
             .map(|name| match find(name) {
@@ -36,10 +40,10 @@ fn info(_e: &mut Engine, call: &mut Call) -> Reply {
                 None => Reply::Nil,
             })
             .collect(),
-    )
+    ))
 }
 
-fn docs(_e: &mut Engine, call: &mut Call) -> Reply {
+fn docs(_e: &mut Engine, call: &mut Call) -> CmdResult {
     let entries: Vec<(Reply, Reply)> = if call.argc() == 2 {
         table::all()
             .map(|c| (Reply::bulk(c.name), docs_of(c, None)))
@@ -52,7 +56,7 @@ fn docs(_e: &mut Engine, call: &mut Call) -> Reply {
             })
             .collect()
     };
-    Reply::Map(entries)
+    Ok(Reply::Map(entries))
 }
 
 /// COMMAND GETKEYS / GETKEYSANDFLAGS: the keys of a full command line, in Redis's order of
@@ -111,7 +115,7 @@ fn getkeysandflags(_e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 /// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
-fn list(_e: &mut Engine, call: &mut Call) -> Reply {
+fn list(_e: &mut Engine, call: &mut Call) -> CmdResult {
     enum Filter {
         None,
         Module,
@@ -129,10 +133,10 @@ fn list(_e: &mut Engine, call: &mut Call) -> Reply {
             } else if args::is(call.arg(3), "pattern") {
                 Filter::Pattern(v)
             } else {
-                return Reply::err(errors::SYNTAX);
+                return Err(Reply::err(errors::SYNTAX));
             }
         }
-        _ => return Reply::err(errors::SYNTAX),
+        _ => return Err(Reply::err(errors::SYNTAX)),
     };
     let mut names = Vec::new();
     for c in table::all() {
@@ -150,11 +154,11 @@ fn list(_e: &mut Engine, call: &mut Call) -> Reply {
             }
         }
     }
-    Reply::Array(names)
+    Ok(Reply::Array(names))
 }
 
-fn help(_e: &mut Engine, _call: &mut Call) -> Reply {
-    crate::cmd::help::help_reply(
+fn help(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+    Ok(crate::cmd::help::help_reply(
         "COMMAND",
         &[
             "(no subcommand)",
@@ -176,7 +180,7 @@ fn help(_e: &mut Engine, _call: &mut Call) -> Reply {
             "GETKEYSANDFLAGS <full-command>",
             "    Return the keys and the access flags from a full Redis command.",
         ],
-    )
+    ))
 }
 
 /// A command by name, or a subcommand by `container|sub`; with its parent.
@@ -364,7 +368,7 @@ fn docs_of(c: &'static Command, parent: Option<&Command>) -> Reply {
 }
 
 pub(super) static SUBCOMMANDS: &[Command] = &[
-    Command::legacy("count", 2, LOADING | STALE, "server", count),
+    Command::new("count", 2, LOADING | STALE, "server", count),
     Command::new("getkeys", -4, LOADING | STALE, "server", getkeys),
     Command::new(
         "getkeysandflags",
@@ -373,10 +377,10 @@ pub(super) static SUBCOMMANDS: &[Command] = &[
         "server",
         getkeysandflags,
     ),
-    Command::legacy("list", -2, LOADING | STALE, "server", list),
-    Command::legacy("help", 2, LOADING | STALE, "server", help),
-    Command::legacy("info", -2, LOADING | STALE, "server", info),
-    Command::legacy("docs", -2, LOADING | STALE, "server", docs),
+    Command::new("list", -2, LOADING | STALE, "server", list),
+    Command::new("help", 2, LOADING | STALE, "server", help),
+    Command::new("info", -2, LOADING | STALE, "server", info),
+    Command::new("docs", -2, LOADING | STALE, "server", docs),
 ];
 
 #[cfg(test)]
