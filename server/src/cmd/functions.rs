@@ -1,6 +1,7 @@
 //! The functions commands: FUNCTION LOAD/LIST/DELETE/FLUSH/DUMP/RESTORE/KILL/STATS/HELP,
 //! FCALL and FCALL_RO.
 
+use crate::cmd::table::CmdResult;
 use bytes::Bytes;
 
 use super::scripting::{new_ctx, numkeys_keys, preflight, NOTBUSY};
@@ -51,28 +52,26 @@ fn release(e: &Engine, lib: &Library) {
     }
 }
 
-fn function_load(e: &mut Engine, call: &mut Call) -> Reply {
+fn function_load(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mut replace = false;
     let mut i = 2;
     while i < call.argc() - 1 {
         if call.arg(i).eq_ignore_ascii_case(b"replace") {
             replace = true;
         } else {
-            return Reply::err(format!(
+            return Err(Reply::err(format!(
                 "ERR Unknown option given: {}",
                 errors::clip(call.arg(i), 128)
-            ));
+            )));
         }
         i += 1;
     }
     let code = call.args[call.argc() - 1].clone();
-    match install(e, &code, replace) {
-        Ok(name) => Reply::bulk(name),
-        Err(r) => r,
-    }
+    let name = install(e, &code, replace)?;
+    Ok(Reply::bulk(name))
 }
 
-fn function_list(e: &mut Engine, call: &mut Call) -> Reply {
+fn function_list(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mut pattern: Option<Bytes> = None;
     let mut with_code = false;
     let mut i = 2;
@@ -82,12 +81,15 @@ fn function_list(e: &mut Engine, call: &mut Call) -> Reply {
             with_code = true;
         } else if a.eq_ignore_ascii_case(b"libraryname") && pattern.is_none() {
             if i + 1 >= call.argc() {
-                return Reply::err("ERR library name argument was not given");
+                return Err(Reply::err("ERR library name argument was not given"));
             }
             pattern = Some(call.args[i + 1].clone());
             i += 1;
         } else {
-            return Reply::err(format!("ERR Unknown argument {}", errors::clip(a, 128)));
+            return Err(Reply::err(format!(
+                "ERR Unknown argument {}",
+                errors::clip(a, 128)
+            )));
         }
         i += 1;
     }
@@ -127,16 +129,16 @@ fn function_list(e: &mut Engine, call: &mut Call) -> Reply {
         }
         out.push(Reply::Map(entry));
     }
-    Reply::Array(out)
+    Ok(Reply::Array(out))
 }
 
-fn function_delete(e: &mut Engine, call: &mut Call) -> Reply {
+fn function_delete(e: &mut Engine, call: &mut Call) -> CmdResult {
     let name = String::from_utf8_lossy(call.arg(2)).into_owned();
     let rt = e.scripting.func_rt.as_deref();
-    match e.scripting.libs.remove(&name, rt) {
+    Ok(match e.scripting.libs.remove(&name, rt) {
         Some(_) => Reply::ok(),
         None => Reply::err("ERR Library not found"),
-    }
+    })
 }
 
 fn flush_all(e: &mut Engine) {
@@ -144,24 +146,26 @@ fn flush_all(e: &mut Engine) {
     e.scripting.func_rt = None;
 }
 
-fn function_flush(e: &mut Engine, call: &mut Call) -> Reply {
+fn function_flush(e: &mut Engine, call: &mut Call) -> CmdResult {
     if call.argc() > 3
         || (call.argc() == 3
             && !call.arg(2).eq_ignore_ascii_case(b"sync")
             && !call.arg(2).eq_ignore_ascii_case(b"async"))
     {
-        return Reply::err("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
+        return Err(Reply::err(
+            "ERR FUNCTION FLUSH only supports SYNC|ASYNC option",
+        ));
     }
     flush_all(e);
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
-fn function_kill(_: &mut Engine, _: &mut Call) -> Reply {
-    Reply::err(NOTBUSY)
+fn function_kill(_: &mut Engine, _: &mut Call) -> CmdResult {
+    Err(Reply::err(NOTBUSY))
 }
 
-fn function_stats(e: &mut Engine, _: &mut Call) -> Reply {
-    Reply::Map(vec![
+fn function_stats(e: &mut Engine, _: &mut Call) -> CmdResult {
+    Ok(Reply::Map(vec![
         (Reply::bulk("running_script"), Reply::Nil),
         (
             Reply::bulk("engines"),
@@ -179,36 +183,36 @@ fn function_stats(e: &mut Engine, _: &mut Call) -> Reply {
                 ]),
             )]),
         ),
-    ])
+    ]))
 }
 
 // ---- DUMP / RESTORE: the payload codec is db::rdb's (dump_functions / restore_functions) ---
 
-fn function_dump(e: &mut Engine, _: &mut Call) -> Reply {
+fn function_dump(e: &mut Engine, _: &mut Call) -> CmdResult {
     let codes = e.scripting.libs.libs.values().map(|lib| &lib.code[..]);
-    Reply::bulk(rdb::dump_functions(codes))
+    Ok(Reply::bulk(rdb::dump_functions(codes)))
 }
 
-fn function_restore(e: &mut Engine, call: &mut Call) -> Reply {
+fn function_restore(e: &mut Engine, call: &mut Call) -> CmdResult {
     let policy = if call.argc() > 3 {
         call.arg(3).to_ascii_lowercase()
     } else {
         b"append".to_vec()
     };
     if call.argc() > 4 || !matches!(&policy[..], b"flush" | b"append" | b"replace") {
-        return Reply::err(
+        return Err(Reply::err(
             "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
-        );
+        ));
     }
     let codes = match rdb::restore_functions(call.arg(2)) {
         Ok(codes) => codes,
         Err(FunctionRestoreError::VersionOrChecksum) => {
-            return Reply::err(errors::BAD_DUMP_PAYLOAD)
+            return Err(Reply::err(errors::BAD_DUMP_PAYLOAD))
         }
         Err(FunctionRestoreError::NotAFunction) => {
-            return Reply::err("ERR given type is not a function")
+            return Err(Reply::err("ERR given type is not a function"))
         }
-        Err(FunctionRestoreError::BadFormat) => return Reply::err(errors::BAD_DATA_FORMAT),
+        Err(FunctionRestoreError::BadFormat) => return Err(Reply::err(errors::BAD_DATA_FORMAT)),
     };
     let codes: Vec<Bytes> = codes.into_iter().map(Bytes::from).collect();
     // Build every library first, so a failure leaves the current ones untouched.
@@ -253,7 +257,7 @@ fn function_restore(e: &mut Engine, call: &mut Call) -> Reply {
         for lib in &staged {
             release(e, lib);
         }
-        return f;
+        return Ok(f);
     }
     if &policy[..] == b"flush" {
         let old: Vec<String> = e.scripting.libs.libs.keys().cloned().collect();
@@ -267,7 +271,7 @@ fn function_restore(e: &mut Engine, call: &mut Call) -> Reply {
             for lib in &staged {
                 release(e, lib);
             }
-            return r;
+            return Ok(r);
         }
     }
     for lib in staged {
@@ -275,11 +279,11 @@ fn function_restore(e: &mut Engine, call: &mut Call) -> Reply {
         e.scripting.libs.remove(&lib.name, rt);
         e.scripting.libs.insert(lib);
     }
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
-fn function_help(_: &mut Engine, _: &mut Call) -> Reply {
-    crate::cmd::help::help_reply(
+fn function_help(_: &mut Engine, _: &mut Call) -> CmdResult {
+    Ok(crate::cmd::help::help_reply(
         "FUNCTION",
         &[
             "LOAD [REPLACE] <FUNCTION CODE>",
@@ -320,7 +324,7 @@ fn function_help(_: &mut Engine, _: &mut Call) -> Reply {
             "      libraries with the new libraries (notice that even on this option there is a chance of failure",
             "      in case of functions name collision with another library).",
         ],
-    )
+    ))
 }
 
 fn fcall_generic(e: &mut Engine, call: &mut Call, ro: bool) -> Reply {
@@ -355,40 +359,40 @@ fn fcall_generic(e: &mut Engine, call: &mut Call, ro: bool) -> Reply {
     runtime::run(e, h, func, Args::Params { keys, argv }, &name, rc)
 }
 
-fn fcall(e: &mut Engine, call: &mut Call) -> Reply {
-    fcall_generic(e, call, false)
+fn fcall(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(fcall_generic(e, call, false))
 }
 
-fn fcall_ro(e: &mut Engine, call: &mut Call) -> Reply {
-    fcall_generic(e, call, true)
+fn fcall_ro(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(fcall_generic(e, call, true))
 }
 
-fn container(_: &mut Engine, _: &mut Call) -> Reply {
-    Reply::err("ERR unknown subcommand")
+fn container(_: &mut Engine, _: &mut Call) -> CmdResult {
+    Err(Reply::err("ERR unknown subcommand"))
 }
 
 static FUNCTION_SUBCOMMANDS: &[Command] = &[
-    Command::legacy("delete", 3, WRITE | NOSCRIPT, "scripting", function_delete),
-    Command::legacy("dump", 2, NOSCRIPT, "scripting", function_dump),
-    Command::legacy("flush", -2, WRITE | NOSCRIPT, "scripting", function_flush),
-    Command::legacy("help", 2, LOADING | STALE, "scripting", function_help),
-    Command::legacy("kill", 2, NOSCRIPT | ALLOW_BUSY, "scripting", function_kill),
-    Command::legacy("list", -2, NOSCRIPT, "scripting", function_list),
-    Command::legacy(
+    Command::new("delete", 3, WRITE | NOSCRIPT, "scripting", function_delete),
+    Command::new("dump", 2, NOSCRIPT, "scripting", function_dump),
+    Command::new("flush", -2, WRITE | NOSCRIPT, "scripting", function_flush),
+    Command::new("help", 2, LOADING | STALE, "scripting", function_help),
+    Command::new("kill", 2, NOSCRIPT | ALLOW_BUSY, "scripting", function_kill),
+    Command::new("list", -2, NOSCRIPT, "scripting", function_list),
+    Command::new(
         "load",
         -3,
         WRITE | DENYOOM | NOSCRIPT,
         "scripting",
         function_load,
     ),
-    Command::legacy(
+    Command::new(
         "restore",
         -3,
         WRITE | DENYOOM | NOSCRIPT,
         "scripting",
         function_restore,
     ),
-    Command::legacy(
+    Command::new(
         "stats",
         2,
         NOSCRIPT | ALLOW_BUSY,
@@ -400,8 +404,8 @@ static FUNCTION_SUBCOMMANDS: &[Command] = &[
 const FCALL_FLAGS: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS;
 
 pub static COMMANDS: &[Command] = &[
-    Command::legacy("fcall", -3, FCALL_FLAGS, "scripting", fcall).movable_keys(numkeys_keys),
-    Command::legacy(
+    Command::new("fcall", -3, FCALL_FLAGS, "scripting", fcall).movable_keys(numkeys_keys),
+    Command::new(
         "fcall_ro",
         -3,
         READONLY | FCALL_FLAGS,
@@ -409,7 +413,7 @@ pub static COMMANDS: &[Command] = &[
         fcall_ro,
     )
     .movable_keys(numkeys_keys),
-    Command::legacy("function", -2, 0, "scripting", container).subcommands(FUNCTION_SUBCOMMANDS),
+    Command::new("function", -2, 0, "scripting", container).subcommands(FUNCTION_SUBCOMMANDS),
 ];
 
 #[cfg(test)]

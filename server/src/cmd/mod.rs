@@ -3,6 +3,7 @@
 
 pub mod args;
 pub(crate) mod help;
+pub(crate) mod lookup;
 pub mod table;
 
 pub mod acl;

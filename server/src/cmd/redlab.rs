@@ -6,6 +6,7 @@
 //! REDLAB.FAULT ADD [match ...] [trigger ...] <action> | LIST | DEL <id> | CLEAR | MARK | LOG
 //! (the ADD grammar is in `parse_fault`; README documents it).
 
+use crate::cmd::table::CmdResult;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -94,8 +95,8 @@ fn clock_advance(clock: &Clock, args: &[Bytes]) -> Reply {
 }
 
 /// The table's handler for every REDLAB.CLOCK subcommand.
-fn clock(e: &mut Engine, call: &mut Call) -> Reply {
-    clock_command(&e.clock, &call.args)
+fn clock(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(clock_command(&e.clock, &call.args))
 }
 
 /// Parses `REDLAB.FAULT ADD` arguments (from index 2).
@@ -187,42 +188,38 @@ pub fn parse_fault(a: &[bytes::Bytes]) -> Result<Fault, Reply> {
     Ok(f)
 }
 
-fn fault_add(e: &mut Engine, call: &mut Call) -> Reply {
-    match parse_fault(&call.args[2..]) {
-        Ok(f) => Reply::Int(e.faults.add(f) as i64),
-        Err(r) => r,
-    }
+fn fault_add(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let f = parse_fault(&call.args[2..])?;
+    Ok(Reply::Int(e.faults.add(f) as i64))
 }
 
-fn fault_list(e: &mut Engine, _: &mut Call) -> Reply {
-    Reply::Array(
+fn fault_list(e: &mut Engine, _: &mut Call) -> CmdResult {
+    Ok(Reply::Array(
         e.faults
             .list()
             .into_iter()
             .map(|(id, desc, fired)| Reply::bulk(format!("id={} fired={} {}", id, fired, desc)))
             .collect(),
-    )
+    ))
 }
 
-fn fault_del(e: &mut Engine, call: &mut Call) -> Reply {
-    match args::int(call.arg(2)) {
-        Ok(id) => Reply::Int(e.faults.remove(id as u64) as i64),
-        Err(r) => r,
-    }
+fn fault_del(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let id = args::int(call.arg(2))?;
+    Ok(Reply::Int(e.faults.remove(id as u64) as i64))
 }
 
-fn fault_clear(e: &mut Engine, _: &mut Call) -> Reply {
+fn fault_clear(e: &mut Engine, _: &mut Call) -> CmdResult {
     e.faults.clear();
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
-fn fault_mark(e: &mut Engine, _: &mut Call) -> Reply {
+fn fault_mark(e: &mut Engine, _: &mut Call) -> CmdResult {
     e.mark();
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
-fn fault_log(e: &mut Engine, _: &mut Call) -> Reply {
-    Reply::Array(
+fn fault_log(e: &mut Engine, _: &mut Call) -> CmdResult {
+    Ok(Reply::Array(
         e.faults
             .log()
             .into_iter()
@@ -233,30 +230,30 @@ fn fault_log(e: &mut Engine, _: &mut Call) -> Reply {
                 ))
             })
             .collect(),
-    )
+    ))
 }
 
-fn container(_: &mut Engine, _: &mut Call) -> Reply {
-    Reply::err(errors::SYNTAX)
+fn container(_: &mut Engine, _: &mut Call) -> CmdResult {
+    Err(Reply::err(errors::SYNTAX))
 }
 
 const CTL: u32 = ADMIN | NOSCRIPT | LOADING | STALE | ALLOW_BUSY | SKIP_MONITOR;
 
 pub static COMMANDS: &[Command] = &[
-    Command::legacy("redlab.clock", -2, CTL, "redlab", container).subcommands(&[
-        Command::legacy("get", -2, CTL, "redlab", clock),
-        Command::legacy("set", -3, CTL, "redlab", clock),
-        Command::legacy("advance", -3, CTL, "redlab", clock),
-        Command::legacy("freeze", 2, CTL, "redlab", clock),
-        Command::legacy("resume", 2, CTL, "redlab", clock),
+    Command::new("redlab.clock", -2, CTL, "redlab", container).subcommands(&[
+        Command::new("get", -2, CTL, "redlab", clock),
+        Command::new("set", -3, CTL, "redlab", clock),
+        Command::new("advance", -3, CTL, "redlab", clock),
+        Command::new("freeze", 2, CTL, "redlab", clock),
+        Command::new("resume", 2, CTL, "redlab", clock),
     ]),
-    Command::legacy("redlab.fault", -2, CTL, "redlab", container).subcommands(&[
-        Command::legacy("add", -3, CTL, "redlab", fault_add),
-        Command::legacy("list", 2, CTL, "redlab", fault_list),
-        Command::legacy("del", 3, CTL, "redlab", fault_del),
-        Command::legacy("clear", 2, CTL, "redlab", fault_clear),
-        Command::legacy("mark", 2, CTL, "redlab", fault_mark),
-        Command::legacy("log", 2, CTL, "redlab", fault_log),
+    Command::new("redlab.fault", -2, CTL, "redlab", container).subcommands(&[
+        Command::new("add", -3, CTL, "redlab", fault_add),
+        Command::new("list", 2, CTL, "redlab", fault_list),
+        Command::new("del", 3, CTL, "redlab", fault_del),
+        Command::new("clear", 2, CTL, "redlab", fault_clear),
+        Command::new("mark", 2, CTL, "redlab", fault_mark),
+        Command::new("log", 2, CTL, "redlab", fault_log),
     ]),
 ];
 

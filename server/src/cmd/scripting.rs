@@ -1,5 +1,6 @@
 //! The scripting commands: EVAL, EVALSHA, their _RO forms, and SCRIPT.
 
+use crate::cmd::table::CmdResult;
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -170,70 +171,70 @@ fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Repl
     runtime::run(e, h, func, Args::Globals { keys, argv }, name, rc)
 }
 
-fn eval(e: &mut Engine, call: &mut Call) -> Reply {
-    eval_generic(e, call, false, false)
+fn eval(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(eval_generic(e, call, false, false))
 }
 
-fn evalsha(e: &mut Engine, call: &mut Call) -> Reply {
-    eval_generic(e, call, true, false)
+fn evalsha(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(eval_generic(e, call, true, false))
 }
 
-fn eval_ro(e: &mut Engine, call: &mut Call) -> Reply {
-    eval_generic(e, call, false, true)
+fn eval_ro(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(eval_generic(e, call, false, true))
 }
 
-fn evalsha_ro(e: &mut Engine, call: &mut Call) -> Reply {
-    eval_generic(e, call, true, true)
+fn evalsha_ro(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(eval_generic(e, call, true, true))
 }
 
-fn script_load(e: &mut Engine, call: &mut Call) -> Reply {
-    match load_script(e, &call.args[2]) {
-        Ok(sha) => Reply::bulk(sha),
-        Err(r) => r,
-    }
+fn script_load(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let sha = load_script(e, &call.args[2])?;
+    Ok(Reply::bulk(sha))
 }
 
-fn script_exists(e: &mut Engine, call: &mut Call) -> Reply {
+fn script_exists(e: &mut Engine, call: &mut Call) -> CmdResult {
     let found = call.args[2..]
         .iter()
         .map(|a| {
             Reply::Int(normalize_sha(a).is_some_and(|s| e.scripting.cache.get(&s).is_some()) as i64)
         })
         .collect();
-    Reply::Array(found)
+    Ok(Reply::Array(found))
 }
 
-fn script_flush(e: &mut Engine, call: &mut Call) -> Reply {
+fn script_flush(e: &mut Engine, call: &mut Call) -> CmdResult {
     if call.argc() > 3
         || (call.argc() == 3
             && !call.arg(2).eq_ignore_ascii_case(b"sync")
             && !call.arg(2).eq_ignore_ascii_case(b"async"))
     {
-        return Reply::err("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+        return Err(Reply::err(
+            "ERR SCRIPT FLUSH only support SYNC|ASYNC option",
+        ));
     }
     e.scripting.flush_scripts();
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
 /// Reached only when no script runs: while one runs, the network shell answers SCRIPT KILL
 /// itself from the busy hook.
-fn script_kill(_: &mut Engine, _: &mut Call) -> Reply {
-    Reply::err(NOTBUSY)
+fn script_kill(_: &mut Engine, _: &mut Call) -> CmdResult {
+    Err(Reply::err(NOTBUSY))
 }
 
 pub const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
 
-fn script_debug(_: &mut Engine, call: &mut Call) -> Reply {
+fn script_debug(_: &mut Engine, call: &mut Call) -> CmdResult {
     let mode = call.arg(2).to_ascii_lowercase();
-    match &mode[..] {
+    Ok(match &mode[..] {
         b"no" => Reply::ok(),
         b"yes" | b"sync" => Reply::err("ERR SCRIPT DEBUG is not supported by redlab"),
         _ => Reply::err("ERR Use SCRIPT DEBUG YES/SYNC/NO"),
-    }
+    })
 }
 
-fn script_help(_: &mut Engine, _: &mut Call) -> Reply {
-    crate::cmd::help::help_reply(
+fn script_help(_: &mut Engine, _: &mut Call) -> CmdResult {
+    Ok(crate::cmd::help::help_reply(
         "SCRIPT",
         &[
             "DEBUG (YES|SYNC|NO)",
@@ -251,30 +252,30 @@ fn script_help(_: &mut Engine, _: &mut Call) -> Reply {
             "LOAD <script>",
             "    Load a script into the scripts cache without executing it.",
         ],
-    )
+    ))
 }
 
-fn container(_: &mut Engine, _: &mut Call) -> Reply {
-    Reply::err("ERR unknown subcommand")
+fn container(_: &mut Engine, _: &mut Call) -> CmdResult {
+    Err(Reply::err("ERR unknown subcommand"))
 }
 
 static SCRIPT_SUBCOMMANDS: &[Command] = &[
-    Command::legacy("debug", 3, NOSCRIPT, "scripting", script_debug),
-    Command::legacy("exists", -3, NOSCRIPT, "scripting", script_exists),
-    Command::legacy("flush", -2, NOSCRIPT, "scripting", script_flush),
-    Command::legacy("help", 2, LOADING | STALE, "scripting", script_help),
-    Command::legacy("kill", 2, NOSCRIPT | ALLOW_BUSY, "scripting", script_kill),
-    Command::legacy("load", 3, NOSCRIPT | STALE, "scripting", script_load),
+    Command::new("debug", 3, NOSCRIPT, "scripting", script_debug),
+    Command::new("exists", -3, NOSCRIPT, "scripting", script_exists),
+    Command::new("flush", -2, NOSCRIPT, "scripting", script_flush),
+    Command::new("help", 2, LOADING | STALE, "scripting", script_help),
+    Command::new("kill", 2, NOSCRIPT | ALLOW_BUSY, "scripting", script_kill),
+    Command::new("load", 3, NOSCRIPT | STALE, "scripting", script_load),
 ];
 
 const EVAL_FLAGS: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS;
 
 pub static COMMANDS: &[Command] = &[
-    Command::legacy("eval", -3, EVAL_FLAGS, "scripting", eval).movable_keys(numkeys_keys),
-    Command::legacy("evalsha", -3, EVAL_FLAGS, "scripting", evalsha).movable_keys(numkeys_keys),
-    Command::legacy("eval_ro", -3, READONLY | EVAL_FLAGS, "scripting", eval_ro)
+    Command::new("eval", -3, EVAL_FLAGS, "scripting", eval).movable_keys(numkeys_keys),
+    Command::new("evalsha", -3, EVAL_FLAGS, "scripting", evalsha).movable_keys(numkeys_keys),
+    Command::new("eval_ro", -3, READONLY | EVAL_FLAGS, "scripting", eval_ro)
         .movable_keys(numkeys_keys),
-    Command::legacy(
+    Command::new(
         "evalsha_ro",
         -3,
         READONLY | EVAL_FLAGS,
@@ -282,7 +283,7 @@ pub static COMMANDS: &[Command] = &[
         evalsha_ro,
     )
     .movable_keys(numkeys_keys),
-    Command::legacy("script", -2, 0, "scripting", container).subcommands(SCRIPT_SUBCOMMANDS),
+    Command::new("script", -2, 0, "scripting", container).subcommands(SCRIPT_SUBCOMMANDS),
 ];
 
 mod oom;

@@ -7,21 +7,22 @@
 //! that merely expires does not, as in Redis 7.0.
 
 use super::table::{flags::*, Command};
+use crate::cmd::table::CmdResult;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::reply::Reply;
 use crate::session::{ConnId, MultiState};
 
-fn multi(e: &mut Engine, call: &mut Call) -> Reply {
+fn multi(e: &mut Engine, call: &mut Call) -> CmdResult {
     let Some(s) = e.sessions.get_mut(&call.conn) else {
-        return Reply::None;
+        return Ok(Reply::None);
     };
     if s.multi.is_some() {
         // Refused, but the open transaction stays intact (Redis does not flag it).
-        return Reply::err(errors::MULTI_NESTED);
+        return Err(Reply::err(errors::MULTI_NESTED));
     }
     s.multi = Some(MultiState::default());
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
 /// Ends the transaction and drops every WATCH: what DISCARD, EXEC and a refused EXEC do.
@@ -39,15 +40,15 @@ pub(crate) fn exec_abort(e: &mut Engine, conn: ConnId, reason: &str) -> Reply {
     Reply::err(errors::execabort_because(reason))
 }
 
-fn discard(e: &mut Engine, call: &mut Call) -> Reply {
+fn discard(e: &mut Engine, call: &mut Call) -> CmdResult {
     if e.sessions.get(&call.conn).is_none_or(|s| s.multi.is_none()) {
-        return Reply::err(errors::DISCARD_WITHOUT_MULTI);
+        return Err(Reply::err(errors::DISCARD_WITHOUT_MULTI));
     }
     discard_transaction(e, call.conn);
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
-fn exec(e: &mut Engine, call: &mut Call) -> Reply {
+fn exec(e: &mut Engine, call: &mut Call) -> CmdResult {
     let conn = call.conn;
     // A watched key past its deadline counts as changed even if expiry has not removed it.
     if e.sessions.get(&conn).is_some_and(|s| s.multi.is_some()) && e.watched_key_expired(conn) {
@@ -56,18 +57,18 @@ fn exec(e: &mut Engine, call: &mut Call) -> Reply {
         }
     }
     let Some(s) = e.sessions.get_mut(&conn) else {
-        return Reply::None;
+        return Ok(Reply::None);
     };
     let Some(state) = s.multi.take() else {
-        return Reply::err(errors::EXEC_WITHOUT_MULTI);
+        return Err(Reply::err(errors::EXEC_WITHOUT_MULTI));
     };
     let dirty = s.watch_dirty;
     e.unwatch_all(conn);
     if state.aborted {
-        return Reply::err(errors::EXECABORT);
+        return Err(Reply::err(errors::EXECABORT));
     }
     if dirty {
-        return Reply::NilArray;
+        return Ok(Reply::NilArray);
     }
     // The whole transaction sees one "now", as in Redis; a script inside it must not thaw it.
     let was_frozen = e.time_frozen;
@@ -90,20 +91,20 @@ fn exec(e: &mut Engine, call: &mut Call) -> Reply {
         replies.push(e.run_nested(&mut nested));
     }
     e.time_frozen = was_frozen;
-    Reply::Array(replies)
+    Ok(Reply::Array(replies))
 }
 
-fn watch(e: &mut Engine, call: &mut Call) -> Reply {
+fn watch(e: &mut Engine, call: &mut Call) -> CmdResult {
     let conn = call.conn;
     let Some(s) = e.sessions.get_mut(&conn) else {
-        return Reply::None;
+        return Ok(Reply::None);
     };
     if s.multi.is_some() {
-        return Reply::err(errors::WATCH_IN_MULTI);
+        return Err(Reply::err(errors::WATCH_IN_MULTI));
     }
     // Already doomed: watching more changes nothing.
     if s.watch_dirty {
-        return Reply::ok();
+        return Ok(Reply::ok());
     }
     for key in &call.args[1..] {
         let slot = (call.db, key.to_vec());
@@ -120,37 +121,37 @@ fn watch(e: &mut Engine, call: &mut Call) -> Reply {
         s.watched.push(slot.clone());
         e.watched_keys.entry(slot).or_default().push(conn);
     }
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
-fn unwatch(e: &mut Engine, call: &mut Call) -> Reply {
+fn unwatch(e: &mut Engine, call: &mut Call) -> CmdResult {
     e.unwatch_all(call.conn);
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
 pub static COMMANDS: &[Command] = &[
-    Command::legacy(
+    Command::new(
         "multi",
         1,
         NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
         "transactions",
         multi,
     ),
-    Command::legacy(
+    Command::new(
         "exec",
         1,
         NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG,
         "transactions",
         exec,
     ),
-    Command::legacy(
+    Command::new(
         "discard",
         1,
         NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
         "transactions",
         discard,
     ),
-    Command::legacy(
+    Command::new(
         "watch",
         -2,
         NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
@@ -158,7 +159,7 @@ pub static COMMANDS: &[Command] = &[
         watch,
     )
     .keys(1, -1, 1),
-    Command::legacy(
+    Command::new(
         "unwatch",
         1,
         NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,

@@ -27,7 +27,7 @@ use hashbrown::HashMap;
 
 pub use key::Key;
 pub use strvalue::StrValue;
-pub use value::{HashValue, ListValue, SetValue, Value};
+pub use value::{HashValue, ListValue, SetValue, Value, ValueType};
 pub use zset::ZSet;
 
 /// Whether a key with deadline `t` (Unix ms) has expired at `now`. As in Redis 7.0

@@ -68,3 +68,37 @@ impl Value {
         }
     }
 }
+
+/// A type a key's value can hold, so one generic lookup (`cmd::lookup`) serves every
+/// command family: it answers WRONGTYPE when the key holds another type.
+pub trait ValueType {
+    /// The value as this type, or None when it holds another.
+    fn of(v: &Value) -> Option<&Self>;
+    fn of_mut(v: &mut Value) -> Option<&mut Self>;
+}
+
+macro_rules! value_type {
+    ($t:ty, $variant:ident) => {
+        impl ValueType for $t {
+            fn of(v: &Value) -> Option<&Self> {
+                match v {
+                    Value::$variant(x) => Some(x),
+                    _ => None,
+                }
+            }
+            fn of_mut(v: &mut Value) -> Option<&mut Self> {
+                match v {
+                    Value::$variant(x) => Some(x),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+value_type!(StrValue, Str);
+value_type!(ListValue, List);
+value_type!(HashValue, Hash);
+value_type!(SetValue, Set);
+value_type!(ZSet, ZSet);
+value_type!(Stream, Stream);

@@ -6,7 +6,10 @@
 
 use super::{bit_offset, string_for_bit_write};
 use crate::cmd::args;
-use crate::cmd::string::lookup_str;
+use crate::cmd::lookup::lookup;
+use crate::cmd::table::CmdResult;
+use crate::db::StrValue;
+
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::notify;
@@ -246,7 +249,7 @@ fn run(e: &mut Engine, call: &Call, read_only_cmd: bool) -> Reply {
     let key = call.arg(1);
     let writes = ops.iter().any(|o| o.kind != OpKind::Get);
     if !writes {
-        let s = match lookup_str(e, call.db, key) {
+        let s = match lookup::<StrValue>(e, call.db, key) {
             Ok(s) => s,
             Err(r) => return r,
         };
@@ -290,10 +293,10 @@ fn run(e: &mut Engine, call: &Call, read_only_cmd: bool) -> Reply {
     Reply::Array(replies)
 }
 
-pub(super) fn bitfield(e: &mut Engine, call: &mut Call) -> Reply {
-    run(e, call, false)
+pub(super) fn bitfield(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(run(e, call, false))
 }
 
-pub(super) fn bitfield_ro(e: &mut Engine, call: &mut Call) -> Reply {
-    run(e, call, true)
+pub(super) fn bitfield_ro(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(run(e, call, true))
 }

@@ -11,7 +11,10 @@ mod tests;
 
 use super::table::{flags::*, Command};
 use crate::cmd::args;
-use crate::cmd::string::{lookup_str, lookup_str_for_update, wrongtype};
+use crate::cmd::lookup::lookup;
+use crate::cmd::string::{lookup_str_for_update, wrongtype};
+use crate::cmd::table::CmdResult;
+use crate::db::StrValue;
 use crate::db::Value;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -44,7 +47,7 @@ pub(crate) fn string_for_bit_write<'a>(
     max_bit: u64,
 ) -> Result<(&'a mut Vec<u8>, bool), Reply> {
     let need = (max_bit >> 3) as usize + 1;
-    let exists = lookup_str(e, db, key)?.is_some();
+    let exists = lookup::<StrValue>(e, db, key)?.is_some();
     if !exists {
         e.db(db).set(key, Value::Str(vec![0u8; need].into()));
     }
@@ -57,20 +60,14 @@ pub(crate) fn string_for_bit_write<'a>(
     Ok((s, grown))
 }
 
-fn setbit(e: &mut Engine, call: &mut Call) -> Reply {
+fn setbit(e: &mut Engine, call: &mut Call) -> CmdResult {
     let key = call.arg(1);
-    let offset = match bit_offset(e, call.arg(2), false, 0) {
-        Ok(o) => o,
-        Err(r) => return r,
-    };
+    let offset = bit_offset(e, call.arg(2), false, 0)?;
     let on = match numfmt::parse_i64(call.arg(3)) {
         Some(v @ (0 | 1)) => v as u8,
-        _ => return Reply::err(errors::BIT_VALUE),
+        _ => return Err(Reply::err(errors::BIT_VALUE)),
     };
-    let (s, grown) = match string_for_bit_write(e, call.db, key, offset) {
-        Ok(x) => x,
-        Err(r) => return r,
-    };
+    let (s, grown) = string_for_bit_write(e, call.db, key, offset)?;
     let byte = (offset >> 3) as usize;
     let shift = 7 - (offset & 7) as u8;
     let old = (s[byte] >> shift) & 1;
@@ -79,23 +76,19 @@ fn setbit(e: &mut Engine, call: &mut Call) -> Reply {
         s[byte] = (s[byte] & !(1 << shift)) | (on << shift);
         e.modified(call.db, key, notify::STRING, "setbit");
     }
-    Reply::Int(old as i64)
+    Ok(Reply::Int(old as i64))
 }
 
-fn getbit(e: &mut Engine, call: &mut Call) -> Reply {
-    let offset = match bit_offset(e, call.arg(2), false, 0) {
-        Ok(o) => o,
-        Err(r) => return r,
-    };
-    match lookup_str(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(None) => Reply::Int(0),
-        Ok(Some(s)) => {
+fn getbit(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let offset = bit_offset(e, call.arg(2), false, 0)?;
+    Ok(match lookup::<StrValue>(e, call.db, call.arg(1))? {
+        None => Reply::Int(0),
+        Some(s) => {
             let byte = (offset >> 3) as usize;
             let bit = s.get(byte).map_or(0, |b| (b >> (7 - (offset & 7))) & 1);
             Reply::Int(bit as i64)
         }
-    }
+    })
 }
 
 /// Parses BITCOUNT/BITPOS's trailing BYTE|BIT.
@@ -145,48 +138,38 @@ fn count_bits(s: &[u8], first: u64, last: u64) -> i64 {
 
 /// BITCOUNT. Redis looks the key up before parsing the range, so a missing key answers 0
 /// whatever the other arguments are.
-fn bitcount(e: &mut Engine, call: &mut Call) -> Reply {
-    let s = match lookup_str(e, call.db, call.arg(1)) {
-        Err(r) => return r,
-        Ok(None) => return Reply::Int(0),
-        Ok(Some(s)) => s,
+fn bitcount(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let s = match lookup::<StrValue>(e, call.db, call.arg(1))? {
+        None => return Ok(Reply::Int(0)),
+        Some(s) => s,
     };
     let len = s.len() as i64;
     let (first, last) = match call.argc() {
         2 => match clamp_range(len * 8, 0, -1) {
             Some(r) => r,
-            None => return Reply::Int(0),
+            None => return Ok(Reply::Int(0)),
         },
         4 | 5 => {
-            let start = match args::int(call.arg(2)) {
-                Ok(n) => n,
-                Err(r) => return r,
-            };
-            let end = match args::int(call.arg(3)) {
-                Ok(n) => n,
-                Err(r) => return r,
-            };
+            let start = args::int(call.arg(2))?;
+            let end = args::int(call.arg(3))?;
             let is_bit = if call.argc() == 5 {
-                match unit_is_bit(call.arg(4)) {
-                    Ok(b) => b,
-                    Err(r) => return r,
-                }
+                unit_is_bit(call.arg(4))?
             } else {
                 false
             };
             if start < 0 && end < 0 && start > end {
-                return Reply::Int(0);
+                return Ok(Reply::Int(0));
             }
             let total = if is_bit { len * 8 } else { len };
             match clamp_range(total, start, end) {
-                None => return Reply::Int(0),
+                None => return Ok(Reply::Int(0)),
                 Some((a, b)) if is_bit => (a, b),
                 Some((a, b)) => (a * 8, b * 8 + 7),
             }
         }
-        _ => return Reply::err(errors::SYNTAX),
+        _ => return Err(Reply::err(errors::SYNTAX)),
     };
-    Reply::Int(count_bits(s, first, last))
+    Ok(Reply::Int(count_bits(s, first, last)))
 }
 
 /// The first bit equal to `bit` between positions `first` and `last` inclusive.
@@ -209,40 +192,29 @@ fn find_bit(s: &[u8], first: u64, last: u64, bit: u8) -> Option<u64> {
 
 /// BITPOS. Without an explicit end, a search for a clear bit in a string of set bits answers
 /// the first bit past the string (it is "padded with zeros"); with an end, -1.
-fn bitpos(e: &mut Engine, call: &mut Call) -> Reply {
-    let bit = match args::int(call.arg(2)) {
-        Ok(b @ (0 | 1)) => b as u8,
-        Ok(_) => return Reply::err(errors::BITPOS_BIT),
-        Err(r) => return r,
+fn bitpos(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let bit = match args::int(call.arg(2))? {
+        b @ (0 | 1) => b as u8,
+        _ => return Err(Reply::err(errors::BITPOS_BIT)),
     };
-    let s = match lookup_str(e, call.db, call.arg(1)) {
-        Err(r) => return r,
-        Ok(None) => return Reply::Int(if bit == 1 { -1 } else { 0 }),
-        Ok(Some(s)) => s,
+    let s = match lookup::<StrValue>(e, call.db, call.arg(1))? {
+        None => return Ok(Reply::Int(if bit == 1 { -1 } else { 0 })),
+        Some(s) => s,
     };
     let len = s.len() as i64;
     let mut end_given = false;
     let range = match call.argc() {
         3 => clamp_range(len, 0, len - 1).map(|(a, b)| (a * 8, b * 8 + 7)),
         4..=6 => {
-            let start = match args::int(call.arg(3)) {
-                Ok(n) => n,
-                Err(r) => return r,
-            };
+            let start = args::int(call.arg(3))?;
             let is_bit = if call.argc() == 6 {
-                match unit_is_bit(call.arg(5)) {
-                    Ok(b) => b,
-                    Err(r) => return r,
-                }
+                unit_is_bit(call.arg(5))?
             } else {
                 false
             };
             let end = if call.argc() >= 5 {
                 end_given = true;
-                match args::int(call.arg(4)) {
-                    Ok(n) => n,
-                    Err(r) => return r,
-                }
+                args::int(call.arg(4))?
             } else {
                 len - 1
             };
@@ -252,16 +224,16 @@ fn bitpos(e: &mut Engine, call: &mut Call) -> Reply {
                 clamp_range(len, start, end).map(|(a, b)| (a * 8, b * 8 + 7))
             }
         }
-        _ => return Reply::err(errors::SYNTAX),
+        _ => return Err(Reply::err(errors::SYNTAX)),
     };
     let Some((first, last)) = range else {
-        return Reply::Int(-1);
+        return Ok(Reply::Int(-1));
     };
-    match find_bit(s, first, last, bit) {
+    Ok(match find_bit(s, first, last, bit) {
         Some(p) => Reply::Int(p as i64),
         None if bit == 0 && !end_given => Reply::Int(((last >> 3) + 1) as i64 * 8),
         None => Reply::Int(-1),
-    }
+    })
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -274,23 +246,21 @@ enum BitOp {
 
 /// BITOP: the result is as long as the longest source (missing keys are empty strings); an
 /// empty result deletes the destination.
-fn bitop(e: &mut Engine, call: &mut Call) -> Reply {
+fn bitop(e: &mut Engine, call: &mut Call) -> CmdResult {
     let op = match args::lower(call.arg(1)).as_str() {
         "and" => BitOp::And,
         "or" => BitOp::Or,
         "xor" => BitOp::Xor,
         "not" => BitOp::Not,
-        _ => return Reply::err(errors::SYNTAX),
+        _ => return Err(Reply::err(errors::SYNTAX)),
     };
     if op == BitOp::Not && call.argc() != 4 {
-        return Reply::err(errors::BITOP_NOT_ONE_KEY);
+        return Err(Reply::err(errors::BITOP_NOT_ONE_KEY));
     }
     let mut sources: Vec<Vec<u8>> = Vec::with_capacity(call.argc() - 3);
     for k in &call.args[3..] {
-        match lookup_str(e, call.db, k) {
-            Err(r) => return r,
-            Ok(v) => sources.push(v.map(|s| s.to_vec()).unwrap_or_default()),
-        }
+        let v = lookup::<StrValue>(e, call.db, k)?;
+        sources.push(v.map(|s| s.to_vec()).unwrap_or_default())
     }
     let max_len = sources.iter().map(|s| s.len()).max().unwrap_or(0);
     let dest = call.arg(2);
@@ -299,7 +269,7 @@ fn bitop(e: &mut Engine, call: &mut Call) -> Reply {
             e.db(call.db).remove(dest);
             e.modified(call.db, dest, notify::GENERIC, "del");
         }
-        return Reply::Int(0);
+        return Ok(Reply::Int(0));
     }
     let byte_at = |s: &Vec<u8>, i: usize| s.get(i).copied().unwrap_or(0);
     let mut out = vec![0u8; max_len];
@@ -322,16 +292,16 @@ fn bitop(e: &mut Engine, call: &mut Call) -> Reply {
     e.db(call.db).set(dest, Value::Str(out.into()));
     e.db(call.db).mark_raw(dest);
     e.modified(call.db, dest, notify::STRING, "set");
-    Reply::Int(max_len as i64)
+    Ok(Reply::Int(max_len as i64))
 }
 
 pub static COMMANDS: &[Command] = &[
-    Command::legacy("setbit", 4, WRITE | DENYOOM, "bitmap", setbit).keys(1, 1, 1),
-    Command::legacy("getbit", 3, READONLY | FAST, "bitmap", getbit).keys(1, 1, 1),
-    Command::legacy("bitcount", -2, READONLY, "bitmap", bitcount).keys(1, 1, 1),
-    Command::legacy("bitpos", -3, READONLY, "bitmap", bitpos).keys(1, 1, 1),
-    Command::legacy("bitop", -4, WRITE | DENYOOM, "bitmap", bitop).keys(2, -1, 1),
-    Command::legacy(
+    Command::new("setbit", 4, WRITE | DENYOOM, "bitmap", setbit).keys(1, 1, 1),
+    Command::new("getbit", 3, READONLY | FAST, "bitmap", getbit).keys(1, 1, 1),
+    Command::new("bitcount", -2, READONLY, "bitmap", bitcount).keys(1, 1, 1),
+    Command::new("bitpos", -3, READONLY, "bitmap", bitpos).keys(1, 1, 1),
+    Command::new("bitop", -4, WRITE | DENYOOM, "bitmap", bitop).keys(2, -1, 1),
+    Command::new(
         "bitfield",
         -2,
         WRITE | DENYOOM,
@@ -339,7 +309,7 @@ pub static COMMANDS: &[Command] = &[
         bitfield::bitfield,
     )
     .keys(1, 1, 1),
-    Command::legacy(
+    Command::new(
         "bitfield_ro",
         -2,
         READONLY | FAST,

@@ -13,9 +13,9 @@ use crate::numfmt;
 use crate::reply::Reply;
 use crate::session::ReplyMode;
 
-fn ping(e: &mut Engine, call: &mut Call) -> Reply {
+fn ping(e: &mut Engine, call: &mut Call) -> CmdResult {
     if call.argc() > 2 {
-        return Reply::err(errors::wrong_arity("ping"));
+        return Err(Reply::err(errors::wrong_arity("ping")));
     }
     // A RESP2 subscriber can only read pushes, so Redis answers PING there with a push-shaped
     // array; a RESP3 subscriber can tell replies from pushes and gets the normal reply.
@@ -29,45 +29,48 @@ fn ping(e: &mut Engine, call: &mut Call) -> Reply {
         } else {
             Default::default()
         };
-        return Reply::Array(vec![Reply::bulk("pong"), Reply::Bulk(payload)]);
+        return Ok(Reply::Array(vec![
+            Reply::bulk("pong"),
+            Reply::Bulk(payload),
+        ]));
     }
-    if call.argc() == 2 {
+    Ok(if call.argc() == 2 {
         Reply::Bulk(call.args[1].clone())
     } else {
         Reply::status("PONG")
-    }
+    })
 }
 
-fn echo(_: &mut Engine, call: &mut Call) -> Reply {
-    Reply::Bulk(call.args[1].clone())
+fn echo(_: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(Reply::Bulk(call.args[1].clone()))
 }
 
-fn select(e: &mut Engine, call: &mut Call) -> Reply {
+fn select(e: &mut Engine, call: &mut Call) -> CmdResult {
     let idx = match numfmt::parse_i64(call.arg(1)) {
         Some(i) => i,
-        None => return Reply::err(errors::NOT_INTEGER),
+        None => return Err(Reply::err(errors::NOT_INTEGER)),
     };
     if e.cluster.is_some() && idx != 0 {
-        return Reply::err("ERR SELECT is not allowed in cluster mode");
+        return Err(Reply::err("ERR SELECT is not allowed in cluster mode"));
     }
     if idx < 0 || idx as usize >= e.dbs.len() {
-        return Reply::err(errors::DB_INDEX);
+        return Err(Reply::err(errors::DB_INDEX));
     }
     call.db = idx as usize;
     if call.in_script {
-        return Reply::ok();
+        return Ok(Reply::ok());
     }
     if let Some(s) = e.sessions.get_mut(&call.conn) {
         s.db = idx as usize;
     }
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
-fn quit(e: &mut Engine, call: &mut Call) -> Reply {
+fn quit(e: &mut Engine, call: &mut Call) -> CmdResult {
     if let Some(s) = e.sessions.get_mut(&call.conn) {
         s.close_requested = true;
     }
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
 /// Whether a new connection starts authenticated: only when `default` needs no password.
@@ -108,21 +111,21 @@ pub(crate) fn check_auth(
     }
 }
 
-fn auth(e: &mut Engine, call: &mut Call) -> Reply {
+fn auth(e: &mut Engine, call: &mut Call) -> CmdResult {
     // A failed AUTH leaves an authenticated connection authenticated, as in Redis.
     let (user, pass) = match call.argc() {
-        2 if e.acl.default_user().nopass => return Reply::err(errors::AUTH_NOT_CONFIGURED),
+        2 if e.acl.default_user().nopass => return Err(Reply::err(errors::AUTH_NOT_CONFIGURED)),
         2 => (bytes::Bytes::from_static(b"default"), call.args[1].clone()),
         3 => (call.args[1].clone(), call.args[2].clone()),
-        _ => return Reply::err(errors::SYNTAX),
+        _ => return Err(Reply::err(errors::SYNTAX)),
     };
     if !e.acl.authenticate(&user, &pass) {
         let object = String::from_utf8_lossy(&call.args[0]).into_owned();
         crate::cmd::acl::log_auth_failure(e, call.conn, &object, &user);
-        return Reply::err(errors::WRONGPASS);
+        return Err(Reply::err(errors::WRONGPASS));
     }
     crate::cmd::acl::login(e, call.conn, &user);
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
 /// Redis accepts client names made of printable ASCII without spaces ('!'..='~').
@@ -271,7 +274,7 @@ fn hello(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 /// RESET: back to a fresh connection's state, except CLIENT NO-EVICT (Redis keeps it).
-fn reset(e: &mut Engine, call: &mut Call) -> Reply {
+fn reset(e: &mut Engine, call: &mut Call) -> CmdResult {
     let conn = call.conn;
     e.monitors.retain(|&c| c != conn);
     e.unwatch_all(conn);
@@ -291,14 +294,14 @@ fn reset(e: &mut Engine, call: &mut Call) -> Reply {
         s.authenticated = authenticated;
     }
     call.db = 0;
-    Reply::status("RESET")
+    Ok(Reply::status("RESET"))
 }
 
 pub static COMMANDS: &[Command] = &[
-    Command::legacy("ping", -1, FAST | SENTINEL, "connection", ping),
-    Command::legacy("echo", 2, LOADING | STALE | FAST, "connection", echo),
-    Command::legacy("select", 2, LOADING | STALE | FAST, "connection", select),
-    Command::legacy(
+    Command::new("ping", -1, FAST | SENTINEL, "connection", ping),
+    Command::new("echo", 2, LOADING | STALE | FAST, "connection", echo),
+    Command::new("select", 2, LOADING | STALE | FAST, "connection", select),
+    Command::new(
         "quit",
         -1,
         ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH,
@@ -312,14 +315,14 @@ pub static COMMANDS: &[Command] = &[
         "connection",
         hello,
     ),
-    Command::legacy(
+    Command::new(
         "auth",
         -2,
         NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | SENTINEL,
         "connection",
         auth,
     ),
-    Command::legacy(
+    Command::new(
         "reset",
         1,
         NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,

@@ -13,23 +13,13 @@ mod tests;
 use bytes::Bytes;
 
 use super::table::{self, flags::*, CmdResult, Command};
+use crate::cmd::lookup::lookup;
 use crate::cmd::{args, cfloat};
-use crate::db::{Value, ZSet};
+use crate::db::ZSet;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::numfmt;
 use crate::reply::Reply;
-
-/// The sorted set at `key` for reading: None when missing, WRONGTYPE for another type.
-fn zset<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a ZSet>, Reply> {
-    match e.db(db).get(key) {
-        None => Ok(None),
-        Some(entry) => match &entry.value {
-            Value::ZSet(z) => Ok(Some(z)),
-            _ => Err(Reply::err(errors::WRONGTYPE)),
-        },
-    }
-}
 
 /// A float argument as Redis's `getDoubleFromObject` reads it (C's strtod: hexadecimal and
 /// `inf` accepted), with `err` as the error text.
@@ -114,7 +104,7 @@ fn geoadd(e: &mut Engine, call: &mut Call) -> CmdResult {
 
 /// GEOPOS key member [...]: each member's position, or a null array when it is missing.
 fn geopos(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let z = zset(e, call.db, call.arg(1))?;
+    let z = lookup::<ZSet>(e, call.db, call.arg(1))?;
     let out = call.args[2..]
         .iter()
         .map(
@@ -132,7 +122,7 @@ fn geopos(e: &mut Engine, call: &mut Call) -> CmdResult {
 
 /// GEOHASH key member [...]: the standard 11-character geohash strings.
 fn geohash(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let z = zset(e, call.db, call.arg(1))?;
+    let z = lookup::<ZSet>(e, call.db, call.arg(1))?;
     let out = call.args[2..]
         .iter()
         .map(
@@ -152,7 +142,7 @@ fn geodist(e: &mut Engine, call: &mut Call) -> CmdResult {
         n if n > 5 => return Err(Reply::err(errors::SYNTAX)),
         _ => 1.0,
     };
-    let Some(z) = zset(e, call.db, call.arg(1))? else {
+    let Some(z) = lookup::<ZSet>(e, call.db, call.arg(1))? else {
         return Ok(Reply::Nil);
     };
     let (Some(s1), Some(s2)) = (z.score(call.arg(2)), z.score(call.arg(3))) else {

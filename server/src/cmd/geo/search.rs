@@ -7,8 +7,9 @@
 //! shape, then sorts by distance when asked (COUNT alone implies ASC, unless ANY).
 
 use super::hash::{self, Shape};
-use super::{coord_reply, distance_reply, float_or, long_lat, unit, zset};
+use super::{coord_reply, distance_reply, float_or, long_lat, unit};
 use crate::cmd::args;
+use crate::cmd::lookup::lookup;
 use crate::db::zset::ScoreRange;
 use crate::db::{Value, ZSet};
 use crate::engine::{Call, Engine};
@@ -98,7 +99,7 @@ fn member_pos(z: &ZSet, member: &[u8]) -> Result<(f64, f64), Reply> {
 fn generic(e: &mut Engine, call: &mut Call, src: usize, f: Flags) -> CmdResult {
     let db = call.db;
     let src_key = call.args[src].clone();
-    let z = zset(e, db, &src_key)?;
+    let z = lookup::<ZSet>(e, db, &src_key)?;
     let mut center = (0.0, 0.0);
     let mut shape = None;
     let mut conv = 1.0;

@@ -8,9 +8,11 @@
 
 use bytes::Bytes;
 
-use super::{delete_if_empty, hash_mut, hash_or_create, hash_ref};
+use super::{delete_if_empty, hash_or_create};
 use crate::cmd::args;
+use crate::cmd::lookup::{lookup, lookup_mut};
 use crate::cmd::table::{flags::*, CmdResult, Command};
+use crate::db::HashValue;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::notify;
@@ -105,7 +107,7 @@ enum Cond {
 
 fn expire_generic(e: &mut Engine, call: &mut Call, unit: Unit, cmd: &str) -> CmdResult {
     let (db, key) = (call.db, call.args[1].clone());
-    let exists = hash_ref(e, db, &key)?.is_some();
+    let exists = lookup::<HashValue>(e, db, &key)?.is_some();
     let at = deadline(e, &call.args[2], unit, cmd)?;
     let cond = match call.args.get(3) {
         Some(a) if args::is(a, "nx") => Cond::Nx,
@@ -123,7 +125,7 @@ fn expire_generic(e: &mut Engine, call: &mut Call, unit: Unit, cmd: &str) -> Cmd
     let mut out = Vec::with_capacity(fields.len());
     let (mut set, mut deleted) = (false, false);
     for f in &fields {
-        let has = hash_ref(e, db, &key)?.is_some_and(|h| h.contains_key(&f[..]));
+        let has = lookup::<HashValue>(e, db, &key)?.is_some_and(|h| h.contains_key(&f[..]));
         if !has {
             out.push(Reply::Int(NO_FIELD));
             continue;
@@ -141,7 +143,7 @@ fn expire_generic(e: &mut Engine, call: &mut Call, unit: Unit, cmd: &str) -> Cmd
             continue;
         }
         if at <= now {
-            if let Some(h) = hash_mut(e, db, &key)? {
+            if let Some(h) = lookup_mut::<HashValue>(e, db, &key)? {
                 h.shift_remove(&f[..]);
             }
             e.hash_ttl.remove(db, &key, f);
@@ -198,7 +200,7 @@ fn hpexpireat(e: &mut Engine, call: &mut Call) -> CmdResult {
 /// HTTL and friends: per field -2 (no field), -1 (no deadline) or the time.
 fn ttl_generic(e: &mut Engine, call: &mut Call, unit: Unit) -> CmdResult {
     let (db, key) = (call.db, call.args[1].clone());
-    let exists = hash_ref(e, db, &key)?.is_some();
+    let exists = lookup::<HashValue>(e, db, &key)?.is_some();
     let fields = fields_block(&call.args, 2, 1, Wording::Expire)?.to_vec();
     if !exists {
         return Ok(Reply::Array(vec![Reply::Int(NO_FIELD); fields.len()]));
@@ -206,7 +208,7 @@ fn ttl_generic(e: &mut Engine, call: &mut Call, unit: Unit) -> CmdResult {
     let base = if unit.absolute { 0 } else { e.now_ms };
     let mut out = Vec::with_capacity(fields.len());
     for f in &fields {
-        let has = hash_ref(e, db, &key)?.is_some_and(|h| h.contains_key(&f[..]));
+        let has = lookup::<HashValue>(e, db, &key)?.is_some_and(|h| h.contains_key(&f[..]));
         let v = match (has, e.hash_ttl.get(db, &key, f)) {
             (false, _) => NO_FIELD,
             (true, None) => NO_TTL,
@@ -254,7 +256,7 @@ fn hpexpiretime(e: &mut Engine, call: &mut Call) -> CmdResult {
 /// HPERSIST: per field -2 (no field), -1 (no deadline) or 1 (deadline removed).
 fn hpersist(e: &mut Engine, call: &mut Call) -> CmdResult {
     let (db, key) = (call.db, call.args[1].clone());
-    let exists = hash_ref(e, db, &key)?.is_some();
+    let exists = lookup::<HashValue>(e, db, &key)?.is_some();
     let fields = fields_block(&call.args, 2, 1, Wording::Expire)?.to_vec();
     if !exists {
         return Ok(Reply::Array(vec![Reply::Int(NO_FIELD); fields.len()]));
@@ -262,7 +264,7 @@ fn hpersist(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mut out = Vec::with_capacity(fields.len());
     let mut any = false;
     for f in &fields {
-        let has = hash_ref(e, db, &key)?.is_some_and(|h| h.contains_key(&f[..]));
+        let has = lookup::<HashValue>(e, db, &key)?.is_some_and(|h| h.contains_key(&f[..]));
         let v = if !has {
             NO_FIELD
         } else if e.hash_ttl.remove(db, &key, f) {
@@ -283,7 +285,7 @@ fn hpersist(e: &mut Engine, call: &mut Call) -> CmdResult {
 fn hgetdel(e: &mut Engine, call: &mut Call) -> CmdResult {
     let (db, key) = (call.db, call.args[1].clone());
     let fields = fields_block(&call.args, 2, 1, Wording::GetDel)?.to_vec();
-    let Some(h) = hash_mut(e, db, &key)? else {
+    let Some(h) = lookup_mut::<HashValue>(e, db, &key)? else {
         return Ok(Reply::Array(vec![Reply::Nil; fields.len()]));
     };
     let mut out = Vec::with_capacity(fields.len());
@@ -372,7 +374,7 @@ fn ex_options(
 /// deadlines set or removed.
 fn hgetex(e: &mut Engine, call: &mut Call) -> CmdResult {
     let (db, key) = (call.db, call.args[1].clone());
-    let exists = hash_ref(e, db, &key)?.is_some();
+    let exists = lookup::<HashValue>(e, db, &key)?.is_some();
     let (expiry, _, at) = ex_options(e, call, 2, false)?;
     let fields = fields_block(&call.args, at, 1, Wording::GetEx("hgetex"))?.to_vec();
     if !exists {
@@ -382,11 +384,11 @@ fn hgetex(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mut out = Vec::with_capacity(fields.len());
     let (mut event, mut deleted) = (None, false);
     for f in &fields {
-        let v = hash_ref(e, db, &key)?.and_then(|h| h.get(&f[..]).cloned());
+        let v = lookup::<HashValue>(e, db, &key)?.and_then(|h| h.get(&f[..]).cloned());
         if v.is_some() {
             match expiry {
                 Expiry::At(t) if t <= now => {
-                    if let Some(h) = hash_mut(e, db, &key)? {
+                    if let Some(h) = lookup_mut::<HashValue>(e, db, &key)? {
                         h.shift_remove(&f[..]);
                     }
                     e.hash_ttl.remove(db, &key, f);
@@ -420,11 +422,11 @@ fn hgetex(e: &mut Engine, call: &mut Call) -> CmdResult {
 /// fields were set, 0 when the condition kept them from it.
 fn hsetex(e: &mut Engine, call: &mut Call) -> CmdResult {
     let (db, key) = (call.db, call.args[1].clone());
-    hash_ref(e, db, &key)?;
+    lookup::<HashValue>(e, db, &key)?;
     let (expiry, cond, at) = ex_options(e, call, 2, true)?;
     let pairs = fields_block(&call.args, at, 2, Wording::GetEx("hsetex"))?.to_vec();
     if let Some(need_absent) = cond {
-        let h = hash_ref(e, db, &key)?;
+        let h = lookup::<HashValue>(e, db, &key)?;
         let all = pairs
             .chunks(2)
             .all(|p| h.is_some_and(|h| h.contains_key(&p[0][..])) != need_absent);
@@ -441,7 +443,7 @@ fn hsetex(e: &mut Engine, call: &mut Call) -> CmdResult {
     for p in pairs.chunks(2) {
         match expiry {
             Expiry::At(t) if t <= now => {
-                if let Some(h) = hash_mut(e, db, &key)? {
+                if let Some(h) = lookup_mut::<HashValue>(e, db, &key)? {
                     h.shift_remove(&p[0][..]);
                 }
                 e.hash_ttl.remove(db, &key, &p[0]);

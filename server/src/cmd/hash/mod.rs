@@ -12,42 +12,13 @@ pub(crate) mod tests;
 mod write;
 
 use super::table::{flags::*, Command};
+use crate::cmd::lookup::lookup;
+use crate::cmd::table::CmdResult;
 use crate::db::{Entry, HashValue, Value};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::notify;
 use crate::reply::Reply;
-
-/// The hash at `key`: None if missing, WRONGTYPE for another type.
-pub(crate) fn hash_ref<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a HashValue>, Reply> {
-    match e.db(db).get(key) {
-        None => Ok(None),
-        Some(Entry {
-            value: Value::Hash(h),
-            ..
-        }) => Ok(Some(h)),
-        Some(_) => Err(Reply::err(errors::WRONGTYPE)),
-    }
-}
-
-pub(crate) fn hash_mut<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a mut HashValue>, Reply> {
-    match e.db(db).get_mut(key) {
-        None => Ok(None),
-        Some(Entry {
-            value: Value::Hash(h),
-            ..
-        }) => Ok(Some(h)),
-        Some(_) => Err(Reply::err(errors::WRONGTYPE)),
-    }
-}
 
 /// The hash at `key`, created empty if missing (the caller adds to it at once).
 pub(crate) fn hash_or_create<'a>(
@@ -99,95 +70,77 @@ fn is_listpack(h: &HashValue, (max_entries, max_value): (usize, usize)) -> bool 
             .all(|(k, v)| k.len() <= max_value && v.len() <= max_value)
 }
 
-fn hget(e: &mut Engine, call: &mut Call) -> Reply {
-    match hash_ref(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(h) => Reply::opt_bulk(h.and_then(|h| h.get(call.arg(2)))),
-    }
+fn hget(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let h = lookup::<HashValue>(e, call.db, call.arg(1))?;
+    Ok(Reply::opt_bulk(h.and_then(|h| h.get(call.arg(2)))))
 }
 
-fn hmget(e: &mut Engine, call: &mut Call) -> Reply {
-    match hash_ref(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(h) => Reply::Array(
-            call.args[2..]
-                .iter()
-                .map(|f| Reply::opt_bulk(h.and_then(|h| h.get(&f[..]))))
-                .collect(),
-        ),
-    }
+fn hmget(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let h = lookup::<HashValue>(e, call.db, call.arg(1))?;
+    Ok(Reply::Array(
+        call.args[2..]
+            .iter()
+            .map(|f| Reply::opt_bulk(h.and_then(|h| h.get(&f[..]))))
+            .collect(),
+    ))
 }
 
-fn hlen(e: &mut Engine, call: &mut Call) -> Reply {
-    match hash_ref(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(h) => Reply::Int(h.map_or(0, |h| h.len() as i64)),
-    }
+fn hlen(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let h = lookup::<HashValue>(e, call.db, call.arg(1))?;
+    Ok(Reply::Int(h.map_or(0, |h| h.len() as i64)))
 }
 
-fn hstrlen(e: &mut Engine, call: &mut Call) -> Reply {
-    match hash_ref(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(h) => Reply::Int(
-            h.and_then(|h| h.get(call.arg(2)))
-                .map_or(0, |v| v.len() as i64),
-        ),
-    }
+fn hstrlen(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let h = lookup::<HashValue>(e, call.db, call.arg(1))?;
+    Ok(Reply::Int(
+        h.and_then(|h| h.get(call.arg(2)))
+            .map_or(0, |v| v.len() as i64),
+    ))
 }
 
-fn hexists(e: &mut Engine, call: &mut Call) -> Reply {
-    match hash_ref(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(h) => Reply::Int(h.is_some_and(|h| h.contains_key(call.arg(2))) as i64),
-    }
+fn hexists(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let h = lookup::<HashValue>(e, call.db, call.arg(1))?;
+    Ok(Reply::Int(
+        h.is_some_and(|h| h.contains_key(call.arg(2))) as i64
+    ))
 }
 
-fn hkeys(e: &mut Engine, call: &mut Call) -> Reply {
-    match hash_ref(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(None) => Reply::Array(Vec::new()),
-        Ok(Some(h)) => Reply::bulk_array(h.keys()),
-    }
+fn hkeys(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(match lookup::<HashValue>(e, call.db, call.arg(1))? {
+        None => Reply::Array(Vec::new()),
+        Some(h) => Reply::bulk_array(h.keys()),
+    })
 }
 
-fn hvals(e: &mut Engine, call: &mut Call) -> Reply {
-    match hash_ref(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(None) => Reply::Array(Vec::new()),
-        Ok(Some(h)) => Reply::bulk_array(h.values()),
-    }
+fn hvals(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(match lookup::<HashValue>(e, call.db, call.arg(1))? {
+        None => Reply::Array(Vec::new()),
+        Some(h) => Reply::bulk_array(h.values()),
+    })
 }
 
 /// A map in RESP3, a flat field/value array in RESP2.
-fn hgetall(e: &mut Engine, call: &mut Call) -> Reply {
-    match hash_ref(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(None) => Reply::Map(Vec::new()),
-        Ok(Some(h)) => Reply::Map(
+fn hgetall(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(match lookup::<HashValue>(e, call.db, call.arg(1))? {
+        None => Reply::Map(Vec::new()),
+        Some(h) => Reply::Map(
             h.iter()
                 .map(|(k, v)| (Reply::bulk(k), Reply::bulk(v)))
                 .collect(),
         ),
-    }
+    })
 }
 
 /// HSCAN key cursor [MATCH pattern] [COUNT count]. As in Redis, the cursor is checked before
 /// the key, and the options only once the key is known to be a hash.
-fn hscan(e: &mut Engine, call: &mut Call) -> Reply {
-    let cursor = match scan::parse_cursor(call.arg(2)) {
-        Ok(c) => c,
-        Err(r) => return r,
-    };
+fn hscan(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let cursor = scan::parse_cursor(call.arg(2))?;
     let limits = listpack_limits(e);
-    let h = match hash_ref(e, call.db, call.arg(1)) {
-        Err(r) => return r,
-        Ok(None) => return scan::reply(0, Vec::new()),
-        Ok(Some(h)) => h,
+    let h = match lookup::<HashValue>(e, call.db, call.arg(1))? {
+        None => return Ok(scan::reply(0, Vec::new())),
+        Some(h) => h,
     };
-    let opts = match scan::parse_options(&call.args[3..]) {
-        Ok(o) => o,
-        Err(r) => return r,
-    };
+    let opts = scan::parse_options(&call.args[3..])?;
     let pair = |k: &[u8], v: &[u8]| [Reply::bulk(k), Reply::bulk(v)];
     if is_listpack(h, limits) {
         let items = h
@@ -195,7 +148,7 @@ fn hscan(e: &mut Engine, call: &mut Call) -> Reply {
             .filter(|(k, _)| opts.matches(k))
             .flat_map(|(k, v)| pair(k, v))
             .collect();
-        return scan::reply(0, items);
+        return Ok(scan::reply(0, items));
     }
     let (next, found) = scan::page(h.iter().map(|(k, v)| (&k[..], (k, v))), cursor, opts.count);
     let items = found
@@ -203,24 +156,24 @@ fn hscan(e: &mut Engine, call: &mut Call) -> Reply {
         .filter(|(k, _)| opts.matches(k))
         .flat_map(|(k, v)| pair(k, v))
         .collect();
-    scan::reply(next, items)
+    Ok(scan::reply(next, items))
 }
 
 pub static COMMANDS: &[Command] = &[
-    Command::legacy("hset", -4, WRITE | DENYOOM | FAST, "hash", write::hset).keys(1, 1, 1),
-    Command::legacy("hsetnx", 4, WRITE | DENYOOM | FAST, "hash", write::hsetnx).keys(1, 1, 1),
-    Command::legacy("hmset", -4, WRITE | DENYOOM | FAST, "hash", write::hmset).keys(1, 1, 1),
-    Command::legacy("hget", 3, READONLY | FAST, "hash", hget).keys(1, 1, 1),
-    Command::legacy("hmget", -3, READONLY | FAST, "hash", hmget).keys(1, 1, 1),
-    Command::legacy("hdel", -3, WRITE | FAST, "hash", write::hdel).keys(1, 1, 1),
-    Command::legacy("hlen", 2, READONLY | FAST, "hash", hlen).keys(1, 1, 1),
-    Command::legacy("hstrlen", 3, READONLY | FAST, "hash", hstrlen).keys(1, 1, 1),
-    Command::legacy("hexists", 3, READONLY | FAST, "hash", hexists).keys(1, 1, 1),
-    Command::legacy("hkeys", 2, READONLY, "hash", hkeys).keys(1, 1, 1),
-    Command::legacy("hvals", 2, READONLY, "hash", hvals).keys(1, 1, 1),
-    Command::legacy("hgetall", 2, READONLY, "hash", hgetall).keys(1, 1, 1),
-    Command::legacy("hincrby", 4, WRITE | DENYOOM | FAST, "hash", write::hincrby).keys(1, 1, 1),
-    Command::legacy(
+    Command::new("hset", -4, WRITE | DENYOOM | FAST, "hash", write::hset).keys(1, 1, 1),
+    Command::new("hsetnx", 4, WRITE | DENYOOM | FAST, "hash", write::hsetnx).keys(1, 1, 1),
+    Command::new("hmset", -4, WRITE | DENYOOM | FAST, "hash", write::hmset).keys(1, 1, 1),
+    Command::new("hget", 3, READONLY | FAST, "hash", hget).keys(1, 1, 1),
+    Command::new("hmget", -3, READONLY | FAST, "hash", hmget).keys(1, 1, 1),
+    Command::new("hdel", -3, WRITE | FAST, "hash", write::hdel).keys(1, 1, 1),
+    Command::new("hlen", 2, READONLY | FAST, "hash", hlen).keys(1, 1, 1),
+    Command::new("hstrlen", 3, READONLY | FAST, "hash", hstrlen).keys(1, 1, 1),
+    Command::new("hexists", 3, READONLY | FAST, "hash", hexists).keys(1, 1, 1),
+    Command::new("hkeys", 2, READONLY, "hash", hkeys).keys(1, 1, 1),
+    Command::new("hvals", 2, READONLY, "hash", hvals).keys(1, 1, 1),
+    Command::new("hgetall", 2, READONLY, "hash", hgetall).keys(1, 1, 1),
+    Command::new("hincrby", 4, WRITE | DENYOOM | FAST, "hash", write::hincrby).keys(1, 1, 1),
+    Command::new(
         "hincrbyfloat",
         4,
         WRITE | DENYOOM | FAST,
@@ -228,6 +181,6 @@ pub static COMMANDS: &[Command] = &[
         write::hincrbyfloat,
     )
     .keys(1, 1, 1),
-    Command::legacy("hscan", -3, READONLY, "hash", hscan).keys(1, 1, 1),
-    Command::legacy("hrandfield", -2, READONLY, "hash", random::hrandfield).keys(1, 1, 1),
+    Command::new("hscan", -3, READONLY, "hash", hscan).keys(1, 1, 1),
+    Command::new("hrandfield", -2, READONLY, "hash", random::hrandfield).keys(1, 1, 1),
 ];

@@ -1,6 +1,9 @@
 //! HRANDFIELD, and the count rules SRANDMEMBER and ZRANDMEMBER share.
 
-use super::hash_ref;
+use crate::cmd::lookup::lookup;
+use crate::cmd::table::CmdResult;
+use crate::db::HashValue;
+
 use crate::cmd::args;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -52,45 +55,37 @@ pub(crate) fn picks(e: &mut Engine, len: usize, count: i64) -> Result<Vec<usize>
 /// order when count >= the size, distinct fields (in hash order) for a smaller positive
 /// count, and |count| fields with repeats for a negative one. With WITHVALUES, RESP3 nests
 /// each field/value pair in an array of its own; RESP2 flattens them.
-pub(super) fn hrandfield(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn hrandfield(e: &mut Engine, call: &mut Call) -> CmdResult {
     if call.argc() == 2 {
-        return match hash_ref(e, call.db, call.arg(1)) {
-            Err(r) => r,
-            Ok(None) => Reply::Nil,
-            Ok(Some(h)) => {
+        return Ok(match lookup::<HashValue>(e, call.db, call.arg(1))? {
+            None => Reply::Nil,
+            Some(h) => {
                 let len = h.len();
                 let i = e.rng.below(len);
-                match hash_ref(e, call.db, call.arg(1)) {
+                match lookup::<HashValue>(e, call.db, call.arg(1)) {
                     Ok(Some(h)) => Reply::opt_bulk(h.get_index(i).map(|(k, _)| k)),
                     _ => Reply::Nil,
                 }
             }
-        };
+        });
     }
-    let count = match parse_count(call.arg(2)) {
-        Ok(n) => n,
-        Err(r) => return r,
-    };
+    let count = parse_count(call.arg(2))?;
     let withvalues = match call.argc() {
         3 => false,
         4 if args::is(call.arg(3), "withvalues") => true,
-        _ => return Reply::err(errors::SYNTAX),
+        _ => return Err(Reply::err(errors::SYNTAX)),
     };
     if withvalues && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&count) {
-        return Reply::err(errors::VALUE_OUT_OF_RANGE);
+        return Err(Reply::err(errors::VALUE_OUT_OF_RANGE));
     }
     let resp3 = call.resp >= 3;
-    let len = match hash_ref(e, call.db, call.arg(1)) {
-        Err(r) => return r,
-        Ok(None) => return Reply::Array(Vec::new()),
-        Ok(Some(h)) => h.len(),
+    let len = match lookup::<HashValue>(e, call.db, call.arg(1))? {
+        None => return Ok(Reply::Array(Vec::new())),
+        Some(h) => h.len(),
     };
-    let picks = match picks(e, len, count) {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
-    let Ok(Some(h)) = hash_ref(e, call.db, call.arg(1)) else {
-        return Reply::Array(Vec::new());
+    let picks = picks(e, len, count)?;
+    let Ok(Some(h)) = lookup::<HashValue>(e, call.db, call.arg(1)) else {
+        return Ok(Reply::Array(Vec::new()));
     };
     let mut out = Vec::with_capacity(picks.len() * if withvalues && !resp3 { 2 } else { 1 });
     for i in picks {
@@ -106,5 +101,5 @@ pub(super) fn hrandfield(e: &mut Engine, call: &mut Call) -> Reply {
             }
         }
     }
-    Reply::Array(out)
+    Ok(Reply::Array(out))
 }

@@ -1,7 +1,9 @@
 //! The hash commands that write: HSET, HSETNX, HMSET, HDEL, HINCRBY, HINCRBYFLOAT.
 
-use super::{delete_if_empty, hash_mut, hash_or_create};
+use super::{delete_if_empty, hash_or_create};
 use crate::cmd::args;
+use crate::cmd::lookup::lookup_mut;
+use crate::cmd::table::CmdResult;
 use crate::db::HashValue;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -40,32 +42,28 @@ fn set_pairs(e: &mut Engine, call: &Call) -> Result<i64, Reply> {
     Ok(added)
 }
 
-pub(super) fn hset(e: &mut Engine, call: &mut Call) -> Reply {
-    set_pairs(e, call).map_or_else(|r| r, Reply::Int)
+pub(super) fn hset(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(set_pairs(e, call).map_or_else(|r| r, Reply::Int))
 }
 
-pub(super) fn hmset(e: &mut Engine, call: &mut Call) -> Reply {
-    set_pairs(e, call).map_or_else(|r| r, |_| Reply::ok())
+pub(super) fn hmset(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(set_pairs(e, call).map_or_else(|r| r, |_| Reply::ok()))
 }
 
-pub(super) fn hsetnx(e: &mut Engine, call: &mut Call) -> Reply {
-    let h = match hash_or_create(e, call.db, call.arg(1)) {
-        Ok(h) => h,
-        Err(r) => return r,
-    };
+pub(super) fn hsetnx(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let h = hash_or_create(e, call.db, call.arg(1))?;
     if h.contains_key(call.arg(2)) {
-        return Reply::Int(0);
+        return Ok(Reply::Int(0));
     }
     h.insert(call.arg(2).to_vec(), call.arg(3).to_vec());
     e.modified(call.db, call.arg(1), notify::HASH, "hset");
-    Reply::Int(1)
+    Ok(Reply::Int(1))
 }
 
-pub(super) fn hdel(e: &mut Engine, call: &mut Call) -> Reply {
-    let h = match hash_mut(e, call.db, call.arg(1)) {
-        Err(r) => return r,
-        Ok(None) => return Reply::Int(0),
-        Ok(Some(h)) => h,
+pub(super) fn hdel(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let h = match lookup_mut::<HashValue>(e, call.db, call.arg(1))? {
+        None => return Ok(Reply::Int(0)),
+        Some(h) => h,
     };
     let mut deleted = 0;
     for f in &call.args[2..] {
@@ -80,62 +78,55 @@ pub(super) fn hdel(e: &mut Engine, call: &mut Call) -> Reply {
         e.modified(call.db, call.arg(1), notify::HASH, "hdel");
         delete_if_empty(e, call.db, call.arg(1));
     }
-    Reply::Int(deleted)
+    Ok(Reply::Int(deleted))
 }
 
-pub(super) fn hincrby(e: &mut Engine, call: &mut Call) -> Reply {
-    let incr = match args::int(call.arg(3)) {
-        Ok(n) => n,
-        Err(r) => return r,
-    };
-    let h = match hash_or_create(e, call.db, call.arg(1)) {
-        Ok(h) => h,
-        Err(r) => return r,
-    };
+pub(super) fn hincrby(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let incr = args::int(call.arg(3))?;
+    let h = hash_or_create(e, call.db, call.arg(1))?;
     let current = match h.get(call.arg(2)) {
         None => 0,
         Some(v) => match numfmt::parse_i64(v) {
             Some(n) => n,
-            None => return Reply::err(errors::HASH_VALUE_NOT_INTEGER),
+            None => return Err(Reply::err(errors::HASH_VALUE_NOT_INTEGER)),
         },
     };
     let Some(new) = current.checked_add(incr) else {
-        return Reply::err(errors::OVERFLOW);
+        return Err(Reply::err(errors::OVERFLOW));
     };
     let mut buf = itoa::Buffer::new();
     set_field(h, call.arg(2), buf.format(new).as_bytes());
     e.modified(call.db, call.arg(1), notify::HASH, "hincrby");
-    Reply::Int(new)
+    Ok(Reply::Int(new))
 }
 
-pub(super) fn hincrbyfloat(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn hincrbyfloat(e: &mut Engine, call: &mut Call) -> CmdResult {
     // Redis adds in long double: the same arithmetic as INCRBYFLOAT (see ldouble.rs).
     if crate::ldouble::LongDouble::parse(call.arg(3)).is_none() {
-        return Reply::err(errors::NOT_FLOAT);
+        return Err(Reply::err(errors::NOT_FLOAT));
     }
     let lower = call.arg(3).to_ascii_lowercase();
     if lower.windows(3).any(|w| w == b"inf" || w == b"nan") {
-        return Reply::err(errors::INCR_IS_NAN_OR_INF);
+        return Err(Reply::err(errors::INCR_IS_NAN_OR_INF));
     }
-    let h = match hash_or_create(e, call.db, call.arg(1)) {
-        Ok(h) => h,
-        Err(r) => return r,
-    };
+    let h = hash_or_create(e, call.db, call.arg(1))?;
     let current = h
         .get(call.arg(2))
         .map(|v| v.to_vec())
         .unwrap_or_else(|| b"0".to_vec());
     if crate::ldouble::LongDouble::parse(&current).is_none() {
-        return Reply::err(errors::HASH_VALUE_NOT_FLOAT);
+        return Err(Reply::err(errors::HASH_VALUE_NOT_FLOAT));
     }
     let text = match crate::ldouble::incr_by_float(&current, call.arg(3)) {
         Ok(t) => t,
         Err(crate::ldouble::IncrFloatError::NanOrInfinity) => {
-            return Reply::err(errors::NAN_OR_INF)
+            return Err(Reply::err(errors::NAN_OR_INF))
         }
-        Err(crate::ldouble::IncrFloatError::NotAFloat) => return Reply::err(errors::NOT_FLOAT),
+        Err(crate::ldouble::IncrFloatError::NotAFloat) => {
+            return Err(Reply::err(errors::NOT_FLOAT))
+        }
     };
     set_field(h, call.arg(2), text.as_bytes());
     e.modified(call.db, call.arg(1), notify::HASH, "hincrbyfloat");
-    Reply::bulk(text)
+    Ok(Reply::bulk(text))
 }

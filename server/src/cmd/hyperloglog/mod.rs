@@ -10,7 +10,8 @@ pub(crate) mod sketch;
 mod tests;
 
 use super::table::{flags::*, CmdResult, Command};
-use crate::cmd::string::{lookup_str, lookup_str_for_update};
+use crate::cmd::lookup::lookup;
+use crate::cmd::string::lookup_str_for_update;
 use crate::db::{StrValue, Value};
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -32,7 +33,7 @@ fn hll_for_update<'a>(
 /// Whether `key` holds a valid HyperLogLog: false when it does not exist, WRONGTYPE for
 /// another type and Redis's HyperLogLog WRONGTYPE for a string of another shape.
 fn is_hll(e: &mut Engine, db: usize, key: &[u8]) -> Result<bool, Reply> {
-    match lookup_str(e, db, key)? {
+    match lookup::<StrValue>(e, db, key)? {
         None => Ok(false),
         Some(s) if sketch::is_valid(s) => Ok(true),
         Some(_) => Err(Reply::err(errors::HLL_WRONGTYPE)),
@@ -91,7 +92,7 @@ fn pfcount(e: &mut Engine, call: &mut Call) -> CmdResult {
             if !is_hll(e, call.db, key)? {
                 continue;
             }
-            let v = lookup_str(e, call.db, key)?.ok_or_else(invalid)?;
+            let v = lookup::<StrValue>(e, call.db, key)?.ok_or_else(invalid)?;
             sketch::merge_into(&mut max, v).map_err(|_| invalid())?;
         }
         return Ok(Reply::Int(sketch::count_raw(&max) as i64));
@@ -119,7 +120,7 @@ fn pfmerge(e: &mut Engine, call: &mut Call) -> CmdResult {
         if !is_hll(e, call.db, key)? {
             continue;
         }
-        let v = lookup_str(e, call.db, key)?.ok_or_else(invalid)?;
+        let v = lookup::<StrValue>(e, call.db, key)?.ok_or_else(invalid)?;
         dense |= v[4] == sketch::DENSE;
         sketch::merge_into(&mut max, v).map_err(|_| invalid())?;
     }

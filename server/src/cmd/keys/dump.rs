@@ -2,6 +2,7 @@
 
 use super::signal_if_blocking_type;
 use crate::cmd::args;
+use crate::cmd::table::CmdResult;
 use crate::db::encoding::Limits;
 use crate::db::rdb::{self, RestoreError};
 use crate::db::Entry;
@@ -10,16 +11,16 @@ use crate::errors;
 use crate::notify;
 use crate::reply::Reply;
 
-pub fn dump(e: &mut Engine, call: &mut Call) -> Reply {
+pub fn dump(e: &mut Engine, call: &mut Call) -> CmdResult {
     let limits = Limits::from_config(&e.config);
-    match e.db(call.db).get(call.arg(1)) {
+    Ok(match e.db(call.db).get(call.arg(1)) {
         Some(en) => Reply::bulk(rdb::dump(&en.value, &limits)),
         None => Reply::Nil,
-    }
+    })
 }
 
 /// RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
-pub fn restore(e: &mut Engine, call: &mut Call) -> Reply {
+pub fn restore(e: &mut Engine, call: &mut Call) -> CmdResult {
     let (mut replace, mut absttl) = (false, false);
     let mut idle: Option<i64> = None;
     let mut freq: Option<i64> = None;
@@ -32,45 +33,36 @@ pub fn restore(e: &mut Engine, call: &mut Call) -> Reply {
         } else if args::is(a, "absttl") {
             absttl = true;
         } else if args::is(a, "idletime") && more && freq.is_none() {
-            let n = match args::int(call.arg(i + 1)) {
-                Ok(n) => n,
-                Err(r) => return r,
-            };
+            let n = args::int(call.arg(i + 1))?;
             if n < 0 {
-                return Reply::err(errors::INVALID_IDLETIME);
+                return Err(Reply::err(errors::INVALID_IDLETIME));
             }
             idle = Some(n);
             i += 1;
         } else if args::is(a, "freq") && more && idle.is_none() {
-            let n = match args::int(call.arg(i + 1)) {
-                Ok(n) => n,
-                Err(r) => return r,
-            };
+            let n = args::int(call.arg(i + 1))?;
             if !(0..=255).contains(&n) {
-                return Reply::err(errors::INVALID_FREQ);
+                return Err(Reply::err(errors::INVALID_FREQ));
             }
             freq = Some(n);
             i += 1;
         } else {
-            return Reply::err(errors::SYNTAX);
+            return Err(Reply::err(errors::SYNTAX));
         }
         i += 1;
     }
     let key = call.arg(1).to_vec();
     if !replace && e.db(call.db).get(&key).is_some() {
-        return Reply::err(errors::BUSYKEY);
+        return Err(Reply::err(errors::BUSYKEY));
     }
-    let ttl = match args::int(call.arg(2)) {
-        Ok(n) => n,
-        Err(r) => return r,
-    };
+    let ttl = args::int(call.arg(2))?;
     if ttl < 0 {
-        return Reply::err(errors::INVALID_TTL);
+        return Err(Reply::err(errors::INVALID_TTL));
     }
     let value = match rdb::restore(call.arg(3)) {
         Ok(v) => v,
-        Err(RestoreError::VersionOrChecksum) => return Reply::err(errors::BAD_DUMP_PAYLOAD),
-        Err(RestoreError::BadFormat) => return Reply::err(errors::BAD_DATA_FORMAT),
+        Err(RestoreError::VersionOrChecksum) => return Err(Reply::err(errors::BAD_DUMP_PAYLOAD)),
+        Err(RestoreError::BadFormat) => return Err(Reply::err(errors::BAD_DATA_FORMAT)),
     };
     let now = e.now_ms;
     let deleted = replace && e.db(call.db).remove(&key).is_some();
@@ -84,7 +76,7 @@ pub fn restore(e: &mut Engine, call: &mut Call) -> Reply {
         if deleted {
             e.modified(call.db, &key, notify::GENERIC, "del");
         }
-        return Reply::ok();
+        return Ok(Reply::ok());
     }
     signal_if_blocking_type(e, call.db, &key, &value);
     // IDLETIME sets the access time in the past; FREQ has no counter to set here.
@@ -100,5 +92,5 @@ pub fn restore(e: &mut Engine, call: &mut Call) -> Reply {
         },
     );
     e.modified(call.db, &key, notify::GENERIC, "restore");
-    Reply::ok()
+    Ok(Reply::ok())
 }

@@ -2,6 +2,7 @@
 //! PEXPIRETIME and PERSIST.
 
 use crate::cmd::args;
+use crate::cmd::table::CmdResult;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::notify;
@@ -93,20 +94,20 @@ fn expire_generic(e: &mut Engine, call: &mut Call, relative: bool, seconds: bool
     Reply::Int(1)
 }
 
-pub fn expire(e: &mut Engine, call: &mut Call) -> Reply {
-    expire_generic(e, call, true, true)
+pub fn expire(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(expire_generic(e, call, true, true))
 }
 
-pub fn pexpire(e: &mut Engine, call: &mut Call) -> Reply {
-    expire_generic(e, call, true, false)
+pub fn pexpire(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(expire_generic(e, call, true, false))
 }
 
-pub fn expireat(e: &mut Engine, call: &mut Call) -> Reply {
-    expire_generic(e, call, false, true)
+pub fn expireat(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(expire_generic(e, call, false, true))
 }
 
-pub fn pexpireat(e: &mut Engine, call: &mut Call) -> Reply {
-    expire_generic(e, call, false, false)
+pub fn pexpireat(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(expire_generic(e, call, false, false))
 }
 
 /// TTL family: -2 no key, -1 no deadline; relative values round to the nearest second.
@@ -125,30 +126,30 @@ fn ttl_generic(e: &mut Engine, call: &mut Call, ms: bool, absolute: bool) -> Rep
     Reply::Int(if ms { left } else { (left + 500) / 1000 })
 }
 
-pub fn ttl(e: &mut Engine, call: &mut Call) -> Reply {
-    ttl_generic(e, call, false, false)
+pub fn ttl(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(ttl_generic(e, call, false, false))
 }
 
-pub fn pttl(e: &mut Engine, call: &mut Call) -> Reply {
-    ttl_generic(e, call, true, false)
+pub fn pttl(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(ttl_generic(e, call, true, false))
 }
 
-pub fn expiretime(e: &mut Engine, call: &mut Call) -> Reply {
-    ttl_generic(e, call, false, true)
+pub fn expiretime(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(ttl_generic(e, call, false, true))
 }
 
-pub fn pexpiretime(e: &mut Engine, call: &mut Call) -> Reply {
-    ttl_generic(e, call, true, true)
+pub fn pexpiretime(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(ttl_generic(e, call, true, true))
 }
 
-pub fn persist(e: &mut Engine, call: &mut Call) -> Reply {
+pub fn persist(e: &mut Engine, call: &mut Call) -> CmdResult {
     let key = call.arg(1);
     let db = e.db(call.db);
     let had_deadline = db.get(key).is_some_and(|en| en.expire_at.is_some());
     if !had_deadline {
-        return Reply::Int(0);
+        return Ok(Reply::Int(0));
     }
     db.set_expire(key, None);
     e.modified(call.db, key, notify::GENERIC, "persist");
-    Reply::Int(1)
+    Ok(Reply::Int(1))
 }

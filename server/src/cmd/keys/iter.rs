@@ -1,10 +1,11 @@
 //! KEYS, SCAN and RANDOMKEY: the commands that walk the keyspace.
 
+use crate::cmd::table::CmdResult;
 use crate::db::{scan, Db};
 use crate::engine::{Call, Engine};
 use crate::reply::Reply;
 
-pub fn keys(e: &mut Engine, call: &mut Call) -> Reply {
+pub fn keys(e: &mut Engine, call: &mut Call) -> CmdResult {
     let pattern = call.arg(1);
     let all = pattern == b"*";
     let db = e.db(call.db);
@@ -15,19 +16,13 @@ pub fn keys(e: &mut Engine, call: &mut Call) -> Reply {
         .filter(|(k, _)| all || crate::glob::matches(pattern, k, false))
         .map(|(k, _)| Reply::bulk(k))
         .collect();
-    Reply::Array(out)
+    Ok(Reply::Array(out))
 }
 
 /// SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]: see `db::scan` for the cursor.
-pub fn scan(e: &mut Engine, call: &mut Call) -> Reply {
-    let cursor = match scan::parse_cursor(call.arg(1)) {
-        Ok(c) => c,
-        Err(r) => return r,
-    };
-    let opts = match scan::parse_options(&call.args[2..], true) {
-        Ok(o) => o,
-        Err(r) => return r,
-    };
+pub fn scan(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let cursor = scan::parse_cursor(call.arg(1))?;
+    let opts = scan::parse_options(&call.args[2..], true)?;
     let db = e.db(call.db);
     let now = db.now;
     let live = db
@@ -49,12 +44,12 @@ pub fn scan(e: &mut Engine, call: &mut Call) -> Reply {
         })
         .map(|(k, _)| Reply::bulk(k))
         .collect();
-    scan::reply(next, items)
+    Ok(scan::reply(next, items))
 }
 
 /// A uniformly chosen live key, drawn from the engine's generator over the keys in the
 /// map's (fixed-seed, so repeatable) order.
-pub fn randomkey(e: &mut Engine, call: &mut Call) -> Reply {
+pub fn randomkey(e: &mut Engine, call: &mut Call) -> CmdResult {
     fn live(db: &Db) -> impl Iterator<Item = &[u8]> + '_ {
         let now = db.now;
         db.iter()
@@ -63,8 +58,8 @@ pub fn randomkey(e: &mut Engine, call: &mut Call) -> Reply {
     }
     let n = live(e.db(call.db)).count();
     if n == 0 {
-        return Reply::Nil;
+        return Ok(Reply::Nil);
     }
     let i = e.rng.below(n);
-    live(e.db(call.db)).nth(i).map_or(Reply::Nil, Reply::bulk)
+    Ok(live(e.db(call.db)).nth(i).map_or(Reply::Nil, Reply::bulk))
 }

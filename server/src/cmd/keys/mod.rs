@@ -10,13 +10,14 @@ mod relocate;
 mod tests;
 
 use super::table::{flags::*, Command};
+use crate::cmd::table::CmdResult;
 use crate::db::Value;
 use crate::engine::{Call, Engine};
 use crate::notify;
 use crate::reply::Reply;
 
 /// DEL and UNLINK: a key past its deadline counts as absent (and is expired, not deleted).
-fn del(e: &mut Engine, call: &mut Call) -> Reply {
+fn del(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mut n = 0;
     for i in 1..call.argc() {
         let key = call.arg(i);
@@ -26,35 +27,35 @@ fn del(e: &mut Engine, call: &mut Call) -> Reply {
             n += 1;
         }
     }
-    Reply::Int(n)
+    Ok(Reply::Int(n))
 }
 
 /// EXISTS counts a key once per time it is named.
-fn exists(e: &mut Engine, call: &mut Call) -> Reply {
+fn exists(e: &mut Engine, call: &mut Call) -> CmdResult {
     let db = e.db(call.db);
     let n = call.args[1..]
         .iter()
         .filter(|k| db.peek(k).is_some())
         .count();
-    Reply::Int(n as i64)
+    Ok(Reply::Int(n as i64))
 }
 
-fn type_(e: &mut Engine, call: &mut Call) -> Reply {
+fn type_(e: &mut Engine, call: &mut Call) -> CmdResult {
     let name = e
         .db(call.db)
         .peek(call.arg(1))
         .map_or("none", |en| en.value.type_name());
-    Reply::status(name)
+    Ok(Reply::status(name))
 }
 
 /// TOUCH: like EXISTS, but updates each key's access time.
-fn touch(e: &mut Engine, call: &mut Call) -> Reply {
+fn touch(e: &mut Engine, call: &mut Call) -> CmdResult {
     let db = e.db(call.db);
     let n = call.args[1..]
         .iter()
         .filter(|k| db.get(k).is_some())
         .count();
-    Reply::Int(n as i64)
+    Ok(Reply::Int(n as i64))
 }
 
 /// A list, sorted set or stream arriving at a key may serve clients blocked on it (Redis's dbAdd).
@@ -65,26 +66,26 @@ pub(crate) fn signal_if_blocking_type(e: &mut Engine, db: usize, key: &[u8], v: 
 }
 
 pub static OBJECT_SUBCOMMANDS: &[Command] = &[
-    Command::legacy("encoding", 3, READONLY, "generic", object::encoding).keys(2, 2, 1),
-    Command::legacy("freq", 3, READONLY, "generic", object::freq).keys(2, 2, 1),
-    Command::legacy("help", 2, LOADING | STALE, "generic", object::help),
-    Command::legacy("idletime", 3, READONLY, "generic", object::idletime).keys(2, 2, 1),
-    Command::legacy("refcount", 3, READONLY, "generic", object::refcount).keys(2, 2, 1),
+    Command::new("encoding", 3, READONLY, "generic", object::encoding).keys(2, 2, 1),
+    Command::new("freq", 3, READONLY, "generic", object::freq).keys(2, 2, 1),
+    Command::new("help", 2, LOADING | STALE, "generic", object::help),
+    Command::new("idletime", 3, READONLY, "generic", object::idletime).keys(2, 2, 1),
+    Command::new("refcount", 3, READONLY, "generic", object::refcount).keys(2, 2, 1),
 ];
 
 pub static COMMANDS: &[Command] = &[
-    Command::legacy("del", -2, WRITE, "generic", del).keys(1, -1, 1),
-    Command::legacy("unlink", -2, WRITE | FAST, "generic", del).keys(1, -1, 1),
-    Command::legacy("exists", -2, READONLY | FAST, "generic", exists).keys(1, -1, 1),
-    Command::legacy("type", 2, READONLY | FAST, "generic", type_).keys(1, 1, 1),
-    Command::legacy("touch", -2, READONLY | FAST, "generic", touch).keys(1, -1, 1),
-    Command::legacy("expire", -3, WRITE | FAST, "generic", expire::expire).keys(1, 1, 1),
-    Command::legacy("pexpire", -3, WRITE | FAST, "generic", expire::pexpire).keys(1, 1, 1),
-    Command::legacy("expireat", -3, WRITE | FAST, "generic", expire::expireat).keys(1, 1, 1),
-    Command::legacy("pexpireat", -3, WRITE | FAST, "generic", expire::pexpireat).keys(1, 1, 1),
-    Command::legacy("ttl", 2, READONLY | FAST, "generic", expire::ttl).keys(1, 1, 1),
-    Command::legacy("pttl", 2, READONLY | FAST, "generic", expire::pttl).keys(1, 1, 1),
-    Command::legacy(
+    Command::new("del", -2, WRITE, "generic", del).keys(1, -1, 1),
+    Command::new("unlink", -2, WRITE | FAST, "generic", del).keys(1, -1, 1),
+    Command::new("exists", -2, READONLY | FAST, "generic", exists).keys(1, -1, 1),
+    Command::new("type", 2, READONLY | FAST, "generic", type_).keys(1, 1, 1),
+    Command::new("touch", -2, READONLY | FAST, "generic", touch).keys(1, -1, 1),
+    Command::new("expire", -3, WRITE | FAST, "generic", expire::expire).keys(1, 1, 1),
+    Command::new("pexpire", -3, WRITE | FAST, "generic", expire::pexpire).keys(1, 1, 1),
+    Command::new("expireat", -3, WRITE | FAST, "generic", expire::expireat).keys(1, 1, 1),
+    Command::new("pexpireat", -3, WRITE | FAST, "generic", expire::pexpireat).keys(1, 1, 1),
+    Command::new("ttl", 2, READONLY | FAST, "generic", expire::ttl).keys(1, 1, 1),
+    Command::new("pttl", 2, READONLY | FAST, "generic", expire::pttl).keys(1, 1, 1),
+    Command::new(
         "expiretime",
         2,
         READONLY | FAST,
@@ -92,7 +93,7 @@ pub static COMMANDS: &[Command] = &[
         expire::expiretime,
     )
     .keys(1, 1, 1),
-    Command::legacy(
+    Command::new(
         "pexpiretime",
         2,
         READONLY | FAST,
@@ -100,15 +101,15 @@ pub static COMMANDS: &[Command] = &[
         expire::pexpiretime,
     )
     .keys(1, 1, 1),
-    Command::legacy("persist", 2, WRITE | FAST, "generic", expire::persist).keys(1, 1, 1),
-    Command::legacy("rename", 3, WRITE, "generic", relocate::rename).keys(1, 2, 1),
-    Command::legacy("renamenx", 3, WRITE | FAST, "generic", relocate::renamenx).keys(1, 2, 1),
-    Command::legacy("move", 3, WRITE | FAST, "generic", relocate::move_).keys(1, 1, 1),
-    Command::legacy("copy", -3, WRITE | DENYOOM, "generic", relocate::copy).keys(1, 2, 1),
-    Command::legacy("keys", 2, READONLY, "generic", iter::keys),
-    Command::legacy("scan", -2, READONLY, "generic", iter::scan),
-    Command::legacy("randomkey", 1, READONLY, "generic", iter::randomkey),
-    Command::legacy("dump", 2, READONLY, "generic", dump::dump).keys(1, 1, 1),
-    Command::legacy("restore", -4, WRITE | DENYOOM, "generic", dump::restore).keys(1, 1, 1),
-    Command::legacy("object", -2, 0, "generic", object::help).subcommands(OBJECT_SUBCOMMANDS),
+    Command::new("persist", 2, WRITE | FAST, "generic", expire::persist).keys(1, 1, 1),
+    Command::new("rename", 3, WRITE, "generic", relocate::rename).keys(1, 2, 1),
+    Command::new("renamenx", 3, WRITE | FAST, "generic", relocate::renamenx).keys(1, 2, 1),
+    Command::new("move", 3, WRITE | FAST, "generic", relocate::move_).keys(1, 1, 1),
+    Command::new("copy", -3, WRITE | DENYOOM, "generic", relocate::copy).keys(1, 2, 1),
+    Command::new("keys", 2, READONLY, "generic", iter::keys),
+    Command::new("scan", -2, READONLY, "generic", iter::scan),
+    Command::new("randomkey", 1, READONLY, "generic", iter::randomkey),
+    Command::new("dump", 2, READONLY, "generic", dump::dump).keys(1, 1, 1),
+    Command::new("restore", -4, WRITE | DENYOOM, "generic", dump::restore).keys(1, 1, 1),
+    Command::new("object", -2, 0, "generic", object::help).subcommands(OBJECT_SUBCOMMANDS),
 ];

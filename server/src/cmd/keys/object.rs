@@ -1,5 +1,6 @@
 //! OBJECT ENCODING / FREQ / IDLETIME / REFCOUNT / HELP. None of them touches the key.
 
+use crate::cmd::table::CmdResult;
 use crate::db::encoding::{self, Limits};
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -12,54 +13,54 @@ fn lfu_policy(e: &Engine) -> bool {
     e.config.maxmemory_policy.contains("lfu")
 }
 
-pub fn encoding(e: &mut Engine, call: &mut Call) -> Reply {
+pub fn encoding(e: &mut Engine, call: &mut Call) -> CmdResult {
     let limits = Limits::from_config(&e.config);
-    match e.db(call.db).peek(call.arg(2)) {
+    Ok(match e.db(call.db).peek(call.arg(2)) {
         Some(en) if en.raw && matches!(en.value, crate::db::Value::Str(_)) => Reply::bulk("raw"),
         Some(en) => Reply::bulk(encoding::of(&en.value, &limits).name()),
         None => Reply::Nil,
-    }
+    })
 }
 
-pub fn refcount(e: &mut Engine, call: &mut Call) -> Reply {
+pub fn refcount(e: &mut Engine, call: &mut Call) -> CmdResult {
     let config = e.config.clone();
     let Some(en) = e.db(call.db).peek(call.arg(2)) else {
-        return Reply::Nil;
+        return Ok(Reply::Nil);
     };
     let n = encoding::refcount(&en.value, &config);
-    Reply::Int(n)
+    Ok(Reply::Int(n))
 }
 
-pub fn idletime(e: &mut Engine, call: &mut Call) -> Reply {
+pub fn idletime(e: &mut Engine, call: &mut Call) -> CmdResult {
     let now = e.now_ms;
     let Some(en) = e.db(call.db).peek(call.arg(2)) else {
-        return Reply::Nil;
+        return Ok(Reply::Nil);
     };
     let last = en.last_access;
     if lfu_policy(e) {
-        return Reply::err(errors::LFU_SELECTED);
+        return Err(Reply::err(errors::LFU_SELECTED));
     }
-    Reply::Int((now - last).max(0) / 1000)
+    Ok(Reply::Int((now - last).max(0) / 1000))
 }
 
 /// redlab does not count accesses: the counter is the initial one, decayed by one per idle
 /// minute (lfu-decay-time 1), which is what Redis reports for a key not read since it was
 /// written.
-pub fn freq(e: &mut Engine, call: &mut Call) -> Reply {
+pub fn freq(e: &mut Engine, call: &mut Call) -> CmdResult {
     let now = e.now_ms;
     let Some(en) = e.db(call.db).peek(call.arg(2)) else {
-        return Reply::Nil;
+        return Ok(Reply::Nil);
     };
     let last = en.last_access;
     if !lfu_policy(e) {
-        return Reply::err(errors::LFU_NOT_SELECTED);
+        return Err(Reply::err(errors::LFU_NOT_SELECTED));
     }
     let idle_minutes = (now - last).max(0) / 60_000;
-    Reply::Int((LFU_INIT_VAL - idle_minutes).max(0))
+    Ok(Reply::Int((LFU_INIT_VAL - idle_minutes).max(0)))
 }
 
-pub fn help(_: &mut Engine, _: &mut Call) -> Reply {
-    crate::cmd::help::help_reply(
+pub fn help(_: &mut Engine, _: &mut Call) -> CmdResult {
+    Ok(crate::cmd::help::help_reply(
         "OBJECT",
         &[
             "ENCODING <key>",
@@ -75,5 +76,5 @@ pub fn help(_: &mut Engine, _: &mut Call) -> Reply {
             "    Return the number of references of the value associated with the specified",
             "    <key>.",
         ],
-    )
+    ))
 }

@@ -3,6 +3,7 @@
 
 use super::signal_if_blocking_type;
 use crate::cmd::args;
+use crate::cmd::table::CmdResult;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::notify;
@@ -39,12 +40,12 @@ fn rename_generic(e: &mut Engine, call: &mut Call, nx: bool) -> Reply {
     }
 }
 
-pub fn rename(e: &mut Engine, call: &mut Call) -> Reply {
-    rename_generic(e, call, false)
+pub fn rename(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(rename_generic(e, call, false))
 }
 
-pub fn renamenx(e: &mut Engine, call: &mut Call) -> Reply {
-    rename_generic(e, call, true)
+pub fn renamenx(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(rename_generic(e, call, true))
 }
 
 /// A database index argument: Redis parses it as a C int, then checks the range.
@@ -59,31 +60,28 @@ fn db_index(e: &Engine, arg: &[u8]) -> Result<usize, Reply> {
     Ok(n as usize)
 }
 
-pub fn move_(e: &mut Engine, call: &mut Call) -> Reply {
-    let target = match db_index(e, call.arg(2)) {
-        Ok(t) => t,
-        Err(r) => return r,
-    };
+pub fn move_(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let target = db_index(e, call.arg(2))?;
     let src = call.db;
     if target == src {
-        return Reply::err(errors::SAME_OBJECT);
+        return Err(Reply::err(errors::SAME_OBJECT));
     }
     let key = call.arg(1).to_vec();
     if e.db(src).get(&key).is_none() || e.db(target).get(&key).is_some() {
-        return Reply::Int(0);
+        return Ok(Reply::Int(0));
     }
     let Some(entry) = e.db(src).remove(&key) else {
-        return Reply::Int(0);
+        return Ok(Reply::Int(0));
     };
     signal_if_blocking_type(e, target, &key, &entry.value);
     e.db(target).insert_entry(&key, entry);
     e.modified(src, &key, notify::GENERIC, "move_from");
     e.modified(target, &key, notify::GENERIC, "move_to");
-    Reply::Int(1)
+    Ok(Reply::Int(1))
 }
 
 /// COPY source destination [DB n] [REPLACE]
-pub fn copy(e: &mut Engine, call: &mut Call) -> Reply {
+pub fn copy(e: &mut Engine, call: &mut Call) -> CmdResult {
     let src_db = call.db;
     let mut dst_db = src_db;
     let mut replace = false;
@@ -93,32 +91,29 @@ pub fn copy(e: &mut Engine, call: &mut Call) -> Reply {
         if args::is(a, "replace") {
             replace = true;
         } else if args::is(a, "db") && i + 1 < call.argc() {
-            dst_db = match db_index(e, call.arg(i + 1)) {
-                Ok(t) => t,
-                Err(r) => return r,
-            };
+            dst_db = db_index(e, call.arg(i + 1))?;
             i += 1;
         } else {
-            return Reply::err(errors::SYNTAX);
+            return Err(Reply::err(errors::SYNTAX));
         }
         i += 1;
     }
     let (src, dst) = (call.arg(1).to_vec(), call.arg(2).to_vec());
     if src_db == dst_db && src == dst {
-        return Reply::err(errors::SAME_OBJECT);
+        return Err(Reply::err(errors::SAME_OBJECT));
     }
     let Some(entry) = e.db(src_db).get(&src) else {
-        return Reply::Int(0);
+        return Ok(Reply::Int(0));
     };
     let (value, expire_at) = (entry.value.clone(), entry.expire_at);
     if e.db(dst_db).get(&dst).is_some() {
         if !replace {
-            return Reply::Int(0);
+            return Ok(Reply::Int(0));
         }
         e.db(dst_db).remove(&dst);
     }
     signal_if_blocking_type(e, dst_db, &dst, &value);
     e.db(dst_db).set_with_expire(&dst, value, expire_at);
     e.modified(dst_db, &dst, notify::GENERIC, "copy_to");
-    Reply::Int(1)
+    Ok(Reply::Int(1))
 }

@@ -1,20 +1,22 @@
 //! LLEN, LRANGE, LINDEX, LSET, LINSERT, LREM, LTRIM, LPOS: reads and in-place edits.
 
+use crate::cmd::lookup::{lookup, lookup_mut};
+use crate::cmd::table::CmdResult;
+use crate::db::ListValue;
 use bytes::Bytes;
 
-use super::{changed, delete_if_empty, list_mut, list_ref};
+use super::{changed, delete_if_empty};
 use crate::cmd::args;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::numfmt;
 use crate::reply::Reply;
 
-pub(super) fn llen(e: &mut Engine, call: &mut Call) -> Reply {
-    match list_ref(e, call.db, call.arg(1)) {
-        Err(err) => err,
-        Ok(None) => Reply::Int(0),
-        Ok(Some(list)) => Reply::Int(list.len() as i64),
-    }
+pub(super) fn llen(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(match lookup::<ListValue>(e, call.db, call.arg(1))? {
+        None => Reply::Int(0),
+        Some(list) => Reply::Int(list.len() as i64),
+    })
 }
 
 /// Redis's range rule (negative indexes count from the end, clamped), as inclusive bounds;
@@ -46,96 +48,76 @@ fn position(len: usize, index: i64) -> Option<usize> {
     (i >= 0 && i < llen).then_some(i as usize)
 }
 
-pub(super) fn lrange(e: &mut Engine, call: &mut Call) -> Reply {
-    let start = match args::int(call.arg(2)) {
-        Ok(n) => n,
-        Err(err) => return err,
-    };
-    let end = match args::int(call.arg(3)) {
-        Ok(n) => n,
-        Err(err) => return err,
-    };
-    match list_ref(e, call.db, call.arg(1)) {
-        Err(err) => err,
-        Ok(None) => Reply::Array(Vec::new()),
-        Ok(Some(list)) => match clamp_range(list.len(), start, end) {
+pub(super) fn lrange(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let start = args::int(call.arg(2))?;
+    let end = args::int(call.arg(3))?;
+    Ok(match lookup::<ListValue>(e, call.db, call.arg(1))? {
+        None => Reply::Array(Vec::new()),
+        Some(list) => match clamp_range(list.len(), start, end) {
             None => Reply::Array(Vec::new()),
             Some((s, t)) => Reply::Array(list.range(s..=t).map(Reply::bulk).collect()),
         },
-    }
+    })
 }
 
-pub(super) fn lindex(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn lindex(e: &mut Engine, call: &mut Call) -> CmdResult {
     // Redis looks the key up (and checks its type) before parsing the index.
-    let list = match list_ref(e, call.db, call.arg(1)) {
-        Err(err) => return err,
-        Ok(None) => return Reply::Nil,
-        Ok(Some(list)) => list,
+    let list = match lookup::<ListValue>(e, call.db, call.arg(1))? {
+        None => return Ok(Reply::Nil),
+        Some(list) => list,
     };
-    let index = match args::int(call.arg(2)) {
-        Ok(n) => n,
-        Err(err) => return err,
-    };
-    match position(list.len(), index) {
+    let index = args::int(call.arg(2))?;
+    Ok(match position(list.len(), index) {
         Some(i) => Reply::bulk(&list[i]),
         None => Reply::Nil,
-    }
+    })
 }
 
-pub(super) fn lset(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn lset(e: &mut Engine, call: &mut Call) -> CmdResult {
     let key = call.arg(1);
-    let list = match list_mut(e, call.db, key) {
-        Err(err) => return err,
-        Ok(None) => return Reply::err(errors::NO_SUCH_KEY),
-        Ok(Some(list)) => list,
+    let list = match lookup_mut::<ListValue>(e, call.db, key)? {
+        None => return Err(Reply::err(errors::NO_SUCH_KEY)),
+        Some(list) => list,
     };
-    let index = match args::int(&call.args[2]) {
-        Ok(n) => n,
-        Err(err) => return err,
-    };
+    let index = args::int(&call.args[2])?;
     match position(list.len(), index) {
         Some(i) => list[i] = call.args[3].to_vec(),
-        None => return Reply::err(errors::INDEX_OUT_OF_RANGE),
+        None => return Err(Reply::err(errors::INDEX_OUT_OF_RANGE)),
     }
     changed(e, call.db, key, "lset", 1);
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
-pub(super) fn linsert(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn linsert(e: &mut Engine, call: &mut Call) -> CmdResult {
     let after = if args::is(call.arg(2), "after") {
         true
     } else if args::is(call.arg(2), "before") {
         false
     } else {
-        return Reply::err(errors::SYNTAX);
+        return Err(Reply::err(errors::SYNTAX));
     };
     let key = call.arg(1);
-    let list = match list_mut(e, call.db, key) {
-        Err(err) => return err,
-        Ok(None) => return Reply::Int(0),
-        Ok(Some(list)) => list,
+    let list = match lookup_mut::<ListValue>(e, call.db, key)? {
+        None => return Ok(Reply::Int(0)),
+        Some(list) => list,
     };
     let pivot = call.arg(3);
     let Some(at) = list.iter().position(|el| el.as_slice() == pivot) else {
-        return Reply::Int(-1);
+        return Ok(Reply::Int(-1));
     };
     list.insert(if after { at + 1 } else { at }, call.args[4].to_vec());
     let len = list.len();
     changed(e, call.db, key, "linsert", 1);
     e.signal_ready(call.db, key);
-    Reply::Int(len as i64)
+    Ok(Reply::Int(len as i64))
 }
 
-pub(super) fn lrem(e: &mut Engine, call: &mut Call) -> Reply {
-    let count = match args::int(call.arg(2)) {
-        Ok(n) => n,
-        Err(err) => return err,
-    };
+pub(super) fn lrem(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let count = args::int(call.arg(2))?;
     let key = call.arg(1);
-    let list = match list_mut(e, call.db, key) {
-        Err(err) => return err,
-        Ok(None) => return Reply::Int(0),
-        Ok(Some(list)) => list,
+    let list = match lookup_mut::<ListValue>(e, call.db, key)? {
+        None => return Ok(Reply::Int(0)),
+        Some(list) => list,
     };
     let element = call.arg(3);
     // 0 removes all; i64::MIN's magnitude is never reached, so it removes all too, as in Redis.
@@ -164,23 +146,16 @@ pub(super) fn lrem(e: &mut Engine, call: &mut Call) -> Reply {
         changed(e, call.db, key, "lrem", removed);
         delete_if_empty(e, call.db, key);
     }
-    Reply::Int(removed as i64)
+    Ok(Reply::Int(removed as i64))
 }
 
-pub(super) fn ltrim(e: &mut Engine, call: &mut Call) -> Reply {
-    let start = match args::int(call.arg(2)) {
-        Ok(n) => n,
-        Err(err) => return err,
-    };
-    let end = match args::int(call.arg(3)) {
-        Ok(n) => n,
-        Err(err) => return err,
-    };
+pub(super) fn ltrim(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let start = args::int(call.arg(2))?;
+    let end = args::int(call.arg(3))?;
     let key = call.arg(1);
-    let list = match list_mut(e, call.db, key) {
-        Err(err) => return err,
-        Ok(None) => return Reply::ok(),
-        Ok(Some(list)) => list,
+    let list = match lookup_mut::<ListValue>(e, call.db, key)? {
+        None => return Ok(Reply::ok()),
+        Some(list) => list,
     };
     let before = list.len();
     match clamp_range(before, start, end) {
@@ -194,11 +169,11 @@ pub(super) fn ltrim(e: &mut Engine, call: &mut Call) -> Reply {
     // Redis sends `ltrim` (and counts the key as modified) even when nothing was removed.
     changed(e, call.db, key, "ltrim", removed);
     delete_if_empty(e, call.db, key);
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
 /// LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
-pub(super) fn lpos(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn lpos(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mut rank: i64 = 1;
     let mut count: Option<u64> = None;
     let mut maxlen: u64 = 0;
@@ -208,27 +183,24 @@ pub(super) fn lpos(e: &mut Engine, call: &mut Call) -> Reply {
         let has_value = j + 1 < call.argc();
         if args::is(opt, "rank") && has_value {
             j += 1;
-            rank = match args::int(call.arg(j)) {
-                Ok(n) => n,
-                Err(err) => return err,
-            };
+            rank = args::int(call.arg(j))?;
             if rank == 0 {
-                return Reply::err(errors::LPOS_RANK_ZERO);
+                return Err(Reply::err(errors::LPOS_RANK_ZERO));
             }
         } else if args::is(opt, "count") && has_value {
             j += 1;
             match numfmt::parse_i64(call.arg(j)) {
                 Some(n) if n >= 0 => count = Some(n as u64),
-                _ => return Reply::err(errors::LPOS_COUNT_NEGATIVE),
+                _ => return Err(Reply::err(errors::LPOS_COUNT_NEGATIVE)),
             }
         } else if args::is(opt, "maxlen") && has_value {
             j += 1;
             match numfmt::parse_i64(call.arg(j)) {
                 Some(n) if n >= 0 => maxlen = n as u64,
-                _ => return Reply::err(errors::LPOS_MAXLEN_NEGATIVE),
+                _ => return Err(Reply::err(errors::LPOS_MAXLEN_NEGATIVE)),
             }
         } else {
-            return Reply::err(errors::SYNTAX);
+            return Err(Reply::err(errors::SYNTAX));
         }
         j += 1;
     }
@@ -239,16 +211,15 @@ pub(super) fn lpos(e: &mut Engine, call: &mut Call) -> Reply {
         rank = rank.wrapping_neg();
     }
     let element: Bytes = call.args[2].clone();
-    let list = match list_ref(e, call.db, call.arg(1)) {
-        Err(err) => return err,
-        Ok(None) => {
-            return if count.is_some() {
+    let list = match lookup::<ListValue>(e, call.db, call.arg(1))? {
+        None => {
+            return Ok(if count.is_some() {
                 Reply::Array(Vec::new())
             } else {
                 Reply::Nil
-            }
+            })
         }
-        Ok(Some(list)) => list,
+        Some(list) => list,
     };
     let len = list.len();
     let mut found: Vec<Reply> = Vec::new();
@@ -267,7 +238,7 @@ pub(super) fn lpos(e: &mut Engine, call: &mut Call) -> Reply {
             continue;
         }
         match count {
-            None => return Reply::Int(idx as i64),
+            None => return Ok(Reply::Int(idx as i64)),
             Some(c) => {
                 found.push(Reply::Int(idx as i64));
                 if c != 0 && matches.wrapping_sub(rank).wrapping_add(1) >= c as i64 {
@@ -276,8 +247,8 @@ pub(super) fn lpos(e: &mut Engine, call: &mut Call) -> Reply {
             }
         }
     }
-    match count {
+    Ok(match count {
         None => Reply::Nil,
         Some(_) => Reply::Array(found),
-    }
+    })
 }

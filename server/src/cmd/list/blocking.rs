@@ -11,10 +11,13 @@
 //! `replyToBlockedClientTimedOut`); when blocking is not allowed (MULTI, scripts) BLMOVE
 //! and BRPOPLPUSH answer a null bulk string instead, as their non-blocking forms do.
 
+use crate::cmd::lookup::lookup_mut;
+use crate::cmd::table::CmdResult;
+use crate::db::ListValue;
 use bytes::Bytes;
 
 use super::moves::{move_element, mpop_first, parse_mpop, popped_with_key};
-use super::{delete_if_empty, list_mut, pop_end, pop_many, End};
+use super::{delete_if_empty, pop_end, pop_many, End};
 use crate::cmd::args;
 use crate::engine::{Call, Engine};
 use crate::notify;
@@ -31,15 +34,15 @@ fn serving_key(e: &Engine, call: &Call) -> Option<Vec<u8>> {
 
 /// Whether `key` holds a non-empty list right now.
 fn has_data(e: &mut Engine, db: usize, key: &[u8]) -> bool {
-    matches!(list_mut(e, db, key), Ok(Some(list)) if !list.is_empty())
+    matches!(lookup_mut::<ListValue>(e, db, key), Ok(Some(list)) if !list.is_empty())
 }
 
-pub(super) fn blpop(e: &mut Engine, call: &mut Call) -> Reply {
-    bpop(e, call, End::Left)
+pub(super) fn blpop(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(bpop(e, call, End::Left))
 }
 
-pub(super) fn brpop(e: &mut Engine, call: &mut Call) -> Reply {
-    bpop(e, call, End::Right)
+pub(super) fn brpop(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(bpop(e, call, End::Right))
 }
 
 fn bpop(e: &mut Engine, call: &mut Call, end: End) -> Reply {
@@ -53,7 +56,7 @@ fn bpop(e: &mut Engine, call: &mut Call, end: End) -> Reply {
     };
     let keys = &call.args[1..timeout_idx];
     for key in keys {
-        let value = match list_mut(e, call.db, key) {
+        let value = match lookup_mut::<ListValue>(e, call.db, key) {
             Err(err) => return err,
             Ok(None) => continue,
             Ok(Some(list)) => match pop_end(list, end) {
@@ -75,7 +78,7 @@ fn bpop(e: &mut Engine, call: &mut Call, end: End) -> Reply {
 /// Serves a blocked BLPOP/BRPOP from its ready key. Redis sends the pop event (and `del`
 /// when the list empties) but counts no change: the push that woke the client did.
 fn serve_pop(e: &mut Engine, db: usize, key: &[u8], end: End) -> Reply {
-    let value = match list_mut(e, db, key) {
+    let value = match lookup_mut::<ListValue>(e, db, key) {
         Ok(Some(list)) => match pop_end(list, end) {
             Some(v) => v,
             None => return Reply::None,
@@ -87,20 +90,14 @@ fn serve_pop(e: &mut Engine, db: usize, key: &[u8], end: End) -> Reply {
     Reply::Array(vec![Reply::bulk(key), Reply::Bulk(Bytes::from(value))])
 }
 
-pub(super) fn blmove(e: &mut Engine, call: &mut Call) -> Reply {
-    let from = match End::parse(call.arg(3)) {
-        Ok(end) => end,
-        Err(err) => return err,
-    };
-    let to = match End::parse(call.arg(4)) {
-        Ok(end) => end,
-        Err(err) => return err,
-    };
-    bmove(e, call, from, to, 5)
+pub(super) fn blmove(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let from = End::parse(call.arg(3))?;
+    let to = End::parse(call.arg(4))?;
+    Ok(bmove(e, call, from, to, 5))
 }
 
-pub(super) fn brpoplpush(e: &mut Engine, call: &mut Call) -> Reply {
-    bmove(e, call, End::Right, End::Left, 3)
+pub(super) fn brpoplpush(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(bmove(e, call, End::Right, End::Left, 3))
 }
 
 fn bmove(e: &mut Engine, call: &mut Call, from: End, to: End, timeout_idx: usize) -> Reply {
@@ -116,7 +113,7 @@ fn bmove(e: &mut Engine, call: &mut Call, from: End, to: End, timeout_idx: usize
         Ok(d) => d,
         Err(err) => return err,
     };
-    let ready = match list_mut(e, call.db, &src) {
+    let ready = match lookup_mut::<ListValue>(e, call.db, &src) {
         Err(err) => return err,
         Ok(list) => list.is_some_and(|l| !l.is_empty()),
     };
@@ -129,26 +126,20 @@ fn bmove(e: &mut Engine, call: &mut Call, from: End, to: End, timeout_idx: usize
     }
 }
 
-pub(super) fn blmpop(e: &mut Engine, call: &mut Call) -> Reply {
-    let parsed = match parse_mpop(call, 2) {
-        Ok(p) => p,
-        Err(err) => return err,
-    };
+pub(super) fn blmpop(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let parsed = parse_mpop(call, 2)?;
     if let Some(key) = serving_key(e, call) {
-        let items = match list_mut(e, call.db, &key) {
+        let items = match lookup_mut::<ListValue>(e, call.db, &key) {
             Ok(Some(list)) if !list.is_empty() => pop_many(list, parsed.end, parsed.count),
-            _ => return Reply::None,
+            _ => return Ok(Reply::None),
         };
-        return popped_with_key(e, call.db, &key, parsed.end, items);
+        return Ok(popped_with_key(e, call.db, &key, parsed.end, items));
     }
-    let deadline = match args::timeout_deadline(call.arg(1), e.now_ms) {
-        Ok(d) => d,
-        Err(err) => return err,
-    };
+    let deadline = args::timeout_deadline(call.arg(1), e.now_ms)?;
     let keys = &call.args[parsed.keys.clone()];
     if let Some(reply) = mpop_first(e, call.db, keys, parsed.end, parsed.count) {
-        return reply;
+        return Ok(reply);
     }
     let keys = keys.iter().map(|k| k.to_vec()).collect();
-    e.block(call, keys, deadline, Reply::NilArray)
+    Ok(e.block(call, keys, deadline, Reply::NilArray))
 }

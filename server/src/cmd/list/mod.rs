@@ -83,27 +83,6 @@ fn pop_many(list: &mut ListValue, end: End, count: usize) -> Vec<Vec<u8>> {
     }
 }
 
-/// The list at `key` for writing: `Ok(None)` when the key does not exist, WRONGTYPE when it
-/// holds another type.
-fn list_mut<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a mut ListValue>, Reply> {
-    match e.db(db).get_mut(key) {
-        None => Ok(None),
-        Some(entry) => match &mut entry.value {
-            Value::List(l) => Ok(Some(l)),
-            _ => Err(Reply::err(errors::WRONGTYPE)),
-        },
-    }
-}
-
-/// The list at `key` for reading; see `list_mut`.
-fn list_ref<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<Option<&'a ListValue>, Reply> {
-    list_mut(e, db, key).map(|l| l.map(|l| &*l))
-}
-
 /// Whether `key` exists and holds another type than a list.
 fn is_wrong_type(e: &mut Engine, db: usize, key: &[u8]) -> bool {
     matches!(e.db(db).peek(key), Some(entry) if !matches!(entry.value, Value::List(_)))
@@ -151,9 +130,9 @@ fn blmpop_keys(args: &[Bytes]) -> Vec<usize> {
 }
 
 pub static COMMANDS: &[Command] = &[
-    Command::legacy("lpush", -3, WRITE | DENYOOM | FAST, "list", push_pop::lpush).keys(1, 1, 1),
-    Command::legacy("rpush", -3, WRITE | DENYOOM | FAST, "list", push_pop::rpush).keys(1, 1, 1),
-    Command::legacy(
+    Command::new("lpush", -3, WRITE | DENYOOM | FAST, "list", push_pop::lpush).keys(1, 1, 1),
+    Command::new("rpush", -3, WRITE | DENYOOM | FAST, "list", push_pop::rpush).keys(1, 1, 1),
+    Command::new(
         "lpushx",
         -3,
         WRITE | DENYOOM | FAST,
@@ -161,7 +140,7 @@ pub static COMMANDS: &[Command] = &[
         push_pop::lpushx,
     )
     .keys(1, 1, 1),
-    Command::legacy(
+    Command::new(
         "rpushx",
         -3,
         WRITE | DENYOOM | FAST,
@@ -169,20 +148,20 @@ pub static COMMANDS: &[Command] = &[
         push_pop::rpushx,
     )
     .keys(1, 1, 1),
-    Command::legacy("lpop", -2, WRITE | FAST, "list", push_pop::lpop).keys(1, 1, 1),
-    Command::legacy("rpop", -2, WRITE | FAST, "list", push_pop::rpop).keys(1, 1, 1),
-    Command::legacy("llen", 2, READONLY | FAST, "list", access::llen).keys(1, 1, 1),
-    Command::legacy("lrange", 4, READONLY, "list", access::lrange).keys(1, 1, 1),
-    Command::legacy("lindex", 3, READONLY, "list", access::lindex).keys(1, 1, 1),
-    Command::legacy("lset", 4, WRITE | DENYOOM, "list", access::lset).keys(1, 1, 1),
-    Command::legacy("linsert", 5, WRITE | DENYOOM, "list", access::linsert).keys(1, 1, 1),
-    Command::legacy("lrem", 4, WRITE, "list", access::lrem).keys(1, 1, 1),
-    Command::legacy("ltrim", 4, WRITE, "list", access::ltrim).keys(1, 1, 1),
-    Command::legacy("lpos", -3, READONLY, "list", access::lpos).keys(1, 1, 1),
-    Command::legacy("lmove", 5, WRITE | DENYOOM, "list", moves::lmove).keys(1, 2, 1),
-    Command::legacy("rpoplpush", 3, WRITE | DENYOOM, "list", moves::rpoplpush).keys(1, 2, 1),
-    Command::legacy("lmpop", -4, WRITE, "list", moves::lmpop).movable_keys(lmpop_keys),
-    Command::legacy(
+    Command::new("lpop", -2, WRITE | FAST, "list", push_pop::lpop).keys(1, 1, 1),
+    Command::new("rpop", -2, WRITE | FAST, "list", push_pop::rpop).keys(1, 1, 1),
+    Command::new("llen", 2, READONLY | FAST, "list", access::llen).keys(1, 1, 1),
+    Command::new("lrange", 4, READONLY, "list", access::lrange).keys(1, 1, 1),
+    Command::new("lindex", 3, READONLY, "list", access::lindex).keys(1, 1, 1),
+    Command::new("lset", 4, WRITE | DENYOOM, "list", access::lset).keys(1, 1, 1),
+    Command::new("linsert", 5, WRITE | DENYOOM, "list", access::linsert).keys(1, 1, 1),
+    Command::new("lrem", 4, WRITE, "list", access::lrem).keys(1, 1, 1),
+    Command::new("ltrim", 4, WRITE, "list", access::ltrim).keys(1, 1, 1),
+    Command::new("lpos", -3, READONLY, "list", access::lpos).keys(1, 1, 1),
+    Command::new("lmove", 5, WRITE | DENYOOM, "list", moves::lmove).keys(1, 2, 1),
+    Command::new("rpoplpush", 3, WRITE | DENYOOM, "list", moves::rpoplpush).keys(1, 2, 1),
+    Command::new("lmpop", -4, WRITE, "list", moves::lmpop).movable_keys(lmpop_keys),
+    Command::new(
         "blpop",
         -3,
         WRITE | NOSCRIPT | BLOCKING,
@@ -190,7 +169,7 @@ pub static COMMANDS: &[Command] = &[
         blocking::blpop,
     )
     .keys(1, -2, 1),
-    Command::legacy(
+    Command::new(
         "brpop",
         -3,
         WRITE | NOSCRIPT | BLOCKING,
@@ -198,7 +177,7 @@ pub static COMMANDS: &[Command] = &[
         blocking::brpop,
     )
     .keys(1, -2, 1),
-    Command::legacy(
+    Command::new(
         "blmove",
         6,
         WRITE | DENYOOM | NOSCRIPT | BLOCKING,
@@ -206,7 +185,7 @@ pub static COMMANDS: &[Command] = &[
         blocking::blmove,
     )
     .keys(1, 2, 1),
-    Command::legacy(
+    Command::new(
         "brpoplpush",
         4,
         WRITE | DENYOOM | NOSCRIPT | BLOCKING,
@@ -214,6 +193,6 @@ pub static COMMANDS: &[Command] = &[
         blocking::brpoplpush,
     )
     .keys(1, 2, 1),
-    Command::legacy("blmpop", -5, WRITE | BLOCKING, "list", blocking::blmpop)
+    Command::new("blmpop", -5, WRITE | BLOCKING, "list", blocking::blmpop)
         .movable_keys(blmpop_keys),
 ];

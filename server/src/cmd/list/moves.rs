@@ -1,12 +1,15 @@
 //! LMOVE, RPOPLPUSH and LMPOP, plus the parts BLMOVE and BLMPOP share with them.
 
+use crate::cmd::lookup::lookup_mut;
+use crate::cmd::table::CmdResult;
+use crate::db::ListValue;
 use std::collections::VecDeque;
 use std::ops::Range;
 
 use bytes::Bytes;
 
 use super::{
-    bulk_array, changed, delete_if_empty, is_wrong_type, list_mut, pop_end, pop_many, push_end, End,
+    bulk_array, changed, delete_if_empty, is_wrong_type, pop_end, pop_many, push_end, End,
 };
 use crate::db::Value;
 use crate::engine::{Call, Engine};
@@ -15,20 +18,22 @@ use crate::notify;
 use crate::numfmt;
 use crate::reply::Reply;
 
-pub(super) fn lmove(e: &mut Engine, call: &mut Call) -> Reply {
-    let from = match End::parse(call.arg(3)) {
-        Ok(end) => end,
-        Err(err) => return err,
-    };
-    let to = match End::parse(call.arg(4)) {
-        Ok(end) => end,
-        Err(err) => return err,
-    };
-    move_element(e, call.db, call.arg(1), call.arg(2), from, to, 1)
+pub(super) fn lmove(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let from = End::parse(call.arg(3))?;
+    let to = End::parse(call.arg(4))?;
+    Ok(move_element(
+        e,
+        call.db,
+        call.arg(1),
+        call.arg(2),
+        from,
+        to,
+        1,
+    ))
 }
 
-pub(super) fn rpoplpush(e: &mut Engine, call: &mut Call) -> Reply {
-    move_element(
+pub(super) fn rpoplpush(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(move_element(
         e,
         call.db,
         call.arg(1),
@@ -36,7 +41,7 @@ pub(super) fn rpoplpush(e: &mut Engine, call: &mut Call) -> Reply {
         End::Right,
         End::Left,
         1,
-    )
+    ))
 }
 
 /// Pops from `src` and pushes onto `dst`, replying with the element; a missing source gives a
@@ -53,7 +58,7 @@ pub(super) fn move_element(
     dirty: u64,
 ) -> Reply {
     let value = {
-        let list = match list_mut(e, db, src) {
+        let list = match lookup_mut::<ListValue>(e, db, src) {
             Err(err) => return err,
             Ok(None) => return Reply::Nil,
             Ok(Some(list)) => list,
@@ -72,13 +77,13 @@ pub(super) fn move_element(
             if is_wrong_type(e, db, dst) {
                 return Reply::err(errors::WRONGTYPE);
             }
-            let Ok(Some(list)) = list_mut(e, db, src) else {
+            let Ok(Some(list)) = lookup_mut::<ListValue>(e, db, src) else {
                 return Reply::Nil;
             };
             let Some(v) = pop_end(list, from) else {
                 return Reply::Nil;
             };
-            match list_mut(e, db, dst) {
+            match lookup_mut::<ListValue>(e, db, dst) {
                 Ok(Some(dlist)) => push_end(dlist, v.clone(), to),
                 _ => e.db(db).set(dst, Value::List(VecDeque::from([v.clone()]))),
             }
@@ -148,7 +153,7 @@ pub(super) fn mpop_first(
     count: usize,
 ) -> Option<Reply> {
     for key in keys {
-        let items = match list_mut(e, db, key) {
+        let items = match lookup_mut::<ListValue>(e, db, key) {
             Err(err) => return Some(err),
             Ok(None) => continue,
             Ok(Some(list)) if list.is_empty() => continue,
@@ -173,11 +178,8 @@ pub(super) fn popped_with_key(
     Reply::Array(vec![Reply::bulk(key), bulk_array(items)])
 }
 
-pub(super) fn lmpop(e: &mut Engine, call: &mut Call) -> Reply {
-    let parsed = match parse_mpop(call, 1) {
-        Ok(p) => p,
-        Err(err) => return err,
-    };
+pub(super) fn lmpop(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let parsed = parse_mpop(call, 1)?;
     let keys = &call.args[parsed.keys.clone()];
-    mpop_first(e, call.db, keys, parsed.end, parsed.count).unwrap_or(Reply::NilArray)
+    Ok(mpop_first(e, call.db, keys, parsed.end, parsed.count).unwrap_or(Reply::NilArray))
 }

@@ -1,28 +1,31 @@
 //! LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP.
 
+use crate::cmd::lookup::lookup_mut;
+use crate::cmd::table::CmdResult;
+use crate::db::ListValue;
 use std::collections::VecDeque;
 
-use super::{bulk_array, changed, delete_if_empty, list_mut, pop_end, pop_many, push_end, End};
+use super::{bulk_array, changed, delete_if_empty, pop_end, pop_many, push_end, End};
 use crate::db::Value;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::numfmt;
 use crate::reply::Reply;
 
-pub(super) fn lpush(e: &mut Engine, call: &mut Call) -> Reply {
-    push(e, call, End::Left, false)
+pub(super) fn lpush(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(push(e, call, End::Left, false))
 }
 
-pub(super) fn rpush(e: &mut Engine, call: &mut Call) -> Reply {
-    push(e, call, End::Right, false)
+pub(super) fn rpush(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(push(e, call, End::Right, false))
 }
 
-pub(super) fn lpushx(e: &mut Engine, call: &mut Call) -> Reply {
-    push(e, call, End::Left, true)
+pub(super) fn lpushx(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(push(e, call, End::Left, true))
 }
 
-pub(super) fn rpushx(e: &mut Engine, call: &mut Call) -> Reply {
-    push(e, call, End::Right, true)
+pub(super) fn rpushx(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(push(e, call, End::Right, true))
 }
 
 /// Pushes every element in argument order (so LPUSH a b c leaves c b a), creating the list
@@ -30,7 +33,7 @@ pub(super) fn rpushx(e: &mut Engine, call: &mut Call) -> Reply {
 fn push(e: &mut Engine, call: &mut Call, end: End, only_existing: bool) -> Reply {
     let key = call.arg(1);
     let elements = &call.args[2..];
-    let len = match list_mut(e, call.db, key) {
+    let len = match lookup_mut::<ListValue>(e, call.db, key) {
         Err(err) => return err,
         Ok(Some(list)) => {
             for el in elements {
@@ -54,12 +57,12 @@ fn push(e: &mut Engine, call: &mut Call, end: End, only_existing: bool) -> Reply
     Reply::Int(len as i64)
 }
 
-pub(super) fn lpop(e: &mut Engine, call: &mut Call) -> Reply {
-    pop(e, call, End::Left)
+pub(super) fn lpop(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(pop(e, call, End::Left))
 }
 
-pub(super) fn rpop(e: &mut Engine, call: &mut Call) -> Reply {
-    pop(e, call, End::Right)
+pub(super) fn rpop(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(pop(e, call, End::Right))
 }
 
 /// LPOP/RPOP key [count]: without a count a bulk string, with one an array (count 0: an
@@ -81,7 +84,7 @@ fn pop(e: &mut Engine, call: &mut Call, end: End) -> Reply {
         None
     };
     let key = call.arg(1);
-    let list = match list_mut(e, call.db, key) {
+    let list = match lookup_mut::<ListValue>(e, call.db, key) {
         Err(err) => return err,
         Ok(None) => {
             return if count.is_some() {

@@ -17,21 +17,25 @@ use crate::errors;
 use crate::reply::Reply;
 
 /// COMMAND with no subcommand: every command's info.
-pub(super) fn command(e: &mut Engine, _call: &mut Call) -> Reply {
+pub(super) fn command(e: &mut Engine, _call: &mut Call) -> CmdResult {
     let p = e.profile();
-    Reply::Array(table::all_in(p).map(|c| info_of(p, c, None)).collect())
+    Ok(Reply::Array(
+        table::all_in(p).map(|c| info_of(p, c, None)).collect(),
+    ))
 }
 
-fn count(e: &mut Engine, _call: &mut Call) -> Reply {
-    Reply::Int(table::all_in(e.profile()).count() as i64)
+fn count(e: &mut Engine, _call: &mut Call) -> CmdResult {
+    Ok(Reply::Int(table::all_in(e.profile()).count() as i64))
 }
 
-fn info(e: &mut Engine, call: &mut Call) -> Reply {
+fn info(e: &mut Engine, call: &mut Call) -> CmdResult {
     let p = e.profile();
     if call.argc() == 2 {
-        return Reply::Array(table::all_in(p).map(|c| info_of(p, c, None)).collect());
+        return Ok(Reply::Array(
+            table::all_in(p).map(|c| info_of(p, c, None)).collect(),
+        ));
     }
-    Reply::Array(
+    Ok(Reply::Array(
         call.args[2..]
             .iter()
             .map(|name| match find(p, name) {
@@ -39,10 +43,10 @@ fn info(e: &mut Engine, call: &mut Call) -> Reply {
                 None => Reply::Nil,
             })
             .collect(),
-    )
+    ))
 }
 
-fn docs(e: &mut Engine, call: &mut Call) -> Reply {
+fn docs(e: &mut Engine, call: &mut Call) -> CmdResult {
     let profile = e.profile();
     let entries: Vec<(Reply, Reply)> = if call.argc() == 2 {
         table::all_in(profile)
@@ -56,7 +60,7 @@ fn docs(e: &mut Engine, call: &mut Call) -> Reply {
             })
             .collect()
     };
-    Reply::Map(entries)
+    Ok(Reply::Map(entries))
 }
 
 /// COMMAND GETKEYS / GETKEYSANDFLAGS: the keys of a full command line, in Redis's order of
@@ -115,7 +119,7 @@ fn getkeysandflags(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 /// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
-fn list(e: &mut Engine, call: &mut Call) -> Reply {
+fn list(e: &mut Engine, call: &mut Call) -> CmdResult {
     let profile = e.profile();
     enum Filter {
         None,
@@ -134,10 +138,10 @@ fn list(e: &mut Engine, call: &mut Call) -> Reply {
             } else if args::is(call.arg(3), "pattern") {
                 Filter::Pattern(v)
             } else {
-                return Reply::err(errors::SYNTAX);
+                return Err(Reply::err(errors::SYNTAX));
             }
         }
-        _ => return Reply::err(errors::SYNTAX),
+        _ => return Err(Reply::err(errors::SYNTAX)),
     };
     let mut names = Vec::new();
     for c in table::all_in(profile) {
@@ -155,11 +159,11 @@ fn list(e: &mut Engine, call: &mut Call) -> Reply {
             }
         }
     }
-    Reply::Array(names)
+    Ok(Reply::Array(names))
 }
 
-fn help(_e: &mut Engine, _call: &mut Call) -> Reply {
-    crate::cmd::help::help_reply(
+fn help(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+    Ok(crate::cmd::help::help_reply(
         "COMMAND",
         &[
             "(no subcommand)",
@@ -181,7 +185,7 @@ fn help(_e: &mut Engine, _call: &mut Call) -> Reply {
             "GETKEYSANDFLAGS <full-command>",
             "    Return the keys and the access flags from a full Redis command.",
         ],
-    )
+    ))
 }
 
 /// A command by name, or a subcommand by `container|sub`; with its parent.
@@ -386,7 +390,7 @@ fn docs_of(p: Profile, c: &'static Command) -> Reply {
 }
 
 pub(super) static SUBCOMMANDS: &[Command] = &[
-    Command::legacy("count", 2, LOADING | STALE, "server", count),
+    Command::new("count", 2, LOADING | STALE, "server", count),
     Command::new("getkeys", -4, LOADING | STALE, "server", getkeys),
     Command::new(
         "getkeysandflags",
@@ -395,10 +399,10 @@ pub(super) static SUBCOMMANDS: &[Command] = &[
         "server",
         getkeysandflags,
     ),
-    Command::legacy("list", -2, LOADING | STALE, "server", list),
-    Command::legacy("help", 2, LOADING | STALE, "server", help),
-    Command::legacy("info", -2, LOADING | STALE, "server", info),
-    Command::legacy("docs", -2, LOADING | STALE, "server", docs),
+    Command::new("list", -2, LOADING | STALE, "server", list),
+    Command::new("help", 2, LOADING | STALE, "server", help),
+    Command::new("info", -2, LOADING | STALE, "server", info),
+    Command::new("docs", -2, LOADING | STALE, "server", docs),
 ];
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! CRLF, a blank line between sections), with the fields clients and tools read. Values
 //! redlab has no notion of (fork, RSS, replication offsets) are the idle values Redis shows.
 
+use crate::cmd::table::CmdResult;
 use std::fmt::Write;
 
 use crate::engine::{Call, Engine};
@@ -29,7 +30,7 @@ fn in_default(s: &str) -> bool {
     !matches!(s, "commandstats" | "latencystats")
 }
 
-pub(super) fn info(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn info(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mut wanted: Vec<&str> = Vec::new();
     if call.argc() == 1 {
         wanted.extend(SECTIONS.iter().copied().filter(|s| in_default(s)));
@@ -47,7 +48,7 @@ pub(super) fn info(e: &mut Engine, call: &mut Call) -> Reply {
         }
     }
     let text = render(e, &wanted);
-    Reply::Verbatim("txt", text.into())
+    Ok(Reply::Verbatim("txt", text.into()))
 }
 
 /// The INFO text for `wanted` sections (any order, repeats allowed).

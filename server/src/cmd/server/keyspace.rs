@@ -1,12 +1,13 @@
 //! DBSIZE, FLUSHDB, FLUSHALL, SWAPDB: whole-database operations.
 
 use super::args;
+use crate::cmd::table::CmdResult;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::reply::Reply;
 
-pub(super) fn dbsize(e: &mut Engine, call: &mut Call) -> Reply {
-    Reply::Int(e.db(call.db).len() as i64)
+pub(super) fn dbsize(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(Reply::Int(e.db(call.db).len() as i64))
 }
 
 /// The optional ASYNC|SYNC argument; both free at once here.
@@ -18,22 +19,22 @@ fn flush_mode_ok(call: &Call) -> bool {
     }
 }
 
-pub(super) fn flushdb(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn flushdb(e: &mut Engine, call: &mut Call) -> CmdResult {
     if !flush_mode_ok(call) {
-        return Reply::err(errors::SYNTAX);
+        return Err(Reply::err(errors::SYNTAX));
     }
     flush(e, Some(call.db));
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
-pub(super) fn flushall(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn flushall(e: &mut Engine, call: &mut Call) -> CmdResult {
     if !flush_mode_ok(call) {
-        return Reply::err(errors::SYNTAX);
+        return Err(Reply::err(errors::SYNTAX));
     }
     flush(e, None);
     // Redis counts FLUSHALL as one more change, so a configured save still happens.
     e.dirty += 1;
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
 /// Empties one database or all of them; WATCHes on their keys break (as in Redis, even
@@ -50,16 +51,16 @@ pub(crate) fn flush(e: &mut Engine, db: Option<usize>) {
     }
 }
 
-pub(super) fn swapdb(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn swapdb(e: &mut Engine, call: &mut Call) -> CmdResult {
     let Some(a) = crate::numfmt::parse_i64(call.arg(1)) else {
-        return Reply::err(errors::SWAPDB_FIRST);
+        return Err(Reply::err(errors::SWAPDB_FIRST));
     };
     let Some(b) = crate::numfmt::parse_i64(call.arg(2)) else {
-        return Reply::err(errors::SWAPDB_SECOND);
+        return Err(Reply::err(errors::SWAPDB_SECOND));
     };
     let n = e.dbs.len() as i64;
     if a < 0 || a >= n || b < 0 || b >= n {
-        return Reply::err(errors::DB_INDEX);
+        return Err(Reply::err(errors::DB_INDEX));
     }
     let (a, b) = (a as usize, b as usize);
     if a != b {
@@ -79,7 +80,7 @@ pub(super) fn swapdb(e: &mut Engine, call: &mut Call) -> Reply {
         }
         e.dirty += 1;
     }
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
 #[cfg(test)]

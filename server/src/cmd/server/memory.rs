@@ -2,68 +2,68 @@
 //! estimates (the same ones INFO used_memory sums), not an allocator's.
 
 use super::args;
+use crate::cmd::table::CmdResult;
 use crate::cmd::table::{flags::*, Command};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::reply::Reply;
 
 /// MEMORY USAGE key [SAMPLES count]
-fn usage(e: &mut Engine, call: &mut Call) -> Reply {
+fn usage(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mut i = 3;
     while i < call.argc() {
         if args::is(call.arg(i), "samples") && i + 1 < call.argc() {
             // Redis reads the count as an integer first (its error), then refuses a negative
             // one as a syntax error; 0 (sample everything) and any huge count are fine.
-            match args::int(call.arg(i + 1)) {
-                Err(r) => return r,
-                Ok(n) if n < 0 => return Reply::err(errors::SYNTAX),
-                Ok(_) => {}
+            match args::int(call.arg(i + 1))? {
+                n if n < 0 => return Err(Reply::err(errors::SYNTAX)),
+                _ => {}
             }
             i += 2;
         } else {
-            return Reply::err(errors::SYNTAX);
+            return Err(Reply::err(errors::SYNTAX));
         }
     }
     let key = call.args[2].clone();
-    match e.db(call.db).peek(&key) {
+    Ok(match e.db(call.db).peek(&key) {
         Some(entry) => Reply::Int((key.len() + 48 + entry.value.approx_size()) as i64),
         None => Reply::Nil,
-    }
+    })
 }
 
-fn doctor(_e: &mut Engine, _call: &mut Call) -> Reply {
-    Reply::Verbatim(
+fn doctor(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+    Ok(Reply::Verbatim(
         "txt",
         "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n".into(),
-    )
+    ))
 }
 
-fn stats(e: &mut Engine, _call: &mut Call) -> Reply {
+fn stats(e: &mut Engine, _call: &mut Call) -> CmdResult {
     let used = e.used_memory() as i64;
     let keys: usize = e.dbs.iter().map(|d| d.len()).sum();
     let kv = |k: &str, v: Reply| (Reply::bulk(k), v);
-    Reply::Map(vec![
+    Ok(Reply::Map(vec![
         kv("peak.allocated", Reply::Int(used)),
         kv("total.allocated", Reply::Int(used)),
         kv("startup.allocated", Reply::Int(900 * 1024)),
         kv("keys.count", Reply::Int(keys as i64)),
         kv("dataset.bytes", Reply::Int(used - 900 * 1024)),
-    ])
+    ]))
 }
 
-fn purge(_e: &mut Engine, _call: &mut Call) -> Reply {
-    Reply::ok()
+fn purge(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+    Ok(Reply::ok())
 }
 
-fn malloc_stats(_e: &mut Engine, _call: &mut Call) -> Reply {
-    Reply::Verbatim(
+fn malloc_stats(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+    Ok(Reply::Verbatim(
         "txt",
         "Stats not supported for the current allocator".into(),
-    )
+    ))
 }
 
-fn help(_e: &mut Engine, _call: &mut Call) -> Reply {
-    crate::cmd::help::help_reply(
+fn help(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+    Ok(crate::cmd::help::help_reply(
         "MEMORY",
         &[
             "DOCTOR",
@@ -78,14 +78,14 @@ fn help(_e: &mut Engine, _call: &mut Call) -> Reply {
             "    Return memory in bytes used by <key> and its value. Nested values are",
             "    sampled up to <count> times (default: 5, 0 means sample all).",
         ],
-    )
+    ))
 }
 
 pub(super) static SUBCOMMANDS: &[Command] = &[
-    Command::legacy("help", 2, LOADING | STALE, "server", help),
-    Command::legacy("doctor", 2, 0, "server", doctor),
-    Command::legacy("purge", 2, 0, "server", purge),
-    Command::legacy("malloc-stats", 2, 0, "server", malloc_stats),
-    Command::legacy("stats", 2, 0, "server", stats),
-    Command::legacy("usage", -3, READONLY, "server", usage).keys(2, 2, 1),
+    Command::new("help", 2, LOADING | STALE, "server", help),
+    Command::new("doctor", 2, 0, "server", doctor),
+    Command::new("purge", 2, 0, "server", purge),
+    Command::new("malloc-stats", 2, 0, "server", malloc_stats),
+    Command::new("stats", 2, 0, "server", stats),
+    Command::new("usage", -3, READONLY, "server", usage).keys(2, 2, 1),
 ];

@@ -14,6 +14,7 @@ mod memory;
 mod slowlog;
 mod standalone;
 
+use crate::cmd::table::CmdResult;
 use bytes::Bytes;
 
 use super::args;
@@ -62,16 +63,16 @@ pub fn monitor_line(now_us: i64, db: usize, addr: &str, args: &[Bytes]) -> Strin
 /// TIME: the engine clock read now, as Redis's [seconds, microseconds] pair of bulk strings.
 /// Inside a script or EXEC too: Redis 7.0 freezes only the time expiry is judged by, and a
 /// script that waits for TIME to move on must see it move.
-fn time(e: &mut Engine, _call: &mut Call) -> Reply {
+fn time(e: &mut Engine, _call: &mut Call) -> CmdResult {
     let us = e.clock.now_us();
-    Reply::Array(vec![
+    Ok(Reply::Array(vec![
         Reply::bulk(us.div_euclid(1_000_000).to_string()),
         Reply::bulk(us.rem_euclid(1_000_000).to_string()),
-    ])
+    ]))
 }
 
-fn lastsave(e: &mut Engine, _call: &mut Call) -> Reply {
-    Reply::Int(e.last_save_s)
+fn lastsave(e: &mut Engine, _call: &mut Call) -> CmdResult {
+    Ok(Reply::Int(e.last_save_s))
 }
 
 /// Nothing is written (redlab keeps no files); the save is recorded as done.
@@ -80,26 +81,28 @@ fn mark_saved(e: &mut Engine) {
     e.last_save_s = e.now_ms / 1000;
 }
 
-fn save(e: &mut Engine, _call: &mut Call) -> Reply {
+fn save(e: &mut Engine, _call: &mut Call) -> CmdResult {
     mark_saved(e);
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
-fn bgsave(e: &mut Engine, call: &mut Call) -> Reply {
+fn bgsave(e: &mut Engine, call: &mut Call) -> CmdResult {
     if call.argc() > 2 || (call.argc() == 2 && !args::is(call.arg(1), "schedule")) {
-        return Reply::err(errors::SYNTAX);
+        return Err(Reply::err(errors::SYNTAX));
     }
     mark_saved(e);
-    Reply::status("Background saving started")
+    Ok(Reply::status("Background saving started"))
 }
 
-fn bgrewriteaof(_e: &mut Engine, _call: &mut Call) -> Reply {
-    Reply::status("Background append only file rewriting started")
+fn bgrewriteaof(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+    Ok(Reply::status(
+        "Background append only file rewriting started",
+    ))
 }
 
 /// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: the network shell stops once the command
 /// returns. There is never a shutdown in progress to ABORT.
-fn shutdown(e: &mut Engine, call: &mut Call) -> Reply {
+fn shutdown(e: &mut Engine, call: &mut Call) -> CmdResult {
     let (mut save, mut nosave, mut abort) = (false, false, false);
     for a in &call.args[1..] {
         if args::is(a, "nosave") {
@@ -109,14 +112,14 @@ fn shutdown(e: &mut Engine, call: &mut Call) -> Reply {
         } else if args::is(a, "abort") {
             abort = true;
         } else if !(args::is(a, "now") || args::is(a, "force")) {
-            return Reply::err(errors::SYNTAX);
+            return Err(Reply::err(errors::SYNTAX));
         }
     }
     if (save && nosave) || (abort && call.argc() > 2) {
-        return Reply::err(errors::SYNTAX);
+        return Err(Reply::err(errors::SYNTAX));
     }
     if abort {
-        return Reply::err(errors::NO_SHUTDOWN_IN_PROGRESS);
+        return Err(Reply::err(errors::NO_SHUTDOWN_IN_PROGRESS));
     }
     tracing::warn!("User requested shutdown...");
     e.shutdown_requested = true;
@@ -124,63 +127,63 @@ fn shutdown(e: &mut Engine, call: &mut Call) -> Reply {
         s.close_requested = true;
     }
     // Redis closes the connection without a reply.
-    Reply::None
+    Ok(Reply::None)
 }
 
-fn monitor(e: &mut Engine, call: &mut Call) -> Reply {
+fn monitor(e: &mut Engine, call: &mut Call) -> CmdResult {
     if let Some(s) = e.sessions.get_mut(&call.conn) {
         if s.monitor {
-            return Reply::ok();
+            return Ok(Reply::ok());
         }
         s.monitor = true;
     }
     if !e.monitors.contains(&call.conn) {
         e.monitors.push(call.conn);
     }
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
-fn role(_e: &mut Engine, _call: &mut Call) -> Reply {
-    Reply::Array(vec![
+fn role(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+    Ok(Reply::Array(vec![
         Reply::bulk("master"),
         Reply::Int(0),
         Reply::Array(Vec::new()),
-    ])
+    ]))
 }
 
 pub static COMMANDS: &[Command] = &[
-    Command::legacy("info", -1, LOADING | STALE, "server", info::info),
-    Command::legacy("config", -2, 0, "server", container).subcommands(config::SUBCOMMANDS),
-    Command::legacy("dbsize", 1, READONLY | FAST, "server", keyspace::dbsize),
-    Command::legacy("flushdb", -1, WRITE, "server", keyspace::flushdb),
-    Command::legacy("flushall", -1, WRITE, "server", keyspace::flushall),
-    Command::legacy("swapdb", 3, WRITE | FAST, "server", keyspace::swapdb),
-    Command::legacy("time", 1, LOADING | STALE | FAST, "server", time),
-    Command::legacy("command", -1, LOADING | STALE, "server", command::command)
+    Command::new("info", -1, LOADING | STALE, "server", info::info),
+    Command::new("config", -2, 0, "server", container).subcommands(config::SUBCOMMANDS),
+    Command::new("dbsize", 1, READONLY | FAST, "server", keyspace::dbsize),
+    Command::new("flushdb", -1, WRITE, "server", keyspace::flushdb),
+    Command::new("flushall", -1, WRITE, "server", keyspace::flushall),
+    Command::new("swapdb", 3, WRITE | FAST, "server", keyspace::swapdb),
+    Command::new("time", 1, LOADING | STALE | FAST, "server", time),
+    Command::new("command", -1, LOADING | STALE, "server", command::command)
         .subcommands(command::SUBCOMMANDS),
-    Command::legacy("lastsave", 1, LOADING | STALE | FAST, "server", lastsave),
-    Command::legacy("save", 1, ADMIN | NOSCRIPT | NO_MULTI, "server", save),
-    Command::legacy("bgsave", -1, ADMIN | NOSCRIPT, "server", bgsave),
-    Command::legacy("bgrewriteaof", 1, ADMIN | NOSCRIPT, "server", bgrewriteaof),
-    Command::legacy(
+    Command::new("lastsave", 1, LOADING | STALE | FAST, "server", lastsave),
+    Command::new("save", 1, ADMIN | NOSCRIPT | NO_MULTI, "server", save),
+    Command::new("bgsave", -1, ADMIN | NOSCRIPT, "server", bgsave),
+    Command::new("bgrewriteaof", 1, ADMIN | NOSCRIPT, "server", bgrewriteaof),
+    Command::new(
         "shutdown",
         -1,
         ADMIN | NOSCRIPT | LOADING | STALE | NO_MULTI | ALLOW_BUSY,
         "server",
         shutdown,
     ),
-    Command::legacy(
+    Command::new(
         "monitor",
         1,
         ADMIN | NOSCRIPT | LOADING | STALE,
         "server",
         monitor,
     ),
-    Command::legacy("role", 1, NOSCRIPT | LOADING | STALE | FAST, "server", role),
-    Command::legacy("memory", -2, 0, "server", container).subcommands(memory::SUBCOMMANDS),
+    Command::new("role", 1, NOSCRIPT | LOADING | STALE | FAST, "server", role),
+    Command::new("memory", -2, 0, "server", container).subcommands(memory::SUBCOMMANDS),
     Command::new("lolwut", -1, READONLY | FAST, "server", lolwut::lolwut),
-    Command::legacy("slowlog", -2, 0, "server", container).subcommands(slowlog::SUBCOMMANDS),
-    Command::legacy("latency", -2, 0, "server", container).subcommands(latency::SUBCOMMANDS),
+    Command::new("slowlog", -2, 0, "server", container).subcommands(slowlog::SUBCOMMANDS),
+    Command::new("latency", -2, 0, "server", container).subcommands(latency::SUBCOMMANDS),
     Command::new("wait", 3, NOSCRIPT, "generic", standalone::wait),
     Command::new(
         "failover",
@@ -193,8 +196,8 @@ pub static COMMANDS: &[Command] = &[
 
 /// The handler of a container command (CONFIG, MEMORY) called with no subcommand; the
 /// dispatcher refuses that by arity first, so this only guards a wrong table entry.
-fn container(_e: &mut Engine, call: &mut Call) -> Reply {
-    Reply::err(errors::wrong_arity(&args::lower(call.arg(0))))
+fn container(_e: &mut Engine, call: &mut Call) -> CmdResult {
+    Err(Reply::err(errors::wrong_arity(&args::lower(call.arg(0)))))
 }
 
 /// Kept under this name for the files that still call `super::help_reply`.

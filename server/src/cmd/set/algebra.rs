@@ -3,10 +3,12 @@
 //! Every source key is type-checked before any result is computed (a missing key does not
 //! stop the checks), so `SINTER missing string-key` is WRONGTYPE, as in Redis.
 
+use crate::cmd::lookup::lookup;
+use crate::cmd::table::CmdResult;
 use bytes::Bytes;
 use indexmap::IndexSet;
 
-use super::{max_intset, members_reply, reply_order, set_ref};
+use super::{max_intset, members_reply, reply_order};
 use crate::cmd::args;
 use crate::db::{Db, Entry, SetValue, Value};
 use crate::engine::{Call, Engine};
@@ -35,7 +37,7 @@ impl Op {
 /// Checks every key's type (and expires the dead ones).
 fn check_types(e: &mut Engine, db: usize, keys: &[Bytes]) -> Result<(), Reply> {
     for k in keys {
-        set_ref(e, db, k)?;
+        lookup::<SetValue>(e, db, k)?;
     }
     Ok(())
 }
@@ -133,38 +135,38 @@ fn store_op(op: Op, e: &mut Engine, call: &Call) -> Reply {
     Reply::Int(len)
 }
 
-pub(super) fn sinter(e: &mut Engine, call: &mut Call) -> Reply {
-    read_op(Op::Inter, e, call)
+pub(super) fn sinter(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(read_op(Op::Inter, e, call))
 }
 
-pub(super) fn sunion(e: &mut Engine, call: &mut Call) -> Reply {
-    read_op(Op::Union, e, call)
+pub(super) fn sunion(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(read_op(Op::Union, e, call))
 }
 
-pub(super) fn sdiff(e: &mut Engine, call: &mut Call) -> Reply {
-    read_op(Op::Diff, e, call)
+pub(super) fn sdiff(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(read_op(Op::Diff, e, call))
 }
 
-pub(super) fn sinterstore(e: &mut Engine, call: &mut Call) -> Reply {
-    store_op(Op::Inter, e, call)
+pub(super) fn sinterstore(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(store_op(Op::Inter, e, call))
 }
 
-pub(super) fn sunionstore(e: &mut Engine, call: &mut Call) -> Reply {
-    store_op(Op::Union, e, call)
+pub(super) fn sunionstore(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(store_op(Op::Union, e, call))
 }
 
-pub(super) fn sdiffstore(e: &mut Engine, call: &mut Call) -> Reply {
-    store_op(Op::Diff, e, call)
+pub(super) fn sdiffstore(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(store_op(Op::Diff, e, call))
 }
 
 /// SINTERCARD numkeys key [key ...] [LIMIT limit]
-pub(super) fn sintercard(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn sintercard(e: &mut Engine, call: &mut Call) -> CmdResult {
     let numkeys = match numfmt::parse_i64(call.arg(1)) {
         Some(n) if n >= 1 => n as u64,
-        _ => return Reply::err(errors::NUMKEYS_NOT_POSITIVE),
+        _ => return Err(Reply::err(errors::NUMKEYS_NOT_POSITIVE)),
     };
     if numkeys > (call.argc() - 2) as u64 {
-        return Reply::err(errors::NUMKEYS_TOO_BIG);
+        return Err(Reply::err(errors::NUMKEYS_TOO_BIG));
     }
     let end = 2 + numkeys as usize;
     let mut limit = 0usize;
@@ -173,17 +175,15 @@ pub(super) fn sintercard(e: &mut Engine, call: &mut Call) -> Reply {
         if i + 1 < call.argc() && args::is(call.arg(i), "limit") {
             match numfmt::parse_i64(call.arg(i + 1)) {
                 Some(n) if n >= 0 => limit = usize::try_from(n).unwrap_or(usize::MAX),
-                _ => return Reply::err(errors::LIMIT_NEGATIVE),
+                _ => return Err(Reply::err(errors::LIMIT_NEGATIVE)),
             }
             i += 2;
         } else {
-            return Reply::err(errors::SYNTAX);
+            return Err(Reply::err(errors::SYNTAX));
         }
     }
     let keys = &call.args[2..end];
-    if let Err(r) = check_types(e, call.db, keys) {
-        return r;
-    }
+    check_types(e, call.db, keys)?;
     let sets = sources(e.db(call.db), keys);
-    Reply::Int(intersect(&sets, limit).len() as i64)
+    Ok(Reply::Int(intersect(&sets, limit).len() as i64))
 }

@@ -13,6 +13,8 @@ mod tests;
 
 use super::hash::scan;
 use super::table::{flags::*, Command};
+use crate::cmd::lookup::{lookup, lookup_mut};
+use crate::cmd::table::CmdResult;
 use crate::db::{Entry, SetValue, Value};
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -21,37 +23,6 @@ use crate::numfmt;
 use crate::reply::Reply;
 
 pub(crate) use super::hash::delete_if_empty;
-
-/// The set at `key`: None if missing, WRONGTYPE for another type.
-pub(crate) fn set_ref<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a SetValue>, Reply> {
-    match e.db(db).get(key) {
-        None => Ok(None),
-        Some(Entry {
-            value: Value::Set(s),
-            ..
-        }) => Ok(Some(s)),
-        Some(_) => Err(Reply::err(errors::WRONGTYPE)),
-    }
-}
-
-pub(crate) fn set_mut<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a mut SetValue>, Reply> {
-    match e.db(db).get_mut(key) {
-        None => Ok(None),
-        Some(Entry {
-            value: Value::Set(s),
-            ..
-        }) => Ok(Some(s)),
-        Some(_) => Err(Reply::err(errors::WRONGTYPE)),
-    }
-}
 
 /// The set at `key`, created empty if missing (the caller adds to it at once).
 fn set_or_create<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<&'a mut SetValue, Reply> {
@@ -110,11 +81,8 @@ pub(crate) fn members_reply<'a>(
     Reply::Set(v.into_iter().map(Reply::bulk).collect())
 }
 
-fn sadd(e: &mut Engine, call: &mut Call) -> Reply {
-    let s = match set_or_create(e, call.db, call.arg(1)) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
+fn sadd(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let s = set_or_create(e, call.db, call.arg(1))?;
     let mut added = 0;
     for m in &call.args[2..] {
         if !s.contains(&m[..]) {
@@ -125,14 +93,13 @@ fn sadd(e: &mut Engine, call: &mut Call) -> Reply {
     if added > 0 {
         e.modified(call.db, call.arg(1), notify::SET, "sadd");
     }
-    Reply::Int(added)
+    Ok(Reply::Int(added))
 }
 
-fn srem(e: &mut Engine, call: &mut Call) -> Reply {
-    let s = match set_mut(e, call.db, call.arg(1)) {
-        Err(r) => return r,
-        Ok(None) => return Reply::Int(0),
-        Ok(Some(s)) => s,
+fn srem(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let s = match lookup_mut::<SetValue>(e, call.db, call.arg(1))? {
+        None => return Ok(Reply::Int(0)),
+        Some(s) => s,
     };
     let mut removed = 0;
     for m in &call.args[2..] {
@@ -147,100 +114,78 @@ fn srem(e: &mut Engine, call: &mut Call) -> Reply {
         e.modified(call.db, call.arg(1), notify::SET, "srem");
         delete_if_empty(e, call.db, call.arg(1));
     }
-    Reply::Int(removed)
+    Ok(Reply::Int(removed))
 }
 
-fn smembers(e: &mut Engine, call: &mut Call) -> Reply {
+fn smembers(e: &mut Engine, call: &mut Call) -> CmdResult {
     let max = max_intset(e);
-    match set_ref(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(None) => Reply::Set(Vec::new()),
-        Ok(Some(s)) => members_reply(s.iter().map(|m| &m[..]), max),
-    }
+    Ok(match lookup::<SetValue>(e, call.db, call.arg(1))? {
+        None => Reply::Set(Vec::new()),
+        Some(s) => members_reply(s.iter().map(|m| &m[..]), max),
+    })
 }
 
-fn sismember(e: &mut Engine, call: &mut Call) -> Reply {
-    match set_ref(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(s) => Reply::Int(s.is_some_and(|s| s.contains(call.arg(2))) as i64),
-    }
+fn sismember(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let s = lookup::<SetValue>(e, call.db, call.arg(1))?;
+    Ok(Reply::Int(s.is_some_and(|s| s.contains(call.arg(2))) as i64))
 }
 
-fn smismember(e: &mut Engine, call: &mut Call) -> Reply {
-    match set_ref(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(s) => Reply::Array(
-            call.args[2..]
-                .iter()
-                .map(|m| Reply::Int(s.is_some_and(|s| s.contains(&m[..])) as i64))
-                .collect(),
-        ),
-    }
+fn smismember(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let s = lookup::<SetValue>(e, call.db, call.arg(1))?;
+    Ok(Reply::Array(
+        call.args[2..]
+            .iter()
+            .map(|m| Reply::Int(s.is_some_and(|s| s.contains(&m[..])) as i64))
+            .collect(),
+    ))
 }
 
-fn scard(e: &mut Engine, call: &mut Call) -> Reply {
-    match set_ref(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(s) => Reply::Int(s.map_or(0, |s| s.len() as i64)),
-    }
+fn scard(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let s = lookup::<SetValue>(e, call.db, call.arg(1))?;
+    Ok(Reply::Int(s.map_or(0, |s| s.len() as i64)))
 }
 
 /// SMOVE source destination member. A missing source answers 0 before the destination's
 /// type is checked, as in Redis; moving within one key only tells whether the member is
 /// there. Events: "srem" (and "del" if the source emptied), then "sadd" if the member was
 /// new to the destination.
-fn smove(e: &mut Engine, call: &mut Call) -> Reply {
+fn smove(e: &mut Engine, call: &mut Call) -> CmdResult {
     let (src, dst, member) = (call.arg(1), call.arg(2), call.arg(3));
-    let src_exists = match set_ref(e, call.db, src) {
-        Err(r) => return r,
-        Ok(s) => s.is_some(),
-    };
+    let src_exists = lookup::<SetValue>(e, call.db, src)?.is_some();
     if !src_exists {
-        return Reply::Int(0);
+        return Ok(Reply::Int(0));
     }
-    if let Err(r) = set_ref(e, call.db, dst) {
-        return r;
-    }
+    lookup::<SetValue>(e, call.db, dst)?;
     if src == dst {
-        let has = matches!(set_ref(e, call.db, src), Ok(Some(s)) if s.contains(member));
-        return Reply::Int(has as i64);
+        let has = matches!(lookup::<SetValue>(e, call.db, src), Ok(Some(s)) if s.contains(member));
+        return Ok(Reply::Int(has as i64));
     }
-    let removed = match set_mut(e, call.db, src) {
+    let removed = match lookup_mut::<SetValue>(e, call.db, src) {
         Ok(Some(s)) => s.swap_remove(member),
         _ => false,
     };
     if !removed {
-        return Reply::Int(0);
+        return Ok(Reply::Int(0));
     }
     e.modified(call.db, src, notify::SET, "srem");
     delete_if_empty(e, call.db, src);
-    let added = match set_or_create(e, call.db, dst) {
-        Ok(s) => s.insert(member.to_vec()),
-        Err(r) => return r,
-    };
+    let added = set_or_create(e, call.db, dst)?.insert(member.to_vec());
     if added {
         e.modified(call.db, dst, notify::SET, "sadd");
     }
-    Reply::Int(1)
+    Ok(Reply::Int(1))
 }
 
 /// SSCAN key cursor [MATCH pattern] [COUNT count]: an intset answers in one page, in
 /// ascending order, with cursor 0.
-fn sscan(e: &mut Engine, call: &mut Call) -> Reply {
-    let cursor = match scan::parse_cursor(call.arg(2)) {
-        Ok(c) => c,
-        Err(r) => return r,
-    };
+fn sscan(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let cursor = scan::parse_cursor(call.arg(2))?;
     let max = max_intset(e);
-    let s = match set_ref(e, call.db, call.arg(1)) {
-        Err(r) => return r,
-        Ok(None) => return scan::reply(0, Vec::new()),
-        Ok(Some(s)) => s,
+    let s = match lookup::<SetValue>(e, call.db, call.arg(1))? {
+        None => return Ok(scan::reply(0, Vec::new())),
+        Some(s) => s,
     };
-    let opts = match scan::parse_options(&call.args[3..]) {
-        Ok(o) => o,
-        Err(r) => return r,
-    };
+    let opts = scan::parse_options(&call.args[3..])?;
     let (next, mut found): (u64, Vec<&[u8]>) = if is_intset(s, max) {
         (0, s.iter().map(|m| &m[..]).collect())
     } else {
@@ -254,22 +199,22 @@ fn sscan(e: &mut Engine, call: &mut Call) -> Reply {
         .filter(|m| opts.matches(m))
         .map(Reply::bulk)
         .collect();
-    scan::reply(next, items)
+    Ok(scan::reply(next, items))
 }
 
 pub static COMMANDS: &[Command] = &[
-    Command::legacy("sadd", -3, WRITE | DENYOOM | FAST, "set", sadd).keys(1, 1, 1),
-    Command::legacy("srem", -3, WRITE | FAST, "set", srem).keys(1, 1, 1),
-    Command::legacy("smembers", 2, READONLY, "set", smembers).keys(1, 1, 1),
-    Command::legacy("sismember", 3, READONLY | FAST, "set", sismember).keys(1, 1, 1),
-    Command::legacy("smismember", -3, READONLY | FAST, "set", smismember).keys(1, 1, 1),
-    Command::legacy("scard", 2, READONLY | FAST, "set", scard).keys(1, 1, 1),
-    Command::legacy("spop", -2, WRITE | FAST, "set", random::spop).keys(1, 1, 1),
-    Command::legacy("srandmember", -2, READONLY, "set", random::srandmember).keys(1, 1, 1),
-    Command::legacy("smove", 4, WRITE | FAST, "set", smove).keys(1, 2, 1),
-    Command::legacy("sinter", -2, READONLY, "set", algebra::sinter).keys(1, -1, 1),
-    Command::legacy("sintercard", -3, READONLY, "set", algebra::sintercard),
-    Command::legacy(
+    Command::new("sadd", -3, WRITE | DENYOOM | FAST, "set", sadd).keys(1, 1, 1),
+    Command::new("srem", -3, WRITE | FAST, "set", srem).keys(1, 1, 1),
+    Command::new("smembers", 2, READONLY, "set", smembers).keys(1, 1, 1),
+    Command::new("sismember", 3, READONLY | FAST, "set", sismember).keys(1, 1, 1),
+    Command::new("smismember", -3, READONLY | FAST, "set", smismember).keys(1, 1, 1),
+    Command::new("scard", 2, READONLY | FAST, "set", scard).keys(1, 1, 1),
+    Command::new("spop", -2, WRITE | FAST, "set", random::spop).keys(1, 1, 1),
+    Command::new("srandmember", -2, READONLY, "set", random::srandmember).keys(1, 1, 1),
+    Command::new("smove", 4, WRITE | FAST, "set", smove).keys(1, 2, 1),
+    Command::new("sinter", -2, READONLY, "set", algebra::sinter).keys(1, -1, 1),
+    Command::new("sintercard", -3, READONLY, "set", algebra::sintercard),
+    Command::new(
         "sinterstore",
         -3,
         WRITE | DENYOOM,
@@ -277,8 +222,8 @@ pub static COMMANDS: &[Command] = &[
         algebra::sinterstore,
     )
     .keys(1, -1, 1),
-    Command::legacy("sunion", -2, READONLY, "set", algebra::sunion).keys(1, -1, 1),
-    Command::legacy(
+    Command::new("sunion", -2, READONLY, "set", algebra::sunion).keys(1, -1, 1),
+    Command::new(
         "sunionstore",
         -3,
         WRITE | DENYOOM,
@@ -286,8 +231,8 @@ pub static COMMANDS: &[Command] = &[
         algebra::sunionstore,
     )
     .keys(1, -1, 1),
-    Command::legacy("sdiff", -2, READONLY, "set", algebra::sdiff).keys(1, -1, 1),
-    Command::legacy(
+    Command::new("sdiff", -2, READONLY, "set", algebra::sdiff).keys(1, -1, 1),
+    Command::new(
         "sdiffstore",
         -3,
         WRITE | DENYOOM,
@@ -295,5 +240,5 @@ pub static COMMANDS: &[Command] = &[
         algebra::sdiffstore,
     )
     .keys(1, -1, 1),
-    Command::legacy("sscan", -3, READONLY, "set", sscan).keys(1, 1, 1),
+    Command::new("sscan", -3, READONLY, "set", sscan).keys(1, 1, 1),
 ];

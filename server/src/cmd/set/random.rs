@@ -1,7 +1,10 @@
 //! SPOP and SRANDMEMBER.
 
-use super::{delete_if_empty, max_intset, members_reply, set_mut, set_ref};
+use super::{delete_if_empty, max_intset, members_reply};
 use crate::cmd::hash::random::{parse_count, picks};
+use crate::cmd::lookup::{lookup, lookup_mut};
+use crate::cmd::table::CmdResult;
+use crate::db::SetValue;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::notify;
@@ -10,22 +13,22 @@ use crate::reply::Reply;
 
 /// SPOP key [count]. Without a count: a member or nil. With one: a RESP3 set, the whole set
 /// (in reply order) when count >= its size, which then deletes the key ("spop", "del").
-pub(super) fn spop(e: &mut Engine, call: &mut Call) -> Reply {
-    match call.argc() {
+pub(super) fn spop(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(match call.argc() {
         2 => spop_one(e, call),
         3 => spop_count(e, call),
         _ => Reply::err(errors::SYNTAX),
-    }
+    })
 }
 
 fn spop_one(e: &mut Engine, call: &mut Call) -> Reply {
-    let len = match set_ref(e, call.db, call.arg(1)) {
+    let len = match lookup::<SetValue>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Nil,
         Ok(Some(s)) => s.len(),
     };
     let i = e.rng.below(len);
-    let Ok(Some(s)) = set_mut(e, call.db, call.arg(1)) else {
+    let Ok(Some(s)) = lookup_mut::<SetValue>(e, call.db, call.arg(1)) else {
         return Reply::Nil;
     };
     let Some(member) = s.swap_remove_index(i) else {
@@ -42,7 +45,7 @@ fn spop_count(e: &mut Engine, call: &mut Call) -> Reply {
         _ => return Reply::err(errors::MUST_BE_POSITIVE),
     };
     let max = max_intset(e);
-    let len = match set_ref(e, call.db, call.arg(1)) {
+    let len = match lookup::<SetValue>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Set(Vec::new()),
         Ok(Some(s)) => s.len(),
@@ -55,7 +58,7 @@ fn spop_count(e: &mut Engine, call: &mut Call) -> Reply {
     } else {
         Vec::new()
     };
-    let Ok(Some(s)) = set_mut(e, call.db, call.arg(1)) else {
+    let Ok(Some(s)) = lookup_mut::<SetValue>(e, call.db, call.arg(1)) else {
         return Reply::Set(Vec::new());
     };
     let reply = if count >= len as u64 {
@@ -81,52 +84,44 @@ fn spop_count(e: &mut Engine, call: &mut Call) -> Reply {
 /// SRANDMEMBER key [count]. With a count the reply is an array (never a RESP3 set): the
 /// whole set in reply order when count >= its size, distinct members for a smaller positive
 /// count, |count| members with repeats for a negative one.
-pub(super) fn srandmember(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn srandmember(e: &mut Engine, call: &mut Call) -> CmdResult {
     if call.argc() > 3 {
-        return Reply::err(errors::SYNTAX);
+        return Err(Reply::err(errors::SYNTAX));
     }
     if call.argc() == 2 {
-        return match set_ref(e, call.db, call.arg(1)) {
-            Err(r) => r,
-            Ok(None) => Reply::Nil,
-            Ok(Some(s)) => {
+        return Ok(match lookup::<SetValue>(e, call.db, call.arg(1))? {
+            None => Reply::Nil,
+            Some(s) => {
                 let len = s.len();
                 let i = e.rng.below(len);
-                match set_ref(e, call.db, call.arg(1)) {
+                match lookup::<SetValue>(e, call.db, call.arg(1)) {
                     Ok(Some(s)) => Reply::opt_bulk(s.get_index(i)),
                     _ => Reply::Nil,
                 }
             }
-        };
+        });
     }
-    let count = match parse_count(call.arg(2)) {
-        Ok(n) => n,
-        Err(r) => return r,
-    };
+    let count = parse_count(call.arg(2))?;
     let max = max_intset(e);
-    let len = match set_ref(e, call.db, call.arg(1)) {
-        Err(r) => return r,
-        Ok(None) => return Reply::Array(Vec::new()),
-        Ok(Some(s)) => s.len(),
+    let len = match lookup::<SetValue>(e, call.db, call.arg(1))? {
+        None => return Ok(Reply::Array(Vec::new())),
+        Some(s) => s.len(),
     };
-    let picks = match picks(e, len, count) {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
-    let Ok(Some(s)) = set_ref(e, call.db, call.arg(1)) else {
-        return Reply::Array(Vec::new());
+    let picks = picks(e, len, count)?;
+    let Ok(Some(s)) = lookup::<SetValue>(e, call.db, call.arg(1)) else {
+        return Ok(Reply::Array(Vec::new()));
     };
     if count >= 0 && count as u64 >= len as u64 {
-        return match members_reply(s.iter().map(|m| &m[..]), max) {
+        return Ok(match members_reply(s.iter().map(|m| &m[..]), max) {
             Reply::Set(items) => Reply::Array(items),
             other => other,
-        };
+        });
     }
-    Reply::Array(
+    Ok(Reply::Array(
         picks
             .into_iter()
             .filter_map(|i| s.get_index(i))
             .map(Reply::bulk)
             .collect(),
-    )
+    ))
 }

@@ -1,8 +1,9 @@
 //! XADD, XTRIM, XDEL, XLEN, XSETID: what changes a stream's entries and its metadata.
 
+use crate::cmd::lookup::{lookup, lookup_mut};
 use bytes::Bytes;
 
-use super::{id_reply, node_limits, parse_id, parse_id_ext, stream_mut, stream_ref, IdForm};
+use super::{id_reply, node_limits, parse_id, parse_id_ext, IdForm};
 use crate::cmd::args;
 use crate::cmd::table::CmdResult;
 use crate::db::stream::{Stream, StreamId, Trim};
@@ -122,7 +123,7 @@ pub(super) fn xadd(e: &mut Engine, call: &mut Call) -> CmdResult {
     }
     let key = call.args[1].clone();
     let db = call.db;
-    let exists = stream_ref(e, db, &key)?.is_some();
+    let exists = lookup::<Stream>(e, db, &key)?.is_some();
     if !exists {
         if a.no_mkstream {
             return Ok(Reply::Nil);
@@ -131,7 +132,7 @@ pub(super) fn xadd(e: &mut Engine, call: &mut Call) -> CmdResult {
     }
     let now = e.now_ms;
     let (max_entries, max_bytes) = node_limits(e);
-    let s = stream_mut(e, db, &key)?.expect("exists");
+    let s = lookup_mut::<Stream>(e, db, &key)?.expect("exists");
     if s.last_id == StreamId::MAX {
         return Err(Reply::err(
             "ERR The stream has exhausted the last possible ID, unable to add more items",
@@ -192,7 +193,7 @@ pub(super) fn xtrim(e: &mut Engine, call: &mut Call) -> CmdResult {
     let a = parse_add_or_trim(e, &call.args, false)?;
     let db = call.db;
     let key = call.args[1].clone();
-    let Some(s) = stream_mut(e, db, &key)? else {
+    let Some(s) = lookup_mut::<Stream>(e, db, &key)? else {
         return Ok(Reply::Int(0));
     };
     let deleted = s.trim(a.trim.expect("checked"), a.approx, a.limit);
@@ -208,14 +209,14 @@ pub(super) fn xtrim(e: &mut Engine, call: &mut Call) -> CmdResult {
 pub(super) fn xdel(e: &mut Engine, call: &mut Call) -> CmdResult {
     let db = call.db;
     let key = call.args[1].clone();
-    if stream_ref(e, db, &key)?.is_none() {
+    if lookup::<Stream>(e, db, &key)?.is_none() {
         return Ok(Reply::Int(0));
     }
     let ids = call.args[2..]
         .iter()
         .map(|a| parse_id(a, 0, IdForm::Strict))
         .collect::<Result<Vec<_>, _>>()?;
-    let s = stream_mut(e, db, &key)?.expect("checked");
+    let s = lookup_mut::<Stream>(e, db, &key)?.expect("checked");
     let deleted = ids.into_iter().filter(|id| s.delete(*id)).count() as u64;
     if deleted > 0 {
         e.modified(db, &key, notify::STREAM, "xdel");
@@ -226,7 +227,7 @@ pub(super) fn xdel(e: &mut Engine, call: &mut Call) -> CmdResult {
 
 /// `XLEN key`
 pub(super) fn xlen(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let n = stream_ref(e, call.db, &call.args[1])?.map_or(0, |s| s.len());
+    let n = lookup::<Stream>(e, call.db, &call.args[1])?.map_or(0, |s| s.len());
     Ok(Reply::Int(n as i64))
 }
 
@@ -257,7 +258,7 @@ pub(super) fn xsetid(e: &mut Engine, call: &mut Call) -> CmdResult {
     }
     let db = call.db;
     let key = call.args[1].clone();
-    let Some(s) = stream_mut(e, db, &key)? else {
+    let Some(s) = lookup_mut::<Stream>(e, db, &key)? else {
         return Err(Reply::err(errors::NO_SUCH_KEY));
     };
     if !s.is_empty() {

@@ -1,8 +1,9 @@
 //! XCLAIM and XAUTOCLAIM: moving pending entries that have been idle long enough to another
 //! consumer. Idle time is the engine clock's now minus the entry's last delivery.
 
-use super::{id_reply, no_group, parse_bound, parse_id, stream_mut, IdForm};
+use super::{id_reply, no_group, parse_bound, parse_id, IdForm};
 use crate::cmd::args;
+use crate::cmd::lookup::lookup_mut;
 use crate::cmd::table::CmdResult;
 use crate::db::stream::{Nack, Stream, StreamId};
 use crate::engine::{Call, Engine};
@@ -46,7 +47,8 @@ pub(super) fn xclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
     let group = call.args[2].clone();
     let name = call.args[3].clone();
     let now = e.now_ms;
-    let exists = stream_mut(e, db, &key)?.is_some_and(|s| s.groups.contains_key(&group[..]));
+    let exists =
+        lookup_mut::<Stream>(e, db, &key)?.is_some_and(|s| s.groups.contains_key(&group[..]));
     if !exists {
         return Err(no_group(&key, &group));
     }
@@ -102,7 +104,7 @@ pub(super) fn xclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
         Some(t) if (0..=now).contains(&t) => t,
         _ => now,
     };
-    let s = stream_mut(e, db, &key)?.expect("checked");
+    let s = lookup_mut::<Stream>(e, db, &key)?.expect("checked");
     {
         let g = s.groups.get_mut(&group[..]).expect("checked");
         if last_id > g.last_id {
@@ -209,7 +211,8 @@ pub(super) fn xautoclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
         }
         j += 1;
     }
-    let Some(s) = stream_mut(e, db, &key)?.filter(|s| s.groups.contains_key(&group[..])) else {
+    let Some(s) = lookup_mut::<Stream>(e, db, &key)?.filter(|s| s.groups.contains_key(&group[..]))
+    else {
         return Err(no_group(&key, &group));
     };
     // Redis allocates COUNT IDs up front and fails when the allocator refuses; a terabyte

@@ -1,8 +1,9 @@
 //! XGROUP (CREATE, CREATECONSUMER, DELCONSUMER, DESTROY, SETID, HELP), XACK and XPENDING.
 
+use crate::cmd::lookup::{lookup, lookup_mut};
 use bytes::Bytes;
 
-use super::{c_str, id_reply, no_group, parse_bound, parse_id, stream_mut, stream_ref, IdForm};
+use super::{c_str, id_reply, no_group, parse_bound, parse_id, IdForm};
 use crate::cmd::args;
 use crate::cmd::table::CmdResult;
 use crate::db::stream::{Group, Stream, StreamId, INVALID_ENTRIES_READ};
@@ -39,7 +40,7 @@ fn group_stream<'a>(
     need_group: bool,
 ) -> Result<Option<&'a mut Stream>, Reply> {
     let key = &call.args[2];
-    let s = stream_mut(e, call.db, key)?;
+    let s = lookup_mut::<Stream>(e, call.db, key)?;
     if mkstream {
         return Ok(s);
     }
@@ -87,7 +88,7 @@ pub(super) fn create(e: &mut Engine, call: &mut Call) -> CmdResult {
         e.db(db).set(&key, Value::Stream(Box::new(Stream::new())));
         e.touch_watched(db, &key);
     }
-    let s = stream_mut(e, db, &key)?.expect("exists");
+    let s = lookup_mut::<Stream>(e, db, &key)?.expect("exists");
     let name = call.args[3].to_vec();
     if s.groups.contains_key(&name) {
         return Err(Reply::err("BUSYGROUP Consumer Group name already exists"));
@@ -192,7 +193,7 @@ pub(super) fn help(_e: &mut Engine, _call: &mut Call) -> CmdResult {
 /// `XACK key group id [id ...]`: a missing key or group acknowledges nothing; the IDs are
 /// all checked before any is acknowledged.
 pub(super) fn xack(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let Some(s) = stream_mut(e, call.db, &call.args[1])? else {
+    let Some(s) = lookup_mut::<Stream>(e, call.db, &call.args[1])? else {
         return Ok(Reply::Int(0));
     };
     if !s.groups.contains_key(call.arg(2)) {
@@ -242,7 +243,7 @@ pub(super) fn xpending(e: &mut Engine, call: &mut Call) -> CmdResult {
         range = Some((min_idle, start, end, count, consumer));
     }
     let now = e.now_ms;
-    let s = stream_ref(e, call.db, &call.args[1])?;
+    let s = lookup::<Stream>(e, call.db, &call.args[1])?;
     let Some(g) = s.and_then(|s| s.groups.get(call.arg(2))) else {
         return Err(no_group(call.arg(1), call.arg(2)));
     };

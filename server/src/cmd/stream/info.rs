@@ -1,8 +1,9 @@
 //! XINFO STREAM [FULL [COUNT n]], XINFO GROUPS, XINFO CONSUMERS, XINFO HELP. Replies are maps
 //! (flat arrays in RESP2) with Redis 7.0's fields in its order.
 
-use super::{c_str, id_reply, range_reply, stream_ref};
+use super::{c_str, id_reply, range_reply};
 use crate::cmd::args;
+use crate::cmd::lookup::lookup;
 use crate::cmd::table::CmdResult;
 use crate::db::stream::{Group, Stream, StreamId, INVALID_ENTRIES_READ};
 use crate::engine::{Call, Engine};
@@ -15,7 +16,7 @@ fn field(name: &str, v: Reply) -> (Reply, Reply) {
 
 /// The stream named by argument 2; `ERR no such key` when missing.
 fn stream_arg<'a>(e: &'a mut Engine, call: &Call) -> Result<&'a Stream, Reply> {
-    stream_ref(e, call.db, &call.args[2])?.ok_or_else(|| Reply::err(errors::NO_SUCH_KEY))
+    lookup::<Stream>(e, call.db, &call.args[2])?.ok_or_else(|| Reply::err(errors::NO_SUCH_KEY))
 }
 
 fn entries_read(g: &Group) -> Reply {

@@ -22,7 +22,6 @@ use bytes::Bytes;
 
 use super::table::{flags::*, Command};
 use crate::db::stream::{lp::Elem, Node, RawEntry, Stream, StreamId};
-use crate::db::Value;
 use crate::engine::Engine;
 use crate::errors;
 use crate::reply::Reply;
@@ -120,29 +119,6 @@ pub(crate) fn parse_bound(arg: &[u8], missing_seq: u64) -> Result<(StreamId, boo
     } else {
         Ok((parse_id(arg, missing_seq, IdForm::Loose)?, false))
     }
-}
-
-/// The stream at `key` for writing; None when missing, WRONGTYPE for another type.
-pub(crate) fn stream_mut<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a mut Stream>, Reply> {
-    match e.db(db).get_mut(key) {
-        None => Ok(None),
-        Some(entry) => match &mut entry.value {
-            Value::Stream(s) => Ok(Some(s)),
-            _ => Err(Reply::err(errors::WRONGTYPE)),
-        },
-    }
-}
-
-pub(crate) fn stream_ref<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a Stream>, Reply> {
-    stream_mut(e, db, key).map(|s| s.map(|s| &*s))
 }
 
 /// The `stream-node-max-entries` and `stream-node-max-bytes` settings.

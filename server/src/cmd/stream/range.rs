@@ -1,8 +1,10 @@
 //! XRANGE and XREVRANGE: `-` and `+`, exclusive `(` bounds, COUNT.
 
-use super::{parse_bound, range_reply, stream_ref};
+use super::{parse_bound, range_reply};
 use crate::cmd::args;
+use crate::cmd::lookup::lookup;
 use crate::cmd::table::CmdResult;
+use crate::db::stream::Stream;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::reply::Reply;
@@ -40,7 +42,7 @@ fn range(e: &mut Engine, call: &mut Call, rev: bool) -> CmdResult {
             return Err(Reply::err(errors::SYNTAX));
         }
     }
-    let Some(s) = stream_ref(e, call.db, &call.args[1])? else {
+    let Some(s) = lookup::<Stream>(e, call.db, &call.args[1])? else {
         return Ok(Reply::Array(Vec::new()));
     };
     if count == 0 {

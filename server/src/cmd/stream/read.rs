@@ -9,9 +9,10 @@
 //! `unblock_lost_groups`). Inside MULTI and scripts nothing blocks: MULTI gets the timeout
 //! reply at once, and a script may not use BLOCK at all.
 
+use crate::cmd::lookup::lookup_mut;
 use bytes::Bytes;
 
-use super::{c_str, entry_reply, id_reply, parse_id, stream_mut, IdForm};
+use super::{c_str, entry_reply, id_reply, parse_id, IdForm};
 use crate::cmd::args;
 use crate::cmd::table::CmdResult;
 use crate::db::stream::{Stream, StreamId};
@@ -131,7 +132,7 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
     for k in 0..a.nkeys {
         let key = call.args[a.keys_at + k].clone();
         let id_arg = call.args[a.keys_at + a.nkeys + k].clone();
-        let s = stream_mut(e, db, &key)?;
+        let s = lookup_mut::<Stream>(e, db, &key)?;
         if let Some((group, _)) = &a.group {
             if !s
                 .as_ref()
@@ -164,7 +165,7 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
     let mut served: Vec<(Reply, Reply)> = Vec::new();
     for (k, &gt) in ids.iter().enumerate() {
         let key = call.args[a.keys_at + k].clone();
-        let Some(s) = stream_mut(e, db, &key)? else {
+        let Some(s) = lookup_mut::<Stream>(e, db, &key)? else {
             continue;
         };
         let reply = match &a.group {
@@ -338,7 +339,7 @@ fn serve_blocked(e: &mut Engine, call: &Call, a: &ReadArgs, key: &[u8]) -> CmdRe
     let Some(k) = (0..a.nkeys).find(|&k| &call.args[a.keys_at + k][..] == key) else {
         return Ok(Reply::None);
     };
-    let s = match stream_mut(e, db, key) {
+    let s = match lookup_mut::<Stream>(e, db, key) {
         Ok(Some(s)) => s,
         _ if a.group.is_some() => {
             return Err(Reply::err("UNBLOCKED the stream key no longer exists"));

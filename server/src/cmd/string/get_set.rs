@@ -1,9 +1,12 @@
 //! GET, SET with all its options, SETNX/SETEX/PSETEX, GETSET, GETDEL, GETEX, MGET, MSET,
 //! MSETNX, and Redis 8.4's DELEX and DIGEST.
 
+use crate::cmd::lookup::lookup;
+use crate::cmd::table::CmdResult;
+use crate::db::StrValue;
 use bytes::Bytes;
 
-use super::{digest_hex, lookup_str};
+use super::digest_hex;
 use crate::cmd::args;
 use crate::db::Value;
 use crate::engine::{Call, Engine};
@@ -11,11 +14,9 @@ use crate::errors;
 use crate::notify;
 use crate::reply::Reply;
 
-pub(super) fn get(e: &mut Engine, call: &mut Call) -> Reply {
-    match lookup_str(e, call.db, call.arg(1)) {
-        Ok(v) => Reply::opt_bulk(v),
-        Err(r) => r,
-    }
+pub(super) fn get(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let v = lookup::<StrValue>(e, call.db, call.arg(1))?;
+    Ok(Reply::opt_bulk(v))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -149,7 +150,7 @@ fn set_generic(
     // GET and the IF* conditions need the current value, and refuse other types.
     let mut old = None;
     let found = if o.get || o.cond.is_some() {
-        old = lookup_str(e, db, key)?.map(|s| s.to_vec());
+        old = lookup::<StrValue>(e, db, key)?.map(|s| s.to_vec());
         old.is_some()
     } else if o.nx || o.xx {
         e.db(db).contains(key)
@@ -196,11 +197,8 @@ fn set_generic(
     })
 }
 
-pub(super) fn set(e: &mut Engine, call: &mut Call) -> Reply {
-    let o = match parse_opts(&call.args, 3, true) {
-        Ok(o) => o,
-        Err(r) => return r,
-    };
+pub(super) fn set(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let o = parse_opts(&call.args, 3, true)?;
     // The conditions are newer than 7.0: a profile without one answers as for any unknown
     // option (`crate::compat::since`).
     if let Some((c, _)) = o.cond {
@@ -211,26 +209,25 @@ pub(super) fn set(e: &mut Engine, call: &mut Call) -> Reply {
             Cond::DigestNe => (crate::compat::since::SET_DIGEST_CONDITIONS, "set IFDNE"),
         };
         if !e.has_option(since, what) {
-            return Reply::err(errors::SYNTAX);
+            return Err(Reply::err(errors::SYNTAX));
         }
     }
-    match set_generic(e, call.db, call.arg(1), call.arg(2), &o, "set") {
-        Err(r) => r,
-        Ok(out) if o.get => Reply::opt_bulk(out.old),
-        Ok(out) if out.stored => Reply::ok(),
-        Ok(_) => Reply::Nil,
-    }
+    Ok(
+        match set_generic(e, call.db, call.arg(1), call.arg(2), &o, "set")? {
+            out if o.get => Reply::opt_bulk(out.old),
+            out if out.stored => Reply::ok(),
+            _ => Reply::Nil,
+        },
+    )
 }
 
-pub(super) fn setnx(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn setnx(e: &mut Engine, call: &mut Call) -> CmdResult {
     let o = Opts {
         nx: true,
         ..Default::default()
     };
-    match set_generic(e, call.db, call.arg(1), call.arg(2), &o, "setnx") {
-        Err(r) => r,
-        Ok(out) => Reply::Int(i64::from(out.stored)),
-    }
+    let out = set_generic(e, call.db, call.arg(1), call.arg(2), &o, "setnx")?;
+    Ok(Reply::Int(i64::from(out.stored)))
 }
 
 fn set_with_ttl(e: &mut Engine, call: &Call, kind: ExpireKind, cmd: &str) -> Reply {
@@ -244,31 +241,27 @@ fn set_with_ttl(e: &mut Engine, call: &Call, kind: ExpireKind, cmd: &str) -> Rep
     }
 }
 
-pub(super) fn setex(e: &mut Engine, call: &mut Call) -> Reply {
-    set_with_ttl(e, call, ExpireKind::Ex, "setex")
+pub(super) fn setex(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(set_with_ttl(e, call, ExpireKind::Ex, "setex"))
 }
 
-pub(super) fn psetex(e: &mut Engine, call: &mut Call) -> Reply {
-    set_with_ttl(e, call, ExpireKind::Px, "psetex")
+pub(super) fn psetex(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(set_with_ttl(e, call, ExpireKind::Px, "psetex"))
 }
 
-pub(super) fn getset(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn getset(e: &mut Engine, call: &mut Call) -> CmdResult {
     let key = call.arg(1);
-    let old = match lookup_str(e, call.db, key) {
-        Ok(v) => v.cloned(),
-        Err(r) => return r,
-    };
+    let old = lookup::<StrValue>(e, call.db, key)?.cloned();
     e.db(call.db).set(key, Value::Str(call.arg(2).into()));
     e.modified(call.db, key, notify::STRING, "set");
-    Reply::opt_bulk(old)
+    Ok(Reply::opt_bulk(old))
 }
 
-pub(super) fn getdel(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn getdel(e: &mut Engine, call: &mut Call) -> CmdResult {
     let key = call.arg(1);
-    match lookup_str(e, call.db, key) {
-        Err(r) => r,
-        Ok(None) => Reply::Nil,
-        Ok(Some(_)) => {
+    Ok(match lookup::<StrValue>(e, call.db, key)? {
+        None => Reply::Nil,
+        Some(_) => {
             let old = e.db(call.db).remove(key);
             e.modified(call.db, key, notify::GENERIC, "del");
             match old.map(|entry| entry.value) {
@@ -276,27 +269,20 @@ pub(super) fn getdel(e: &mut Engine, call: &mut Call) -> Reply {
                 _ => Reply::Nil,
             }
         }
-    }
+    })
 }
 
 /// GETEX: the value, and a new TTL (EX/PX/EXAT/PXAT), no TTL (PERSIST), or nothing changed.
 /// A deadline already in the past deletes the key, as Redis does.
-pub(super) fn getex(e: &mut Engine, call: &mut Call) -> Reply {
-    let o = match parse_opts(&call.args, 2, false) {
-        Ok(o) => o,
-        Err(r) => return r,
-    };
+pub(super) fn getex(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let o = parse_opts(&call.args, 2, false)?;
     let key = call.arg(1);
-    let value = match lookup_str(e, call.db, key) {
-        Err(r) => return r,
-        Ok(None) => return Reply::Nil,
-        Ok(Some(v)) => Reply::bulk(v),
+    let value = match lookup::<StrValue>(e, call.db, key)? {
+        None => return Ok(Reply::Nil),
+        Some(v) => Reply::bulk(v),
     };
     let when = match o.expire {
-        Some((kind, arg)) => match deadline(arg, kind, e.now_ms, "getex") {
-            Ok(t) => Some((kind, t)),
-            Err(r) => return r,
-        },
+        Some((kind, arg)) => Some((kind, deadline(arg, kind, e.now_ms, "getex")?)),
         None => None,
     };
     match when {
@@ -320,10 +306,10 @@ pub(super) fn getex(e: &mut Engine, call: &mut Call) -> Reply {
         }
         None => {}
     }
-    value
+    Ok(value)
 }
 
-pub(super) fn mget(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn mget(e: &mut Engine, call: &mut Call) -> CmdResult {
     let db = e.db(call.db);
     let items = call.args[1..]
         .iter()
@@ -332,7 +318,7 @@ pub(super) fn mget(e: &mut Engine, call: &mut Call) -> Reply {
             _ => Reply::Nil,
         })
         .collect();
-    Reply::Array(items)
+    Ok(Reply::Array(items))
 }
 
 fn mset_all(e: &mut Engine, call: &Call) {
@@ -342,44 +328,43 @@ fn mset_all(e: &mut Engine, call: &Call) {
     }
 }
 
-pub(super) fn mset(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn mset(e: &mut Engine, call: &mut Call) -> CmdResult {
     if call.argc().is_multiple_of(2) {
-        return Reply::err(errors::wrong_arity("mset"));
+        return Err(Reply::err(errors::wrong_arity("mset")));
     }
     mset_all(e, call);
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
-pub(super) fn msetnx(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn msetnx(e: &mut Engine, call: &mut Call) -> CmdResult {
     if call.argc().is_multiple_of(2) {
-        return Reply::err(errors::wrong_arity("msetnx"));
+        return Err(Reply::err(errors::wrong_arity("msetnx")));
     }
     let db = e.db(call.db);
     if call.args[1..].iter().step_by(2).any(|k| db.contains(k)) {
-        return Reply::Int(0);
+        return Ok(Reply::Int(0));
     }
     mset_all(e, call);
-    Reply::Int(1)
+    Ok(Reply::Int(1))
 }
 
 /// DELEX (Redis 8.4): DEL for one key, or a compare-and-delete of a string with IFEQ, IFNE,
 /// IFDEQ or IFDNE. Replies 1 when the key was deleted, else 0.
-pub(super) fn delex(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn delex(e: &mut Engine, call: &mut Call) -> CmdResult {
     let key = call.arg(1);
     let cond = match call.argc() {
         2 => None,
         4 => match cond_option(call.arg(2)) {
             Some(c) => Some((c, call.arg(3))),
-            None => return Reply::err(errors::SYNTAX),
+            None => return Err(Reply::err(errors::SYNTAX)),
         },
-        _ => return Reply::err(errors::SYNTAX),
+        _ => return Err(Reply::err(errors::SYNTAX)),
     };
     let delete = match cond {
         None => e.db(call.db).contains(key),
-        Some((c, arg)) => match lookup_str(e, call.db, key) {
-            Err(r) => return r,
-            Ok(None) => false,
-            Ok(Some(v)) => match c {
+        Some((c, arg)) => match lookup::<StrValue>(e, call.db, key)? {
+            None => false,
+            Some(v) => match c {
                 Cond::Eq => v[..] == *arg,
                 Cond::Ne => v[..] != *arg,
                 Cond::DigestEq => digest_hex(v).as_bytes().eq_ignore_ascii_case(arg),
@@ -388,18 +373,17 @@ pub(super) fn delex(e: &mut Engine, call: &mut Call) -> Reply {
         },
     };
     if !delete {
-        return Reply::Int(0);
+        return Ok(Reply::Int(0));
     }
     e.db(call.db).remove(key);
     e.modified(call.db, key, notify::GENERIC, "del");
-    Reply::Int(1)
+    Ok(Reply::Int(1))
 }
 
 /// DIGEST (Redis 8.4): the XXH3 64-bit hash of a string value as 16 hex digits.
-pub(super) fn digest(e: &mut Engine, call: &mut Call) -> Reply {
-    match lookup_str(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(None) => Reply::Nil,
-        Ok(Some(v)) => Reply::bulk(digest_hex(v)),
-    }
+pub(super) fn digest(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(match lookup::<StrValue>(e, call.db, call.arg(1))? {
+        None => Reply::Nil,
+        Some(v) => Reply::bulk(digest_hex(v)),
+    })
 }

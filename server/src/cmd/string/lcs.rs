@@ -6,6 +6,7 @@
 //! caps it: by proto-max-bulk-len.
 
 use crate::cmd::args;
+use crate::cmd::table::CmdResult;
 use crate::db::Value;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -19,11 +20,11 @@ fn string_or_empty(e: &mut Engine, db: usize, key: &[u8]) -> Result<Vec<u8>, ()>
     }
 }
 
-pub(super) fn lcs(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn lcs(e: &mut Engine, call: &mut Call) -> CmdResult {
     let a = string_or_empty(e, call.db, call.arg(1));
     let b = string_or_empty(e, call.db, call.arg(2));
     let (Ok(a), Ok(b)) = (a, b) else {
-        return Reply::err(errors::LCS_NOT_STRINGS);
+        return Err(Reply::err(errors::LCS_NOT_STRINGS));
     };
     let (mut get_len, mut get_idx, mut with_match_len) = (false, false, false);
     let mut min_match_len: i64 = 0;
@@ -38,34 +39,32 @@ pub(super) fn lcs(e: &mut Engine, call: &mut Call) -> Reply {
         } else if args::is(opt, "withmatchlen") {
             with_match_len = true;
         } else if args::is(opt, "minmatchlen") && more > 0 {
-            match args::int(call.arg(j + 1)) {
-                Ok(n) => min_match_len = n.max(0),
-                Err(r) => return r,
-            }
+            let n = args::int(call.arg(j + 1))?;
+            min_match_len = n.max(0);
             j += 1;
         } else {
-            return Reply::err(errors::SYNTAX);
+            return Err(Reply::err(errors::SYNTAX));
         }
         j += 1;
     }
     if get_idx && get_len {
-        return Reply::err(errors::LCS_IDX_AND_LEN);
+        return Err(Reply::err(errors::LCS_IDX_AND_LEN));
     }
     if a.len() as u64 >= u32::MAX as u64 - 1 || b.len() as u64 >= u32::MAX as u64 - 1 {
-        return Reply::err(errors::LCS_TOO_LONG);
+        return Err(Reply::err(errors::LCS_TOO_LONG));
     }
     let cells = (a.len() as u64 + 1) * (b.len() as u64 + 1);
     if cells.saturating_mul(4) > e.config.proto_max_bulk_len {
-        return Reply::err(errors::LCS_TOO_MUCH_MEMORY);
+        return Err(Reply::err(errors::LCS_TOO_MUCH_MEMORY));
     }
     let table = Table::fill(&a, &b);
     let total = table.at(a.len(), b.len());
     if get_len {
-        return Reply::Int(total as i64);
+        return Ok(Reply::Int(total as i64));
     }
     let (text, ranges) = table.walk(&a, &b, min_match_len as u64, get_idx);
     if !get_idx {
-        return Reply::bulk(text);
+        return Ok(Reply::bulk(text));
     }
     let matches = ranges
         .into_iter()
@@ -80,10 +79,10 @@ pub(super) fn lcs(e: &mut Engine, call: &mut Call) -> Reply {
             Reply::Array(item)
         })
         .collect();
-    Reply::Map(vec![
+    Ok(Reply::Map(vec![
         (Reply::bulk("matches"), Reply::Array(matches)),
         (Reply::bulk("len"), Reply::Int(total as i64)),
-    ])
+    ]))
 }
 
 struct Range {

@@ -14,40 +14,10 @@ mod range;
 mod tests;
 
 use super::table::{flags::*, Command};
-use crate::db::{StrValue, Value};
+use crate::db::Value;
 use crate::engine::Engine;
 use crate::errors;
 use crate::reply::Reply;
-
-/// The string at `key`: `Ok(None)` when there is no such key, WRONGTYPE for another type.
-pub(crate) fn lookup_str<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a StrValue>, Reply> {
-    match e.db(db).get(key) {
-        None => Ok(None),
-        Some(entry) => match &entry.value {
-            Value::Str(s) => Ok(Some(s)),
-            _ => Err(wrongtype()),
-        },
-    }
-}
-
-/// The string at `key` for in-place modification (keeps the key's TTL).
-pub(crate) fn lookup_str_mut<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a mut StrValue>, Reply> {
-    match e.db(db).get_mut(key) {
-        None => Ok(None),
-        Some(entry) => match &mut entry.value {
-            Value::Str(s) => Ok(Some(s)),
-            _ => Err(wrongtype()),
-        },
-    }
-}
 
 /// `lookup_str_mut` for a write in place: Redis unshares the value into its "raw" encoding,
 /// which OBJECT ENCODING then reports (see `Entry::raw`).
@@ -86,12 +56,12 @@ pub(crate) fn digest_hex(value: &[u8]) -> String {
 }
 
 pub static COMMANDS: &[Command] = &[
-    Command::legacy("get", 2, READONLY | FAST, "string", get_set::get).keys(1, 1, 1),
-    Command::legacy("set", -3, WRITE | DENYOOM, "string", get_set::set).keys(1, 1, 1),
-    Command::legacy("setnx", 3, WRITE | DENYOOM | FAST, "string", get_set::setnx).keys(1, 1, 1),
-    Command::legacy("setex", 4, WRITE | DENYOOM, "string", get_set::setex).keys(1, 1, 1),
-    Command::legacy("psetex", 4, WRITE | DENYOOM, "string", get_set::psetex).keys(1, 1, 1),
-    Command::legacy(
+    Command::new("get", 2, READONLY | FAST, "string", get_set::get).keys(1, 1, 1),
+    Command::new("set", -3, WRITE | DENYOOM, "string", get_set::set).keys(1, 1, 1),
+    Command::new("setnx", 3, WRITE | DENYOOM | FAST, "string", get_set::setnx).keys(1, 1, 1),
+    Command::new("setex", 4, WRITE | DENYOOM, "string", get_set::setex).keys(1, 1, 1),
+    Command::new("psetex", 4, WRITE | DENYOOM, "string", get_set::psetex).keys(1, 1, 1),
+    Command::new(
         "getset",
         3,
         WRITE | DENYOOM | FAST,
@@ -99,21 +69,21 @@ pub static COMMANDS: &[Command] = &[
         get_set::getset,
     )
     .keys(1, 1, 1),
-    Command::legacy("getdel", 2, WRITE | FAST, "string", get_set::getdel).keys(1, 1, 1),
-    Command::legacy("getex", -2, WRITE | FAST, "string", get_set::getex).keys(1, 1, 1),
-    Command::legacy("mget", -2, READONLY | FAST, "string", get_set::mget).keys(1, -1, 1),
-    Command::legacy("mset", -3, WRITE | DENYOOM, "string", get_set::mset).keys(1, -1, 2),
-    Command::legacy("msetnx", -3, WRITE | DENYOOM, "string", get_set::msetnx).keys(1, -1, 2),
-    Command::legacy("delex", -2, WRITE | FAST, "string", get_set::delex).keys(1, 1, 1),
-    Command::legacy("digest", 2, READONLY | FAST, "string", get_set::digest).keys(1, 1, 1),
-    Command::legacy("append", 3, WRITE | DENYOOM | FAST, "string", range::append).keys(1, 1, 1),
-    Command::legacy("strlen", 2, READONLY | FAST, "string", range::strlen).keys(1, 1, 1),
-    Command::legacy("setrange", 4, WRITE | DENYOOM, "string", range::setrange).keys(1, 1, 1),
-    Command::legacy("getrange", 4, READONLY, "string", range::getrange).keys(1, 1, 1),
-    Command::legacy("substr", 4, READONLY, "string", range::getrange).keys(1, 1, 1),
-    Command::legacy("incr", 2, WRITE | DENYOOM | FAST, "string", counters::incr).keys(1, 1, 1),
-    Command::legacy("decr", 2, WRITE | DENYOOM | FAST, "string", counters::decr).keys(1, 1, 1),
-    Command::legacy(
+    Command::new("getdel", 2, WRITE | FAST, "string", get_set::getdel).keys(1, 1, 1),
+    Command::new("getex", -2, WRITE | FAST, "string", get_set::getex).keys(1, 1, 1),
+    Command::new("mget", -2, READONLY | FAST, "string", get_set::mget).keys(1, -1, 1),
+    Command::new("mset", -3, WRITE | DENYOOM, "string", get_set::mset).keys(1, -1, 2),
+    Command::new("msetnx", -3, WRITE | DENYOOM, "string", get_set::msetnx).keys(1, -1, 2),
+    Command::new("delex", -2, WRITE | FAST, "string", get_set::delex).keys(1, 1, 1),
+    Command::new("digest", 2, READONLY | FAST, "string", get_set::digest).keys(1, 1, 1),
+    Command::new("append", 3, WRITE | DENYOOM | FAST, "string", range::append).keys(1, 1, 1),
+    Command::new("strlen", 2, READONLY | FAST, "string", range::strlen).keys(1, 1, 1),
+    Command::new("setrange", 4, WRITE | DENYOOM, "string", range::setrange).keys(1, 1, 1),
+    Command::new("getrange", 4, READONLY, "string", range::getrange).keys(1, 1, 1),
+    Command::new("substr", 4, READONLY, "string", range::getrange).keys(1, 1, 1),
+    Command::new("incr", 2, WRITE | DENYOOM | FAST, "string", counters::incr).keys(1, 1, 1),
+    Command::new("decr", 2, WRITE | DENYOOM | FAST, "string", counters::decr).keys(1, 1, 1),
+    Command::new(
         "incrby",
         3,
         WRITE | DENYOOM | FAST,
@@ -121,7 +91,7 @@ pub static COMMANDS: &[Command] = &[
         counters::incrby,
     )
     .keys(1, 1, 1),
-    Command::legacy(
+    Command::new(
         "decrby",
         3,
         WRITE | DENYOOM | FAST,
@@ -129,7 +99,7 @@ pub static COMMANDS: &[Command] = &[
         counters::decrby,
     )
     .keys(1, 1, 1),
-    Command::legacy(
+    Command::new(
         "incrbyfloat",
         3,
         WRITE | DENYOOM | FAST,
@@ -137,5 +107,5 @@ pub static COMMANDS: &[Command] = &[
         counters::incrbyfloat,
     )
     .keys(1, 1, 1),
-    Command::legacy("lcs", -3, READONLY, "string", lcs::lcs).keys(1, 2, 1),
+    Command::new("lcs", -3, READONLY, "string", lcs::lcs).keys(1, 2, 1),
 ];

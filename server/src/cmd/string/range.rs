@@ -1,61 +1,55 @@
 //! APPEND, STRLEN, SETRANGE and GETRANGE/SUBSTR: byte-level access to a string.
 
-use super::{check_string_length, lookup_str, lookup_str_for_update};
+use super::{check_string_length, lookup_str_for_update};
 use crate::cmd::args;
+use crate::cmd::lookup::lookup;
+use crate::cmd::table::CmdResult;
+use crate::db::StrValue;
 use crate::db::Value;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::notify;
 use crate::reply::Reply;
 
-pub(super) fn append(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn append(e: &mut Engine, call: &mut Call) -> CmdResult {
     let (key, tail) = (call.arg(1), call.arg(2));
     let max = e.config.proto_max_bulk_len;
-    let len = match lookup_str_for_update(e, call.db, key) {
-        Err(r) => return r,
-        Ok(None) => {
+    let len = match lookup_str_for_update(e, call.db, key)? {
+        None => {
             e.db(call.db).set(key, Value::Str(tail.into()));
             tail.len()
         }
-        Ok(Some(s)) => {
+        Some(s) => {
             if (s.len() as u64).saturating_add(tail.len() as u64) > max {
-                return Reply::err(errors::STRING_TOO_LONG);
+                return Err(Reply::err(errors::STRING_TOO_LONG));
             }
             s.extend_from_slice(tail);
             s.len()
         }
     };
     e.modified(call.db, key, notify::STRING, "append");
-    Reply::Int(len as i64)
+    Ok(Reply::Int(len as i64))
 }
 
-pub(super) fn strlen(e: &mut Engine, call: &mut Call) -> Reply {
-    match lookup_str(e, call.db, call.arg(1)) {
-        Ok(v) => Reply::Int(v.map_or(0, |s| s.len() as i64)),
-        Err(r) => r,
-    }
+pub(super) fn strlen(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let v = lookup::<StrValue>(e, call.db, call.arg(1))?;
+    Ok(Reply::Int(v.map_or(0, |s| s.len() as i64)))
 }
 
 /// SETRANGE: overwrites from `offset`, zero-padding a shorter string. An empty value changes
 /// nothing (and creates no key); the result may not pass proto-max-bulk-len.
-pub(super) fn setrange(e: &mut Engine, call: &mut Call) -> Reply {
+pub(super) fn setrange(e: &mut Engine, call: &mut Call) -> CmdResult {
     let key = call.arg(1);
-    let offset = match args::int(call.arg(2)) {
-        Ok(n) if n < 0 => return Reply::err(errors::OFFSET_OUT_OF_RANGE),
-        Ok(n) => n as u64,
-        Err(r) => return r,
+    let offset = match args::int(call.arg(2))? {
+        n if n < 0 => return Err(Reply::err(errors::OFFSET_OUT_OF_RANGE)),
+        n => n as u64,
     };
     let value = call.arg(3);
-    let exists = match lookup_str(e, call.db, key) {
-        Err(r) => return r,
-        Ok(v) => v.map(|s| s.len()),
-    };
+    let exists = lookup::<StrValue>(e, call.db, key)?.map(|s| s.len());
     if value.is_empty() {
-        return Reply::Int(exists.unwrap_or(0) as i64);
+        return Ok(Reply::Int(exists.unwrap_or(0) as i64));
     }
-    if let Err(r) = check_string_length(e, offset, value.len() as u64) {
-        return r;
-    }
+    check_string_length(e, offset, value.len() as u64)?;
     // Within proto-max-bulk-len, so it fits in memory the way Redis allows.
     let offset = offset as usize;
     let end = offset + value.len();
@@ -76,28 +70,21 @@ pub(super) fn setrange(e: &mut Engine, call: &mut Call) -> Reply {
         }
     };
     e.modified(call.db, key, notify::STRING, "setrange");
-    Reply::Int(new_len as i64)
+    Ok(Reply::Int(new_len as i64))
 }
 
 /// GETRANGE (and its old name SUBSTR): inclusive range, negative indexes from the end.
-pub(super) fn getrange(e: &mut Engine, call: &mut Call) -> Reply {
-    let start = match args::int(call.arg(2)) {
-        Ok(n) => n,
-        Err(r) => return r,
+pub(super) fn getrange(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let start = args::int(call.arg(2))?;
+    let end = args::int(call.arg(3))?;
+    let s = match lookup::<StrValue>(e, call.db, call.arg(1))? {
+        None => return Ok(Reply::bulk(b"")),
+        Some(s) => s,
     };
-    let end = match args::int(call.arg(3)) {
-        Ok(n) => n,
-        Err(r) => return r,
-    };
-    let s = match lookup_str(e, call.db, call.arg(1)) {
-        Err(r) => return r,
-        Ok(None) => return Reply::bulk(b""),
-        Ok(Some(s)) => s,
-    };
-    match byte_range(s.len() as i64, start, end) {
+    Ok(match byte_range(s.len() as i64, start, end) {
         Some((a, b)) => Reply::bulk(&s[a..=b]),
         None => Reply::bulk(b""),
-    }
+    })
 }
 
 /// Redis's index arithmetic for GETRANGE: the inclusive byte range, or None when empty.

@@ -1,7 +1,9 @@
 //! ZRANDMEMBER and ZSCAN.
 
-use super::{args, zset_ref};
+use super::args;
 use crate::cmd::hash::random::{picks, MAX_PICKS};
+use crate::cmd::lookup::lookup;
+use crate::cmd::table::CmdResult;
 use crate::db::{scan, Db, ZSet};
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -19,49 +21,42 @@ fn push_member(out: &mut Vec<Reply>, resp: u8, m: &[u8], s: f64, withscores: boo
     }
 }
 
-pub fn zrandmember(e: &mut Engine, call: &mut Call) -> Reply {
+pub fn zrandmember(e: &mut Engine, call: &mut Call) -> CmdResult {
     if call.argc() >= 3 {
-        let l = match args::int(call.arg(2)) {
-            Ok(i64::MIN) => {
-                return Reply::err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-            }
-            Ok(n) => n,
-            Err(r) => return r,
+        let l = match args::int(call.arg(2))? {
+            i64::MIN => {
+                return Err(Reply::err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"))}
+            n => n,
         };
         if call.argc() > 4 || (call.argc() == 4 && !args::is(call.arg(3), "withscores")) {
-            return Reply::err(errors::SYNTAX);
+            return Err(Reply::err(errors::SYNTAX));
         }
         let withscores = call.argc() == 4;
         if withscores && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&l) {
-            return Reply::err(errors::VALUE_OUT_OF_RANGE);
+            return Err(Reply::err(errors::VALUE_OUT_OF_RANGE));
         }
-        let len = match zset_ref(e, call.db, call.arg(1)) {
-            Err(r) => return r,
-            Ok(None) => return Reply::Array(Vec::new()),
-            Ok(Some(z)) => z.len(),
+        let len = match lookup::<ZSet>(e, call.db, call.arg(1))? {
+            None => return Ok(Reply::Array(Vec::new())),
+            Some(z) => z.len(),
         };
-        let ranks = match picks(e, len, l) {
-            Ok(p) => p,
-            Err(r) => return r,
+        let ranks = picks(e, len, l)?;
+        let Ok(Some(z)) = lookup::<ZSet>(e, call.db, call.arg(1)) else {
+            return Ok(Reply::Array(Vec::new()));
         };
-        let Ok(Some(z)) = zset_ref(e, call.db, call.arg(1)) else {
-            return Reply::Array(Vec::new());
-        };
-        return with_count(z, l, ranks, withscores, call.resp);
+        return Ok(with_count(z, l, ranks, withscores, call.resp));
     }
-    let len = match zset_ref(e, call.db, call.arg(1)) {
-        Err(r) => return r,
-        Ok(None) => return Reply::Nil,
-        Ok(Some(z)) => z.len(),
+    let len = match lookup::<ZSet>(e, call.db, call.arg(1))? {
+        None => return Ok(Reply::Nil),
+        Some(z) => z.len(),
     };
     let rank = e.rng.below(len);
-    match zset_ref(e, call.db, call.arg(1)) {
+    Ok(match lookup::<ZSet>(e, call.db, call.arg(1)) {
         Ok(Some(z)) => match z.get_by_rank(rank) {
             Some((m, _)) => Reply::bulk(m),
             None => Reply::Nil,
         },
         _ => Reply::Nil,
-    }
+    })
 }
 
 /// The reply for `ranks` (from `picks`): Redis answers a count covering the whole set from
@@ -111,14 +106,18 @@ fn parse_cursor(arg: &[u8]) -> Option<u64> {
     Some(if neg { v.wrapping_neg() } else { v })
 }
 
-pub fn zscan(e: &mut Engine, call: &mut Call) -> Reply {
+pub fn zscan(e: &mut Engine, call: &mut Call) -> CmdResult {
     let Some(cursor) = parse_cursor(call.arg(2)) else {
-        return Reply::err(errors::INVALID_CURSOR);
+        return Err(Reply::err(errors::INVALID_CURSOR));
     };
-    let z = match zset_ref(e, call.db, call.arg(1)) {
-        Err(r) => return r,
-        Ok(None) => return Reply::Array(vec![Reply::bulk("0"), Reply::Array(Vec::new())]),
-        Ok(Some(z)) => z,
+    let z = match lookup::<ZSet>(e, call.db, call.arg(1))? {
+        None => {
+            return Ok(Reply::Array(vec![
+                Reply::bulk("0"),
+                Reply::Array(Vec::new()),
+            ]))
+        }
+        Some(z) => z,
     };
     let mut count: i64 = 10;
     let mut pattern: Option<&[u8]> = None;
@@ -126,12 +125,9 @@ pub fn zscan(e: &mut Engine, call: &mut Call) -> Reply {
     while i < call.argc() {
         let left = call.argc() - i;
         if args::is(call.arg(i), "count") && left >= 2 {
-            count = match args::int(call.arg(i + 1)) {
-                Ok(n) => n,
-                Err(r) => return r,
-            };
+            count = args::int(call.arg(i + 1))?;
             if count < 1 {
-                return Reply::err(errors::SYNTAX);
+                return Err(Reply::err(errors::SYNTAX));
             }
             i += 2;
         } else if args::is(call.arg(i), "match") && left >= 2 {
@@ -139,7 +135,7 @@ pub fn zscan(e: &mut Engine, call: &mut Call) -> Reply {
             pattern = if p == b"*" { None } else { Some(p) };
             i += 2;
         } else {
-            return Reply::err(errors::SYNTAX);
+            return Err(Reply::err(errors::SYNTAX));
         }
     }
     let matches = |m: &[u8]| pattern.is_none_or(|p| crate::glob::matches(p, m, false));
@@ -168,5 +164,8 @@ pub fn zscan(e: &mut Engine, call: &mut Call) -> Reply {
             }
         }
     }
-    Reply::Array(vec![Reply::bulk(next.to_string()), Reply::Array(items)])
+    Ok(Reply::Array(vec![
+        Reply::bulk(next.to_string()),
+        Reply::Array(items),
+    ]))
 }

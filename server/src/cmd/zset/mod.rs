@@ -11,6 +11,8 @@ mod setops;
 #[cfg(test)]
 mod tests;
 
+use crate::cmd::lookup::{lookup, lookup_mut};
+use crate::cmd::table::CmdResult;
 use bytes::Bytes;
 
 use super::args;
@@ -22,35 +24,6 @@ use crate::notify;
 use crate::reply::Reply;
 
 // ---- shared helpers ------------------------------------------------------------------------
-
-/// The sorted set at `key`: None when missing, WRONGTYPE for another type.
-pub(super) fn zset_ref<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a ZSet>, Reply> {
-    match e.db(db).get(key) {
-        None => Ok(None),
-        Some(entry) => match &entry.value {
-            Value::ZSet(z) => Ok(Some(z)),
-            _ => Err(Reply::err(errors::WRONGTYPE)),
-        },
-    }
-}
-
-pub(super) fn zset_mut<'a>(
-    e: &'a mut Engine,
-    db: usize,
-    key: &[u8],
-) -> Result<Option<&'a mut ZSet>, Reply> {
-    match e.db(db).get_mut(key) {
-        None => Ok(None),
-        Some(entry) => match &mut entry.value {
-            Value::ZSet(z) => Ok(Some(z)),
-            _ => Err(Reply::err(errors::WRONGTYPE)),
-        },
-    }
-}
 
 /// Deletes `key` if a removal emptied it, with the `del` notification Redis sends then.
 pub(super) fn delete_if_empty(e: &mut Engine, db: usize, key: &[u8]) -> bool {
@@ -129,12 +102,12 @@ struct ZaddFlags {
     incr: bool,
 }
 
-fn zadd(e: &mut Engine, call: &mut Call) -> Reply {
-    zadd_generic(e, call, false)
+fn zadd(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(zadd_generic(e, call, false))
 }
 
-fn zincrby(e: &mut Engine, call: &mut Call) -> Reply {
-    zadd_generic(e, call, true)
+fn zincrby(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(zadd_generic(e, call, true))
 }
 
 /// ZADD and ZINCRBY, which Redis runs through the same code (so ZINCRBY takes the option
@@ -186,7 +159,7 @@ fn zadd_generic(e: &mut Engine, call: &mut Call, incr: bool) -> Reply {
     }
     let key = call.args[1].clone();
     let db = call.db;
-    match zset_mut(e, db, &key) {
+    match lookup_mut::<ZSet>(e, db, &key) {
         Err(r) => return r,
         Ok(Some(_)) => {}
         Ok(None) => {
@@ -196,7 +169,7 @@ fn zadd_generic(e: &mut Engine, call: &mut Call, incr: bool) -> Reply {
             e.db(db).set(&key, Value::ZSet(Box::default()));
         }
     }
-    let Ok(Some(z)) = zset_mut(e, db, &key) else {
+    let Ok(Some(z)) = lookup_mut::<ZSet>(e, db, &key) else {
         return Reply::err(errors::WRONGTYPE);
     };
     let (mut added, mut updated, mut processed) = (0i64, 0i64, 0i64);
@@ -261,13 +234,12 @@ fn zadd_generic(e: &mut Engine, call: &mut Call, incr: bool) -> Reply {
     }
 }
 
-fn zrem(e: &mut Engine, call: &mut Call) -> Reply {
+fn zrem(e: &mut Engine, call: &mut Call) -> CmdResult {
     let key = call.args[1].clone();
     let db = call.db;
-    let z = match zset_mut(e, db, &key) {
-        Err(r) => return r,
-        Ok(None) => return Reply::Int(0),
-        Ok(Some(z)) => z,
+    let z = match lookup_mut::<ZSet>(e, db, &key)? {
+        None => return Ok(Reply::Int(0)),
+        Some(z) => z,
     };
     let mut deleted = 0;
     for m in &call.args[2..] {
@@ -282,40 +254,32 @@ fn zrem(e: &mut Engine, call: &mut Call) -> Reply {
         e.modified(db, &key, notify::ZSET, "zrem");
         delete_if_empty(e, db, &key);
     }
-    Reply::Int(deleted)
+    Ok(Reply::Int(deleted))
 }
 
-fn zcard(e: &mut Engine, call: &mut Call) -> Reply {
-    match zset_ref(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(z) => Reply::Int(z.map_or(0, |z| z.len() as i64)),
-    }
+fn zcard(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let z = lookup::<ZSet>(e, call.db, call.arg(1))?;
+    Ok(Reply::Int(z.map_or(0, |z| z.len() as i64)))
 }
 
-fn zscore(e: &mut Engine, call: &mut Call) -> Reply {
-    match zset_ref(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(z) => z
-            .and_then(|z| z.score(call.arg(2)))
-            .map_or(Reply::Nil, Reply::Double),
-    }
+fn zscore(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let z = lookup::<ZSet>(e, call.db, call.arg(1))?;
+    Ok(z.and_then(|z| z.score(call.arg(2)))
+        .map_or(Reply::Nil, Reply::Double))
 }
 
-fn zmscore(e: &mut Engine, call: &mut Call) -> Reply {
-    let z = match zset_ref(e, call.db, call.arg(1)) {
-        Err(r) => return r,
-        Ok(z) => z,
-    };
-    Reply::Array(
+fn zmscore(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let z = lookup::<ZSet>(e, call.db, call.arg(1))?;
+    Ok(Reply::Array(
         call.args[2..]
             .iter()
             .map(|m| z.and_then(|z| z.score(m)).map_or(Reply::Nil, Reply::Double))
             .collect(),
-    )
+    ))
 }
 
 fn zrank_generic(e: &mut Engine, call: &mut Call, rev: bool) -> Reply {
-    let z = match zset_ref(e, call.db, call.arg(1)) {
+    let z = match lookup::<ZSet>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Nil,
         Ok(Some(z)) => z,
@@ -327,63 +291,57 @@ fn zrank_generic(e: &mut Engine, call: &mut Call, rev: bool) -> Reply {
     }
 }
 
-fn zrank(e: &mut Engine, call: &mut Call) -> Reply {
-    zrank_generic(e, call, false)
+fn zrank(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(zrank_generic(e, call, false))
 }
 
-fn zrevrank(e: &mut Engine, call: &mut Call) -> Reply {
-    zrank_generic(e, call, true)
+fn zrevrank(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(zrank_generic(e, call, true))
 }
 
-fn zcount(e: &mut Engine, call: &mut Call) -> Reply {
-    let range = match parse::score_range(call.arg(2), call.arg(3)) {
-        Ok(r) => r,
-        Err(r) => return r,
-    };
-    match zset_ref(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(z) => Reply::Int(z.map_or(0, |z| z.count_in_score_range(&range) as i64)),
-    }
+fn zcount(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let range = parse::score_range(call.arg(2), call.arg(3))?;
+    let z = lookup::<ZSet>(e, call.db, call.arg(1))?;
+    Ok(Reply::Int(
+        z.map_or(0, |z| z.count_in_score_range(&range) as i64),
+    ))
 }
 
-fn zlexcount(e: &mut Engine, call: &mut Call) -> Reply {
-    let range = match parse::lex_range(call.arg(2), call.arg(3)) {
-        Ok(r) => r,
-        Err(r) => return r,
-    };
-    match zset_ref(e, call.db, call.arg(1)) {
-        Err(r) => r,
-        Ok(z) => Reply::Int(z.map_or(0, |z| z.count_in_lex_range(&range) as i64)),
-    }
+fn zlexcount(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let range = parse::lex_range(call.arg(2), call.arg(3))?;
+    let z = lookup::<ZSet>(e, call.db, call.arg(1))?;
+    Ok(Reply::Int(
+        z.map_or(0, |z| z.count_in_lex_range(&range) as i64),
+    ))
 }
 
 const G: &str = "sorted-set";
 
 pub static COMMANDS: &[Command] = &[
-    Command::legacy("zadd", -4, WRITE | DENYOOM | FAST, G, zadd).keys(1, 1, 1),
-    Command::legacy("zincrby", 4, WRITE | DENYOOM | FAST, G, zincrby).keys(1, 1, 1),
-    Command::legacy("zrem", -3, WRITE | FAST, G, zrem).keys(1, 1, 1),
-    Command::legacy("zcard", 2, READONLY | FAST, G, zcard).keys(1, 1, 1),
-    Command::legacy("zscore", 3, READONLY | FAST, G, zscore).keys(1, 1, 1),
-    Command::legacy("zmscore", -3, READONLY | FAST, G, zmscore).keys(1, 1, 1),
-    Command::legacy("zrank", 3, READONLY | FAST, G, zrank).keys(1, 1, 1),
-    Command::legacy("zrevrank", 3, READONLY | FAST, G, zrevrank).keys(1, 1, 1),
-    Command::legacy("zcount", 4, READONLY | FAST, G, zcount).keys(1, 1, 1),
-    Command::legacy("zlexcount", 4, READONLY | FAST, G, zlexcount).keys(1, 1, 1),
-    Command::legacy("zrange", -4, READONLY, G, range::zrange).keys(1, 1, 1),
-    Command::legacy("zrangebyscore", -4, READONLY, G, range::zrangebyscore).keys(1, 1, 1),
-    Command::legacy("zrevrangebyscore", -4, READONLY, G, range::zrevrangebyscore).keys(1, 1, 1),
-    Command::legacy("zrangebylex", -4, READONLY, G, range::zrangebylex).keys(1, 1, 1),
-    Command::legacy("zrevrangebylex", -4, READONLY, G, range::zrevrangebylex).keys(1, 1, 1),
-    Command::legacy("zrevrange", -4, READONLY, G, range::zrevrange).keys(1, 1, 1),
-    Command::legacy("zrangestore", -5, WRITE | DENYOOM, G, range::zrangestore).keys(1, 2, 1),
-    Command::legacy("zremrangebyrank", 4, WRITE, G, range::zremrangebyrank).keys(1, 1, 1),
-    Command::legacy("zremrangebyscore", 4, WRITE, G, range::zremrangebyscore).keys(1, 1, 1),
-    Command::legacy("zremrangebylex", 4, WRITE, G, range::zremrangebylex).keys(1, 1, 1),
-    Command::legacy("zpopmin", -2, WRITE | FAST, G, pop::zpopmin).keys(1, 1, 1),
-    Command::legacy("zpopmax", -2, WRITE | FAST, G, pop::zpopmax).keys(1, 1, 1),
-    Command::legacy("zmpop", -4, WRITE, G, pop::zmpop).movable_keys(keys_numkeys_at_1),
-    Command::legacy(
+    Command::new("zadd", -4, WRITE | DENYOOM | FAST, G, zadd).keys(1, 1, 1),
+    Command::new("zincrby", 4, WRITE | DENYOOM | FAST, G, zincrby).keys(1, 1, 1),
+    Command::new("zrem", -3, WRITE | FAST, G, zrem).keys(1, 1, 1),
+    Command::new("zcard", 2, READONLY | FAST, G, zcard).keys(1, 1, 1),
+    Command::new("zscore", 3, READONLY | FAST, G, zscore).keys(1, 1, 1),
+    Command::new("zmscore", -3, READONLY | FAST, G, zmscore).keys(1, 1, 1),
+    Command::new("zrank", 3, READONLY | FAST, G, zrank).keys(1, 1, 1),
+    Command::new("zrevrank", 3, READONLY | FAST, G, zrevrank).keys(1, 1, 1),
+    Command::new("zcount", 4, READONLY | FAST, G, zcount).keys(1, 1, 1),
+    Command::new("zlexcount", 4, READONLY | FAST, G, zlexcount).keys(1, 1, 1),
+    Command::new("zrange", -4, READONLY, G, range::zrange).keys(1, 1, 1),
+    Command::new("zrangebyscore", -4, READONLY, G, range::zrangebyscore).keys(1, 1, 1),
+    Command::new("zrevrangebyscore", -4, READONLY, G, range::zrevrangebyscore).keys(1, 1, 1),
+    Command::new("zrangebylex", -4, READONLY, G, range::zrangebylex).keys(1, 1, 1),
+    Command::new("zrevrangebylex", -4, READONLY, G, range::zrevrangebylex).keys(1, 1, 1),
+    Command::new("zrevrange", -4, READONLY, G, range::zrevrange).keys(1, 1, 1),
+    Command::new("zrangestore", -5, WRITE | DENYOOM, G, range::zrangestore).keys(1, 2, 1),
+    Command::new("zremrangebyrank", 4, WRITE, G, range::zremrangebyrank).keys(1, 1, 1),
+    Command::new("zremrangebyscore", 4, WRITE, G, range::zremrangebyscore).keys(1, 1, 1),
+    Command::new("zremrangebylex", 4, WRITE, G, range::zremrangebylex).keys(1, 1, 1),
+    Command::new("zpopmin", -2, WRITE | FAST, G, pop::zpopmin).keys(1, 1, 1),
+    Command::new("zpopmax", -2, WRITE | FAST, G, pop::zpopmax).keys(1, 1, 1),
+    Command::new("zmpop", -4, WRITE, G, pop::zmpop).movable_keys(keys_numkeys_at_1),
+    Command::new(
         "bzpopmin",
         -3,
         WRITE | NOSCRIPT | BLOCKING | FAST,
@@ -391,7 +349,7 @@ pub static COMMANDS: &[Command] = &[
         pop::bzpopmin,
     )
     .keys(1, -2, 1),
-    Command::legacy(
+    Command::new(
         "bzpopmax",
         -3,
         WRITE | NOSCRIPT | BLOCKING | FAST,
@@ -399,21 +357,20 @@ pub static COMMANDS: &[Command] = &[
         pop::bzpopmax,
     )
     .keys(1, -2, 1),
-    Command::legacy("bzmpop", -5, WRITE | BLOCKING, G, pop::bzmpop).movable_keys(keys_numkeys_at_2),
-    Command::legacy("zunion", -3, READONLY, G, setops::zunion).movable_keys(keys_numkeys_at_1),
-    Command::legacy("zinter", -3, READONLY, G, setops::zinter).movable_keys(keys_numkeys_at_1),
-    Command::legacy("zdiff", -3, READONLY, G, setops::zdiff).movable_keys(keys_numkeys_at_1),
-    Command::legacy("zunionstore", -4, WRITE | DENYOOM, G, setops::zunionstore)
+    Command::new("bzmpop", -5, WRITE | BLOCKING, G, pop::bzmpop).movable_keys(keys_numkeys_at_2),
+    Command::new("zunion", -3, READONLY, G, setops::zunion).movable_keys(keys_numkeys_at_1),
+    Command::new("zinter", -3, READONLY, G, setops::zinter).movable_keys(keys_numkeys_at_1),
+    Command::new("zdiff", -3, READONLY, G, setops::zdiff).movable_keys(keys_numkeys_at_1),
+    Command::new("zunionstore", -4, WRITE | DENYOOM, G, setops::zunionstore)
         .keys(1, 1, 1)
         .movable_keys(keys_store),
-    Command::legacy("zinterstore", -4, WRITE | DENYOOM, G, setops::zinterstore)
+    Command::new("zinterstore", -4, WRITE | DENYOOM, G, setops::zinterstore)
         .keys(1, 1, 1)
         .movable_keys(keys_store),
-    Command::legacy("zdiffstore", -4, WRITE | DENYOOM, G, setops::zdiffstore)
+    Command::new("zdiffstore", -4, WRITE | DENYOOM, G, setops::zdiffstore)
         .keys(1, 1, 1)
         .movable_keys(keys_store),
-    Command::legacy("zintercard", -3, READONLY, G, setops::zintercard)
-        .movable_keys(keys_numkeys_at_1),
-    Command::legacy("zrandmember", -2, READONLY, G, misc::zrandmember).keys(1, 1, 1),
-    Command::legacy("zscan", -3, READONLY, G, misc::zscan).keys(1, 1, 1),
+    Command::new("zintercard", -3, READONLY, G, setops::zintercard).movable_keys(keys_numkeys_at_1),
+    Command::new("zrandmember", -2, READONLY, G, misc::zrandmember).keys(1, 1, 1),
+    Command::new("zscan", -3, READONLY, G, misc::zscan).keys(1, 1, 1),
 ];

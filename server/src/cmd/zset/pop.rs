@@ -8,9 +8,12 @@
 //! (`Engine::signal_ready`); on that re-run a key of another type is skipped rather than
 //! answered with WRONGTYPE, since Redis 7.0 only serves a waiter from a sorted set.
 
+use crate::cmd::lookup::{lookup, lookup_mut};
+use crate::cmd::table::CmdResult;
+use crate::db::ZSet;
 use bytes::Bytes;
 
-use super::{args, delete_if_empty, zset_mut, zset_ref};
+use super::{args, delete_if_empty};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::notify;
@@ -27,12 +30,12 @@ struct Shape {
     nil_when_empty: bool,
 }
 
-pub fn zpopmin(e: &mut Engine, call: &mut Call) -> Reply {
-    zpop_min_max(e, call, false)
+pub fn zpopmin(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(zpop_min_max(e, call, false))
 }
 
-pub fn zpopmax(e: &mut Engine, call: &mut Call) -> Reply {
-    zpop_min_max(e, call, true)
+pub fn zpopmax(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(zpop_min_max(e, call, true))
 }
 
 fn zpop_min_max(e: &mut Engine, call: &mut Call, max: bool) -> Reply {
@@ -67,7 +70,7 @@ fn generic_pop(
     let db = call.db;
     let mut found = None;
     for k in keys {
-        match zset_ref(e, db, k) {
+        match lookup::<ZSet>(e, db, k) {
             Err(r) => return r,
             Ok(None) => continue,
             Ok(Some(_)) => {
@@ -87,7 +90,7 @@ fn generic_pop(
         return Reply::Array(Vec::new());
     }
     let count = if count < 0 { 1 } else { count as usize };
-    let Ok(Some(z)) = zset_mut(e, db, &key) else {
+    let Ok(Some(z)) = lookup_mut::<ZSet>(e, db, &key) else {
         return Reply::err(errors::WRONGTYPE);
     };
     let n = count.min(z.len());
@@ -142,7 +145,7 @@ fn blocking_pop(
         Err(r) => return r,
     };
     for k in keys {
-        match zset_ref(e, call.db, k) {
+        match lookup::<ZSet>(e, call.db, k) {
             Ok(None) => continue,
             Err(r) => {
                 if call.reprocessing {
@@ -158,12 +161,12 @@ fn blocking_pop(
     e.block(call, keys, deadline, Reply::NilArray)
 }
 
-pub fn bzpopmin(e: &mut Engine, call: &mut Call) -> Reply {
-    bzpop(e, call, false)
+pub fn bzpopmin(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(bzpop(e, call, false))
 }
 
-pub fn bzpopmax(e: &mut Engine, call: &mut Call) -> Reply {
-    bzpop(e, call, true)
+pub fn bzpopmax(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(bzpop(e, call, true))
 }
 
 fn bzpop(e: &mut Engine, call: &mut Call, max: bool) -> Reply {
@@ -176,12 +179,12 @@ fn bzpop(e: &mut Engine, call: &mut Call, max: bool) -> Reply {
     blocking_pop(e, call, &keys, max, call.argc() - 1, -1, shape)
 }
 
-pub fn zmpop(e: &mut Engine, call: &mut Call) -> Reply {
-    mpop(e, call, 1, false)
+pub fn zmpop(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(mpop(e, call, 1, false))
 }
 
-pub fn bzmpop(e: &mut Engine, call: &mut Call) -> Reply {
-    mpop(e, call, 2, true)
+pub fn bzmpop(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(mpop(e, call, 2, true))
 }
 
 /// ZMPOP and BZMPOP: `[timeout] numkeys key... MIN|MAX [COUNT n]`.

@@ -5,7 +5,9 @@
 //! names are that parser with the range type or direction fixed, which is why, e.g.,
 //! `ZRANGEBYSCORE k 0 1 REV` is a syntax error while `ZRANGE k 0 1 BYSCORE REV` is not.
 
-use super::{args, delete_if_empty, parse, scored_reply, store, zset_mut, zset_ref};
+use super::{args, delete_if_empty, parse, scored_reply, store};
+use crate::cmd::lookup::{lookup, lookup_mut};
+use crate::cmd::table::CmdResult;
 use crate::db::zset::{LexRange, ScoreRange};
 use crate::db::ZSet;
 use crate::engine::{Call, Engine};
@@ -34,32 +36,32 @@ enum Spec {
     Lex(LexRange),
 }
 
-pub fn zrange(e: &mut Engine, call: &mut Call) -> Reply {
-    generic(e, call, 1, false, Kind::Auto, Dir::Auto)
+pub fn zrange(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(generic(e, call, 1, false, Kind::Auto, Dir::Auto))
 }
 
-pub fn zrevrange(e: &mut Engine, call: &mut Call) -> Reply {
-    generic(e, call, 1, false, Kind::Rank, Dir::Reverse)
+pub fn zrevrange(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(generic(e, call, 1, false, Kind::Rank, Dir::Reverse))
 }
 
-pub fn zrangebyscore(e: &mut Engine, call: &mut Call) -> Reply {
-    generic(e, call, 1, false, Kind::Score, Dir::Forward)
+pub fn zrangebyscore(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(generic(e, call, 1, false, Kind::Score, Dir::Forward))
 }
 
-pub fn zrevrangebyscore(e: &mut Engine, call: &mut Call) -> Reply {
-    generic(e, call, 1, false, Kind::Score, Dir::Reverse)
+pub fn zrevrangebyscore(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(generic(e, call, 1, false, Kind::Score, Dir::Reverse))
 }
 
-pub fn zrangebylex(e: &mut Engine, call: &mut Call) -> Reply {
-    generic(e, call, 1, false, Kind::Lex, Dir::Forward)
+pub fn zrangebylex(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(generic(e, call, 1, false, Kind::Lex, Dir::Forward))
 }
 
-pub fn zrevrangebylex(e: &mut Engine, call: &mut Call) -> Reply {
-    generic(e, call, 1, false, Kind::Lex, Dir::Reverse)
+pub fn zrevrangebylex(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(generic(e, call, 1, false, Kind::Lex, Dir::Reverse))
 }
 
-pub fn zrangestore(e: &mut Engine, call: &mut Call) -> Reply {
-    generic(e, call, 2, true, Kind::Auto, Dir::Auto)
+pub fn zrangestore(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(generic(e, call, 2, true, Kind::Auto, Dir::Auto))
 }
 
 fn generic(
@@ -132,7 +134,7 @@ fn generic(
         },
     };
     let key = call.args[start].clone();
-    let items: Vec<(Vec<u8>, f64)> = match zset_ref(e, call.db, &key) {
+    let items: Vec<(Vec<u8>, f64)> = match lookup::<ZSet>(e, call.db, &key) {
         Err(r) => return r,
         Ok(None) => Vec::new(),
         Ok(Some(z)) => select(z, &spec, rev, offset, limit)
@@ -264,32 +266,28 @@ fn select<'a>(
     }
 }
 
-pub fn zremrangebyrank(e: &mut Engine, call: &mut Call) -> Reply {
+pub fn zremrangebyrank(e: &mut Engine, call: &mut Call) -> CmdResult {
     let spec = match (args::int(call.arg(2)), args::int(call.arg(3))) {
         (Ok(a), Ok(b)) => Spec::Rank(a, b),
-        (Err(r), _) | (_, Err(r)) => return r,
+        (Err(r), _) | (_, Err(r)) => return Ok(r),
     };
-    remove_range(e, call, spec, "zremrangebyrank")
+    Ok(remove_range(e, call, spec, "zremrangebyrank"))
 }
 
-pub fn zremrangebyscore(e: &mut Engine, call: &mut Call) -> Reply {
-    match parse::score_range(call.arg(2), call.arg(3)) {
-        Ok(r) => remove_range(e, call, Spec::Score(r), "zremrangebyscore"),
-        Err(r) => r,
-    }
+pub fn zremrangebyscore(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let r = parse::score_range(call.arg(2), call.arg(3))?;
+    Ok(remove_range(e, call, Spec::Score(r), "zremrangebyscore"))
 }
 
-pub fn zremrangebylex(e: &mut Engine, call: &mut Call) -> Reply {
-    match parse::lex_range(call.arg(2), call.arg(3)) {
-        Ok(r) => remove_range(e, call, Spec::Lex(r), "zremrangebylex"),
-        Err(r) => r,
-    }
+pub fn zremrangebylex(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let r = parse::lex_range(call.arg(2), call.arg(3))?;
+    Ok(remove_range(e, call, Spec::Lex(r), "zremrangebylex"))
 }
 
 fn remove_range(e: &mut Engine, call: &mut Call, spec: Spec, event: &str) -> Reply {
     let key = call.args[1].clone();
     let db = call.db;
-    let z = match zset_mut(e, db, &key) {
+    let z = match lookup_mut::<ZSet>(e, db, &key) {
         Err(r) => return r,
         Ok(None) => return Reply::Int(0),
         Ok(Some(z)) => z,

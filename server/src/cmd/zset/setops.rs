@@ -5,6 +5,7 @@
 //! summed in (and so the last bits of a float SUM); NaN from `inf + -inf` or `0 * inf`
 //! becomes 0.
 
+use crate::cmd::table::CmdResult;
 use std::collections::HashMap;
 
 use bytes::Bytes;
@@ -100,35 +101,35 @@ fn weighted(w: f64, s: f64) -> f64 {
     }
 }
 
-pub fn zunion(e: &mut Engine, call: &mut Call) -> Reply {
-    generic(e, call, None, 1, Op::Union, false)
+pub fn zunion(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(generic(e, call, None, 1, Op::Union, false))
 }
 
-pub fn zinter(e: &mut Engine, call: &mut Call) -> Reply {
-    generic(e, call, None, 1, Op::Inter, false)
+pub fn zinter(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(generic(e, call, None, 1, Op::Inter, false))
 }
 
-pub fn zdiff(e: &mut Engine, call: &mut Call) -> Reply {
-    generic(e, call, None, 1, Op::Diff, false)
+pub fn zdiff(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(generic(e, call, None, 1, Op::Diff, false))
 }
 
-pub fn zunionstore(e: &mut Engine, call: &mut Call) -> Reply {
+pub fn zunionstore(e: &mut Engine, call: &mut Call) -> CmdResult {
     let dst = call.args[1].clone();
-    generic(e, call, Some(dst), 2, Op::Union, false)
+    Ok(generic(e, call, Some(dst), 2, Op::Union, false))
 }
 
-pub fn zinterstore(e: &mut Engine, call: &mut Call) -> Reply {
+pub fn zinterstore(e: &mut Engine, call: &mut Call) -> CmdResult {
     let dst = call.args[1].clone();
-    generic(e, call, Some(dst), 2, Op::Inter, false)
+    Ok(generic(e, call, Some(dst), 2, Op::Inter, false))
 }
 
-pub fn zdiffstore(e: &mut Engine, call: &mut Call) -> Reply {
+pub fn zdiffstore(e: &mut Engine, call: &mut Call) -> CmdResult {
     let dst = call.args[1].clone();
-    generic(e, call, Some(dst), 2, Op::Diff, false)
+    Ok(generic(e, call, Some(dst), 2, Op::Diff, false))
 }
 
-pub fn zintercard(e: &mut Engine, call: &mut Call) -> Reply {
-    generic(e, call, None, 1, Op::Inter, true)
+pub fn zintercard(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(generic(e, call, None, 1, Op::Inter, true))
 }
 
 fn generic(

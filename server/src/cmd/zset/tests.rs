@@ -87,16 +87,16 @@ fn blocking_pops_do_not_block_in_multi_or_scripts() {
     let mut e = Engine::new(Config::default());
     for (m, s) in [(true, false), (false, true)] {
         let mut c = call(&["BZPOPMIN", "z", "0"], m, s);
-        assert_eq!(super::pop::bzpopmin(&mut e, &mut c), Reply::NilArray);
+        assert_eq!(super::pop::bzpopmin(&mut e, &mut c), Ok(Reply::NilArray));
         let mut c = call(&["BZMPOP", "0", "1", "z", "MIN"], m, s);
-        assert_eq!(super::pop::bzmpop(&mut e, &mut c), Reply::NilArray);
+        assert_eq!(super::pop::bzmpop(&mut e, &mut c), Ok(Reply::NilArray));
     }
     assert!(!e.is_blocked(1));
     e.execute(2, &["ZADD", "z", "1", "a"]);
     let mut c = call(&["BZPOPMIN", "z", "0"], true, false);
     assert_eq!(
         super::pop::bzpopmin(&mut e, &mut c),
-        Reply::Array(vec![bulk("z"), bulk("a"), Reply::Double(1.0)])
+        Ok(Reply::Array(vec![bulk("z"), bulk("a"), Reply::Double(1.0)]))
     );
 }
 
