@@ -9,7 +9,8 @@
 
 pub use redlab_server::faults::{Fault, FaultAction, Faults, Fired};
 pub use redlab_server::{
-    clock, config, reply, Clock, Config, ConnId, Engine, Reply, Server, ServerBuilder,
+    clock, compat, config, reply, Clock, Config, ConnId, Engine, Profile, Reply, Server,
+    ServerBuilder,
 };
 
 /// The client crate: connections, scripts and the tested patterns.
