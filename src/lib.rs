@@ -8,8 +8,8 @@
 //! ```
 
 pub use redlab_server::{
-    clock, cluster, config, reply, Clock, Cluster, ClusterBuilder, Config, ConnId, Engine, Fault,
-    FaultAction, Faults, Fired, Profile, Reply, Server, ServerBuilder,
+    clock, cluster, compat, config, reply, Clock, Cluster, ClusterBuilder, Config, ConnId, Engine,
+    Fault, FaultAction, Faults, Fired, Profile, Reply, Server, ServerBuilder,
 };
 
 /// The client crate: connections, scripts and the tested patterns.

@@ -35,6 +35,13 @@ impl InProcess {
         InProcess::with_clock(config, Clock::system())
     }
 
+    /// An engine with default options answering as `profile` (`redlab_server::compat`).
+    pub fn compat(profile: redlab_server::Profile) -> InProcess {
+        let mut config = Config::default();
+        config.set_compat(profile);
+        InProcess::new(config)
+    }
+
     /// An engine reading time from `clock` (keep a clone to move time).
     pub fn with_clock(config: Config, clock: Clock) -> InProcess {
         let (tx, rx) = mpsc::channel();

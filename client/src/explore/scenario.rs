@@ -251,6 +251,14 @@ impl Scenario {
         self
     }
 
+    /// Runs the in-process engine as this server version (`redlab_server::compat`): an
+    /// invariant suite can run under redis-7.0 and valkey-8.1 alike, and a client command
+    /// the version lacks fails as it would there.
+    pub fn compat(mut self, profile: redlab_server::Profile) -> Scenario {
+        self.config.set_compat(profile);
+        self
+    }
+
     /// The engine seed every schedule and replay runs with (SPOP, RANDOMKEY, math.random...).
     pub fn seed(mut self, seed: u64) -> Scenario {
         self.config.seed = Some(seed);

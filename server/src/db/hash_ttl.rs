@@ -167,9 +167,12 @@ impl Engine {
     }
 
     /// Before a command: its keys' due fields are deleted first, so it never sees them.
+    /// A key that is gone (its own TTL passed) or no longer a hash loses its deadlines here,
+    /// before a command could make a new hash under the same name.
     pub(crate) fn hash_ttl_before(&mut self, cmd: &Command, call: &Call) {
         for pos in cmd.key_positions(&call.args) {
             let key = call.args[pos].clone();
+            self.reconcile_field_ttls(call.db, &key);
             self.expire_key_fields(call.db, &key);
         }
     }

@@ -187,7 +187,7 @@ fn argument_errors() {
 
 #[test]
 fn deadlines_follow_the_field_and_the_key() {
-    let (mut e, _) = setup();
+    let (mut e, clock) = setup();
     run(
         &mut e,
         &["HEXPIRE", "h", "100", "FIELDS", "3", "a", "b", "c"],
@@ -230,6 +230,15 @@ fn deadlines_follow_the_field_and_the_key() {
         ints(&[-1])
     );
     assert!(e.hash_ttl.is_empty());
+    // A hash whose own TTL ran out takes its field deadlines with it.
+    run(&mut e, &["HSET", "k", "f", "1"]);
+    run(&mut e, &["HEXPIRE", "k", "100", "FIELDS", "1", "f"]);
+    run(&mut e, &["PEXPIRE", "k", "1"]);
+    // A key expires once the clock is past its deadline.
+    clock.advance(Duration::from_millis(2));
+    assert_eq!(run(&mut e, &["EXISTS", "k"]), Reply::Int(0));
+    run(&mut e, &["HINCRBY", "k", "f", "1"]);
+    assert_eq!(run(&mut e, &["HTTL", "k", "FIELDS", "1", "f"]), ints(&[-1]));
 }
 
 #[test]
