@@ -321,3 +321,44 @@ fn redis_rs_cluster_client_follows_moved_and_ask() {
         0
     );
 }
+
+#[test]
+fn replicas_serve_reads_only_to_readonly_connections() {
+    let cluster = Cluster::builder()
+        .primaries(3)
+        .replicas_per_primary(1)
+        .start();
+    let p = |n: usize| cluster.server(n).port();
+    // Node 3 replicates node 0 (slots 0-5460); b hashes to 3300.
+    let mut r = conn(&cluster, 3);
+    assert_eq!(
+        cmd(&mut r, &["GET", "b"]),
+        format!("-MOVED 3300 127.0.0.1:{}\\r\\n", p(0))
+    );
+    assert_eq!(cmd(&mut r, &["READONLY"]), "+OK\\r\\n");
+    assert_eq!(cmd(&mut r, &["GET", "b"]), "$-1\\r\\n");
+    assert_eq!(
+        cmd(&mut r, &["SET", "b", "1"]),
+        format!("-MOVED 3300 127.0.0.1:{}\\r\\n", p(0))
+    );
+    assert_eq!(
+        cmd(&mut r, &["GET", "foo"]),
+        format!("-MOVED 12182 127.0.0.1:{}\\r\\n", p(2)),
+        "only the primary's own slots"
+    );
+    assert_eq!(cmd(&mut r, &["READWRITE"]), "+OK\\r\\n");
+    assert!(cmd(&mut r, &["GET", "b"]).starts_with("-MOVED"));
+    // A failover from Rust: the replica takes the slots, the old primary follows it.
+    cluster.failover(3).unwrap();
+    assert_eq!(cmd(&mut r, &["GET", "b"]), "$-1\\r\\n");
+    let mut old = conn(&cluster, 0);
+    assert_eq!(
+        cmd(&mut old, &["GET", "b"]),
+        format!("-MOVED 3300 127.0.0.1:{}\\r\\n", p(3))
+    );
+    let nodes = cmd(&mut old, &["CLUSTER", "NODES"]);
+    assert!(
+        nodes.contains(&format!("myself,slave {}", cluster.id(3))),
+        "{nodes}"
+    );
+}
