@@ -362,3 +362,38 @@ fn replicas_serve_reads_only_to_readonly_connections() {
         "{nodes}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_cluster_client_follows_ask_during_a_held_migration() {
+    use redis::AsyncCommands;
+    let cluster = Cluster::builder().primaries(3).start();
+    let client = redis::cluster::ClusterClient::new(cluster.urls()).unwrap();
+    let mut con = client.get_async_connection().await.unwrap();
+    for k in ["{t}1", "{t}2", "{t}3"] {
+        let _: () = con.set(k, k).await.unwrap();
+    }
+    let slot = 15891; // {t}
+    let from = cluster.owner_of(slot).unwrap();
+    let to = (from + 2) % 3;
+    cluster.begin_migration(slot, to).unwrap();
+    assert_eq!(cluster.migrate_keys(slot, 2).unwrap(), 2);
+    for k in ["{t}1", "{t}2", "{t}3"] {
+        let v: String = con.get(k).await.unwrap();
+        assert_eq!(v, k);
+    }
+    let _: () = con.set("{t}4", "4").await.unwrap();
+    assert!(cluster.keys(to).unwrap().contains(&b"{t}4".to_vec()));
+    cluster.finish_migration(slot).unwrap();
+    for k in ["{t}1", "{t}2", "{t}3", "{t}4"] {
+        let v: Option<String> = con.get(k).await.unwrap();
+        assert!(v.is_some(), "{k}");
+    }
+    assert!(
+        cluster.keys(from).unwrap().is_empty()
+            || cluster
+                .keys(from)
+                .unwrap()
+                .iter()
+                .all(|k| !k.starts_with(b"{t}"))
+    );
+}
