@@ -321,3 +321,79 @@ fn redis_rs_cluster_client_follows_moved_and_ask() {
         0
     );
 }
+
+#[test]
+fn replicas_serve_reads_only_to_readonly_connections() {
+    let cluster = Cluster::builder()
+        .primaries(3)
+        .replicas_per_primary(1)
+        .start();
+    let p = |n: usize| cluster.server(n).port();
+    // Node 3 replicates node 0 (slots 0-5460); b hashes to 3300.
+    let mut r = conn(&cluster, 3);
+    assert_eq!(
+        cmd(&mut r, &["GET", "b"]),
+        format!("-MOVED 3300 127.0.0.1:{}\\r\\n", p(0))
+    );
+    assert_eq!(cmd(&mut r, &["READONLY"]), "+OK\\r\\n");
+    assert_eq!(cmd(&mut r, &["GET", "b"]), "$-1\\r\\n");
+    assert_eq!(
+        cmd(&mut r, &["SET", "b", "1"]),
+        format!("-MOVED 3300 127.0.0.1:{}\\r\\n", p(0))
+    );
+    assert_eq!(
+        cmd(&mut r, &["GET", "foo"]),
+        format!("-MOVED 12182 127.0.0.1:{}\\r\\n", p(2)),
+        "only the primary's own slots"
+    );
+    assert_eq!(cmd(&mut r, &["READWRITE"]), "+OK\\r\\n");
+    assert!(cmd(&mut r, &["GET", "b"]).starts_with("-MOVED"));
+    // A failover from Rust: the replica takes the slots, the old primary follows it.
+    cluster.failover(3).unwrap();
+    assert_eq!(cmd(&mut r, &["GET", "b"]), "$-1\\r\\n");
+    let mut old = conn(&cluster, 0);
+    assert_eq!(
+        cmd(&mut old, &["GET", "b"]),
+        format!("-MOVED 3300 127.0.0.1:{}\\r\\n", p(3))
+    );
+    let nodes = cmd(&mut old, &["CLUSTER", "NODES"]);
+    assert!(
+        nodes.contains(&format!("myself,slave {}", cluster.id(3))),
+        "{nodes}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_cluster_client_follows_ask_during_a_held_migration() {
+    use redis::AsyncCommands;
+    let cluster = Cluster::builder().primaries(3).start();
+    let client = redis::cluster::ClusterClient::new(cluster.urls()).unwrap();
+    let mut con = client.get_async_connection().await.unwrap();
+    for k in ["{t}1", "{t}2", "{t}3"] {
+        let _: () = con.set(k, k).await.unwrap();
+    }
+    let slot = 15891; // {t}
+    let from = cluster.owner_of(slot).unwrap();
+    let to = (from + 2) % 3;
+    cluster.begin_migration(slot, to).unwrap();
+    assert_eq!(cluster.migrate_keys(slot, 2).unwrap(), 2);
+    for k in ["{t}1", "{t}2", "{t}3"] {
+        let v: String = con.get(k).await.unwrap();
+        assert_eq!(v, k);
+    }
+    let _: () = con.set("{t}4", "4").await.unwrap();
+    assert!(cluster.keys(to).unwrap().contains(&b"{t}4".to_vec()));
+    cluster.finish_migration(slot).unwrap();
+    for k in ["{t}1", "{t}2", "{t}3", "{t}4"] {
+        let v: Option<String> = con.get(k).await.unwrap();
+        assert!(v.is_some(), "{k}");
+    }
+    assert!(
+        cluster.keys(from).unwrap().is_empty()
+            || cluster
+                .keys(from)
+                .unwrap()
+                .iter()
+                .all(|k| !k.starts_with(b"{t}"))
+    );
+}

@@ -358,6 +358,16 @@ fn cases() -> Vec<(usize, &'static str, Mode)> {
         (2, "EVAL \"return redis.call('get',KEYS[1])\" 1 {foo}zz", Exact),
         (2, "EVAL \"return redis.call('get','{foo}a')\" 0", Exact),
         (2, "EVAL \"return redis.call('get','{foo}zz')\" 0", Exact),
+        (2, "MIGRATE 127.0.0.1 {port0} {foo}a 0 5000 COPY", Exact),
+        (0, "ASKING", Exact),
+        (0, "GET {foo}a", Exact),
+        (2, "MIGRATE 127.0.0.1 {port0} {foo}a 0 5000", Exact),
+        (2, "MIGRATE 127.0.0.1 {port0} {foo}a 0 5000 REPLACE", Exact),
+        (2, "SET {foo}a 1", Exact),
+        (2, "MIGRATE 127.0.0.1 {port0} {foo}nokey 0 5000", Exact),
+        (2, "MIGRATE 127.0.0.1 {port0} x 0 5000 KEYS {foo}a", Exact),
+        (2, "MIGRATE 127.0.0.1 {port0} {foo}a 0 5000 BOGUS", Exact),
+        (2, "MIGRATE 127.0.0.1 {port0} {foo}a 0 x", Exact),
         (2, "CLUSTER SETSLOT 12182 NODE {id0}", Exact),
         (2, "DEL {foo}a", Exact),
         (2, "CLUSTER SETSLOT 12182 NODE {id0}", Exact),
@@ -415,12 +425,14 @@ fn run(nodes: &mut [Node], node: usize, line: &str, mode: Mode) -> String {
         return settle(nodes);
     }
     let ids: Vec<String> = nodes.iter().map(|n| n.id.clone()).collect();
+    let ports: Vec<u16> = nodes.iter().map(|n| n.port).collect();
     let args: Vec<String> = split(line)
         .into_iter()
         .map(|a| {
             let mut a = a;
             for (i, id) in ids.iter().enumerate() {
                 a = a.replace(&format!("{{id{i}}}"), id);
+                a = a.replace(&format!("{{port{i}}}"), &ports[i].to_string());
             }
             a
         })

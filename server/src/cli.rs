@@ -30,6 +30,7 @@ const USED: &[&str] = &[
     "notify-keyspace-events",
     "proto-max-bulk-len",
     "protected-mode",
+    "cluster-enabled",
 ];
 
 /// Directives of redis.conf that are not parameters; accepted and ignored.

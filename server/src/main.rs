@@ -46,6 +46,11 @@ fn main() {
     logline::set_running();
     process::catch_shutdown_signals();
     let show_logo = get("always-show-logo") == "yes";
+    let mode = if get("cluster-enabled") == "yes" {
+        "cluster"
+    } else {
+        "standalone"
+    };
     let mut pidfile = get("pidfile");
     if pidfile.is_empty() && daemonize {
         pidfile = process::DEFAULT_PIDFILE.to_string();
@@ -71,14 +76,15 @@ fn main() {
         // Redis draws its logo here, with the port and pid in it; tools (Redis's own test
         // harness among them) find the server's pid in this line.
         tracing::info!(
-            "redlab {} (Redis {} compatible) standalone, Port: {} PID: {}",
+            "redlab {} (Redis {} compatible) {}, Port: {} PID: {}",
             env!("CARGO_PKG_VERSION"),
             redlab_server::Config::default().redis_version,
+            mode,
             server.port(),
             std::process::id()
         );
     } else {
-        tracing::info!("Running mode=standalone, port={}.", server.port());
+        tracing::info!("Running mode={}, port={}.", mode, server.port());
     }
     tracing::warn!("Server initialized");
     if !pidfile.is_empty() {

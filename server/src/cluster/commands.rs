@@ -657,8 +657,33 @@ const SUBCOMMANDS: &[Command] = &[
     Command::new("slots", 2, STALE, "cluster", slots),
 ];
 
-/// CLUSTER, ASKING, READONLY and READWRITE.
+/// MIGRATE's keys: the key at 3, or (when it is empty) every argument after KEYS.
+fn migrate_keys(args: &[Bytes]) -> Vec<usize> {
+    if args.len() > 3 && args[3].is_empty() {
+        if let Some(k) = (6..args.len()).find(|&i| args[i].eq_ignore_ascii_case(b"keys")) {
+            return (k + 1..args.len()).collect();
+        }
+        return Vec::new();
+    }
+    if args.len() > 3 {
+        vec![3]
+    } else {
+        Vec::new()
+    }
+}
+
+/// CLUSTER, ASKING, READONLY, READWRITE, MIGRATE and RESTORE-ASKING.
 pub const COMMANDS: &[Command] = &[
+    Command::new("migrate", -6, WRITE, "generic", super::migrate::migrate)
+        .movable_keys(migrate_keys),
+    Command::legacy(
+        "restore-asking",
+        -4,
+        WRITE | DENYOOM,
+        "server",
+        super::migrate::restore_asking,
+    )
+    .keys(1, 1, 1),
     Command::new("cluster", -2, 0, "cluster", container).subcommands(SUBCOMMANDS),
     Command::new("asking", 1, FAST, "cluster", asking),
     Command::new("readonly", 1, FAST | LOADING | STALE, "cluster", readonly),

@@ -23,6 +23,8 @@ pub struct ClusterBuilder {
     primaries: usize,
     replicas_per_primary: usize,
     server: ServerBuilder,
+    /// Node i listens on base_port + i; None: free ports.
+    base_port: Option<u16>,
 }
 
 impl Default for ClusterBuilder {
@@ -31,6 +33,7 @@ impl Default for ClusterBuilder {
             primaries: 3,
             replicas_per_primary: 0,
             server: ServerBuilder::new(),
+            base_port: None,
         }
     }
 }
@@ -54,6 +57,12 @@ impl ClusterBuilder {
         self
     }
 
+    /// Node i listens on `port + i` instead of a free port (for `redlab-cluster --port`).
+    pub fn base_port(mut self, port: u16) -> Self {
+        self.base_port = Some(port);
+        self
+    }
+
     /// Starts the nodes; panics when a node cannot start (see `try_start`).
     pub fn start(self) -> Cluster {
         self.try_start()
@@ -67,12 +76,18 @@ impl ClusterBuilder {
         let shared = Topology::new_shared();
         let total = self.primaries * (1 + self.replicas_per_primary);
         let mut servers = Vec::with_capacity(total);
-        for _ in 0..total {
+        for i in 0..total {
+            let port = match self.base_port {
+                Some(base) => base
+                    .checked_add(i as u16)
+                    .ok_or_else(|| io::Error::other("redlab: the cluster's ports pass 65535"))?,
+                None => 0,
+            };
             let server = self
                 .server
                 .clone()
                 .bind("127.0.0.1")
-                .port(0)
+                .port(port)
                 .cluster(shared.clone())
                 .try_start()?;
             servers.push(server);

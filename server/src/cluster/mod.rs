@@ -15,6 +15,7 @@
 pub mod commands;
 pub mod control;
 mod describe;
+mod migrate;
 pub mod route;
 pub mod slot;
 pub mod topology;

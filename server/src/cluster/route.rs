@@ -124,12 +124,11 @@ pub fn decide_in(
     let (mut migrating, mut importing, mut multiple_keys) = (false, false, false);
     let (mut missing, mut existing) = (0usize, 0usize);
     let mut shard_pubsub = false;
-    let (mut any_write, mut all_readonly) = (false, true);
+    let mut any_write = false;
     let mut migrate_cmd = false;
     let mut asking_cmd = false;
     for &(cmd, args) in commands {
         any_write |= cmd.has(flags::WRITE);
-        all_readonly &= cmd.has(flags::READONLY);
         migrate_cmd |= cmd.name == "migrate";
         asking_cmd |= cmd.name == "restore-asking";
         let (positions, channels) = routed_keys(cmd, args);
@@ -194,7 +193,8 @@ pub fn decide_in(
         return Ok(Some(slot));
     }
     let owner_node = &topo.nodes()[owner];
-    if (conn.readonly || all_readonly)
+    // A replica serves its primary's slots to READONLY connections (and shard pub/sub).
+    if (conn.readonly || shard_pubsub)
         && !any_write
         && myself.replica_of.as_deref() == Some(owner_node.id.as_str())
     {

@@ -61,7 +61,10 @@ pub struct Topology {
     owners: Vec<u16>,
     pub current_epoch: u64,
     /// cluster-require-full-coverage: the cluster is down while a slot has no owner.
-    pub require_full_coverage: bool,
+    require_full_coverage: bool,
+    /// `is_ok`, remembered until the next change: every routed command asks, and the answer
+    /// walks all 16384 slots.
+    ok_cache: std::cell::Cell<Option<bool>>,
 }
 
 const UNASSIGNED: u16 = u16::MAX;
@@ -73,6 +76,7 @@ impl Default for Topology {
             owners: vec![UNASSIGNED; SLOTS],
             current_epoch: 0,
             require_full_coverage: true,
+            ok_cache: std::cell::Cell::new(None),
         }
     }
 }
@@ -84,6 +88,7 @@ impl Topology {
 
     /// Adds a node (a primary owning nothing) and returns its id.
     pub fn add_node(&mut self, id: String, host: &str, port: u16) -> String {
+        self.ok_cache.set(None);
         self.nodes.push(Node {
             id: id.clone(),
             host: host.to_string(),
@@ -103,6 +108,7 @@ impl Topology {
     }
 
     pub fn nodes_mut(&mut self) -> &mut [Node] {
+        self.ok_cache.set(None);
         &mut self.nodes
     }
 
@@ -115,6 +121,7 @@ impl Topology {
     }
 
     pub fn node_mut(&mut self, id: &str) -> Option<&mut Node> {
+        self.ok_cache.set(None);
         self.nodes.iter_mut().find(|n| n.id == id)
     }
 
@@ -135,6 +142,7 @@ impl Topology {
 
     /// Gives `slot` to node `idx`, or takes it from everyone (None).
     pub fn set_owner(&mut self, slot: u16, idx: Option<usize>) {
+        self.ok_cache.set(None);
         self.owners[slot as usize] = idx.map_or(UNASSIGNED, |i| i as u16);
     }
 
@@ -191,6 +199,15 @@ impl Topology {
     /// Whether the cluster serves: every slot has a live owner (with full coverage required),
     /// and no owner of a slot has failed.
     pub fn is_ok(&self) -> bool {
+        if let Some(ok) = self.ok_cache.get() {
+            return ok;
+        }
+        let ok = self.compute_ok();
+        self.ok_cache.set(Some(ok));
+        ok
+    }
+
+    fn compute_ok(&self) -> bool {
         let mut any = false;
         for &o in &self.owners {
             if o == UNASSIGNED {
@@ -216,6 +233,7 @@ impl Topology {
 
     /// Forgets node `idx`: its slots lose their owner, and indexes above it shift down.
     pub fn remove(&mut self, idx: usize) {
+        self.ok_cache.set(None);
         let gone = self.nodes.remove(idx).id;
         for o in self.owners.iter_mut() {
             if *o == UNASSIGNED {
@@ -239,6 +257,7 @@ impl Topology {
     /// Makes node `idx` a replica of `primary`: it gives up its slots, as CLUSTER REPLICATE
     /// requires of a node that owns none.
     pub fn make_replica(&mut self, idx: usize, primary: usize) {
+        self.ok_cache.set(None);
         let id = self.nodes[primary].id.clone();
         let epoch = self.nodes[primary].config_epoch;
         let node = &mut self.nodes[idx];
@@ -249,6 +268,7 @@ impl Topology {
     /// Promotes replica `idx` in place of its primary: it takes the primary's slots and a new
     /// epoch, and the old primary and its other replicas follow it.
     pub fn promote(&mut self, idx: usize) -> Option<()> {
+        self.ok_cache.set(None);
         let old_id = self.nodes[idx].replica_of.clone()?;
         let old = self.index_of(&old_id)?;
         for o in self.owners.iter_mut() {

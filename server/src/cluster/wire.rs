@@ -40,6 +40,17 @@ impl Conn {
         })
     }
 
+    /// Connects within `timeout`, which also bounds every later read and write.
+    pub fn connect_timeout(addr: SocketAddr, timeout: Duration) -> io::Result<Conn> {
+        let stream = TcpStream::connect_timeout(&addr, timeout)?;
+        stream.set_read_timeout(Some(timeout))?;
+        stream.set_write_timeout(Some(timeout))?;
+        stream.set_nodelay(true)?;
+        Ok(Conn {
+            reader: BufReader::new(stream),
+        })
+    }
+
     /// Sends one command and reads its reply.
     pub fn call(&mut self, args: &[&[u8]]) -> io::Result<Resp> {
         let mut out = format!("*{}\r\n", args.len()).into_bytes();

@@ -1,7 +1,7 @@
 //! The keys commands (Redis's "generic" group): deleting, inspecting, expiring, renaming,
 //! moving, copying, iterating and serializing keys of any type.
 
-mod dump;
+pub(crate) mod dump;
 mod expire;
 mod iter;
 mod object;

@@ -1,0 +1,213 @@
+//! A 3-primary, 3-replica cluster from nothing to a first reply of every node: redlab's
+//! `Cluster` in-process against six redis-server processes formed into a cluster (ADDSLOTSRANGE,
+//! MEET, REPLICATE, then waiting until every node says cluster_state:ok), in the same run.
+//! Then SET/GET through redis-rs's ClusterClient against both. `cargo bench --bench
+//! cluster_start`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn call(addr: &str, args: &[&str]) -> String {
+    let Ok(s) = TcpStream::connect(addr) else {
+        return String::new();
+    };
+    let _ = s.set_nodelay(true);
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut r = BufReader::new(s);
+    let mut req = format!("*{}\r\n", args.len());
+    for a in args {
+        req.push_str(&format!("${}\r\n{}\r\n", a.len(), a));
+    }
+    if r.get_mut().write_all(req.as_bytes()).is_err() {
+        return String::new();
+    }
+    let mut line = String::new();
+    if r.read_line(&mut line).is_err() {
+        return String::new();
+    }
+    match line.strip_prefix(['$', '=']) {
+        Some(n) => {
+            let n: usize = n.trim().parse().unwrap_or(0);
+            let mut body = vec![0; n + 2];
+            let _ = r.read_exact(&mut body);
+            String::from_utf8_lossy(&body[..n]).into_owned()
+        }
+        None => line.trim_end().to_string(),
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn redlab_once() -> (Duration, redlab::Cluster) {
+    let t = Instant::now();
+    let cluster = redlab::Cluster::builder()
+        .primaries(3)
+        .replicas_per_primary(1)
+        .start();
+    for s in cluster.servers() {
+        let info = call(&s.addr().to_string(), &["CLUSTER", "INFO"]);
+        assert!(info.starts_with("cluster_state:ok"), "{info}");
+    }
+    (t.elapsed(), cluster)
+}
+
+/// Six redis-server processes, killed and their directories removed on drop.
+struct RealCluster {
+    children: Vec<Child>,
+    dirs: Vec<PathBuf>,
+    addrs: Vec<String>,
+}
+
+impl Drop for RealCluster {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        for d in &self.dirs {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+/// A port below the ephemeral range whose bus port (+10000) is free too.
+fn free_port(next: &mut u16) -> u16 {
+    loop {
+        let p = *next;
+        *next = if *next >= 21_999 { 20_000 } else { *next + 1 };
+        let bind = |p: u16| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
+        if bind(p) && bind(p + 10_000) {
+            return p;
+        }
+    }
+}
+
+fn redis_once(bin: &Path, next: &mut u16) -> (Duration, RealCluster) {
+    let ports: Vec<u16> = (0..6).map(|_| free_port(next)).collect();
+    let t = Instant::now();
+    let mut real = RealCluster {
+        children: Vec::new(),
+        dirs: Vec::new(),
+        addrs: ports.iter().map(|p| format!("127.0.0.1:{p}")).collect(),
+    };
+    for p in &ports {
+        let dir =
+            std::env::temp_dir().join(format!("redlab-bench-cluster-{}-{p}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let child = Command::new(bin)
+            .args(["--port", &p.to_string(), "--bind", "127.0.0.1"])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--cluster-enabled",
+                "yes",
+            ])
+            .arg("--dir")
+            .arg(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn redis-server");
+        real.children.push(child);
+        real.dirs.push(dir);
+    }
+    for a in &real.addrs {
+        while call(a, &["PING"]) != "+PONG" {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+    let ranges = [("0", "5460"), ("5461", "10922"), ("10923", "16383")];
+    for (a, (s, e)) in real.addrs.iter().zip(ranges) {
+        call(a, &["CLUSTER", "ADDSLOTSRANGE", s, e]);
+    }
+    for p in &ports[1..] {
+        call(
+            &real.addrs[0],
+            &["CLUSTER", "MEET", "127.0.0.1", &p.to_string()],
+        );
+    }
+    let ids: Vec<String> = real
+        .addrs
+        .iter()
+        .map(|a| call(a, &["CLUSTER", "MYID"]))
+        .collect();
+    for r in 3..6 {
+        // A replica can follow its primary once it knows it.
+        while !call(&real.addrs[r], &["CLUSTER", "REPLICATE", &ids[r - 3]]).starts_with("+OK") {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    for a in &real.addrs {
+        loop {
+            let info = call(a, &["CLUSTER", "INFO"]);
+            if info.starts_with("cluster_state:ok") && info.contains("cluster_known_nodes:6") {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    (t.elapsed(), real)
+}
+
+/// SET then GET of `n` keys through redis-rs's cluster client; operations per second.
+fn throughput(urls: Vec<String>, n: usize) -> f64 {
+    use redis::Commands;
+    let client = redis::cluster::ClusterClient::new(urls).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let t = Instant::now();
+    for i in 0..n {
+        let _: () = con.set(format!("key:{i}"), i).unwrap();
+        let _: i64 = con.get(format!("key:{i}")).unwrap();
+    }
+    (2 * n) as f64 / t.elapsed().as_secs_f64()
+}
+
+fn main() {
+    let _ = redlab_once();
+    let runs: Vec<(Duration, redlab::Cluster)> = (0..20).map(|_| redlab_once()).collect();
+    let redlab = median(runs.iter().map(|(d, _)| *d).collect());
+    drop(runs);
+    println!(
+        "redlab  Cluster 3+3 -> every node answers: median {:>10.1} us (20 runs)",
+        redlab.as_secs_f64() * 1e6
+    );
+    let ops = 10_000;
+    let (_, cluster) = redlab_once();
+    let redlab_ops = throughput(cluster.urls(), ops);
+    println!("redlab  ClusterClient SET+GET: {redlab_ops:>10.0} ops/s");
+    drop(cluster);
+    let Some(bin) = redlab_client::real_redis::redis_server_bin() else {
+        println!("redis-server not found: no comparison");
+        return;
+    };
+    let mut next = 20_000 + (std::process::id() % 100) as u16 * 20;
+    let mut times = Vec::new();
+    let mut last = None;
+    for _ in 0..3 {
+        let (d, real) = redis_once(&bin, &mut next);
+        times.push(d);
+        last = Some(real);
+    }
+    let redis = median(times);
+    println!(
+        "redis   6 processes formed  -> cluster ok: median {:>10.1} us (3 runs)",
+        redis.as_secs_f64() * 1e6
+    );
+    println!(
+        "start: redlab is {:.0}x faster",
+        redis.as_secs_f64() / redlab.as_secs_f64()
+    );
+    let real = last.expect("three runs");
+    let urls = real.addrs.iter().map(|a| format!("redis://{a}/")).collect();
+    let redis_ops = throughput(urls, ops);
+    println!("redis   ClusterClient SET+GET: {redis_ops:>10.0} ops/s");
+    println!("throughput: redlab / redis = {:.2}", redlab_ops / redis_ops);
+}
