@@ -105,8 +105,10 @@ impl Param {
                 .map(|n| format!("{:o}", n))
                 .map_err(|_| "argument couldn't be parsed into an integer".into()),
             Kind::Save => normalize_save(value),
+            // Kept as given: the printed form drops `n` next to `A` (as Redis prints it),
+            // and the class must stay on.
             Kind::Notify => notify::parse_flags(value)
-                .map(notify::flags_to_string)
+                .map(|_| value.to_string())
                 .ok_or_else(|| "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".into()),
             Kind::Bind => {
                 let addrs: Vec<&str> = value.split_whitespace().collect();
