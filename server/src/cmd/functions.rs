@@ -160,21 +160,40 @@ fn function_kill(_: &mut Engine, _: &mut Call) -> Reply {
 }
 
 fn function_stats(e: &mut Engine, _: &mut Call) -> Reply {
+    stats_reply(
+        None,
+        e.scripting.libs.libs.len(),
+        e.scripting.libs.function_count(),
+    )
+}
+
+/// FUNCTION STATS: the running function (name, command, duration), which only the shell
+/// can report, while the function holds the engine, and the library counts.
+pub(crate) fn stats_reply(
+    running: Option<(&crate::busy::RunningFunction, u64)>,
+    libraries: usize,
+    functions: usize,
+) -> Reply {
+    let running = match running {
+        None => Reply::Nil,
+        Some((f, ms)) => Reply::Map(vec![
+            (Reply::bulk("name"), Reply::bulk(f.name.clone())),
+            (
+                Reply::bulk("command"),
+                Reply::Array(f.command.iter().cloned().map(Reply::Bulk).collect()),
+            ),
+            (Reply::bulk("duration_ms"), Reply::Int(ms as i64)),
+        ]),
+    };
     Reply::Map(vec![
-        (Reply::bulk("running_script"), Reply::Nil),
+        (Reply::bulk("running_script"), running),
         (
             Reply::bulk("engines"),
             Reply::Map(vec![(
                 Reply::bulk("LUA"),
                 Reply::Map(vec![
-                    (
-                        Reply::bulk("libraries_count"),
-                        Reply::Int(e.scripting.libs.libs.len() as i64),
-                    ),
-                    (
-                        Reply::bulk("functions_count"),
-                        Reply::Int(e.scripting.libs.function_count() as i64),
-                    ),
+                    (Reply::bulk("libraries_count"), Reply::Int(libraries as i64)),
+                    (Reply::bulk("functions_count"), Reply::Int(functions as i64)),
                 ]),
             )]),
         ),
@@ -487,10 +506,16 @@ fn fcall_generic(e: &mut Engine, call: &mut Call, ro: bool) -> Reply {
         return r;
     }
     let (keys, argv) = call.args[3..].split_at(n);
-    let rc = match new_ctx(e, call, flags, ro, true, keys) {
+    let mut rc = match new_ctx(e, call, flags, ro, true, keys) {
         Ok(c) => c,
         Err(r) => return r,
     };
+    rc.function = Some(std::sync::Arc::new(crate::busy::RunningFunction {
+        name: name.to_string(),
+        command: call.args.clone(),
+        libraries: e.scripting.libs.libs.len(),
+        functions: e.scripting.libs.function_count(),
+    }));
     let h = e
         .scripting
         .func_rt
