@@ -144,10 +144,12 @@ fn flush_all(e: &mut Engine) {
 }
 
 fn function_flush(e: &mut Engine, call: &mut Call) -> Reply {
-    if call.argc() > 3
-        || (call.argc() == 3
-            && !call.arg(2).eq_ignore_ascii_case(b"sync")
-            && !call.arg(2).eq_ignore_ascii_case(b"async"))
+    if call.argc() > 3 {
+        return Reply::err(errors::subcommand_syntax(call.arg(0), call.arg(1)));
+    }
+    if call.argc() == 3
+        && !call.arg(2).eq_ignore_ascii_case(b"sync")
+        && !call.arg(2).eq_ignore_ascii_case(b"async")
     {
         return Reply::err("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
     }
@@ -343,12 +345,15 @@ fn lzf_decompress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
 }
 
 fn function_restore(e: &mut Engine, call: &mut Call) -> Reply {
+    if call.argc() > 4 {
+        return Reply::err(errors::subcommand_syntax(call.arg(0), call.arg(1)));
+    }
     let policy = if call.argc() > 3 {
         call.arg(3).to_ascii_lowercase()
     } else {
         b"append".to_vec()
     };
-    if call.argc() > 4 || !matches!(&policy[..], b"flush" | b"append" | b"replace") {
+    if !matches!(&policy[..], b"flush" | b"append" | b"replace") {
         return Reply::err(
             "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
         );
@@ -488,6 +493,11 @@ fn function_help(_: &mut Engine, _: &mut Call) -> Reply {
 }
 
 fn fcall_generic(e: &mut Engine, call: &mut Call, ro: bool) -> Reply {
+    // Redis looks the function up before it reads the number of keys.
+    let (func, flags, name) = match e.scripting.libs.function(call.arg(1)) {
+        Some(f) => (f.func, f.flags, f.name.clone()),
+        None => return Reply::err("ERR Function not found"),
+    };
     let Some(n) = crate::numfmt::parse_i64(call.arg(2)) else {
         return Reply::err("ERR Bad number of keys provided");
     };
@@ -498,10 +508,6 @@ fn fcall_generic(e: &mut Engine, call: &mut Call, ro: bool) -> Reply {
         return Reply::err(errors::NUMKEYS_NEGATIVE);
     }
     let n = n as usize;
-    let (func, flags, name) = match e.scripting.libs.function(call.arg(1)) {
-        Some(f) => (f.func, f.flags, f.name.clone()),
-        None => return Reply::err("ERR Function not found"),
-    };
     if let Err(r) = preflight(e, flags, ro) {
         return r;
     }
