@@ -15,6 +15,21 @@ pub struct BusyScript {
     pub has_written: bool,
     /// Milliseconds since the script started, by the wall clock.
     pub elapsed_ms: u64,
+    /// The function FCALL runs, for FUNCTION STATS, which Redis answers while it is busy;
+    /// None for EVAL.
+    pub function: Option<std::sync::Arc<RunningFunction>>,
+}
+
+/// What FUNCTION STATS reports about a running function and the libraries around it.
+#[derive(Clone, Debug)]
+pub struct RunningFunction {
+    /// The function's name.
+    pub name: String,
+    /// The FCALL command, all its arguments.
+    pub command: Vec<bytes::Bytes>,
+    /// Libraries and functions loaded when it started (none can load while it runs).
+    pub libraries: usize,
+    pub functions: usize,
 }
 
 /// What the shell wants done with the running script.

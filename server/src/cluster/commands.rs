@@ -676,7 +676,7 @@ fn migrate_keys(args: &[Bytes]) -> Vec<usize> {
 pub const COMMANDS: &[Command] = &[
     Command::new("migrate", -6, WRITE, "generic", super::migrate::migrate)
         .movable_keys(migrate_keys),
-    Command::legacy(
+    Command::new(
         "restore-asking",
         -4,
         WRITE | DENYOOM,

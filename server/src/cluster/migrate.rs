@@ -167,6 +167,6 @@ fn connect(host: &str, port: u16, timeout: Duration) -> io::Result<Conn> {
 }
 
 /// RESTORE-ASKING: RESTORE, served by an importing node without ASKING (`route` knows it).
-pub(crate) fn restore_asking(e: &mut Engine, call: &mut Call) -> Reply {
+pub(crate) fn restore_asking(e: &mut Engine, call: &mut Call) -> CmdResult {
     crate::cmd::keys::dump::restore(e, call)
 }

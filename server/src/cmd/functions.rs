@@ -147,10 +147,15 @@ fn flush_all(e: &mut Engine) {
 }
 
 fn function_flush(e: &mut Engine, call: &mut Call) -> CmdResult {
-    if call.argc() > 3
-        || (call.argc() == 3
-            && !call.arg(2).eq_ignore_ascii_case(b"sync")
-            && !call.arg(2).eq_ignore_ascii_case(b"async"))
+    if call.argc() > 3 {
+        return Err(Reply::err(errors::subcommand_syntax(
+            call.arg(0),
+            call.arg(1),
+        )));
+    }
+    if call.argc() == 3
+        && !call.arg(2).eq_ignore_ascii_case(b"sync")
+        && !call.arg(2).eq_ignore_ascii_case(b"async")
     {
         return Err(Reply::err(
             "ERR FUNCTION FLUSH only supports SYNC|ASYNC option",
@@ -165,25 +170,44 @@ fn function_kill(_: &mut Engine, _: &mut Call) -> CmdResult {
 }
 
 fn function_stats(e: &mut Engine, _: &mut Call) -> CmdResult {
-    Ok(Reply::Map(vec![
-        (Reply::bulk("running_script"), Reply::Nil),
+    Ok(stats_reply(
+        None,
+        e.scripting.libs.libs.len(),
+        e.scripting.libs.function_count(),
+    ))
+}
+
+/// FUNCTION STATS: the running function (name, command, duration), which only the shell
+/// can report, while the function holds the engine, and the library counts.
+pub(crate) fn stats_reply(
+    running: Option<(&crate::busy::RunningFunction, u64)>,
+    libraries: usize,
+    functions: usize,
+) -> Reply {
+    let running = match running {
+        None => Reply::Nil,
+        Some((f, ms)) => Reply::Map(vec![
+            (Reply::bulk("name"), Reply::bulk(f.name.clone())),
+            (
+                Reply::bulk("command"),
+                Reply::Array(f.command.iter().cloned().map(Reply::Bulk).collect()),
+            ),
+            (Reply::bulk("duration_ms"), Reply::Int(ms as i64)),
+        ]),
+    };
+    Reply::Map(vec![
+        (Reply::bulk("running_script"), running),
         (
             Reply::bulk("engines"),
             Reply::Map(vec![(
                 Reply::bulk("LUA"),
                 Reply::Map(vec![
-                    (
-                        Reply::bulk("libraries_count"),
-                        Reply::Int(e.scripting.libs.libs.len() as i64),
-                    ),
-                    (
-                        Reply::bulk("functions_count"),
-                        Reply::Int(e.scripting.libs.function_count() as i64),
-                    ),
+                    (Reply::bulk("libraries_count"), Reply::Int(libraries as i64)),
+                    (Reply::bulk("functions_count"), Reply::Int(functions as i64)),
                 ]),
             )]),
         ),
-    ]))
+    ])
 }
 
 // ---- DUMP / RESTORE: the payload codec is db::rdb's (dump_functions / restore_functions) ---
@@ -194,12 +218,18 @@ fn function_dump(e: &mut Engine, _: &mut Call) -> CmdResult {
 }
 
 fn function_restore(e: &mut Engine, call: &mut Call) -> CmdResult {
+    if call.argc() > 4 {
+        return Err(Reply::err(errors::subcommand_syntax(
+            call.arg(0),
+            call.arg(1),
+        )));
+    }
     let policy = if call.argc() > 3 {
         call.arg(3).to_ascii_lowercase()
     } else {
         b"append".to_vec()
     };
-    if call.argc() > 4 || !matches!(&policy[..], b"flush" | b"append" | b"replace") {
+    if !matches!(&policy[..], b"flush" | b"append" | b"replace") {
         return Err(Reply::err(
             "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
         ));
@@ -328,6 +358,11 @@ fn function_help(_: &mut Engine, _: &mut Call) -> CmdResult {
 }
 
 fn fcall_generic(e: &mut Engine, call: &mut Call, ro: bool) -> Reply {
+    // Redis looks the function up before it reads the number of keys.
+    let (func, flags, name) = match e.scripting.libs.function(call.arg(1)) {
+        Some(f) => (f.func, f.flags, f.name.clone()),
+        None => return Reply::err("ERR Function not found"),
+    };
     let Some(n) = crate::numfmt::parse_i64(call.arg(2)) else {
         return Reply::err("ERR Bad number of keys provided");
     };
@@ -338,18 +373,20 @@ fn fcall_generic(e: &mut Engine, call: &mut Call, ro: bool) -> Reply {
         return Reply::err(errors::NUMKEYS_NEGATIVE);
     }
     let n = n as usize;
-    let (func, flags, name) = match e.scripting.libs.function(call.arg(1)) {
-        Some(f) => (f.func, f.flags, f.name.clone()),
-        None => return Reply::err("ERR Function not found"),
-    };
     if let Err(r) = preflight(e, flags, ro) {
         return r;
     }
     let (keys, argv) = call.args[3..].split_at(n);
-    let rc = match new_ctx(e, call, flags, ro, true, keys) {
+    let mut rc = match new_ctx(e, call, flags, ro, true, keys) {
         Ok(c) => c,
         Err(r) => return r,
     };
+    rc.function = Some(std::sync::Arc::new(crate::busy::RunningFunction {
+        name: name.to_string(),
+        command: call.args.clone(),
+        libraries: e.scripting.libs.libs.len(),
+        functions: e.scripting.libs.function_count(),
+    }));
     let h = e
         .scripting
         .func_rt

@@ -125,6 +125,7 @@ pub(crate) fn new_ctx(
         start: Instant::now(),
         threshold_ms: e.config.busy_reply_threshold_ms,
         busy_hook: None,
+        function: None,
         stop: None,
         outcome: None,
     })

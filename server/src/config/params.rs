@@ -82,8 +82,13 @@ impl Param {
             Kind::MemOrPercent => {
                 let bad = || "argument must be a memory or percent value".to_string();
                 if let Some(p) = value.strip_suffix('%') {
+                    // Redis keeps a percentage as a negative count: 0% reads back as 0.
                     match crate::numfmt::parse_i64(p.as_bytes()) {
-                        Some(n) if n >= 0 => Ok(format!("{}%", n)),
+                        Some(n) if n > 100 => {
+                            Err("percentage argument must be less or equal to 100".into())
+                        }
+                        Some(0) => Ok("0".into()),
+                        Some(n) if n > 0 => Ok(format!("{}%", n)),
                         _ => Err(bad()),
                     }
                 } else {
@@ -105,8 +110,10 @@ impl Param {
                 .map(|n| format!("{:o}", n))
                 .map_err(|_| "argument couldn't be parsed into an integer".into()),
             Kind::Save => normalize_save(value),
+            // Kept as given: the printed form drops `n` next to `A` (as Redis prints it),
+            // and the class must stay on.
             Kind::Notify => notify::parse_flags(value)
-                .map(notify::flags_to_string)
+                .map(|_| value.to_string())
                 .ok_or_else(|| "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".into()),
             Kind::Bind => {
                 let addrs: Vec<&str> = value.split_whitespace().collect();
@@ -141,7 +148,7 @@ impl Param {
                     if !(0.0..=100.0).contains(&f) {
                         return Err("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]".into());
                     }
-                    out.push(crate::numfmt::format_double(f));
+                    out.push(percentile_text(f));
                 }
                 Ok(out.join(" "))
             }
@@ -722,3 +729,14 @@ pub static PARAMS: &[Param] = &[
         0,
     ),
 ];
+
+/// A percentile as CONFIG GET prints it: six decimals, then trailing zeros and a bare point
+/// dropped (Redis's "%f" and trimDoubleString), so 99.9 reads "99.9" and 50.0 reads "50".
+fn percentile_text(f: f64) -> String {
+    let mut s = format!("{:.6}", f);
+    if s.contains('.') {
+        let kept = s.trim_end_matches('0').trim_end_matches('.').len();
+        s.truncate(kept);
+    }
+    s
+}

@@ -67,6 +67,10 @@ pub struct Db {
     /// CLIENT PAUSE is in effect: a key past its deadline reads as missing but stays
     /// stored (Redis deletes nothing by expiry during a pause).
     pub(crate) hold_expired: bool,
+    /// Set while notifications of class `n` are wanted: keys added to the database are
+    /// logged in `new_log` for the engine's `new` events (Redis sends one from dbAdd).
+    pub(crate) log_new: bool,
+    pub(crate) new_log: Vec<Vec<u8>>,
 }
 
 impl Db {
@@ -200,14 +204,19 @@ impl Db {
                 None
             }
         };
+        let mut created = old.is_none();
         if let Some(t) = old.and_then(|o| o.expire_at) {
             self.expires.remove(&(t, key.to_vec()));
             if is_expired(t, self.now) {
                 self.expired_log.push(key.to_vec());
+                created = true;
             }
         }
         if let Some(t) = expire_at {
             self.expires.insert((t, key.to_vec()));
+        }
+        if created && self.log_new {
+            self.new_log.push(key.to_vec());
         }
     }
 
@@ -215,16 +224,22 @@ impl Db {
     /// RENAME, MOVE and RESTORE keep what the entry carries.
     pub fn insert_entry(&mut self, key: &[u8], entry: Entry) {
         let expire_at = entry.expire_at;
+        let mut created = true;
         if let Some(old) = self.map.insert(Key::from(key), entry) {
+            created = false;
             if let Some(t) = old.expire_at {
                 self.expires.remove(&(t, key.to_vec()));
                 if is_expired(t, self.now) {
                     self.expired_log.push(key.to_vec());
+                    created = true;
                 }
             }
         }
         if let Some(t) = expire_at {
             self.expires.insert((t, key.to_vec()));
+        }
+        if created && self.log_new {
+            self.new_log.push(key.to_vec());
         }
     }
 

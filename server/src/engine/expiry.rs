@@ -60,6 +60,7 @@ impl Engine {
     }
 
     pub(super) fn end_command(&mut self) {
+        self.drain_new_keys();
         self.drain_expired();
         crate::cmd::stream::unblock_lost_groups(self);
         self.serve_ready_keys();
@@ -72,10 +73,45 @@ impl Engine {
         }
         let now = self.now_ms;
         let hold = self.expiry_hold;
+        let log_new = self.notify_flags & notify::NEW != 0;
         let db = &mut self.dbs[idx];
         db.now = now;
         db.hold_expired = hold;
+        db.log_new = log_new;
         db
+    }
+
+    /// Sends the `new` events for keys added to a database (class `n`), for keys no
+    /// `modified` call announced first: a handler announces its key's own event after the key
+    /// exists, and the `new` event goes out just before it, as Redis sends it from dbAdd.
+    pub(crate) fn drain_new_keys(&mut self) {
+        if self.notify_flags & notify::NEW == 0 {
+            return;
+        }
+        for idx in 0..self.dbs.len() {
+            if self.dbs[idx].new_log.is_empty() {
+                continue;
+            }
+            for key in std::mem::take(&mut self.dbs[idx].new_log) {
+                notify::keyspace_event(self, notify::NEW, "new", idx, &key);
+            }
+        }
+    }
+
+    /// The `new` event for `key` if it was added to database `idx` since the last drain;
+    /// `modified` calls it before the key's own event.
+    pub(super) fn announce_if_new(&mut self, idx: usize, key: &[u8]) {
+        let Some(db) = self.dbs.get_mut(idx) else {
+            return;
+        };
+        if db.new_log.is_empty() {
+            return;
+        }
+        let Some(pos) = db.new_log.iter().position(|k| k.as_slice() == key) else {
+            return;
+        };
+        db.new_log.remove(pos);
+        notify::keyspace_event(self, notify::NEW, "new", idx, key);
     }
 
     /// After databases changed places or contents wholesale (SWAPDB, a rollback): look at

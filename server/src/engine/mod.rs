@@ -420,23 +420,20 @@ impl Engine {
         self.tracking_broadcast();
     }
 
+    /// CLIENT REPLY OFF/SKIP: the reply is dropped, except its push frames (the (P|S)SUBSCRIBE
+    /// and UNSUBSCRIBE confirmations), which Redis sends whatever the reply mode.
     fn apply_reply_mode(&mut self, conn: ConnId, reply: Reply) -> Reply {
         let Some(s) = self.sessions.get_mut(&conn) else {
             return reply;
         };
         match s.reply_mode {
-            ReplyMode::On => reply,
-            ReplyMode::Off => Reply::None,
+            ReplyMode::On => return reply,
+            ReplyMode::Off => {}
             // CLIENT REPLY SKIP's own reply is skipped; the next one too.
-            ReplyMode::Skip => {
-                s.reply_mode = ReplyMode::SkipNext;
-                Reply::None
-            }
-            ReplyMode::SkipNext => {
-                s.reply_mode = ReplyMode::On;
-                Reply::None
-            }
+            ReplyMode::Skip => s.reply_mode = ReplyMode::SkipNext,
+            ReplyMode::SkipNext => s.reply_mode = ReplyMode::On,
         }
+        pushes_only(reply)
     }
 
     /// Used memory as INFO reports it: a fixed baseline plus the data's approximate size.
@@ -463,6 +460,25 @@ impl Engine {
 }
 
 /// The part of a session that admission (`admission::admit`) looks at.
+/// What of a suppressed reply still goes out: its push frames.
+fn pushes_only(reply: Reply) -> Reply {
+    match reply {
+        Reply::Push(_) => reply,
+        Reply::Multi(frames) => {
+            let kept: Vec<Reply> = frames
+                .into_iter()
+                .filter(|f| matches!(f, Reply::Push(_)))
+                .collect();
+            if kept.is_empty() {
+                Reply::None
+            } else {
+                Reply::Multi(kept)
+            }
+        }
+        _ => Reply::None,
+    }
+}
+
 pub(crate) fn view_of(s: &Session) -> crate::admission::ConnView {
     crate::admission::ConnView {
         authenticated: s.authenticated,

@@ -13,6 +13,7 @@ impl Engine {
     pub(crate) fn modified(&mut self, db: usize, key: &[u8], class: u32, event: &str) {
         self.dirty += 1;
         self.touch_watched(db, key);
+        self.announce_if_new(db, key);
         notify::keyspace_event(self, class, event, db, key);
     }
 

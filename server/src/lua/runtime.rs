@@ -330,6 +330,8 @@ pub struct RunCtx {
     pub start: Instant,
     pub threshold_ms: u64,
     pub busy_hook: Option<BusyHook>,
+    /// The function FCALL runs (None for EVAL), for FUNCTION STATS while it is busy.
+    pub function: Option<std::sync::Arc<crate::busy::RunningFunction>>,
     pub stop: Option<Stop>,
     /// The outcome of the redis.call being converted to Lua (see `api::call_body`).
     pub outcome: Option<Result<Reply, String>>,
@@ -414,6 +416,7 @@ unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut lua_Debug) {
             is_function: c.is_function,
             has_written: c.has_written,
             elapsed_ms: elapsed,
+            function: c.function.clone(),
         };
         match h(&info) {
             BusyVerdict::Continue => return HookAction::Continue,

@@ -66,38 +66,47 @@ pub fn parse_eval(body: &[u8]) -> Result<(u32, usize), String> {
     Ok((flags, end))
 }
 
-/// Parses a library's `#!lua name=<lib>` line; returns the library name.
+/// Parses a library's `#!lua name=<lib>` line; returns the library name. As Redis's
+/// functionExtractLibMetaData: the first line must end with a newline and is split like a
+/// command line (so `name="lib"` names `lib`), the metadata is checked before the engine,
+/// and `name=` matches in any case.
 pub fn parse_library(code: &[u8]) -> Result<String, String> {
+    const INVALID: &str = "ERR Invalid library metadata";
     if !code.starts_with(b"#!") {
         return Err("ERR Missing library metadata".into());
     }
-    let end = code.iter().position(|&c| c == b'\n').unwrap_or(code.len());
-    let mut parts = code[..end].split(|&c| c == b' ').filter(|p| !p.is_empty());
-    let engine = parts.next().unwrap_or_default();
-    if engine.len() < 2 || !engine[2..].eq_ignore_ascii_case(b"lua") {
-        return Err(format!(
-            "ERR Engine '{}' not found",
-            String::from_utf8_lossy(&engine[2.min(engine.len())..])
-        ));
-    }
+    let Some(end) = code.iter().position(|&c| c == b'\n') else {
+        return Err(INVALID.into());
+    };
+    let parts = match crate::net::parser::split_args(&code[..end]) {
+        Some(parts) if !parts.is_empty() => parts,
+        _ => return Err(INVALID.into()),
+    };
     let mut name: Option<String> = None;
-    for p in parts {
-        let Some(v) = p.strip_prefix(b"name=") else {
+    for p in &parts[1..] {
+        if p.len() < 5 || !p[..5].eq_ignore_ascii_case(b"name=") {
             return Err(format!(
                 "ERR Invalid metadata value given: {}",
                 String::from_utf8_lossy(p)
             ));
-        };
+        }
         if name.is_some() {
             return Err(
                 "ERR Invalid metadata value, name argument was given multiple times".into(),
             );
         }
-        name = Some(String::from_utf8_lossy(v).into_owned());
+        name = Some(String::from_utf8_lossy(&p[5..]).into_owned());
     }
     let Some(name) = name else {
         return Err("ERR Library name was not given".into());
     };
+    let engine = &parts[0][2.min(parts[0].len())..];
+    if !engine.eq_ignore_ascii_case(b"lua") {
+        return Err(format!(
+            "ERR Engine '{}' not found",
+            String::from_utf8_lossy(engine)
+        ));
+    }
     if name.is_empty() || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
         return Err("ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long".into());
     }

@@ -259,9 +259,17 @@ fn run(
         ),
         // Any other SHUTDOWN would have to save, or wait for the script: Redis refuses it.
         "shutdown" => (admission::busy_error(kind), BusyVerdict::Continue),
-        "function|stats" if !script.is_function => {
-            (admission::busy_error(kind), BusyVerdict::Continue)
-        }
+        "function|stats" => match &script.function {
+            Some(f) => (
+                crate::cmd::functions::stats_reply(
+                    Some((f, script.elapsed_ms)),
+                    f.libraries,
+                    f.functions,
+                ),
+                BusyVerdict::Continue,
+            ),
+            None => (admission::busy_error(kind), BusyVerdict::Continue),
+        },
         "auth" => match crate::cmd::connection::check_auth(config.requirepass.as_deref(), &args) {
             Ok(()) => {
                 st.view.authenticated = true;

@@ -97,6 +97,12 @@ fn set(e: &mut Engine, call: &mut Call) -> Reply {
 /// Makes the engine follow parameters it caches outside `Config`.
 fn apply(e: &mut Engine) {
     e.notify_flags = notify::parse_flags(&e.config.notify_keyspace_events).unwrap_or(0);
+    if e.notify_flags & notify::NEW == 0 {
+        // Keys logged while class `n` was on must not be announced if it comes back.
+        for db in &mut e.dbs {
+            db.new_log.clear();
+        }
+    }
     if e.acl.starts_authenticated() {
         // As in Redis: with no password the default user needs no AUTH.
         for s in e.sessions.values_mut() {
