@@ -117,5 +117,6 @@ groups!(
     server_observe,
     acl,
     tracking,
-    pause
+    pause,
+    eviction
 );

@@ -27,6 +27,7 @@ use crate::stats::Stats;
 
 mod blocking;
 mod dispatch;
+mod evict;
 mod expiry;
 mod fault_hooks;
 pub(crate) mod pause;
