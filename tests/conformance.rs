@@ -197,5 +197,6 @@ groups!(
     server_observe,
     acl,
     tracking,
-    pause
+    pause,
+    eviction
 );

@@ -18,6 +18,8 @@ pub struct Stats {
     pub total_connections_received: u64,
     pub total_error_replies: u64,
     pub expired_keys: u64,
+    /// Keys deleted by maxmemory eviction (INFO evicted_keys).
+    pub evicted_keys: u64,
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
     pub blocked_clients: u64,

@@ -49,6 +49,11 @@ fn debug(e: &mut Engine, call: &mut Call) -> Reply {
             e.active_expire = call.arg(2) != b"0";
             Reply::ok()
         }
+        ("pause-cron", 3) => {
+            // Stops the periodic work (active expiry, the tracking table's size limit).
+            e.cron_paused = call.arg(2) != b"0";
+            Reply::ok()
+        }
         ("sleep", 3) => {
             // Like Redis, this blocks the whole server: nobody is served meanwhile.
             std::thread::sleep(sleep_duration(call.arg(2)));

@@ -45,9 +45,11 @@ impl Engine {
             self.tracking_limit();
         }
         // Redis refuses on memory after the MULTI check and before the pub/sub context check.
+        // Eviction runs before every command (Redis's performEvictions); still over the
+        // limit, what may grow memory is refused.
         let oom = self.config.maxmemory > 0
-            && crate::cmd::scripting::refused_when_over(self, conn, cmd, &args)
-            && self.over_maxmemory();
+            && !self.perform_evictions()
+            && crate::cmd::scripting::refused_when_over(self, conn, cmd, &args);
         let mut denied = None;
         let admitted = crate::admission::admit(cmd, &name, &view, None, oom, || {
             crate::cmd::acl::permission(self, conn, cmd, &name, &args).map_err(|d| {

@@ -9,11 +9,17 @@ impl Engine {
     /// Advances time-driven work: active expiry and blocked-command timeouts. The shell calls
     /// it periodically; in-process users may call it after moving the clock.
     pub fn tick(&mut self) {
-        self.begin(EXPIRE_SLICE_PER_TICK);
+        self.begin(if self.cron_paused {
+            0
+        } else {
+            EXPIRE_SLICE_PER_TICK
+        });
         self.expire_blocked();
         self.end_command();
         self.serve_postponed();
-        self.tracking_limit();
+        if !self.cron_paused {
+            self.tracking_limit();
+        }
         if !self.tracking.defer_broadcast {
             self.tracking_broadcast();
         }

@@ -27,6 +27,7 @@ use crate::stats::Stats;
 
 mod blocking;
 mod dispatch;
+mod evict;
 mod expiry;
 mod fault_hooks;
 pub(crate) mod pause;
@@ -138,6 +139,9 @@ pub struct Engine {
     pub(crate) pause: pause::Pause,
     /// A pause is in effect: expiry leaves keys in place (set at each command's start).
     pub(crate) expiry_hold: bool,
+    /// DEBUG PAUSE-CRON: `tick` leaves out the periodic work (active expiry, the tracking
+    /// table's limit); blocked clients' timeouts and pauses still end.
+    pub(crate) cron_paused: bool,
 }
 
 impl Engine {
@@ -203,6 +207,7 @@ impl Engine {
             tracking: Default::default(),
             pause: Default::default(),
             expiry_hold: false,
+            cron_paused: false,
         }
     }
 

@@ -501,3 +501,141 @@ impl Engine {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::clock::Clock;
+    use crate::config::Config;
+    use crate::engine::Engine;
+    use crate::reply::Reply;
+
+    fn run(e: &mut Engine, conn: u64, line: &str) -> Reply {
+        let args: Vec<&str> = line.split(' ').collect();
+        e.execute(conn, &args)
+    }
+
+    fn info_field(e: &mut Engine, name: &str) -> String {
+        let text = match run(e, 99, "INFO") {
+            Reply::Verbatim(_, text) | Reply::Bulk(text) => text,
+            other => panic!("INFO is text, not {other:?}"),
+        };
+        let text = String::from_utf8_lossy(&text).into_owned();
+        let prefix = format!("{name}:");
+        text.lines()
+            .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
+            .unwrap_or_else(|| panic!("no {name} in INFO"))
+    }
+
+    fn invalidation(keys: &[&str]) -> Reply {
+        Reply::Push(vec![
+            Reply::bulk("invalidate"),
+            Reply::Array(keys.iter().map(Reply::bulk).collect()),
+        ])
+    }
+
+    #[test]
+    fn own_invalidation_follows_the_reply() {
+        let mut e = Engine::new(Config::default());
+        run(&mut e, 1, "HELLO 3");
+        run(&mut e, 1, "CLIENT TRACKING on");
+        run(&mut e, 1, "GET k");
+        assert_eq!(
+            run(&mut e, 1, "SET k v"),
+            Reply::Multi(vec![Reply::ok(), invalidation(&["k"])])
+        );
+        // Forgotten once invalidated: the next write sends nothing.
+        assert_eq!(run(&mut e, 1, "SET k w"), Reply::ok());
+        assert!(e.take_output(1).is_empty());
+    }
+
+    #[test]
+    fn another_clients_write_reaches_the_outbox() {
+        let mut e = Engine::new(Config::default());
+        run(&mut e, 1, "HELLO 3");
+        run(&mut e, 1, "CLIENT TRACKING on");
+        run(&mut e, 1, "MGET a b");
+        assert_eq!(info_field(&mut e, "tracking_total_keys"), "2");
+        assert_eq!(info_field(&mut e, "tracking_total_items"), "2");
+        assert_eq!(info_field(&mut e, "tracking_clients"), "1");
+        run(&mut e, 2, "MSET a 1 b 1");
+        assert_eq!(
+            e.take_output(1),
+            vec![invalidation(&["a"]), invalidation(&["b"])]
+        );
+        assert_eq!(info_field(&mut e, "tracking_total_keys"), "0");
+        run(&mut e, 1, "CLIENT TRACKING off");
+        assert_eq!(info_field(&mut e, "tracking_clients"), "0");
+    }
+
+    #[test]
+    fn the_table_limit_forgets_keys_on_tick() {
+        let mut e = Engine::new(Config::default());
+        run(&mut e, 1, "HELLO 3");
+        run(&mut e, 1, "CLIENT TRACKING on");
+        run(&mut e, 1, "MGET a b c d");
+        run(&mut e, 2, "CONFIG SET tracking-table-max-keys 1");
+        e.tick();
+        assert_eq!(e.take_output(1).len(), 3, "three keys invalidated");
+        assert_eq!(info_field(&mut e, "tracking_total_keys"), "1");
+    }
+
+    #[test]
+    fn bcast_sends_one_message_per_prefix_after_the_command() {
+        let mut e = Engine::new(Config::default());
+        run(&mut e, 1, "HELLO 3");
+        run(&mut e, 1, "CLIENT TRACKING on BCAST PREFIX a PREFIX b");
+        assert_eq!(info_field(&mut e, "tracking_total_prefixes"), "2");
+        run(&mut e, 2, "MSET b2 1 a1 1 c1 1 a0 1");
+        assert_eq!(
+            e.take_output(1),
+            vec![invalidation(&["a0", "a1"]), invalidation(&["b2"])]
+        );
+        run(&mut e, 1, "RESET");
+        assert_eq!(info_field(&mut e, "tracking_total_prefixes"), "0");
+    }
+
+    #[test]
+    fn expiry_on_the_engine_clock_invalidates() {
+        let clock = Clock::manual(1_700_000_000_000);
+        let mut e = Engine::with_clock(Config::default(), clock.clone());
+        run(&mut e, 1, "HELLO 3");
+        run(&mut e, 1, "CLIENT TRACKING on");
+        run(&mut e, 2, "SET k v PX 100");
+        run(&mut e, 1, "GET k");
+        clock.advance(std::time::Duration::from_millis(200));
+        e.tick();
+        assert_eq!(e.take_output(1), vec![invalidation(&["k"])]);
+    }
+
+    #[test]
+    fn pause_holds_writes_until_its_end_on_the_engine_clock() {
+        let clock = Clock::manual(1_700_000_000_000);
+        let mut e = Engine::with_clock(Config::default(), clock.clone());
+        assert_eq!(run(&mut e, 1, "CLIENT PAUSE 1000 WRITE"), Reply::ok());
+        assert_eq!(run(&mut e, 2, "SET k 1"), Reply::None);
+        assert!(e.is_blocked(2));
+        assert_eq!(run(&mut e, 3, "GET k"), Reply::Nil);
+        assert_eq!(run(&mut e, 4, "SET k 2"), Reply::None);
+        clock.advance(std::time::Duration::from_millis(999));
+        e.tick();
+        assert!(e.is_blocked(2));
+        clock.advance(std::time::Duration::from_millis(1));
+        e.tick();
+        assert_eq!(e.take_output(2), vec![Reply::ok()]);
+        assert_eq!(e.take_output(4), vec![Reply::ok()]);
+        assert_eq!(run(&mut e, 3, "GET k"), Reply::bulk("2"), "run in order");
+    }
+
+    #[test]
+    fn eviction_counts_and_spares_keys_without_deadline() {
+        let mut e = Engine::new(Config::default());
+        run(&mut e, 1, "SET keep 1");
+        run(&mut e, 1, "SET v1 1 EX 100");
+        run(&mut e, 1, "SET v2 1 EX 100");
+        run(&mut e, 1, "CONFIG SET maxmemory-policy volatile-lru");
+        run(&mut e, 1, "CONFIG SET maxmemory 1");
+        assert_eq!(info_field(&mut e, "evicted_keys"), "2");
+        assert_eq!(run(&mut e, 1, "DBSIZE"), Reply::Int(1));
+        assert!(run(&mut e, 1, "SET x 1").is_error(), "still over: -OOM");
+    }
+}

@@ -87,6 +87,10 @@ fn set(e: &mut Engine, call: &mut Call) -> Reply {
         crate::cmd::acl::refresh_sessions(e, call.conn);
     }
     apply(e);
+    if pairs.iter().any(|(_, p, _)| p.name == "maxmemory") {
+        // As in Redis, a lower limit evicts at once, inside CONFIG SET.
+        e.perform_evictions();
+    }
     if pairs.iter().any(|(_, p, _)| p.name == "redlab-seed") {
         // Setting the seed, even to its current value, restarts the random sequence.
         e.rng = crate::rng::EngineRng::new(e.config.seed.unwrap_or(0));
