@@ -153,6 +153,14 @@ fn crc16(data: &[u8]) -> u16 {
     crc
 }
 
+/// EVALSHA's NOSCRIPT: Valkey 8 dropped the advice to use EVAL (`crate::compat`).
+fn noscript(e: &Engine) -> &'static str {
+    match e.profile().family() {
+        crate::compat::Family::Valkey => errors::NOSCRIPT_VALKEY,
+        crate::compat::Family::Redis => errors::NOSCRIPT,
+    }
+}
+
 fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Reply {
     let numkeys = match split_keys(call) {
         Ok(n) => n,
@@ -161,7 +169,7 @@ fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Repl
     let sha = if by_sha {
         match normalize_sha(call.arg(1)) {
             Some(s) => s,
-            None => return Reply::err(errors::NOSCRIPT),
+            None => return Reply::err(noscript(e)),
         }
     } else {
         match load_script(e, &call.args[1]) {
@@ -171,7 +179,7 @@ fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Repl
     };
     let (func, flags) = match e.scripting.cache.get(&sha) {
         Some(s) => (s.func, s.flags),
-        None => return Reply::err(errors::NOSCRIPT),
+        None => return Reply::err(noscript(e)),
     };
     if let Err(r) = preflight(e, flags, ro) {
         return r;
