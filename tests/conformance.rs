@@ -194,5 +194,6 @@ groups!(
     stream_resp3,
     command,
     server_observe,
-    acl
+    acl,
+    compat_valkey
 );
