@@ -198,5 +198,6 @@ groups!(
     acl,
     tracking,
     pause,
-    eviction
+    eviction,
+    compat_valkey
 );

@@ -36,6 +36,8 @@ pub const MIN_MAX_NOT_LEX: &str = "ERR min or max not valid string range item";
 pub const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 pub const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
 pub const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
+/// The same under the Valkey profiles (Valkey 8.0 dropped the advice).
+pub const NOSCRIPT_VALKEY: &str = "NOSCRIPT No matching script.";
 pub const NUMKEYS_NEGATIVE: &str = "ERR Number of keys can't be negative";
 pub const NUMKEYS_TOO_BIG: &str = "ERR Number of keys can't be greater than number of args";
 

@@ -134,6 +134,14 @@ pub(crate) fn new_ctx(
 /// Redis Cluster's hash slot of a key (one definition, in `crate::cluster::slot`).
 pub use crate::cluster::slot::key_slot;
 
+/// EVALSHA's NOSCRIPT: Valkey 8 dropped the advice to use EVAL (`crate::compat`).
+fn noscript(e: &Engine) -> &'static str {
+    match e.profile().family() {
+        crate::compat::Family::Valkey => errors::NOSCRIPT_VALKEY,
+        crate::compat::Family::Redis => errors::NOSCRIPT,
+    }
+}
+
 fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Reply {
     let numkeys = match split_keys(call) {
         Ok(n) => n,
@@ -142,7 +150,7 @@ fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Repl
     let sha = if by_sha {
         match normalize_sha(call.arg(1)) {
             Some(s) => s,
-            None => return Reply::err(errors::NOSCRIPT),
+            None => return Reply::err(noscript(e)),
         }
     } else {
         match load_script(e, &call.args[1]) {
@@ -152,7 +160,7 @@ fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Repl
     };
     let (func, flags) = match e.scripting.cache.get(&sha) {
         Some(s) => (s.func, s.flags),
-        None => return Reply::err(errors::NOSCRIPT),
+        None => return Reply::err(noscript(e)),
     };
     if let Err(r) = preflight(e, flags, ro) {
         return r;

@@ -275,7 +275,7 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
                 if refusal == table::ScriptRefusal::Unknown {
                     e.note_refused_command(&args);
                 }
-                refusal.text().to_string()
+                refusal.text_for(e.profile()).to_string()
             },
         )?;
     crate::cmd::acl::script_permission(e, c.conn, cmd, parent, &args)?;

@@ -72,6 +72,19 @@ pub enum ScriptRefusal {
 }
 
 impl ScriptRefusal {
+    /// The text under `profile`: Valkey 8 dropped "Redis" from two of them.
+    pub fn text_for(self, profile: Profile) -> &'static str {
+        match (profile.family(), self) {
+            (crate::compat::Family::Valkey, ScriptRefusal::Unknown) => {
+                "Unknown command called from script"
+            }
+            (crate::compat::Family::Valkey, ScriptRefusal::Arity) => {
+                "Wrong number of args calling command from script"
+            }
+            _ => self.text(),
+        }
+    }
+
     pub fn text(self) -> &'static str {
         match self {
             ScriptRefusal::Unknown => "Unknown Redis command called from script",
