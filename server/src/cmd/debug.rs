@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::args;
-use super::table::{flags::*, Command};
+use super::table::{flags::*, CmdResult, Command};
 use crate::db::Value;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -41,10 +41,10 @@ pub fn sleep_duration(arg: &[u8]) -> Duration {
     Duration::from_micros(micros as u64).min(MAX_SLEEP)
 }
 
-fn debug(e: &mut Engine, call: &mut Call) -> Reply {
+fn debug(e: &mut Engine, call: &mut Call) -> CmdResult {
     let sub = args::lower(call.arg(1));
     let argc = call.argc();
-    match (sub.as_str(), argc) {
+    Ok(match (sub.as_str(), argc) {
         ("set-active-expire", 3) => {
             e.active_expire = call.arg(2) != b"0";
             Reply::ok()
@@ -66,6 +66,7 @@ fn debug(e: &mut Engine, call: &mut Call) -> Reply {
             Reply::ok()
         }
         ("protocol", 3) => protocol(call),
+        ("quicklist-packed-threshold", 3) => quicklist_packed_threshold(e, call.arg(2))?,
         ("help", 2) => Reply::Array(
             [
                 "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -73,6 +74,7 @@ fn debug(e: &mut Engine, call: &mut Call) -> Reply {
                 "JMAP",
                 "OBJECT <key>",
                 "PROTOCOL <type>",
+                "QUICKLIST-PACKED-THRESHOLD <size>",
                 "RELOAD",
                 "SET-ACTIVE-EXPIRE <0|1>",
                 "SET-DISABLE-DENY-SCRIPTS <0|1>",
@@ -84,30 +86,49 @@ fn debug(e: &mut Engine, call: &mut Call) -> Reply {
             .collect(),
         ),
         _ => unknown(call.arg(1)),
+    })
+}
+
+/// The largest element a quicklist node packs with others (Redis's packed_threshold): a
+/// memory value up to 1 MB under 4 GB; 0 restores the default of 1 GB.
+pub const DEFAULT_PACKED_THRESHOLD: u64 = 1 << 30;
+
+fn quicklist_packed_threshold(e: &mut Engine, arg: &[u8]) -> CmdResult {
+    const BAD: &str = "ERR argument must be a memory value bigger than 1 and smaller than 4gb";
+    let size = std::str::from_utf8(arg)
+        .ok()
+        .and_then(crate::config::params::parse_memory)
+        .ok_or_else(|| Reply::err(BAD))?;
+    if size > (1u64 << 32) - (1 << 20) {
+        return Err(Reply::err(BAD));
     }
+    e.quicklist_packed_threshold = if size == 0 {
+        DEFAULT_PACKED_THRESHOLD
+    } else {
+        size
+    };
+    Ok(Reply::ok())
 }
 
 fn object(e: &mut Engine, call: &mut Call) -> Reply {
     let now = e.now_ms;
+    let limits = crate::db::encoding::Limits::from_config(&e.config);
     let Some(entry) = e.db(call.db).peek(call.arg(2)) else {
         return Reply::err(errors::NO_SUCH_KEY);
     };
-    let (encoding, len) = match &entry.value {
-        Value::Str(s) => (
-            if crate::numfmt::parse_i64(s).is_some() && s.len() <= 20 {
-                "int"
-            } else if s.len() <= 44 {
-                "embstr"
-            } else {
-                "raw"
-            },
-            s.len(),
-        ),
-        Value::List(l) => ("quicklist", l.len()),
-        Value::Hash(h) => ("listpack", h.len()),
-        Value::Set(s) => ("hashtable", s.len()),
-        Value::ZSet(z) => ("listpack", z.len()),
-        Value::Stream(s) => ("stream", s.len() as usize),
+    // The encoding OBJECT ENCODING reports, from the same rules.
+    let encoding = if entry.raw && matches!(entry.value, Value::Str(_)) {
+        "raw"
+    } else {
+        crate::db::encoding::of(&entry.value, &limits).name()
+    };
+    let len = match &entry.value {
+        Value::Str(s) => s.len(),
+        Value::List(l) => l.len(),
+        Value::Hash(h) => h.len(),
+        Value::Set(s) => s.len(),
+        Value::ZSet(z) => z.len(),
+        Value::Stream(s) => s.len() as usize,
     };
     let idle = (now - entry.last_access).max(0) / 1000;
     Reply::Status(format!(
@@ -146,7 +167,7 @@ fn protocol(call: &Call) -> Reply {
     }
 }
 
-pub static COMMANDS: &[Command] = &[Command::legacy(
+pub static COMMANDS: &[Command] = &[Command::new(
     "debug",
     -2,
     ADMIN | NOSCRIPT | LOADING | STALE,
@@ -170,5 +191,50 @@ mod tests {
         // Redis would sleep 16 s and 292,000 years; redlab stops at MAX_SLEEP.
         assert_eq!(sleep_duration(b"0x10"), MAX_SLEEP);
         assert_eq!(sleep_duration(b"9223372036854"), MAX_SLEEP);
+    }
+
+    #[test]
+    fn debug_object_names_the_encoding_object_encoding_names() {
+        use crate::test_support::{engine, run};
+        let (mut e, _clock) = engine();
+        for setup in [
+            &["SET", "k", "123"][..],
+            &["APPEND", "k", "4"][..],
+            &["SET", "k", "x"][..],
+            &["SETRANGE", "k", "0", "y"][..],
+            &["DEL", "k"][..],
+            &["SADD", "k", "1", "2"][..],
+            &["SADD", "k", "a"][..],
+            &["DEL", "k"][..],
+            &["HSET", "k", "f", "v"][..],
+        ] {
+            run(&mut e, setup);
+            let Reply::Bulk(enc) = run(&mut e, &["OBJECT", "ENCODING", "k"]) else {
+                continue;
+            };
+            let Reply::Status(line) = run(&mut e, &["DEBUG", "OBJECT", "k"]) else {
+                panic!("DEBUG OBJECT answers a status line");
+            };
+            let want = format!(" encoding:{} ", String::from_utf8_lossy(&enc));
+            assert!(line.contains(&want), "{setup:?}: {line} lacks {want}");
+        }
+    }
+
+    #[test]
+    fn quicklist_packed_threshold_takes_a_memory_value_under_4gb() {
+        use crate::test_support::{engine, run};
+        let (mut e, _clock) = engine();
+        assert_eq!(
+            run(&mut e, &["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "1k"]),
+            Reply::ok()
+        );
+        assert_eq!(e.quicklist_packed_threshold, 1000);
+        assert_eq!(
+            run(&mut e, &["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0"]),
+            Reply::ok()
+        );
+        assert_eq!(e.quicklist_packed_threshold, DEFAULT_PACKED_THRESHOLD);
+        assert!(run(&mut e, &["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "4gb"]).is_error());
+        assert_eq!(e.quicklist_packed_threshold, DEFAULT_PACKED_THRESHOLD);
     }
 }

@@ -14,6 +14,10 @@ pub const PROTECTED: u8 = 2;
 /// redlab's own: answered by CONFIG GET/SET by its exact name, but left out of glob
 /// matches (CONFIG GET *) so the listing stays Redis's.
 pub const REDLAB: u8 = 4;
+/// Redis's hidden debugging parameters (key-load-delay ...): answered by their exact name
+/// only, as Redis answers them. redlab loads and saves no RDB, so their delays have nothing
+/// to slow down; they are kept so scripts and suites that set them run unchanged.
+pub const HIDDEN: u8 = 8;
 
 #[derive(Clone, Copy, Debug)]
 pub enum Kind {
@@ -52,6 +56,11 @@ impl Param {
 
     pub fn is_redlab(&self) -> bool {
         self.flags & REDLAB != 0
+    }
+
+    /// Left out of glob matches (CONFIG GET *): redlab's own and Redis's hidden parameters.
+    pub fn is_unlisted(&self) -> bool {
+        self.flags & (REDLAB | HIDDEN) != 0
     }
 
     pub fn is_protected(&self) -> bool {
@@ -252,6 +261,20 @@ pub static PARAMS: &[Param] = &[
     ),
     p("aclfile", None, Str, "", IMMUTABLE),
     p("acllog-max-len", None, Int(0, i64::MAX), "128", 0),
+    p(
+        "key-load-delay",
+        None,
+        Int(i32::MIN as i64, i32::MAX as i64),
+        "0",
+        HIDDEN,
+    ),
+    p(
+        "rdb-key-save-delay",
+        None,
+        Int(i32::MIN as i64, i32::MAX as i64),
+        "0",
+        HIDDEN,
+    ),
     p("active-defrag-cycle-max", None, Int(1, 99), "25", 0),
     p("active-defrag-cycle-min", None, Int(1, 99), "1", 0),
     p(

@@ -94,6 +94,9 @@ pub struct Engine {
     pub(crate) serving_key: Option<Vec<u8>>,
     /// Connections with new output in their outbox, for the shell to wake.
     pub(crate) wakeups: Vec<ConnId>,
+    /// DEBUG QUICKLIST-PACKED-THRESHOLD: the element size from which Redis stores a list
+    /// element in a plain node of its own.
+    pub(crate) quicklist_packed_threshold: u64,
     pub(crate) monitors: Vec<ConnId>,
     pub(crate) scripting: Scripting,
     /// Installed by the network shell; see `busy`. None when the engine is used in-process.
@@ -182,6 +185,7 @@ impl Engine {
             ready_keys: Vec::new(),
             serving_key: None,
             wakeups: Vec::new(),
+            quicklist_packed_threshold: crate::cmd::debug::DEFAULT_PACKED_THRESHOLD,
             monitors: Vec::new(),
             scripting,
             busy_hook: None,

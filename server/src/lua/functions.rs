@@ -183,7 +183,23 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
             let mut fl = 0;
             lua_pushnil(l);
             while lua_next(l, 1) != 0 {
+                // As Redis's lua_isstring: a string, or a number Lua turns into one.
+                let stringy = matches!(lua_type(l, -1), LUA_TSTRING | LUA_TNUMBER);
                 let slot = match str_bytes(l, -2) {
+                    Some(b"function_name") if !stringy => {
+                        lua_pop(l, 2);
+                        return fail(
+                            l,
+                            "function_name argument given to redis.register_function must be a string",
+                        );
+                    }
+                    Some(b"description") if !stringy => {
+                        lua_pop(l, 2);
+                        return fail(
+                            l,
+                            "description argument given to redis.register_function must be a string",
+                        );
+                    }
                     Some(b"function_name") => Some(NAME_SLOT),
                     Some(b"callback") => {
                         if lua_type(l, -1) != LUA_TFUNCTION {

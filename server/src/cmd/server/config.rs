@@ -18,7 +18,7 @@ fn get(e: &mut Engine, call: &mut Call) -> Reply {
         for p in PARAMS {
             for name in std::iter::once(p.name).chain(p.alias) {
                 let hit = if has_glob {
-                    !p.is_redlab() && crate::glob::matches(pat, name.as_bytes(), true)
+                    !p.is_unlisted() && crate::glob::matches(pat, name.as_bytes(), true)
                 } else {
                     pat.eq_ignore_ascii_case(name.as_bytes())
                 };
