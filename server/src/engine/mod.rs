@@ -393,9 +393,11 @@ impl Engine {
     fn after_command(&mut self, conn: ConnId, client_cmd: bool, reply: Reply) -> Reply {
         self.tracking.current = None;
         self.tracking.executing = false;
-        if let Some(s) = self.sessions.get_mut(&conn) {
-            if s.tracking.caching && !client_cmd && s.multi.is_none() {
-                s.tracking.caching = false;
+        if self.tracking.clients > 0 {
+            if let Some(s) = self.sessions.get_mut(&conn) {
+                if s.tracking.caching && !client_cmd && s.multi.is_none() {
+                    s.tracking.caching = false;
+                }
             }
         }
         let after = self.tracking_take_pending(conn);

@@ -77,6 +77,9 @@ fn flags_of(s: &Session) -> String {
     if s.close_requested {
         f.push('c');
     }
+    if is_unix_socket(s) {
+        f.push('U');
+    }
     if s.no_evict {
         f.push('e');
     }
@@ -84,6 +87,11 @@ fn flags_of(s: &Session) -> String {
         f.push('N');
     }
     f
+}
+
+/// A client of the `unixsocket`: the shell names both ends `<path>:0`, as Redis does.
+fn is_unix_socket(s: &Session) -> bool {
+    s.addr == s.laddr && s.addr.ends_with(":0") && s.addr.parse::<std::net::SocketAddr>().is_err()
 }
 
 /// One CLIENT LIST line (without the trailing newline). `current` holds the arguments of
