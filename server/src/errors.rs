@@ -186,7 +186,6 @@ pub fn tracking_prefix_overlap(prefix: &[u8], other: &[u8], existing: bool) -> S
         c_str(other)
     )
 }
-pub const RESET_NOT_NORMAL: &str = "ERR can only reset normal client connections";
 pub const NOT_ALLOWED_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
 pub const SSUBSCRIBE_DENY_BLOCKING: &str =
     "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client";
