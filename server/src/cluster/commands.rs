@@ -536,7 +536,7 @@ fn set_config_epoch(e: &mut Engine, call: &mut Call) -> CmdResult {
 
 fn help(e: &mut Engine, _call: &mut Call) -> CmdResult {
     node(e)?;
-    Ok(crate::cmd::server::help_reply(
+    Ok(crate::cmd::help::help_reply(
         "CLUSTER",
         &[
             "ADDSLOTS <slot> [<slot> ...]",

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use foldhash::fast::FixedState;
 use indexmap::{IndexMap, IndexSet};
 
-use super::table::{flags::*, Command};
+use super::table::{flags::*, CmdResult, Command};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::reply::Reply;
@@ -236,49 +236,52 @@ fn unsubscribe_kind(e: &mut Engine, call: &mut Call, kind: Kind) -> Reply {
     Reply::Multi(out)
 }
 
-fn subscribe(e: &mut Engine, call: &mut Call) -> Reply {
-    subscribe_kind(e, call, Kind::Channel)
+fn subscribe(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(subscribe_kind(e, call, Kind::Channel))
 }
 
-fn psubscribe(e: &mut Engine, call: &mut Call) -> Reply {
-    subscribe_kind(e, call, Kind::Pattern)
+fn psubscribe(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(subscribe_kind(e, call, Kind::Pattern))
 }
 
-fn ssubscribe(e: &mut Engine, call: &mut Call) -> Reply {
+fn ssubscribe(e: &mut Engine, call: &mut Call) -> CmdResult {
     // Inside EXEC a client must get one reply per command; Redis lets the classic SUBSCRIBE
     // through there for compatibility, but not SSUBSCRIBE.
     if call.in_multi {
-        return Reply::err(errors::SSUBSCRIBE_DENY_BLOCKING);
+        return Err(Reply::err(errors::SSUBSCRIBE_DENY_BLOCKING));
     }
-    subscribe_kind(e, call, Kind::Shard)
+    Ok(subscribe_kind(e, call, Kind::Shard))
 }
 
-fn unsubscribe(e: &mut Engine, call: &mut Call) -> Reply {
-    unsubscribe_kind(e, call, Kind::Channel)
+fn unsubscribe(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(unsubscribe_kind(e, call, Kind::Channel))
 }
 
-fn punsubscribe(e: &mut Engine, call: &mut Call) -> Reply {
-    unsubscribe_kind(e, call, Kind::Pattern)
+fn punsubscribe(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(unsubscribe_kind(e, call, Kind::Pattern))
 }
 
-fn sunsubscribe(e: &mut Engine, call: &mut Call) -> Reply {
-    unsubscribe_kind(e, call, Kind::Shard)
+fn sunsubscribe(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(unsubscribe_kind(e, call, Kind::Shard))
 }
 
-fn publish_cmd(e: &mut Engine, call: &mut Call) -> Reply {
+fn publish_cmd(e: &mut Engine, call: &mut Call) -> CmdResult {
     let n = publish(e, &call.args[1], &call.args[2]);
-    Reply::Int(n)
+    Ok(Reply::Int(n))
 }
 
-fn spublish(e: &mut Engine, call: &mut Call) -> Reply {
+fn spublish(e: &mut Engine, call: &mut Call) -> CmdResult {
     let n = publish_shard(e, &call.args[1], &call.args[2]);
-    Reply::Int(n)
+    Ok(Reply::Int(n))
 }
 
 /// Channel names with at least one subscriber, filtered by an optional glob.
-fn active_channels(map: &HashMap<Vec<u8>, Subscribers, FixedState>, call: &Call) -> Reply {
+fn active_channels(map: &HashMap<Vec<u8>, Subscribers, FixedState>, call: &Call) -> CmdResult {
     if call.argc() > 3 {
-        return Reply::err(errors::subcommand_syntax(&call.args[0], &call.args[1]));
+        return Err(Reply::err(errors::subcommand_syntax(
+            &call.args[0],
+            &call.args[1],
+        )));
     }
     let pattern = call.args.get(2);
     let names: Vec<Reply> = map
@@ -286,14 +289,14 @@ fn active_channels(map: &HashMap<Vec<u8>, Subscribers, FixedState>, call: &Call)
         .filter(|ch| pattern.is_none_or(|p| crate::glob::matches(p, ch, false)))
         .map(Reply::bulk)
         .collect();
-    Reply::Array(names)
+    Ok(Reply::Array(names))
 }
 
-fn pubsub_channels(e: &mut Engine, call: &mut Call) -> Reply {
+fn pubsub_channels(e: &mut Engine, call: &mut Call) -> CmdResult {
     active_channels(&e.pubsub.channels, call)
 }
 
-fn pubsub_shardchannels(e: &mut Engine, call: &mut Call) -> Reply {
+fn pubsub_shardchannels(e: &mut Engine, call: &mut Call) -> CmdResult {
     active_channels(&e.pubsub.shard_channels, call)
 }
 
@@ -307,21 +310,20 @@ fn subscriber_counts(map: &HashMap<Vec<u8>, Subscribers, FixedState>, call: &Cal
     Reply::Array(out)
 }
 
-fn pubsub_numsub(e: &mut Engine, call: &mut Call) -> Reply {
-    subscriber_counts(&e.pubsub.channels, call)
+fn pubsub_numsub(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(subscriber_counts(&e.pubsub.channels, call))
 }
 
-fn pubsub_shardnumsub(e: &mut Engine, call: &mut Call) -> Reply {
-    subscriber_counts(&e.pubsub.shard_channels, call)
+fn pubsub_shardnumsub(e: &mut Engine, call: &mut Call) -> CmdResult {
+    Ok(subscriber_counts(&e.pubsub.shard_channels, call))
 }
 
 /// The number of distinct patterns (not of pattern subscriptions), as Redis counts.
-fn pubsub_numpat(e: &mut Engine, _: &mut Call) -> Reply {
-    Reply::Int(e.pubsub.patterns.len() as i64)
+fn pubsub_numpat(e: &mut Engine, _: &mut Call) -> CmdResult {
+    Ok(Reply::Int(e.pubsub.patterns.len() as i64))
 }
 
 const PUBSUB_HELP: &[&str] = &[
-    "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "CHANNELS [<pattern>]",
     "    Return the currently active channels matching a <pattern> (default: '*').",
     "NUMPAT",
@@ -333,91 +335,89 @@ const PUBSUB_HELP: &[&str] = &[
     "    Return the currently active shard level channels matching a <pattern> (default: '*').",
     "SHARDNUMSUB [<shardchannel> ...]",
     "    Return the number of subscribers for the specified shard level channel(s)",
-    "HELP",
-    "    Prints this help.",
 ];
 
-fn pubsub_help(_: &mut Engine, _: &mut Call) -> Reply {
-    Reply::Array(PUBSUB_HELP.iter().map(|l| Reply::status(l)).collect())
+fn pubsub_help(_: &mut Engine, _: &mut Call) -> CmdResult {
+    Ok(crate::cmd::help::help_reply("PUBSUB", PUBSUB_HELP))
 }
 
 /// Never called: the dispatcher resolves PUBSUB to one of its subcommands.
-fn container(_: &mut Engine, call: &mut Call) -> Reply {
-    Reply::err(errors::unknown_subcommand(
+fn container(_: &mut Engine, call: &mut Call) -> CmdResult {
+    Err(Reply::err(errors::unknown_subcommand(
         "pubsub",
         call.args.get(1).map_or(&b""[..], |a| &a[..]),
-    ))
+    )))
 }
 
 static PUBSUB_SUBCOMMANDS: &[Command] = &[
-    Command::legacy(
+    Command::new(
         "channels",
         -2,
         PUBSUB | LOADING | STALE,
         "pubsub",
         pubsub_channels,
     ),
-    Command::legacy(
+    Command::new(
         "numsub",
         -2,
         PUBSUB | LOADING | STALE,
         "pubsub",
         pubsub_numsub,
     ),
-    Command::legacy(
+    Command::new(
         "numpat",
         2,
         PUBSUB | LOADING | STALE,
         "pubsub",
         pubsub_numpat,
     ),
-    Command::legacy(
+    Command::new(
         "shardchannels",
         -2,
         PUBSUB | LOADING | STALE,
         "pubsub",
         pubsub_shardchannels,
     ),
-    Command::legacy(
+    Command::new(
         "shardnumsub",
         -2,
         PUBSUB | LOADING | STALE,
         "pubsub",
         pubsub_shardnumsub,
     ),
-    Command::legacy("help", 2, LOADING | STALE, "pubsub", pubsub_help),
+    Command::new("help", 2, LOADING | STALE, "pubsub", pubsub_help),
 ];
 
 pub static COMMANDS: &[Command] = &[
-    Command::legacy(
+    Command::new(
         "subscribe",
         -2,
         PUBSUB | NOSCRIPT | LOADING | STALE,
         "pubsub",
         subscribe,
     ),
-    Command::legacy(
+    Command::new(
         "unsubscribe",
         -1,
         PUBSUB | NOSCRIPT | LOADING | STALE,
         "pubsub",
         unsubscribe,
     ),
-    Command::legacy(
+    Command::new(
         "psubscribe",
         -2,
         PUBSUB | NOSCRIPT | LOADING | STALE,
         "pubsub",
         psubscribe,
     ),
-    Command::legacy(
+    Command::new(
         "punsubscribe",
         -1,
         PUBSUB | NOSCRIPT | LOADING | STALE,
         "pubsub",
         punsubscribe,
     ),
-    Command::legacy(
+    Command::new(
         "ssubscribe",
         -2,
         PUBSUB | NOSCRIPT | LOADING | STALE,
@@ -425,7 +425,7 @@ pub static COMMANDS: &[Command] = &[
         ssubscribe,
     )
     .keys(1, -1, 1),
-    Command::legacy(
+    Command::new(
         "sunsubscribe",
         -1,
         PUBSUB | NOSCRIPT | LOADING | STALE,
@@ -433,14 +433,14 @@ pub static COMMANDS: &[Command] = &[
         sunsubscribe,
     )
     .keys(1, -1, 1),
-    Command::legacy(
+    Command::new(
         "publish",
         3,
         PUBSUB | LOADING | STALE | FAST,
         "pubsub",
         publish_cmd,
     ),
-    Command::legacy(
+    Command::new(
         "spublish",
         3,
         PUBSUB | LOADING | STALE | FAST,
@@ -448,7 +448,7 @@ pub static COMMANDS: &[Command] = &[
         spublish,
     )
     .keys(1, 1, 1),
-    Command::legacy("pubsub", -2, 0, "pubsub", container).subcommands(PUBSUB_SUBCOMMANDS),
+    Command::new("pubsub", -2, 0, "pubsub", container).subcommands(PUBSUB_SUBCOMMANDS),
 ];
 
 #[cfg(test)]

@@ -410,7 +410,7 @@ fn setinfo(e: &mut Engine, call: &mut Call) -> CmdResult {
 
 /// CLIENT REPLY: the engine applies the mode after the command, so OFF and SKIP swallow
 /// their own +OK, as in Redis.
-fn reply(e: &mut Engine, call: &mut Call) -> Reply {
+fn reply(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mode = if args::is(call.arg(2), "on") {
         ReplyMode::On
     } else if args::is(call.arg(2), "off") {
@@ -418,7 +418,7 @@ fn reply(e: &mut Engine, call: &mut Call) -> Reply {
     } else if args::is(call.arg(2), "skip") {
         ReplyMode::Skip
     } else {
-        return Reply::err(errors::SYNTAX);
+        return Err(Reply::err(errors::SYNTAX));
     };
     if let Some(s) = e.sessions.get_mut(&call.conn) {
         // SKIP while OFF stays OFF, as Redis ignores SKIP for a client with replies off.
@@ -426,7 +426,7 @@ fn reply(e: &mut Engine, call: &mut Call) -> Reply {
             s.reply_mode = mode;
         }
     }
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
 fn unblock(e: &mut Engine, call: &mut Call) -> CmdResult {
@@ -726,11 +726,11 @@ fn help(_: &mut Engine, _: &mut Call) -> CmdResult {
 }
 
 /// Never called: the dispatcher resolves CLIENT to one of its subcommands.
-pub(super) fn container(_: &mut Engine, call: &mut Call) -> Reply {
-    Reply::err(errors::unknown_subcommand(
+pub(super) fn container(_: &mut Engine, call: &mut Call) -> CmdResult {
+    Err(Reply::err(errors::unknown_subcommand(
         "client",
         call.args.get(1).map_or(&b""[..], |a| &a[..]),
-    ))
+    )))
 }
 
 const CONN: u32 = NOSCRIPT | LOADING | STALE;
@@ -746,7 +746,7 @@ pub(super) static SUBCOMMANDS: &[Command] = &[
     Command::new("no-evict", 3, ADMIN_CONN, "connection", no_evict),
     Command::new("no-touch", 3, CONN, "connection", no_touch),
     Command::new("setinfo", 4, CONN, "connection", setinfo),
-    Command::legacy("reply", 3, CONN, "connection", reply),
+    Command::new("reply", 3, CONN, "connection", reply),
     Command::new("unblock", -3, ADMIN_CONN, "connection", unblock),
     Command::new("pause", -3, ADMIN_CONN, "connection", pause),
     Command::new("unpause", 2, ADMIN_CONN, "connection", unpause),

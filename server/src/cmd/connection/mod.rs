@@ -329,8 +329,7 @@ pub static COMMANDS: &[Command] = &[
         "connection",
         reset,
     ),
-    Command::legacy("client", -2, 0, "connection", client::container)
-        .subcommands(client::SUBCOMMANDS),
+    Command::new("client", -2, 0, "connection", client::container).subcommands(client::SUBCOMMANDS),
 ];
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! CONFIG GET / SET / RESETSTAT / REWRITE / HELP over the parameter table in
 //! `crate::config::params`.
 
-use crate::cmd::table::{flags::*, Command};
+use crate::cmd::table::{flags::*, CmdResult, Command};
 use crate::config::{params, Param, PARAMS};
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -10,7 +10,7 @@ use crate::reply::Reply;
 
 /// CONFIG GET pattern [pattern ...]: every parameter whose name or alias matches, each
 /// once, as a map (a flat array in RESP2).
-fn get(e: &mut Engine, call: &mut Call) -> Reply {
+fn get(e: &mut Engine, call: &mut Call) -> CmdResult {
     // An exact name is echoed as given (CONFIG GET MAXMEMORY answers "MAXMEMORY").
     let mut out: Vec<(&'static str, String, &'static Param)> = Vec::new();
     for pat in &call.args[2..] {
@@ -33,43 +33,46 @@ fn get(e: &mut Engine, call: &mut Call) -> Reply {
             }
         }
     }
-    Reply::Map(
+    Ok(Reply::Map(
         out.into_iter()
             .map(|(_, shown, p)| (Reply::bulk(shown), Reply::bulk(e.config.get(p))))
             .collect(),
-    )
+    ))
 }
 
 /// CONFIG SET name value [name value ...]: all or nothing. Names are checked first
 /// (unknown, immutable, protected, repeated), then values are applied in order; a bad value
 /// restores what was applied before it.
-fn set(e: &mut Engine, call: &mut Call) -> Reply {
+fn set(e: &mut Engine, call: &mut Call) -> CmdResult {
     if !call.argc().is_multiple_of(2) {
-        return Reply::err(errors::SYNTAX);
+        return Err(Reply::err(errors::SYNTAX));
     }
     let mut pairs: Vec<(String, &'static Param, String)> = Vec::new();
     for pair in call.args[2..].chunks(2) {
         let given = String::from_utf8_lossy(&pair[0]).to_string();
         let Some(p) = params::lookup(&given) else {
-            return Reply::err(errors::config_set_unknown(&pair[0]));
+            return Err(Reply::err(errors::config_set_unknown(&pair[0])));
         };
         let name = given.to_ascii_lowercase();
         if p.is_immutable() {
-            return Reply::err(errors::config_set_failed(
+            return Err(Reply::err(errors::config_set_failed(
                 &name,
                 "can't set immutable config",
-            ));
+            )));
         }
         if p.is_protected()
             && e.config.get_by_name("enable-protected-configs").as_deref() != Some("yes")
         {
-            return Reply::err(errors::config_set_failed(
+            return Err(Reply::err(errors::config_set_failed(
                 &name,
                 "can't set protected config",
-            ));
+            )));
         }
         if pairs.iter().any(|(n, _, _)| *n == name) {
-            return Reply::err(errors::config_set_failed(&name, "duplicate parameter"));
+            return Err(Reply::err(errors::config_set_failed(
+                &name,
+                "duplicate parameter",
+            )));
         }
         pairs.push((name, p, String::from_utf8_lossy(&pair[1]).to_string()));
     }
@@ -77,7 +80,7 @@ fn set(e: &mut Engine, call: &mut Call) -> Reply {
     for (name, p, value) in &pairs {
         if let Err(reason) = e.config.set(p, value) {
             e.config = before;
-            return Reply::err(errors::config_set_failed(name, &reason));
+            return Err(Reply::err(errors::config_set_failed(name, &reason)));
         }
     }
     if pairs.iter().any(|(_, p, _)| p.name == "requirepass") {
@@ -95,7 +98,7 @@ fn set(e: &mut Engine, call: &mut Call) -> Reply {
         // Setting the seed, even to its current value, restarts the random sequence.
         e.rng = crate::rng::EngineRng::new(e.config.seed.unwrap_or(0));
     }
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
 /// Makes the engine follow parameters it caches outside `Config`.
@@ -115,7 +118,7 @@ fn apply(e: &mut Engine) {
     }
 }
 
-fn resetstat(e: &mut Engine, _call: &mut Call) -> Reply {
+fn resetstat(e: &mut Engine, _call: &mut Call) -> CmdResult {
     let s = &mut e.stats;
     s.total_commands_processed = 0;
     s.total_connections_received = 0;
@@ -125,15 +128,15 @@ fn resetstat(e: &mut Engine, _call: &mut Call) -> Reply {
     s.keyspace_misses = 0;
     s.per_command.clear();
     s.errors_by_code.clear();
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
-fn rewrite(_e: &mut Engine, _call: &mut Call) -> Reply {
-    Reply::err(errors::CONFIG_NO_FILE)
+fn rewrite(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+    Err(Reply::err(errors::CONFIG_NO_FILE))
 }
 
-fn help(_e: &mut Engine, _call: &mut Call) -> Reply {
-    super::help_reply(
+fn help(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+    Ok(crate::cmd::help::help_reply(
         "CONFIG",
         &[
             "GET <pattern>",
@@ -145,27 +148,27 @@ fn help(_e: &mut Engine, _call: &mut Call) -> Reply {
             "REWRITE",
             "    Rewrite the configuration file.",
         ],
-    )
+    ))
 }
 
 pub(super) static SUBCOMMANDS: &[Command] = &[
-    Command::legacy("help", 2, LOADING | STALE, "server", help),
-    Command::legacy(
+    Command::new("help", 2, LOADING | STALE, "server", help),
+    Command::new(
         "resetstat",
         2,
         ADMIN | NOSCRIPT | LOADING | STALE,
         "server",
         resetstat,
     ),
-    Command::legacy(
+    Command::new(
         "rewrite",
         2,
         ADMIN | NOSCRIPT | LOADING | STALE,
         "server",
         rewrite,
     ),
-    Command::legacy("get", -3, ADMIN | NOSCRIPT | LOADING | STALE, "server", get),
-    Command::legacy("set", -4, ADMIN | NOSCRIPT | LOADING | STALE, "server", set),
+    Command::new("get", -3, ADMIN | NOSCRIPT | LOADING | STALE, "server", get),
+    Command::new("set", -4, ADMIN | NOSCRIPT | LOADING | STALE, "server", set),
 ];
 
 #[cfg(test)]

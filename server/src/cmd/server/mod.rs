@@ -199,6 +199,3 @@ pub static COMMANDS: &[Command] = &[
 fn container(_e: &mut Engine, call: &mut Call) -> CmdResult {
     Err(Reply::err(errors::wrong_arity(&args::lower(call.arg(0)))))
 }
-
-/// Kept under this name for the files that still call `super::help_reply`.
-pub(crate) use super::help::help_reply;

@@ -30,20 +30,14 @@ use crate::reply::Reply;
 /// use `?` on argument parsing and typed key lookups.
 pub type CmdResult = Result<Reply, Reply>;
 
-/// A command handler. `Legacy` handlers predate `CmdResult` and are being converted; new
-/// commands are always written as `Fallible` (via `Command::new`).
+/// A command handler. It returns its error replies on the `Err` side, so argument parsing
+/// and typed key lookups propagate with `?`; the client sees either side as the reply.
 #[derive(Clone, Copy)]
-pub enum Handler {
-    Fallible(fn(&mut Engine, &mut Call) -> CmdResult),
-    Legacy(fn(&mut Engine, &mut Call) -> Reply),
-}
+pub struct Handler(fn(&mut Engine, &mut Call) -> CmdResult);
 
 impl Handler {
     pub fn run(self, engine: &mut Engine, call: &mut Call) -> Reply {
-        match self {
-            Handler::Fallible(f) => f(engine, call).unwrap_or_else(|e| e),
-            Handler::Legacy(f) => f(engine, call),
-        }
+        (self.0)(engine, call).unwrap_or_else(|e| e)
     }
 }
 
@@ -137,32 +131,7 @@ impl Command {
             last_key: 0,
             step: 0,
             group,
-            handler: Handler::Fallible(handler),
-            subcommands: &[],
-            keys_fn: None,
-            meta: None,
-            policy: 0,
-            since: Since::ALWAYS,
-        }
-    }
-
-    /// A command with no keys whose handler still returns a bare `Reply` (being converted).
-    pub const fn legacy(
-        name: &'static str,
-        arity: i32,
-        flags: u32,
-        group: &'static str,
-        handler: fn(&mut Engine, &mut Call) -> Reply,
-    ) -> Command {
-        Command {
-            name,
-            arity,
-            flags,
-            first_key: 0,
-            last_key: 0,
-            step: 0,
-            group,
-            handler: Handler::Legacy(handler),
+            handler: Handler(handler),
             subcommands: &[],
             keys_fn: None,
             meta: None,
