@@ -300,3 +300,109 @@ pub const HGETEX_ONE_OF: &str =
 pub const HSETEX_ONE_OF: &str =
     "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified";
 pub const HSETEX_ONE_COND: &str = "ERR Only one of FXX or FNX arguments can be specified";
+
+// Texts that were written where they were answered until the sweep that moved every
+// error text here.
+pub const REACHED_LUA_STACK_LIMIT: &str = "ERR reached lua stack limit";
+pub const CLIENT_UNBLOCKED_VIA_CLIENT_UNBLOCK: &str =
+    "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+pub const LIBRARY_NAME_ARGUMENT_WAS_NOT_GIVEN: &str = "ERR library name argument was not given";
+pub const LIBRARY_NOT_FOUND: &str = "ERR Library not found";
+pub const FUNCTION_FLUSH_ONLY_SUPPORTS_SYNC_ASYNC: &str =
+    "ERR FUNCTION FLUSH only supports SYNC|ASYNC option";
+pub const WRONG_RESTORE_POLICY_GIVEN_VALUE_SHOULD: &str =
+    "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.";
+pub const GIVEN_TYPE_IS_NOT_A_FUNCTION: &str = "ERR given type is not a function";
+pub const FUNCTION_NOT_FOUND: &str = "ERR Function not found";
+pub const BAD_NUMBER_OF_KEYS_PROVIDED: &str = "ERR Bad number of keys provided";
+pub const UNKNOWN_SUBCOMMAND: &str = "ERR unknown subcommand";
+pub const CAN_NOT_RUN_SCRIPT_ON_CLUSTER: &str =
+    "ERR Can not run script on cluster, 'no-cluster' flag is set.";
+pub const CAN_NOT_EXECUTE_A_SCRIPT_WITH: &str =
+    "ERR Can not execute a script with write flag using *_ro command.";
+pub const SCRIPT_FLUSH_ONLY_SUPPORT_SYNC_ASYNC: &str =
+    "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
+pub const SCRIPT_DEBUG_IS_NOT_SUPPORTED_BY: &str = "ERR SCRIPT DEBUG is not supported by redlab";
+pub const USE_SCRIPT_DEBUG_YES_SYNC_NO: &str = "ERR Use SCRIPT DEBUG YES/SYNC/NO";
+pub const USERNAMES_CAN_T_CONTAIN_SPACES_OR: &str =
+    "ERR Usernames can't contain spaces or null characters";
+pub const THE_DEFAULT_USER_CANNOT_BE_REMOVED: &str = "ERR The 'default' user cannot be removed";
+pub const ACL_GENPASS_ARGUMENT_MUST_BE_THE: &str = "ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096";
+pub const RESP2_IS_NOT_SUPPORTED_BY_THIS: &str = "ERR RESP2 is not supported by this command";
+pub const WRONG_PROTOCOL_TYPE_NAME_PLEASE_USE: &str = "ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false";
+pub const THE_CLOCK_ONLY_MOVES_FORWARD_WITH: &str =
+    "ERR the clock only moves forward with ADVANCE; use SET to jump back";
+pub const REDLAB_FAULT_ADD_NEEDS_AN_ACTION: &str = "ERR REDLAB.FAULT ADD needs an action: ERROR, CLOSE-BEFORE, CLOSE-AFTER, DELAY, DELAY-US, TRUNCATE, STALL, FLUSH-SCRIPTS or ROLLBACK";
+pub const NO_FAILOVER_IN_PROGRESS: &str = "ERR No failover in progress.";
+pub const FAILOVER_TIMEOUT_MUST_BE_GREATER_THAN: &str =
+    "ERR FAILOVER timeout must be greater than 0";
+pub const FAILOVER_REQUIRES_CONNECTED_REPLICAS: &str = "ERR FAILOVER requires connected replicas.";
+pub const SELECT_IS_NOT_ALLOWED_IN_CLUSTER: &str = "ERR SELECT is not allowed in cluster mode";
+pub const INVALID_START_ID_FOR_THE_INTERVAL: &str = "ERR invalid start ID for the interval";
+pub const INVALID_END_ID_FOR_THE_INTERVAL: &str = "ERR invalid end ID for the interval";
+pub const UNBALANCED_XREAD_LIST_OF_STREAMS_FOR: &str =
+    "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.";
+pub const THE_GROUP_OPTION_IS_ONLY_SUPPORTED: &str =
+    "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.";
+pub const THE_NOACK_OPTION_IS_ONLY_SUPPORTED: &str =
+    "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.";
+pub const MISSING_GROUP_OPTION_FOR_XREADGROUP: &str = "ERR Missing GROUP option for XREADGROUP";
+pub const THE_ID_IS_MEANINGLESS_IN_THE: &str = "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.";
+pub const THE_ID_CAN_BE_SPECIFIED_ONLY: &str = "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.";
+pub const THE_STREAM_KEY_NO_LONGER_EXISTS: &str = "UNBLOCKED the stream key no longer exists";
+pub const THE_CONSUMER_GROUP_THIS_CLIENT_WAS: &str =
+    "NOGROUP the consumer group this client was blocked on no longer exists";
+pub const THE_MAXLEN_ARGUMENT_MUST_BE_0: &str = "ERR The MAXLEN argument must be >= 0.";
+pub const THE_LIMIT_ARGUMENT_MUST_BE_0: &str = "ERR The LIMIT argument must be >= 0.";
+pub const SYNTAX_ERROR_LIMIT_CANNOT_BE_USED: &str =
+    "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy";
+pub const SYNTAX_ERROR_XTRIM_MUST_BE_CALLED: &str =
+    "ERR syntax error, XTRIM must be called with a trimming strategy";
+pub const SYNTAX_ERROR_LIMIT_CANNOT_BE_USED_2: &str =
+    "ERR syntax error, LIMIT cannot be used without the special ~ option";
+pub const THE_ID_SPECIFIED_IN_XADD_MUST: &str =
+    "ERR The ID specified in XADD must be greater than 0-0";
+pub const THE_STREAM_HAS_EXHAUSTED_THE_LAST: &str =
+    "ERR The stream has exhausted the last possible ID, unable to add more items";
+pub const ELEMENTS_ARE_TOO_LARGE_TO_BE: &str = "ERR Elements are too large to be stored";
+pub const THE_ID_SPECIFIED_IN_XADD_IS: &str =
+    "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+pub const ENTRIES_ADDED_MUST_BE_POSITIVE: &str = "ERR entries_added must be positive";
+pub const THE_ID_SPECIFIED_IN_XSETID_IS: &str =
+    "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id";
+pub const THE_ID_SPECIFIED_IN_XSETID_IS_2: &str =
+    "ERR The ID specified in XSETID is smaller than the target stream top item";
+pub const THE_ENTRIES_ADDED_SPECIFIED_IN_XSETID: &str =
+    "ERR The entries_added specified in XSETID is smaller than the target stream length";
+pub const CONSUMER_GROUP_NAME_ALREADY_EXISTS: &str = "BUSYGROUP Consumer Group name already exists";
+pub const INSUFFICIENT_MEMORY_FAILED_ALLOCATING_TRANSIENT_MEMORY: &str =
+    "ERR Insufficient memory, failed allocating transient memory, COUNT too high.";
+pub const THIS_NODE_WAS_FORGOTTEN_BY_ITS: &str = "ERR this node was forgotten by its cluster";
+pub const INVALID_OR_OUT_OF_RANGE_SLOT: &str = "ERR Invalid or out of range slot";
+pub const INVALID_SLOT: &str = "ERR Invalid slot";
+pub const INVALID_SLOT_OR_NUMBER_OF_KEYS: &str = "ERR Invalid slot or number of keys";
+pub const DB_MUST_BE_EMPTY_TO_PERFORM: &str = "ERR DB must be empty to perform CLUSTER FLUSHSLOTS.";
+pub const PLEASE_USE_SETSLOT_ONLY_WITH_MASTERS: &str = "ERR Please use SETSLOT only with masters.";
+pub const TARGET_NODE_IS_NOT_A_MASTER: &str = "ERR Target node is not a master";
+pub const INVALID_CLUSTER_SETSLOT_ACTION_OR_NUMBER: &str =
+    "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP";
+pub const CAN_T_REPLICATE_MYSELF: &str = "ERR Can't replicate myself";
+pub const I_CAN_ONLY_REPLICATE_A_MASTER: &str = "ERR I can only replicate a master, not a replica.";
+pub const TO_SET_A_MASTER_THE_NODE: &str =
+    "ERR To set a master the node must be empty and without assigned slots.";
+pub const YOU_SHOULD_SEND_CLUSTER_FAILOVER_TO: &str =
+    "ERR You should send CLUSTER FAILOVER to a replica";
+pub const CLUSTER_RESET_CAN_T_BE_CALLED: &str =
+    "ERR CLUSTER RESET can't be called with master nodes containing keys";
+pub const I_TRIED_HARD_BUT_I_CAN: &str = "ERR I tried hard but I can't forget myself...";
+pub const CAN_T_FORGET_MY_MASTER: &str = "ERR Can't forget my master!";
+pub const THE_SPECIFIED_NODE_IS_NOT_A: &str = "ERR The specified node is not a master";
+pub const THE_USER_CAN_ASSIGN_A_CONFIG: &str =
+    "ERR The user can assign a config epoch only when the node does not know any other node.";
+pub const NODE_CONFIG_EPOCH_IS_ALREADY_NON: &str = "ERR Node config epoch is already non-zero";
+pub const WHEN_USING_MIGRATE_KEYS_OPTION_THE: &str =
+    "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string";
+pub const ERROR_OR_TIMEOUT_CONNECTING_TO_THE: &str =
+    "IOERR error or timeout connecting to the client";
+pub const ERROR_OR_TIMEOUT_READING_TO_TARGET: &str =
+    "IOERR error or timeout reading to target instance";

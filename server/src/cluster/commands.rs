@@ -34,7 +34,7 @@ fn with_topology<T>(
     let mut topo = lock(&n.shared);
     let me = topo
         .index_of(&n.me)
-        .ok_or_else(|| Reply::err("ERR this node was forgotten by its cluster"))?;
+        .ok_or_else(|| Reply::err(crate::errors::THIS_NODE_WAS_FORGOTTEN_BY_ITS))?;
     f(&mut topo, me)
 }
 
@@ -46,7 +46,7 @@ fn bulk(s: impl AsRef<[u8]>) -> Reply {
 fn slot_arg(arg: &[u8]) -> Result<u16, Reply> {
     match crate::numfmt::parse_i64(arg) {
         Some(s) if (0..SLOTS as i64).contains(&s) => Ok(s as u16),
-        _ => Err(Reply::err("ERR Invalid or out of range slot")),
+        _ => Err(Reply::err(crate::errors::INVALID_OR_OUT_OF_RANGE_SLOT)),
     }
 }
 
@@ -103,7 +103,7 @@ fn countkeysinslot(e: &mut Engine, call: &mut Call) -> CmdResult {
     node(e)?;
     let slot = args::int(call.arg(2))?;
     if !(0..SLOTS as i64).contains(&slot) {
-        return Err(Reply::err("ERR Invalid slot"));
+        return Err(Reply::err(crate::errors::INVALID_SLOT));
     }
     Ok(Reply::Int(keys_in_slot(e, slot as u16).len() as i64))
 }
@@ -113,7 +113,7 @@ fn getkeysinslot(e: &mut Engine, call: &mut Call) -> CmdResult {
     let slot = args::int(call.arg(2))?;
     let max = args::int(call.arg(3))?;
     if !(0..SLOTS as i64).contains(&slot) || max < 0 {
-        return Err(Reply::err("ERR Invalid slot or number of keys"));
+        return Err(Reply::err(crate::errors::INVALID_SLOT_OR_NUMBER_OF_KEYS));
     }
     let keys = keys_in_slot(e, slot as u16);
     Ok(Reply::Array(
@@ -215,9 +215,7 @@ fn delslotsrange(e: &mut Engine, call: &mut Call) -> CmdResult {
 fn flushslots(e: &mut Engine, _call: &mut Call) -> CmdResult {
     node(e)?;
     if !e.dbs[0].is_empty() {
-        return Err(Reply::err(
-            "ERR DB must be empty to perform CLUSTER FLUSHSLOTS.",
-        ));
+        return Err(Reply::err(crate::errors::DB_MUST_BE_EMPTY_TO_PERFORM));
     }
     with_topology(e, |t, me| {
         for slot in 0..SLOTS as u16 {
@@ -233,7 +231,9 @@ fn flushslots(e: &mut Engine, _call: &mut Call) -> CmdResult {
 fn setslot(e: &mut Engine, call: &mut Call) -> CmdResult {
     node(e)?;
     if !with_topology(e, |t, me| Ok(t.nodes()[me].is_primary()))? {
-        return Err(Reply::err("ERR Please use SETSLOT only with masters."));
+        return Err(Reply::err(
+            crate::errors::PLEASE_USE_SETSLOT_ONLY_WITH_MASTERS,
+        ));
     }
     let slot = slot_arg(call.arg(2))?;
     let action = args::lower(call.arg(3));
@@ -252,7 +252,7 @@ fn setslot(e: &mut Engine, call: &mut Call) -> CmdResult {
                 .node(&target_str)
                 .ok_or_else(|| Reply::err(format!("ERR I don't know about node {target_str}")))?;
             if !n.is_primary() {
-                return Err(Reply::err("ERR Target node is not a master"));
+                return Err(Reply::err(crate::errors::TARGET_NODE_IS_NOT_A_MASTER));
             }
             t.nodes_mut()[me].migrating.insert(slot, target_str.clone());
             ok()
@@ -267,7 +267,7 @@ fn setslot(e: &mut Engine, call: &mut Call) -> CmdResult {
                 .node(&target_str)
                 .ok_or_else(|| Reply::err(format!("ERR I don't know about node {target_str}")))?;
             if !n.is_primary() {
-                return Err(Reply::err("ERR Target node is not a master"));
+                return Err(Reply::err(crate::errors::TARGET_NODE_IS_NOT_A_MASTER));
             }
             t.nodes_mut()[me].importing.insert(slot, target_str.clone());
             ok()
@@ -283,7 +283,7 @@ fn setslot(e: &mut Engine, call: &mut Call) -> CmdResult {
                 return Err(unknown_node(&target));
             };
             if !t.nodes()[n].is_primary() {
-                return Err(Reply::err("ERR Target node is not a master"));
+                return Err(Reply::err(crate::errors::TARGET_NODE_IS_NOT_A_MASTER));
             }
             if t.owner_index(slot) == Some(me) && n != me && keys_here != 0 {
                 return Err(Reply::err(format!(
@@ -302,7 +302,7 @@ fn setslot(e: &mut Engine, call: &mut Call) -> CmdResult {
             ok()
         }
         _ => Err(Reply::err(
-            "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP",
+            crate::errors::INVALID_CLUSTER_SETSLOT_ACTION_OR_NUMBER,
         )),
     })
 }
@@ -317,17 +317,13 @@ fn replicate(e: &mut Engine, call: &mut Call) -> CmdResult {
             return Err(unknown_node(&id));
         };
         if p == me {
-            return Err(Reply::err("ERR Can't replicate myself"));
+            return Err(Reply::err(crate::errors::CAN_T_REPLICATE_MYSELF));
         }
         if !t.nodes()[p].is_primary() {
-            return Err(Reply::err(
-                "ERR I can only replicate a master, not a replica.",
-            ));
+            return Err(Reply::err(crate::errors::I_CAN_ONLY_REPLICATE_A_MASTER));
         }
         if t.nodes()[me].is_primary() && (t.owned_by(me) != 0 || has_keys) {
-            return Err(Reply::err(
-                "ERR To set a master the node must be empty and without assigned slots.",
-            ));
+            return Err(Reply::err(crate::errors::TO_SET_A_MASTER_THE_NODE));
         }
         t.make_replica(me, p);
         ok()
@@ -347,7 +343,7 @@ fn failover(e: &mut Engine, call: &mut Call) -> CmdResult {
     with_topology(e, |t, me| {
         if t.nodes()[me].is_primary() {
             return Err(Reply::err(
-                "ERR You should send CLUSTER FAILOVER to a replica",
+                crate::errors::YOU_SHOULD_SEND_CLUSTER_FAILOVER_TO,
             ));
         }
         t.promote(me);
@@ -365,9 +361,7 @@ fn reset(e: &mut Engine, call: &mut Call) -> CmdResult {
     };
     let primary = with_topology(e, |t, me| Ok(t.nodes()[me].is_primary()))?;
     if primary && !e.dbs[0].is_empty() {
-        return Err(Reply::err(
-            "ERR CLUSTER RESET can't be called with master nodes containing keys",
-        ));
+        return Err(Reply::err(crate::errors::CLUSTER_RESET_CAN_T_BE_CALLED));
     }
     let node = e.cluster.as_mut().expect("checked above");
     let (host, port, old_id) = {
@@ -423,10 +417,10 @@ fn forget(e: &mut Engine, call: &mut Call) -> CmdResult {
             return Err(unknown_node(&id));
         };
         if n == me {
-            return Err(Reply::err("ERR I tried hard but I can't forget myself..."));
+            return Err(Reply::err(crate::errors::I_TRIED_HARD_BUT_I_CAN));
         }
         if t.nodes()[me].replica_of.as_deref() == Some(id_str.as_str()) {
-            return Err(Reply::err("ERR Can't forget my master!"));
+            return Err(Reply::err(crate::errors::CAN_T_FORGET_MY_MASTER));
         }
         t.remove(n);
         ok()
@@ -453,7 +447,7 @@ fn replicas(e: &mut Engine, call: &mut Call) -> CmdResult {
             return Err(unknown_node(&id));
         };
         if !t.nodes()[n].is_primary() {
-            return Err(Reply::err("ERR The specified node is not a master"));
+            return Err(Reply::err(crate::errors::THE_SPECIFIED_NODE_IS_NOT_A));
         }
         let all = describe::nodes(t, me, now);
         let lines = t
@@ -523,10 +517,10 @@ fn set_config_epoch(e: &mut Engine, call: &mut Call) -> CmdResult {
             )));
         }
         if t.nodes().len() > 1 {
-            return Err(Reply::err("ERR The user can assign a config epoch only when the node does not know any other node."));
+            return Err(Reply::err(crate::errors::THE_USER_CAN_ASSIGN_A_CONFIG));
         }
         if t.nodes()[me].config_epoch != 0 {
-            return Err(Reply::err("ERR Node config epoch is already non-zero"));
+            return Err(Reply::err(crate::errors::NODE_CONFIG_EPOCH_IS_ALREADY_NON));
         }
         t.nodes_mut()[me].config_epoch = epoch as u64;
         t.current_epoch = t.current_epoch.max(epoch as u64);

@@ -58,7 +58,7 @@ fn parse(call: &Call) -> Result<Request, Reply> {
         } else if args::is(a, "keys") {
             if !call.arg(3).is_empty() {
                 return Err(Reply::err(
-                    "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string",
+                    crate::errors::WHEN_USING_MIGRATE_KEYS_OPTION_THE,
                 ));
             }
             keys = call.args[j + 1..].to_vec();
@@ -101,8 +101,8 @@ pub(crate) fn migrate(e: &mut Engine, call: &mut Call) -> CmdResult {
         return Ok(Reply::Status("NOKEY".into()));
     }
     let mut conn = connect(&req.host, req.port, req.timeout)
-        .map_err(|_| Reply::err("IOERR error or timeout connecting to the client"))?;
-    let ioerr = |_| Reply::err("IOERR error or timeout reading to target instance");
+        .map_err(|_| Reply::err(crate::errors::ERROR_OR_TIMEOUT_CONNECTING_TO_THE))?;
+    let ioerr = |_| Reply::err(crate::errors::ERROR_OR_TIMEOUT_READING_TO_TARGET);
     if let Some((user, pw)) = &req.auth {
         let mut a: Vec<&[u8]> = vec![b"AUTH"];
         if let Some(u) = user {

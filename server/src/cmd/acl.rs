@@ -201,9 +201,7 @@ fn text(a: &[u8]) -> String {
 fn setuser(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     let name = text(call.arg(2));
     if name.contains(' ') || name.contains('\0') {
-        return Err(Reply::err(
-            "ERR Usernames can't contain spaces or null characters",
-        ));
+        return Err(Reply::err(crate::errors::USERNAMES_CAN_T_CONTAIN_SPACES_OR));
     }
     let raw: Vec<String> = call.args[3..].iter().map(|a| text(a)).collect();
     let rules = acl::model::split_rules(&raw).map_err(|start| {
@@ -268,7 +266,9 @@ fn getuser(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
 fn deluser(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     let names: Vec<String> = call.args[2..].iter().map(|a| text(a)).collect();
     if names.iter().any(|n| n == "default") {
-        return Err(Reply::err("ERR The 'default' user cannot be removed"));
+        return Err(Reply::err(
+            crate::errors::THE_DEFAULT_USER_CANNOT_BE_REMOVED,
+        ));
     }
     let removed = names
         .iter()
@@ -342,7 +342,7 @@ fn genpass(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
         256
     };
     if !(1..=4096).contains(&bits) {
-        return Err(Reply::err("ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096"));
+        return Err(Reply::err(crate::errors::ACL_GENPASS_ARGUMENT_MUST_BE_THE));
     }
     let chars = (bits as usize).div_ceil(4);
     let mut out = String::with_capacity(chars);

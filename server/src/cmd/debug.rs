@@ -150,7 +150,11 @@ fn protocol(call: &Call) -> Reply {
         "null" => Reply::Nil,
         "array" => Reply::Array((0..3).map(Reply::Int).collect()),
         "set" => Reply::Set((0..3).map(Reply::Int).collect()),
-        "map" => Reply::Map((0..3).map(|i| (Reply::Int(i), Reply::Bool(i == 1))).collect()),
+        "map" => Reply::Map(
+            (0..3)
+                .map(|i| (Reply::Int(i), Reply::Bool(i == 1)))
+                .collect(),
+        ),
         "attrib" => Reply::Attribute(
             vec![(
                 Reply::bulk("key-popularity"),
@@ -158,12 +162,15 @@ fn protocol(call: &Call) -> Reply {
             )],
             Box::new(Reply::bulk("Some real reply following the attribute")),
         ),
-        "push" if call.resp < 3 => Reply::err("ERR RESP2 is not supported by this command"),
+        "push" if call.resp < 3 => Reply::err(crate::errors::RESP2_IS_NOT_SUPPORTED_BY_THIS),
         "push" => Reply::Push(vec![Reply::bulk("server-cpu-usage"), Reply::Int(42)]),
-        "verbatim" => Reply::Verbatim("txt", bytes::Bytes::from_static(b"This is a verbatim\nstring")),
+        "verbatim" => Reply::Verbatim(
+            "txt",
+            bytes::Bytes::from_static(b"This is a verbatim\nstring"),
+        ),
         "true" => Reply::Bool(true),
         "false" => Reply::Bool(false),
-        _ => Reply::err("ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false"),
+        _ => Reply::err(crate::errors::WRONG_PROTOCOL_TYPE_NAME_PLEASE_USE),
     }
 }
 

@@ -81,7 +81,9 @@ fn function_list(e: &mut Engine, call: &mut Call) -> CmdResult {
             with_code = true;
         } else if a.eq_ignore_ascii_case(b"libraryname") && pattern.is_none() {
             if i + 1 >= call.argc() {
-                return Err(Reply::err("ERR library name argument was not given"));
+                return Err(Reply::err(
+                    crate::errors::LIBRARY_NAME_ARGUMENT_WAS_NOT_GIVEN,
+                ));
             }
             pattern = Some(call.args[i + 1].clone());
             i += 1;
@@ -137,7 +139,7 @@ fn function_delete(e: &mut Engine, call: &mut Call) -> CmdResult {
     let rt = e.scripting.func_rt.as_deref();
     Ok(match e.scripting.libs.remove(&name, rt) {
         Some(_) => Reply::ok(),
-        None => Reply::err("ERR Library not found"),
+        None => Reply::err(crate::errors::LIBRARY_NOT_FOUND),
     })
 }
 
@@ -158,7 +160,7 @@ fn function_flush(e: &mut Engine, call: &mut Call) -> CmdResult {
         && !call.arg(2).eq_ignore_ascii_case(b"async")
     {
         return Err(Reply::err(
-            "ERR FUNCTION FLUSH only supports SYNC|ASYNC option",
+            crate::errors::FUNCTION_FLUSH_ONLY_SUPPORTS_SYNC_ASYNC,
         ));
     }
     flush_all(e);
@@ -231,7 +233,7 @@ fn function_restore(e: &mut Engine, call: &mut Call) -> CmdResult {
     };
     if !matches!(&policy[..], b"flush" | b"append" | b"replace") {
         return Err(Reply::err(
-            "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
+            crate::errors::WRONG_RESTORE_POLICY_GIVEN_VALUE_SHOULD,
         ));
     }
     let codes = match rdb::restore_functions(call.arg(2)) {
@@ -240,7 +242,7 @@ fn function_restore(e: &mut Engine, call: &mut Call) -> CmdResult {
             return Err(Reply::err(errors::BAD_DUMP_PAYLOAD))
         }
         Err(FunctionRestoreError::NotAFunction) => {
-            return Err(Reply::err("ERR given type is not a function"))
+            return Err(Reply::err(crate::errors::GIVEN_TYPE_IS_NOT_A_FUNCTION))
         }
         Err(FunctionRestoreError::BadFormat) => return Err(Reply::err(errors::BAD_DATA_FORMAT)),
     };
@@ -361,10 +363,10 @@ fn fcall_generic(e: &mut Engine, call: &mut Call, ro: bool) -> Reply {
     // Redis looks the function up before it reads the number of keys.
     let (func, flags, name) = match e.scripting.libs.function(call.arg(1)) {
         Some(f) => (f.func, f.flags, f.name.clone()),
-        None => return Reply::err("ERR Function not found"),
+        None => return Reply::err(crate::errors::FUNCTION_NOT_FOUND),
     };
     let Some(n) = crate::numfmt::parse_i64(call.arg(2)) else {
-        return Reply::err("ERR Bad number of keys provided");
+        return Reply::err(crate::errors::BAD_NUMBER_OF_KEYS_PROVIDED);
     };
     if n > call.argc() as i64 - 3 {
         return Reply::err(errors::NUMKEYS_TOO_BIG);
@@ -405,7 +407,7 @@ fn fcall_ro(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 fn container(_: &mut Engine, _: &mut Call) -> CmdResult {
-    Err(Reply::err("ERR unknown subcommand"))
+    Err(Reply::err(crate::errors::UNKNOWN_SUBCOMMAND))
 }
 
 static FUNCTION_SUBCOMMANDS: &[Command] = &[

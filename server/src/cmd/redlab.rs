@@ -89,7 +89,7 @@ fn clock_advance(clock: &Clock, args: &[Bytes]) -> Reply {
             clock.advance(Duration::from_micros(us as u64));
             Reply::ok()
         }
-        Ok(_) => Reply::err("ERR the clock only moves forward with ADVANCE; use SET to jump back"),
+        Ok(_) => Reply::err(crate::errors::THE_CLOCK_ONLY_MOVES_FORWARD_WITH),
         Err(r) => r,
     }
 }
@@ -183,7 +183,7 @@ pub fn parse_fault(a: &[bytes::Bytes]) -> Result<Fault, Reply> {
         i += if needs_val { 2 } else { 1 };
     }
     if !action {
-        return Err(Reply::err("ERR REDLAB.FAULT ADD needs an action: ERROR, CLOSE-BEFORE, CLOSE-AFTER, DELAY, DELAY-US, TRUNCATE, STALL, FLUSH-SCRIPTS or ROLLBACK"));
+        return Err(Reply::err(crate::errors::REDLAB_FAULT_ADD_NEEDS_AN_ACTION));
     }
     Ok(f)
 }

@@ -66,15 +66,11 @@ pub(crate) fn preflight(e: &Engine, flags: u32, read_only_cmd: bool) -> Result<(
         return Ok(());
     }
     if flags & shebang::NO_CLUSTER != 0 && e.cluster.is_some() {
-        return Err(Reply::err(
-            "ERR Can not run script on cluster, 'no-cluster' flag is set.",
-        ));
+        return Err(Reply::err(crate::errors::CAN_NOT_RUN_SCRIPT_ON_CLUSTER));
     }
     if flags & shebang::NO_WRITES == 0 {
         if read_only_cmd {
-            return Err(Reply::err(
-                "ERR Can not execute a script with write flag using *_ro command.",
-            ));
+            return Err(Reply::err(crate::errors::CAN_NOT_EXECUTE_A_SCRIPT_WITH));
         }
         // The dispatcher refuses such a script before it gets here; this is the check Redis
         // makes again at the script's start, reached when memory went over inside EXEC.
@@ -218,7 +214,7 @@ fn script_flush(e: &mut Engine, call: &mut Call) -> CmdResult {
             && !call.arg(2).eq_ignore_ascii_case(b"async"))
     {
         return Err(Reply::err(
-            "ERR SCRIPT FLUSH only support SYNC|ASYNC option",
+            crate::errors::SCRIPT_FLUSH_ONLY_SUPPORT_SYNC_ASYNC,
         ));
     }
     e.scripting.flush_scripts();
@@ -237,8 +233,8 @@ fn script_debug(_: &mut Engine, call: &mut Call) -> CmdResult {
     let mode = call.arg(2).to_ascii_lowercase();
     Ok(match &mode[..] {
         b"no" => Reply::ok(),
-        b"yes" | b"sync" => Reply::err("ERR SCRIPT DEBUG is not supported by redlab"),
-        _ => Reply::err("ERR Use SCRIPT DEBUG YES/SYNC/NO"),
+        b"yes" | b"sync" => Reply::err(crate::errors::SCRIPT_DEBUG_IS_NOT_SUPPORTED_BY),
+        _ => Reply::err(crate::errors::USE_SCRIPT_DEBUG_YES_SYNC_NO),
     })
 }
 
@@ -265,7 +261,7 @@ fn script_help(_: &mut Engine, _: &mut Call) -> CmdResult {
 }
 
 fn container(_: &mut Engine, _: &mut Call) -> CmdResult {
-    Err(Reply::err("ERR unknown subcommand"))
+    Err(Reply::err(crate::errors::UNKNOWN_SUBCOMMAND))
 }
 
 static SCRIPT_SUBCOMMANDS: &[Command] = &[

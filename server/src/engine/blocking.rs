@@ -182,7 +182,7 @@ impl Engine {
         match self.unblock(conn) {
             Some(b) => {
                 let reply = if error {
-                    Reply::err("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+                    Reply::err(crate::errors::CLIENT_UNBLOCKED_VIA_CLIENT_UNBLOCK)
                 } else {
                     b.timeout_reply
                 };

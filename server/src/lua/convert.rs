@@ -37,7 +37,7 @@ unsafe fn to_reply(l: *mut lua_State, idx: c_int, resp: u8, depth: usize) -> Rep
     // only raw accesses are used, so no Lua code runs.
     unsafe {
         if depth > MAX_DEPTH || lua_checkstack(l, 4) == 0 {
-            return Reply::err("ERR reached lua stack limit");
+            return Reply::err(crate::errors::REACHED_LUA_STACK_LIMIT);
         }
         match lua_type(l, idx) {
             LUA_TSTRING => Reply::bulk(to_bytes(l, idx).unwrap_or_default()),

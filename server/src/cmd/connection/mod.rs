@@ -51,7 +51,7 @@ fn select(e: &mut Engine, call: &mut Call) -> CmdResult {
         None => return Err(Reply::err(errors::NOT_INTEGER)),
     };
     if e.cluster.is_some() && idx != 0 {
-        return Err(Reply::err("ERR SELECT is not allowed in cluster mode"));
+        return Err(Reply::err(crate::errors::SELECT_IS_NOT_ALLOWED_IN_CLUSTER));
     }
     if idx < 0 || idx as usize >= e.dbs.len() {
         return Err(Reply::err(errors::DB_INDEX));

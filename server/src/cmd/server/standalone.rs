@@ -14,7 +14,7 @@ use crate::reply::Reply;
 pub(super) fn wait(e: &mut Engine, call: &mut Call) -> CmdResult {
     let wanted = args::int(call.arg(1))?;
     let timeout = match args::int(call.arg(2)) {
-        Err(_) => return Err(Reply::err("ERR timeout is not an integer or out of range")),
+        Err(_) => return Err(Reply::err(crate::errors::PAUSE_TIMEOUT_NOT_INTEGER)),
         Ok(t) if t < 0 => return Err(Reply::err(errors::TIMEOUT_NEGATIVE)),
         Ok(t) => t,
     };
@@ -56,10 +56,14 @@ pub(super) fn failover(_e: &mut Engine, call: &mut Call) -> CmdResult {
         if to || force || timeout.is_some() {
             return Err(Reply::err(errors::SYNTAX));
         }
-        return Err(Reply::err("ERR No failover in progress."));
+        return Err(Reply::err(crate::errors::NO_FAILOVER_IN_PROGRESS));
     }
     if timeout.is_some_and(|t| t <= 0) {
-        return Err(Reply::err("ERR FAILOVER timeout must be greater than 0"));
+        return Err(Reply::err(
+            crate::errors::FAILOVER_TIMEOUT_MUST_BE_GREATER_THAN,
+        ));
     }
-    Err(Reply::err("ERR FAILOVER requires connected replicas."))
+    Err(Reply::err(
+        crate::errors::FAILOVER_REQUIRES_CONNECTED_REPLICAS,
+    ))
 }

@@ -55,7 +55,7 @@ fn parse_add_or_trim(e: &Engine, args: &[Bytes], xadd: bool) -> Result<AddArgs, 
             if args::is(opt, "maxlen") {
                 let n = args::int(value)?;
                 if n < 0 {
-                    return Err(Reply::err("ERR The MAXLEN argument must be >= 0."));
+                    return Err(Reply::err(crate::errors::THE_MAXLEN_ARGUMENT_MUST_BE_0));
                 }
                 a.trim = Some(Trim::MaxLen(n as u64));
             } else {
@@ -65,7 +65,7 @@ fn parse_add_or_trim(e: &Engine, args: &[Bytes], xadd: bool) -> Result<AddArgs, 
         } else if args::is(opt, "limit") && more > 0 {
             let n = args::int(&args[i + 1])?;
             if n < 0 {
-                return Err(Reply::err("ERR The LIMIT argument must be >= 0."));
+                return Err(Reply::err(crate::errors::THE_LIMIT_ARGUMENT_MUST_BE_0));
             }
             limit = Some(n);
             i += 1;
@@ -81,19 +81,15 @@ fn parse_add_or_trim(e: &Engine, args: &[Bytes], xadd: bool) -> Result<AddArgs, 
     }
     a.next = i + 1;
     if limit.is_some_and(|l| l != 0) && a.trim.is_none() {
-        return Err(Reply::err(
-            "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy",
-        ));
+        return Err(Reply::err(crate::errors::SYNTAX_ERROR_LIMIT_CANNOT_BE_USED));
     }
     if !xadd && a.trim.is_none() {
-        return Err(Reply::err(
-            "ERR syntax error, XTRIM must be called with a trimming strategy",
-        ));
+        return Err(Reply::err(crate::errors::SYNTAX_ERROR_XTRIM_MUST_BE_CALLED));
     }
     match limit {
         Some(_) if !a.approx => {
             return Err(Reply::err(
-                "ERR syntax error, LIMIT cannot be used without the special ~ option",
+                crate::errors::SYNTAX_ERROR_LIMIT_CANNOT_BE_USED_2,
             ))
         }
         Some(l) => a.limit = l as u64,
@@ -116,9 +112,7 @@ pub(super) fn xadd(e: &mut Engine, call: &mut Call) -> CmdResult {
     }
     if let Some((id, true)) = a.id {
         if id.is_zero() {
-            return Err(Reply::err(
-                "ERR The ID specified in XADD must be greater than 0-0",
-            ));
+            return Err(Reply::err(crate::errors::THE_ID_SPECIFIED_IN_XADD_MUST));
         }
     }
     let key = call.args[1].clone();
@@ -134,9 +128,7 @@ pub(super) fn xadd(e: &mut Engine, call: &mut Call) -> CmdResult {
     let (max_entries, max_bytes) = node_limits(e);
     let s = lookup_mut::<Stream>(e, db, &key)?.expect("exists");
     if s.last_id == StreamId::MAX {
-        return Err(Reply::err(
-            "ERR The stream has exhausted the last possible ID, unable to add more items",
-        ));
+        return Err(Reply::err(crate::errors::THE_STREAM_HAS_EXHAUSTED_THE_LAST));
     }
     let id = match a.id {
         None => {
@@ -156,7 +148,7 @@ pub(super) fn xadd(e: &mut Engine, call: &mut Call) -> CmdResult {
                     Some(next) if next.ms == id.ms => next,
                     // Redis fails here without setting errno to EDOM, so it gives the
                     // other error text.
-                    _ => return Err(Reply::err("ERR Elements are too large to be stored")),
+                    _ => return Err(Reply::err(crate::errors::ELEMENTS_ARE_TOO_LARGE_TO_BE)),
                 }
             } else {
                 id
@@ -185,7 +177,7 @@ pub(super) fn xadd(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 fn equal_or_smaller() -> Reply {
-    Reply::err("ERR The ID specified in XADD is equal or smaller than the target stream top item")
+    Reply::err(crate::errors::THE_ID_SPECIFIED_IN_XADD_IS)
 }
 
 /// `XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]`
@@ -243,13 +235,13 @@ pub(super) fn xsetid(e: &mut Engine, call: &mut Call) -> CmdResult {
         if args::is(opt, "entriesadded") && more > 0 {
             let n = args::int(call.arg(i + 1))?;
             if n < 0 {
-                return Err(Reply::err("ERR entries_added must be positive"));
+                return Err(Reply::err(crate::errors::ENTRIES_ADDED_MUST_BE_POSITIVE));
             }
             entries_added = Some(n as u64);
         } else if args::is(opt, "maxdeletedid") && more > 0 {
             max_deleted = parse_id(call.arg(i + 1), 0, IdForm::Strict)?;
             if id < max_deleted {
-                return Err(Reply::err("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id"));
+                return Err(Reply::err(crate::errors::THE_ID_SPECIFIED_IN_XSETID_IS));
             }
         } else {
             return Err(Reply::err(errors::SYNTAX));
@@ -263,12 +255,12 @@ pub(super) fn xsetid(e: &mut Engine, call: &mut Call) -> CmdResult {
     };
     if !s.is_empty() {
         if id < s.last_valid_id() {
-            return Err(Reply::err(
-                "ERR The ID specified in XSETID is smaller than the target stream top item",
-            ));
+            return Err(Reply::err(crate::errors::THE_ID_SPECIFIED_IN_XSETID_IS_2));
         }
         if entries_added.is_some_and(|n| s.len() > n) {
-            return Err(Reply::err("ERR The entries_added specified in XSETID is smaller than the target stream length"));
+            return Err(Reply::err(
+                crate::errors::THE_ENTRIES_ADDED_SPECIFIED_IN_XSETID,
+            ));
         }
     }
     s.last_id = id;

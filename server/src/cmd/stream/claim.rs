@@ -190,7 +190,7 @@ pub(super) fn xautoclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
     if ex {
         start = start
             .incr()
-            .ok_or_else(|| Reply::err("ERR invalid start ID for the interval"))?;
+            .ok_or_else(|| Reply::err(crate::errors::INVALID_START_ID_FOR_THE_INTERVAL))?;
     }
     let mut count: i64 = 100;
     let mut justid = false;
@@ -219,7 +219,7 @@ pub(super) fn xautoclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
     // stands in for that limit.
     if count.saturating_mul(16) > 1 << 40 {
         return Err(Reply::err(
-            "ERR Insufficient memory, failed allocating transient memory, COUNT too high.",
+            crate::errors::INSUFFICIENT_MEMORY_FAILED_ALLOCATING_TRANSIENT_MEMORY,
         ));
     }
     let mut attempts = count.saturating_mul(10);

@@ -91,7 +91,9 @@ pub(super) fn create(e: &mut Engine, call: &mut Call) -> CmdResult {
     let s = lookup_mut::<Stream>(e, db, &key)?.expect("exists");
     let name = call.args[3].to_vec();
     if s.groups.contains_key(&name) {
-        return Err(Reply::err("BUSYGROUP Consumer Group name already exists"));
+        return Err(Reply::err(
+            crate::errors::CONSUMER_GROUP_NAME_ALREADY_EXISTS,
+        ));
     }
     s.groups.insert(name, Group::new(id, entries_read));
     e.dirty += 1;
@@ -231,13 +233,13 @@ pub(super) fn xpending(e: &mut Engine, call: &mut Call) -> CmdResult {
         if ex {
             start = start
                 .incr()
-                .ok_or_else(|| Reply::err("ERR invalid start ID for the interval"))?;
+                .ok_or_else(|| Reply::err(crate::errors::INVALID_START_ID_FOR_THE_INTERVAL))?;
         }
         let (mut end, ex) = parse_bound(call.arg(at + 1), u64::MAX)?;
         if ex {
             end = end
                 .decr()
-                .ok_or_else(|| Reply::err("ERR invalid end ID for the interval"))?;
+                .ok_or_else(|| Reply::err(crate::errors::INVALID_END_ID_FOR_THE_INTERVAL))?;
         }
         let consumer = call.args.get(at + 3).cloned();
         range = Some((min_idle, start, end, count, consumer));

@@ -24,13 +24,13 @@ fn range(e: &mut Engine, call: &mut Call, rev: bool) -> CmdResult {
     if ex {
         start = start
             .incr()
-            .ok_or_else(|| Reply::err("ERR invalid start ID for the interval"))?;
+            .ok_or_else(|| Reply::err(crate::errors::INVALID_START_ID_FOR_THE_INTERVAL))?;
     }
     let (mut end, ex) = parse_bound(call.arg(end_arg), u64::MAX)?;
     if ex {
         end = end
             .decr()
-            .ok_or_else(|| Reply::err("ERR invalid end ID for the interval"))?;
+            .ok_or_else(|| Reply::err(crate::errors::INVALID_END_ID_FOR_THE_INTERVAL))?;
     }
     let mut count: i64 = -1;
     let mut j = 4;

@@ -66,7 +66,7 @@ fn parse(e: &Engine, call: &Call, group_cmd: bool) -> Result<ReadArgs, Reply> {
             }
             i += 1;
             let ms = crate::numfmt::parse_i64(call.arg(i))
-                .ok_or_else(|| Reply::err("ERR timeout is not an integer or out of range"))?;
+                .ok_or_else(|| Reply::err(crate::errors::PAUSE_TIMEOUT_NOT_INTEGER))?;
             if ms < 0 {
                 return Err(Reply::err(errors::TIMEOUT_NEGATIVE));
             }
@@ -86,14 +86,16 @@ fn parse(e: &Engine, call: &Call, group_cmd: bool) -> Result<ReadArgs, Reply> {
             let n = argc - a.keys_at;
             if !n.is_multiple_of(2) {
                 // Redis 7.0 words it the same for XREADGROUP.
-                return Err(Reply::err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."));
+                return Err(Reply::err(
+                    crate::errors::UNBALANCED_XREAD_LIST_OF_STREAMS_FOR,
+                ));
             }
             a.nkeys = n / 2;
             break;
         } else if args::is(o, "group") && more >= 2 {
             if !group_cmd {
                 return Err(Reply::err(
-                    "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.",
+                    crate::errors::THE_GROUP_OPTION_IS_ONLY_SUPPORTED,
                 ));
             }
             a.group = Some((call.args[i + 1].clone(), call.args[i + 2].clone()));
@@ -101,7 +103,7 @@ fn parse(e: &Engine, call: &Call, group_cmd: bool) -> Result<ReadArgs, Reply> {
         } else if args::is(o, "noack") {
             if !group_cmd {
                 return Err(Reply::err(
-                    "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.",
+                    crate::errors::THE_NOACK_OPTION_IS_ONLY_SUPPORTED,
                 ));
             }
             a.noack = true;
@@ -114,7 +116,9 @@ fn parse(e: &Engine, call: &Call, group_cmd: bool) -> Result<ReadArgs, Reply> {
         return Err(Reply::err(errors::SYNTAX));
     }
     if group_cmd && a.group.is_none() {
-        return Err(Reply::err("ERR Missing GROUP option for XREADGROUP"));
+        return Err(Reply::err(
+            crate::errors::MISSING_GROUP_OPTION_FOR_XREADGROUP,
+        ));
     }
     Ok(a)
 }
@@ -147,12 +151,12 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
         }
         let id = if &id_arg[..] == b"$" {
             if group_cmd {
-                return Err(Reply::err("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set."));
+                return Err(Reply::err(crate::errors::THE_ID_IS_MEANINGLESS_IN_THE));
             }
             s.map_or(StreamId::MIN, |s| s.last_id)
         } else if &id_arg[..] == b">" {
             if !group_cmd {
-                return Err(Reply::err("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."));
+                return Err(Reply::err(crate::errors::THE_ID_CAN_BE_SPECIFIED_ONLY));
             }
             StreamId::MAX
         } else {
@@ -342,7 +346,7 @@ fn serve_blocked(e: &mut Engine, call: &Call, a: &ReadArgs, key: &[u8]) -> CmdRe
     let s = match lookup_mut::<Stream>(e, db, key) {
         Ok(Some(s)) => s,
         _ if a.group.is_some() => {
-            return Err(Reply::err("UNBLOCKED the stream key no longer exists"));
+            return Err(Reply::err(crate::errors::THE_STREAM_KEY_NO_LONGER_EXISTS));
         }
         _ => return Ok(Reply::None),
     };
@@ -369,7 +373,7 @@ fn serve_blocked(e: &mut Engine, call: &Call, a: &ReadArgs, key: &[u8]) -> CmdRe
         Some((group, consumer)) => {
             let Some(g) = s.groups.get(&group[..]) else {
                 return Err(Reply::err(
-                    "NOGROUP the consumer group this client was blocked on no longer exists",
+                    crate::errors::THE_CONSUMER_GROUP_THIS_CLIENT_WAS,
                 ));
             };
             let last = g.last_id;

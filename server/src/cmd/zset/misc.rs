@@ -24,8 +24,7 @@ fn push_member(out: &mut Vec<Reply>, resp: u8, m: &[u8], s: f64, withscores: boo
 pub fn zrandmember(e: &mut Engine, call: &mut Call) -> CmdResult {
     if call.argc() >= 3 {
         let l = match args::int(call.arg(2))? {
-            i64::MIN => {
-                return Err(Reply::err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"))}
+            i64::MIN => return Err(Reply::err(crate::errors::COUNT_NOT_IN_LONG_RANGE)),
             n => n,
         };
         if call.argc() > 4 || (call.argc() == 4 && !args::is(call.arg(3), "withscores")) {
