@@ -15,7 +15,6 @@
 //! may). Each call visits whole buckets until it has at least COUNT elements, or has visited
 //! 10 x COUNT buckets, as Redis's SCAN does. Cursor 0 starts and ends an iteration.
 
-use crate::cmd::args;
 use crate::errors;
 use crate::reply::Reply;
 
@@ -125,20 +124,21 @@ pub fn parse_options(rest: &[bytes::Bytes], allow_type: bool) -> Result<ScanOpti
     while i < rest.len() {
         let more = rest.len() - i >= 2;
         let a = &rest[i];
-        if args::is(a, "count") && more {
-            let n = args::int(&rest[i + 1])?;
+        if a.eq_ignore_ascii_case(b"count") && more {
+            let n = crate::numfmt::parse_i64(&rest[i + 1])
+                .ok_or_else(|| Reply::err(errors::NOT_INTEGER))?;
             if n < 1 {
                 return Err(Reply::err(errors::SYNTAX));
             }
             o.count = usize::try_from(n).unwrap_or(usize::MAX);
-        } else if args::is(a, "match") && more {
+        } else if a.eq_ignore_ascii_case(b"match") && more {
             let p = &rest[i + 1];
             o.pattern = if &p[..] == b"*" {
                 None
             } else {
                 Some(p.to_vec())
             };
-        } else if args::is(a, "type") && allow_type && more {
+        } else if a.eq_ignore_ascii_case(b"type") && allow_type && more {
             o.type_name = Some(rest[i + 1].to_vec());
         } else {
             return Err(Reply::err(errors::SYNTAX));

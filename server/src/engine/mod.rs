@@ -30,6 +30,7 @@ mod dispatch;
 mod evict;
 mod expiry;
 mod fault_hooks;
+mod field_ttl;
 pub(crate) mod pause;
 pub(crate) mod tracking;
 mod watch;
