@@ -126,7 +126,9 @@ fn recover(v: &mut View) {
     }
 }
 
-fn scenario(ack_first: bool) -> Scenario {
+/// The group, the claim-or-read script and a producer adding every job: what each
+/// scenario starts from.
+fn with_producer() -> Scenario {
     Scenario::new()
         .setup(&[&["XGROUP", "CREATE", STREAM, GROUP, "$", "MKSTREAM"]])
         .load_script(&StreamGroup::claim_or_read_script())
@@ -136,6 +138,25 @@ fn scenario(ack_first: bool) -> Scenario {
             }
             Ok::<_, redlab_client::Error>(())
         })
+}
+
+/// Explores `s` (on real Redis too, when one runs) and asserts that a schedule breaks it
+/// with a message containing `expected`, and that the schedule breaks real Redis the same way.
+fn expect_caught(name: &str, s: Scenario, seed: u64, expected: &str) {
+    let real = real(name);
+    let mut s = s;
+    if let Some(r) = &real {
+        s = s.real_redis(r.addr(), 0);
+    }
+    let report = s.random(seed, 2000);
+    let f = report.expect_failure();
+    assert!(f.violation.message.contains(expected), "{}", f);
+    assert_reproduced(f, &real);
+    println!("{}", report);
+}
+
+fn scenario(ack_first: bool) -> Scenario {
+    with_producer()
         .client("A", move |c| async move { worker(c, "A", ack_first).await })
         .client("B", |c| async move { worker(c, "B", false).await })
         .crash("A")
@@ -180,16 +201,12 @@ fn acking_before_processing_loses_a_job_when_the_worker_crashes() {
     if !lua_ready("acking_before_processing_loses_a_job_when_the_worker_crashes") {
         return;
     }
-    let real = real("acking_before_processing_loses_a_job");
-    let mut s = scenario(true);
-    if let Some(r) = &real {
-        s = s.real_redis(r.addr(), 0);
-    }
-    let report = s.random(5, 2000);
-    let f = report.expect_failure();
-    assert!(f.violation.message.contains("lost"), "{}", f);
-    assert_reproduced(f, &real);
-    println!("{}", report);
+    expect_caught(
+        "acking_before_processing_loses_a_job",
+        scenario(true),
+        5,
+        "lost",
+    );
 }
 
 #[test]
@@ -240,15 +257,7 @@ async fn lasting_worker(c: Connection, name: &'static str, reclaims: bool) -> Re
 
 /// No supervisor: A may crash holding a job, and B, which lives on, must finish the work.
 fn self_healing(reclaims: bool) -> Scenario {
-    Scenario::new()
-        .setup(&[&["XGROUP", "CREATE", STREAM, GROUP, "$", "MKSTREAM"]])
-        .load_script(&StreamGroup::claim_or_read_script())
-        .client("P", |c| async move {
-            for job in JOBS {
-                c.cmd(&["XADD", STREAM, "*", "job", job]).await?;
-            }
-            Ok::<_, redlab_client::Error>(())
-        })
+    with_producer()
         .client("A", move |c| async move {
             lasting_worker(c, "A", reclaims).await
         })
@@ -283,16 +292,12 @@ fn a_worker_that_never_reclaims_leaves_a_crashed_workers_job_pending_forever() {
     if !lua_ready("a_worker_that_never_reclaims_leaves_a_crashed_workers_job_pending") {
         return;
     }
-    let real = real("a_worker_that_never_reclaims");
-    let mut s = self_healing(false);
-    if let Some(r) = &real {
-        s = s.real_redis(r.addr(), 0);
-    }
-    let report = s.random(11, 2000);
-    let f = report.expect_failure();
-    assert!(f.violation.message.contains("stuck pending"), "{}", f);
-    assert_reproduced(f, &real);
-    println!("{}", report);
+    expect_caught(
+        "a_worker_that_never_reclaims",
+        self_healing(false),
+        11,
+        "stuck pending",
+    );
 }
 
 #[test]
