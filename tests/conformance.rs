@@ -199,5 +199,6 @@ groups!(
     tracking,
     pause,
     eviction,
-    compat_valkey
+    compat_valkey,
+    debug_digest
 );

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::args;
 use super::table::{flags::*, CmdResult, Command};
-use crate::db::Value;
+use crate::db::{digest, Value};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::reply::Reply;
@@ -60,6 +60,19 @@ fn debug(e: &mut Engine, call: &mut Call) -> CmdResult {
             Reply::ok()
         }
         ("object", 3) => object(e, call),
+        ("digest", 2) => Reply::Status(digest::hex(&digest::of_dataset(&e.dbs))),
+        ("digest-value", _) => {
+            // Reads keys as stored, expired or not, and touches nothing, as Redis does.
+            let db = &e.dbs[call.db];
+            Reply::Array(
+                (2..argc)
+                    .map(|i| {
+                        let d = digest::of_value(db.stored_entry(call.arg(i)));
+                        Reply::Status(digest::hex(&d))
+                    })
+                    .collect(),
+            )
+        }
         ("reload", _) | ("jmap", 2) | ("change-repl-id", 2) => Reply::ok(),
         ("set-disable-deny-scripts", 3) => {
             e.disable_deny_scripts = call.arg(2) != b"0";
@@ -71,6 +84,8 @@ fn debug(e: &mut Engine, call: &mut Call) -> CmdResult {
             [
                 "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                 "CHANGE-REPL-ID",
+                "DIGEST",
+                "DIGEST-VALUE <key> [<key> ...]",
                 "JMAP",
                 "OBJECT <key>",
                 "PROTOCOL <type>",

@@ -9,6 +9,7 @@
 //! leave them out, so DBSIZE, SCAN and KEYS are exact at once. Keys that expire are logged
 //! so the engine can send `expired` notifications, once per key.
 
+pub mod digest;
 pub mod encoding;
 pub mod hash_ttl;
 pub mod key;
@@ -326,6 +327,17 @@ impl Db {
             .iter()
             .filter(|(_, e)| self.is_live(e))
             .map(|(k, e)| (k.as_bytes(), e))
+    }
+
+    /// Every stored entry, those past their deadline that expiry has not removed yet
+    /// included: DEBUG DIGEST reads the keyspace as stored, as Redis's does.
+    pub fn stored(&self) -> impl Iterator<Item = (&[u8], &Entry)> + '_ {
+        self.map.iter().map(|(k, e)| (k.as_bytes(), e))
+    }
+
+    /// A stored entry, live or not, without expiring or touching it (DEBUG DIGEST-VALUE).
+    pub fn stored_entry(&self, key: &[u8]) -> Option<&Entry> {
+        self.map.get(key)
     }
 
     /// The hash the keyspace SCAN cursor is built on; the same every run.
