@@ -200,5 +200,6 @@ groups!(
     pause,
     eviction,
     compat_valkey,
-    debug_digest
+    debug_digest,
+    encoding
 );

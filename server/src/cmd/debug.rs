@@ -132,11 +132,7 @@ fn object(e: &mut Engine, call: &mut Call) -> Reply {
         return Reply::err(errors::NO_SUCH_KEY);
     };
     // The encoding OBJECT ENCODING reports, from the same rules.
-    let encoding = if entry.raw && matches!(entry.value, Value::Str(_)) {
-        "raw"
-    } else {
-        crate::db::encoding::of(&entry.value, &limits).name()
-    };
+    let encoding = crate::db::encoding::of_entry(entry, &limits).name();
     let len = match &entry.value {
         Value::Str(s) => s.len(),
         Value::List(l) => l.len(),
@@ -220,6 +216,7 @@ mod tests {
             &["DEL", "k"][..],
             &["SADD", "k", "1", "2"][..],
             &["SADD", "k", "a"][..],
+            &["SREM", "k", "a"][..],
             &["DEL", "k"][..],
             &["HSET", "k", "f", "v"][..],
         ] {
@@ -230,6 +227,10 @@ mod tests {
             let Reply::Status(line) = run(&mut e, &["DEBUG", "OBJECT", "k"]) else {
                 panic!("DEBUG OBJECT answers a status line");
             };
+            if setup[0] == "SREM" {
+                // A set that held a non-integer stays a hashtable.
+                assert_eq!(&enc[..], b"hashtable");
+            }
             let want = format!(" encoding:{} ", String::from_utf8_lossy(&enc));
             assert!(line.contains(&want), "{setup:?}: {line} lacks {want}");
         }

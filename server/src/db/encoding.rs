@@ -127,7 +127,17 @@ pub fn string_encoding(s: &[u8]) -> Encoding {
     }
 }
 
-/// The encoding Redis 7.0 reports for `v`.
+/// The encoding Redis 7.0 reports for a stored entry: its value's, unless the value went to
+/// its non-compact encoding earlier and stays there (`Entry::raw`).
+pub fn of_entry(entry: &super::Entry, l: &Limits) -> Encoding {
+    match &entry.value {
+        Value::Str(_) if entry.raw => Encoding::Raw,
+        Value::Set(_) if entry.raw => Encoding::Hashtable,
+        v => of(v, l),
+    }
+}
+
+/// The encoding Redis 7.0 derives from `v`'s contents alone.
 pub fn of(v: &Value, l: &Limits) -> Encoding {
     match v {
         Value::Str(s) => string_encoding(s),
