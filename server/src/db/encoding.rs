@@ -1,8 +1,9 @@
 //! The encodings OBJECT ENCODING reports, and the limits that choose them, as Redis 7.0
 //! decides them. redlab stores one representation per type; the encoding is derived from
 //! the value's current contents and the `*-max-*` settings, so it is what Redis reports for
-//! a value built by additions (Redis never converts back to a compact encoding when a value
-//! shrinks, and marks strings edited in place as `raw`).
+//! a value built by additions. Where Redis's answer depends on the value's past (it never
+//! converts back to a compact encoding), the entry remembers it: strings edited in place
+//! stay `raw` and sets that became hashtables stay `hashtable` (`Entry::raw`, `of_entry`).
 
 use crate::config::Config;
 use crate::numfmt;

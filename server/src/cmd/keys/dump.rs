@@ -14,7 +14,7 @@ use crate::reply::Reply;
 pub fn dump(e: &mut Engine, call: &mut Call) -> CmdResult {
     let limits = Limits::from_config(&e.config);
     Ok(match e.db(call.db).get(call.arg(1)) {
-        Some(en) => Reply::bulk(rdb::dump(&en.value, &limits)),
+        Some(en) => Reply::bulk(rdb::dump_entry(en, &limits)),
         None => Reply::Nil,
     })
 }
