@@ -199,5 +199,7 @@ groups!(
     tracking,
     pause,
     eviction,
-    compat_valkey
+    compat_valkey,
+    debug_digest,
+    encoding
 );

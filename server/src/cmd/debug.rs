@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::args;
 use super::table::{flags::*, CmdResult, Command};
-use crate::db::Value;
+use crate::db::{digest, Value};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::reply::Reply;
@@ -60,6 +60,19 @@ fn debug(e: &mut Engine, call: &mut Call) -> CmdResult {
             Reply::ok()
         }
         ("object", 3) => object(e, call),
+        ("digest", 2) => Reply::Status(digest::hex(&digest::of_dataset(&e.dbs))),
+        ("digest-value", _) => {
+            // Reads keys as stored, expired or not, and touches nothing, as Redis does.
+            let db = &e.dbs[call.db];
+            Reply::Array(
+                (2..argc)
+                    .map(|i| {
+                        let d = digest::of_value(db.stored_entry(call.arg(i)));
+                        Reply::Status(digest::hex(&d))
+                    })
+                    .collect(),
+            )
+        }
         ("reload", _) | ("jmap", 2) | ("change-repl-id", 2) => Reply::ok(),
         ("set-disable-deny-scripts", 3) => {
             e.disable_deny_scripts = call.arg(2) != b"0";
@@ -71,6 +84,8 @@ fn debug(e: &mut Engine, call: &mut Call) -> CmdResult {
             [
                 "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                 "CHANGE-REPL-ID",
+                "DIGEST",
+                "DIGEST-VALUE <key> [<key> ...]",
                 "JMAP",
                 "OBJECT <key>",
                 "PROTOCOL <type>",
@@ -117,11 +132,7 @@ fn object(e: &mut Engine, call: &mut Call) -> Reply {
         return Reply::err(errors::NO_SUCH_KEY);
     };
     // The encoding OBJECT ENCODING reports, from the same rules.
-    let encoding = if entry.raw && matches!(entry.value, Value::Str(_)) {
-        "raw"
-    } else {
-        crate::db::encoding::of(&entry.value, &limits).name()
-    };
+    let encoding = crate::db::encoding::of_entry(entry, &limits).name();
     let len = match &entry.value {
         Value::Str(s) => s.len(),
         Value::List(l) => l.len(),
@@ -212,6 +223,7 @@ mod tests {
             &["DEL", "k"][..],
             &["SADD", "k", "1", "2"][..],
             &["SADD", "k", "a"][..],
+            &["SREM", "k", "a"][..],
             &["DEL", "k"][..],
             &["HSET", "k", "f", "v"][..],
         ] {
@@ -222,6 +234,10 @@ mod tests {
             let Reply::Status(line) = run(&mut e, &["DEBUG", "OBJECT", "k"]) else {
                 panic!("DEBUG OBJECT answers a status line");
             };
+            if setup[0] == "SREM" {
+                // A set that held a non-integer stays a hashtable.
+                assert_eq!(&enc[..], b"hashtable");
+            }
             let want = format!(" encoding:{} ", String::from_utf8_lossy(&enc));
             assert!(line.contains(&want), "{setup:?}: {line} lacks {want}");
         }

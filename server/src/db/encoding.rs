@@ -1,8 +1,9 @@
 //! The encodings OBJECT ENCODING reports, and the limits that choose them, as Redis 7.0
 //! decides them. redlab stores one representation per type; the encoding is derived from
 //! the value's current contents and the `*-max-*` settings, so it is what Redis reports for
-//! a value built by additions (Redis never converts back to a compact encoding when a value
-//! shrinks, and marks strings edited in place as `raw`).
+//! a value built by additions. Where Redis's answer depends on the value's past (it never
+//! converts back to a compact encoding), the entry remembers it: strings edited in place
+//! stay `raw` and sets that became hashtables stay `hashtable` (`Entry::raw`, `of_entry`).
 
 use crate::config::Config;
 use crate::numfmt;
@@ -127,7 +128,17 @@ pub fn string_encoding(s: &[u8]) -> Encoding {
     }
 }
 
-/// The encoding Redis 7.0 reports for `v`.
+/// The encoding Redis 7.0 reports for a stored entry: its value's, unless the value went to
+/// its non-compact encoding earlier and stays there (`Entry::raw`).
+pub fn of_entry(entry: &super::Entry, l: &Limits) -> Encoding {
+    match &entry.value {
+        Value::Str(_) if entry.raw => Encoding::Raw,
+        Value::Set(_) if entry.raw => Encoding::Hashtable,
+        v => of(v, l),
+    }
+}
+
+/// The encoding Redis 7.0 derives from `v`'s contents alone.
 pub fn of(v: &Value, l: &Limits) -> Encoding {
     match v {
         Value::Str(s) => string_encoding(s),

@@ -9,6 +9,7 @@
 //! leave them out, so DBSIZE, SCAN and KEYS are exact at once. Keys that expire are logged
 //! so the engine can send `expired` notifications, once per key.
 
+pub mod digest;
 pub mod encoding;
 pub mod hash_ttl;
 pub mod key;
@@ -46,8 +47,10 @@ pub struct Entry {
     pub expire_at: Option<i64>,
     /// Last access in Unix milliseconds, for OBJECT IDLETIME.
     pub last_access: i64,
-    /// A string changed in place (APPEND, SETRANGE, SETBIT, BITFIELD) or built by BITOP: Redis
-    /// keeps such a value in its "raw" encoding whatever it holds, and OBJECT ENCODING says so.
+    /// The value is in its non-compact encoding for good, whatever it holds now: a string
+    /// changed in place (APPEND, SETRANGE, SETBIT, BITFIELD) or built by BITOP is "raw", and a
+    /// set that once held a non-integer or grew past set-max-intset-entries is a "hashtable"
+    /// (Redis never converts either back). See `encoding::of_entry`.
     pub raw: bool,
 }
 
@@ -164,7 +167,7 @@ impl Db {
             .is_some_and(|e| e.expire_at.is_some_and(|t| is_expired(t, self.now)))
     }
 
-    /// Marks a string as changed in place (see `Entry::raw`).
+    /// Marks a value as held in its non-compact encoding for good (see `Entry::raw`).
     pub fn mark_raw(&mut self, key: &[u8]) {
         if let Some(e) = self.map.get_mut(key) {
             e.raw = true;
@@ -326,6 +329,17 @@ impl Db {
             .iter()
             .filter(|(_, e)| self.is_live(e))
             .map(|(k, e)| (k.as_bytes(), e))
+    }
+
+    /// Every stored entry, those past their deadline that expiry has not removed yet
+    /// included: DEBUG DIGEST reads the keyspace as stored, as Redis's does.
+    pub fn stored(&self) -> impl Iterator<Item = (&[u8], &Entry)> + '_ {
+        self.map.iter().map(|(k, e)| (k.as_bytes(), e))
+    }
+
+    /// A stored entry, live or not, without expiring or touching it (DEBUG DIGEST-VALUE).
+    pub fn stored_entry(&self, key: &[u8]) -> Option<&Entry> {
+        self.map.get(key)
     }
 
     /// The hash the keyspace SCAN cursor is built on; the same every run.

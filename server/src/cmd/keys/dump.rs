@@ -14,7 +14,7 @@ use crate::reply::Reply;
 pub fn dump(e: &mut Engine, call: &mut Call) -> CmdResult {
     let limits = Limits::from_config(&e.config);
     Ok(match e.db(call.db).get(call.arg(1)) {
-        Some(en) => Reply::bulk(rdb::dump(&en.value, &limits)),
+        Some(en) => Reply::bulk(rdb::dump_entry(en, &limits)),
         None => Reply::Nil,
     })
 }
@@ -82,13 +82,17 @@ pub fn restore(e: &mut Engine, call: &mut Call) -> CmdResult {
     // IDLETIME sets the access time in the past; FREQ has no counter to set here.
     let _ = freq;
     let last_access = now - idle.unwrap_or(0).min(now / 1000).saturating_mul(1000);
+    // A set loaded as a hashtable stays one (see `Entry::raw`).
+    let limits = crate::db::encoding::Limits::from_config(&e.config);
+    let raw = matches!(value, crate::db::Value::Set(_))
+        && crate::db::encoding::of(&value, &limits) == crate::db::encoding::Encoding::Hashtable;
     e.db(call.db).insert_entry(
         &key,
         Entry {
             value,
             expire_at: deadline,
             last_access,
-            raw: false,
+            raw,
         },
     );
     e.modified(call.db, &key, notify::GENERIC, "restore");

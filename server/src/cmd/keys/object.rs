@@ -16,8 +16,7 @@ fn lfu_policy(e: &Engine) -> bool {
 pub fn encoding(e: &mut Engine, call: &mut Call) -> CmdResult {
     let limits = Limits::from_config(&e.config);
     Ok(match e.db(call.db).peek(call.arg(2)) {
-        Some(en) if en.raw && matches!(en.value, crate::db::Value::Str(_)) => Reply::bulk("raw"),
-        Some(en) => Reply::bulk(encoding::of(&en.value, &limits).name()),
+        Some(en) => Reply::bulk(encoding::of_entry(en, &limits).name()),
         None => Reply::Nil,
     })
 }

@@ -105,7 +105,7 @@ pub fn copy(e: &mut Engine, call: &mut Call) -> CmdResult {
     let Some(entry) = e.db(src_db).get(&src) else {
         return Ok(Reply::Int(0));
     };
-    let (value, expire_at) = (entry.value.clone(), entry.expire_at);
+    let (value, expire_at, raw) = (entry.value.clone(), entry.expire_at, entry.raw);
     if e.db(dst_db).get(&dst).is_some() {
         if !replace {
             return Ok(Reply::Int(0));
@@ -114,6 +114,10 @@ pub fn copy(e: &mut Engine, call: &mut Call) -> CmdResult {
     }
     signal_if_blocking_type(e, dst_db, &dst, &value);
     e.db(dst_db).set_with_expire(&dst, value, expire_at);
+    if raw {
+        // The copy keeps the original's encoding, as Redis's duplicate does.
+        e.db(dst_db).mark_raw(&dst);
+    }
     e.modified(dst_db, &dst, notify::GENERIC, "copy_to");
     Ok(Reply::Int(1))
 }

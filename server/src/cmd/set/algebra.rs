@@ -129,7 +129,11 @@ fn store_op(op: Op, e: &mut Engine, call: &Call) -> Reply {
             e.modified(call.db, dst, notify::GENERIC, "del");
         }
     } else {
+        let hashtable = !super::is_intset(&result, max);
         e.db(call.db).set(dst, Value::Set(Box::new(result)));
+        if hashtable {
+            e.db(call.db).mark_raw(dst);
+        }
         e.modified(call.db, dst, notify::SET, op.store_event());
     }
     Reply::Int(len)

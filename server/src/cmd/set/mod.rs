@@ -39,6 +39,12 @@ fn set_or_create<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<&'a mut
     }
 }
 
+/// Whether adding `member` to a set now `len` long turns it into a hashtable: then it stays
+/// one (`Entry::raw`) even when removals leave only a few integers.
+fn leaves_intset(member: &[u8], len: usize, max_intset: usize) -> bool {
+    len > max_intset || numfmt::parse_i64(member).is_none()
+}
+
 /// set-max-intset-entries.
 pub(crate) fn max_intset(e: &Engine) -> usize {
     e.config
@@ -82,13 +88,19 @@ pub(crate) fn members_reply<'a>(
 }
 
 fn sadd(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let max = max_intset(e);
     let s = set_or_create(e, call.db, call.arg(1))?;
     let mut added = 0;
+    let mut hashtable = false;
     for m in &call.args[2..] {
         if !s.contains(&m[..]) {
             s.insert(m.to_vec());
             added += 1;
+            hashtable |= leaves_intset(m, s.len(), max);
         }
+    }
+    if hashtable {
+        e.db(call.db).mark_raw(call.arg(1));
     }
     if added > 0 {
         e.modified(call.db, call.arg(1), notify::SET, "sadd");
@@ -169,7 +181,12 @@ fn smove(e: &mut Engine, call: &mut Call) -> CmdResult {
     }
     e.modified(call.db, src, notify::SET, "srem");
     delete_if_empty(e, call.db, src);
-    let added = set_or_create(e, call.db, dst)?.insert(member.to_vec());
+    let max = max_intset(e);
+    let s = set_or_create(e, call.db, dst)?;
+    let added = s.insert(member.to_vec());
+    if added && leaves_intset(member, s.len(), max) {
+        e.db(call.db).mark_raw(dst);
+    }
     if added {
         e.modified(call.db, dst, notify::SET, "sadd");
     }

@@ -69,6 +69,16 @@ pub fn dump(v: &Value, limits: &Limits) -> Vec<u8> {
     out
 }
 
+/// The DUMP payload of a stored entry: as `dump`, except that a set held as a hashtable for
+/// good (`Entry::raw`) is written as one even when it holds only a few integers now.
+pub fn dump_entry(en: &super::Entry, limits: &Limits) -> Vec<u8> {
+    let mut limits = *limits;
+    if en.raw && matches!(en.value, Value::Set(_)) {
+        limits.set_max_intset_entries = 0;
+    }
+    dump(&en.value, &limits)
+}
+
 /// Checks the footer of a payload (version and checksum), as `verifyDumpPayload`.
 pub fn verify(payload: &[u8]) -> Result<&[u8], RestoreError> {
     if payload.len() < 10 {
