@@ -398,10 +398,14 @@ fn dryrun(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     let args = &call.args[3..];
     let (cmd, full) = match resolve(args) {
         Ok(found) => found,
-        Err(Reply::Error(t)) if t.starts_with("ERR unknown command") => {
+        // Redis looks the command and its subcommand up together: an unknown subcommand
+        // of a container is a command not found, named by its first word (a C string).
+        Err(Reply::Error(t))
+            if t.starts_with("ERR unknown command") || t.starts_with("ERR unknown subcommand") =>
+        {
             return Err(Reply::err(format!(
                 "ERR Command '{}' not found",
-                text(&args[0])
+                errors::c_str(&args[0])
             )))
         }
         Err(err) => return Err(err),
