@@ -393,7 +393,10 @@ fn log_cmd(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
 fn dryrun(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     let name = text(call.arg(2));
     let Some(user) = e.acl.user(&name) else {
-        return Err(Reply::err(format!("ERR User '{name}' not found")));
+        return Err(Reply::err(format!(
+            "ERR User '{}' not found",
+            errors::c_str(call.arg(2))
+        )));
     };
     let args = &call.args[3..];
     let (cmd, full) = match resolve(args) {
