@@ -321,7 +321,7 @@ fn cat(_: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     if !acl::commands::CATEGORIES.contains(&name.as_str()) {
         return Err(Reply::err(format!(
             "ERR Unknown category '{}'",
-            text(call.arg(2))
+            errors::clip(errors::c_prefix(call.arg(2)), 128)
         )));
     }
     Ok(Reply::Array(
