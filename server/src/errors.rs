@@ -186,10 +186,6 @@ pub const PAUSE_MODE: &str = "ERR CLIENT PAUSE mode must be WRITE or ALL";
 /// A BCAST prefix overlaps one the client has (`existing`) or another given with it.
 /// Redis prints the prefixes as C strings: up to a NUL byte.
 pub fn tracking_prefix_overlap(prefix: &[u8], other: &[u8], existing: bool) -> String {
-    let c_str = |b: &[u8]| {
-        let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-        String::from_utf8_lossy(&b[..end]).into_owned()
-    };
     format!(
         "ERR Prefix '{}' overlaps with {} prefix '{}'. Prefixes for a single client must not overlap.",
         c_str(prefix),
@@ -203,20 +199,17 @@ pub const SSUBSCRIBE_DENY_BLOCKING: &str =
 
 /// `ERR Syntax error in HELLO option '<opt>'`
 pub fn hello_option(opt: &[u8]) -> String {
-    format!(
-        "ERR Syntax error in HELLO option '{}'",
-        clip(opt, usize::MAX)
-    )
+    format!("ERR Syntax error in HELLO option '{}'", c_str(opt))
 }
 
 /// `ERR Unknown client type '<type>'`
 pub fn unknown_client_type(t: &[u8]) -> String {
-    format!("ERR Unknown client type '{}'", clip(t, usize::MAX))
+    format!("ERR Unknown client type '{}'", c_str(t))
 }
 
 /// `ERR No such user '<name>'`
 pub fn no_such_user(name: &[u8]) -> String {
-    format!("ERR No such user '{}'", clip(name, usize::MAX))
+    format!("ERR No such user '{}'", c_str(name))
 }
 
 /// `ERR unknown subcommand or wrong number of arguments for '<sub>'. Try <CMD> HELP.`: the
