@@ -61,7 +61,7 @@ pub fn unknown_command(name: &[u8], args: &[bytes::Bytes]) -> String {
 pub fn unknown_subcommand(cmd: &str, sub: &[u8]) -> String {
     format!(
         "ERR unknown subcommand '{}'. Try {} HELP.",
-        clip(sub, 128),
+        clip(c_prefix(sub), 128),
         cmd.to_ascii_uppercase()
     )
 }
@@ -70,6 +70,17 @@ pub fn unknown_subcommand(cmd: &str, sub: &[u8]) -> String {
 /// (lower case, `container|sub` for subcommands).
 pub fn wrong_arity(name: &str) -> String {
     format!("ERR wrong number of arguments for '{}' command", name)
+}
+
+/// A user-supplied argument printed with `%s`: a C string ends at its first NUL byte, and a
+/// one-line reply has no CR or LF.
+pub fn c_str(b: &[u8]) -> String {
+    clip(c_prefix(b), usize::MAX)
+}
+
+/// The bytes of `b` before its first NUL: what C's `%s` reads of it.
+pub fn c_prefix(b: &[u8]) -> &[u8] {
+    &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())]
 }
 
 /// Redis prints user-supplied names with `%.128s` and sanitises them for a one-line reply.
@@ -140,7 +151,7 @@ pub fn invalid_expire_time(cmd: &str) -> String {
 
 /// `ERR Unsupported option <opt>` (EXPIRE family).
 pub fn unsupported_option(opt: &[u8]) -> String {
-    format!("ERR Unsupported option {}", String::from_utf8_lossy(opt))
+    format!("ERR Unsupported option {}", c_str(opt))
 }
 
 // ---- conn ----
@@ -175,10 +186,6 @@ pub const PAUSE_MODE: &str = "ERR CLIENT PAUSE mode must be WRITE or ALL";
 /// A BCAST prefix overlaps one the client has (`existing`) or another given with it.
 /// Redis prints the prefixes as C strings: up to a NUL byte.
 pub fn tracking_prefix_overlap(prefix: &[u8], other: &[u8], existing: bool) -> String {
-    let c_str = |b: &[u8]| {
-        let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-        String::from_utf8_lossy(&b[..end]).into_owned()
-    };
     format!(
         "ERR Prefix '{}' overlaps with {} prefix '{}'. Prefixes for a single client must not overlap.",
         c_str(prefix),
@@ -192,20 +199,17 @@ pub const SSUBSCRIBE_DENY_BLOCKING: &str =
 
 /// `ERR Syntax error in HELLO option '<opt>'`
 pub fn hello_option(opt: &[u8]) -> String {
-    format!(
-        "ERR Syntax error in HELLO option '{}'",
-        clip(opt, usize::MAX)
-    )
+    format!("ERR Syntax error in HELLO option '{}'", c_str(opt))
 }
 
 /// `ERR Unknown client type '<type>'`
 pub fn unknown_client_type(t: &[u8]) -> String {
-    format!("ERR Unknown client type '{}'", clip(t, usize::MAX))
+    format!("ERR Unknown client type '{}'", c_str(t))
 }
 
 /// `ERR No such user '<name>'`
 pub fn no_such_user(name: &[u8]) -> String {
-    format!("ERR No such user '{}'", clip(name, usize::MAX))
+    format!("ERR No such user '{}'", c_str(name))
 }
 
 /// `ERR unknown subcommand or wrong number of arguments for '<sub>'. Try <CMD> HELP.`: the
@@ -213,7 +217,7 @@ pub fn no_such_user(name: &[u8]) -> String {
 pub fn subcommand_syntax(cmd: &[u8], sub: &[u8]) -> String {
     format!(
         "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
-        clip(sub, 128),
+        clip(c_prefix(sub), 128),
         String::from_utf8_lossy(cmd).to_ascii_uppercase()
     )
 }

@@ -321,7 +321,7 @@ fn cat(_: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     if !acl::commands::CATEGORIES.contains(&name.as_str()) {
         return Err(Reply::err(format!(
             "ERR Unknown category '{}'",
-            text(call.arg(2))
+            errors::clip(errors::c_prefix(call.arg(2)), 128)
         )));
     }
     Ok(Reply::Array(
@@ -393,15 +393,22 @@ fn log_cmd(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
 fn dryrun(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     let name = text(call.arg(2));
     let Some(user) = e.acl.user(&name) else {
-        return Err(Reply::err(format!("ERR User '{name}' not found")));
+        return Err(Reply::err(format!(
+            "ERR User '{}' not found",
+            errors::c_str(call.arg(2))
+        )));
     };
     let args = &call.args[3..];
     let (cmd, full) = match resolve(args) {
         Ok(found) => found,
-        Err(Reply::Error(t)) if t.starts_with("ERR unknown command") => {
+        // Redis looks the command and its subcommand up together: an unknown subcommand
+        // of a container is a command not found, named by its first word (a C string).
+        Err(Reply::Error(t))
+            if t.starts_with("ERR unknown command") || t.starts_with("ERR unknown subcommand") =>
+        {
             return Err(Reply::err(format!(
                 "ERR Command '{}' not found",
-                text(&args[0])
+                errors::c_str(&args[0])
             )))
         }
         Err(err) => return Err(err),

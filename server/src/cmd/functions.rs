@@ -61,7 +61,7 @@ fn function_load(e: &mut Engine, call: &mut Call) -> CmdResult {
         } else {
             return Err(Reply::err(format!(
                 "ERR Unknown option given: {}",
-                errors::clip(call.arg(i), 128)
+                errors::c_str(call.arg(i))
             )));
         }
         i += 1;
@@ -90,7 +90,7 @@ fn function_list(e: &mut Engine, call: &mut Call) -> CmdResult {
         } else {
             return Err(Reply::err(format!(
                 "ERR Unknown argument {}",
-                errors::clip(a, 128)
+                errors::c_str(a)
             )));
         }
         i += 1;

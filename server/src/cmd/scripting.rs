@@ -139,6 +139,11 @@ fn noscript(e: &Engine) -> &'static str {
 }
 
 fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Reply {
+    // A digest of the wrong length can name no script: Redis answers NOSCRIPT before it
+    // reads numkeys.
+    if by_sha && call.arg(1).len() != 40 {
+        return Reply::err(noscript(e));
+    }
     let numkeys = match split_keys(call) {
         Ok(n) => n,
         Err(r) => return r,

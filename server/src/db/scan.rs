@@ -70,10 +70,12 @@ pub fn step<T>(
     (taken.into_iter().map(|(_, _, t)| t).collect(), next)
 }
 
-/// Parses a cursor as Redis does (`strtoul` base 10): an optional sign, digits, nothing
-/// else; a negative number wraps; leading space or overflow is "ERR invalid cursor".
+/// Parses a cursor as Redis does (`strtoul` base 10 over a C string): an optional sign,
+/// digits, nothing else up to the first NUL byte (so "\0abc" is 0); a negative number wraps;
+/// leading space or overflow is "ERR invalid cursor". SCAN, SSCAN, HSCAN and ZSCAN share it.
 pub fn parse_cursor(arg: &[u8]) -> Result<u64, Reply> {
     let err = || Reply::err(errors::INVALID_CURSOR);
+    let arg = errors::c_prefix(arg);
     let (neg, digits) = match arg.first() {
         Some(b'-') => (true, &arg[1..]),
         Some(b'+') => (false, &arg[1..]),
@@ -284,5 +286,7 @@ mod tests {
         assert!(parse_cursor(b" 1").is_err());
         assert!(parse_cursor(b"1x").is_err());
         assert!(parse_cursor(b"-").is_err());
+        assert_eq!(parse_cursor(b"\0\xff\r\n").unwrap(), 0);
+        assert_eq!(parse_cursor(b"12\0x").unwrap(), 12);
     }
 }

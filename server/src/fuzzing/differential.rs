@@ -434,17 +434,6 @@ fn prefill(c: &mut Choices) -> Vec<Vec<Vec<u8>>> {
 /// both replies must contain to match, reason). Kept short: a new difference is a bug to
 /// report and fix, not to list here.
 pub const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[
-    // SCAN "\0abc": Redis parses the cursor with strtoul over a C string, so a cursor whose
-    // first byte is NUL reads as 0 and the scan starts; redlab refuses it ("-ERR invalid
-    // cursor"). Reported to the lead: emulate or list in DIFFERENCES.md.
-    (
-        "scan",
-        "invalid cursor",
-        "a cursor starting with a NUL byte is 0 to Redis (C string)",
-    ),
-    ("sscan", "invalid cursor", "as SCAN"),
-    ("hscan", "invalid cursor", "as SCAN"),
-    ("zscan", "invalid cursor", "as SCAN"),
     // SET k2 v PXAT 4102444800 (a moment in 1970), then MEMORY USAGE k2: Redis answers :112,
     // redlab (nil). Redis's MEMORY USAGE looks the key up without expiring it, so a key past
     // its deadline keeps a size until the active expiry cycle happens to remove it.

@@ -50,6 +50,10 @@ fn select(e: &mut Engine, call: &mut Call) -> CmdResult {
         Some(i) => i,
         None => return Err(Reply::err(errors::NOT_INTEGER)),
     };
+    // Redis reads the index as a C int before it looks for the database.
+    if i32::try_from(idx).is_err() {
+        return Err(Reply::err(errors::INT_OUT_OF_RANGE));
+    }
     if e.cluster.is_some() && idx != 0 {
         return Err(Reply::err(crate::errors::SELECT_IS_NOT_ALLOWED_IN_CLUSTER));
     }

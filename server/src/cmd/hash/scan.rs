@@ -31,33 +31,8 @@ impl ScanOptions<'_> {
     }
 }
 
-/// Parses a cursor as Redis does (`strtoul` in base 10, no leading space): an empty string
-/// is 0 and a leading `-` wraps around, as in C.
-pub(crate) fn parse_cursor(arg: &[u8]) -> Result<u64, Reply> {
-    let invalid = || Reply::err(errors::INVALID_CURSOR);
-    if arg.is_empty() {
-        return Ok(0);
-    }
-    let (neg, digits) = match arg[0] {
-        b'-' => (true, &arg[1..]),
-        b'+' => (false, &arg[1..]),
-        _ => (false, arg),
-    };
-    if digits.is_empty() {
-        return Err(invalid());
-    }
-    let mut v: u64 = 0;
-    for &c in digits {
-        if !c.is_ascii_digit() {
-            return Err(invalid());
-        }
-        v = v
-            .checked_mul(10)
-            .and_then(|v| v.checked_add((c - b'0') as u64))
-            .ok_or_else(invalid)?;
-    }
-    Ok(if neg { v.wrapping_neg() } else { v })
-}
+/// HSCAN's cursor: the one parser SCAN and its kin share.
+pub(crate) use crate::db::scan::parse_cursor;
 
 /// Parses `[MATCH pattern] [COUNT count]` (any order, repeats allowed, last one wins).
 pub(crate) fn parse_options(opts: &[Bytes]) -> Result<ScanOptions<'_>, Reply> {

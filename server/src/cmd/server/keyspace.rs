@@ -52,10 +52,13 @@ pub(crate) fn flush(e: &mut Engine, db: Option<usize>) {
 }
 
 pub(super) fn swapdb(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let Some(a) = crate::numfmt::parse_i64(call.arg(1)) else {
+    // Redis reads each index as a C int: one that is no integer or does not fit is "invalid";
+    // only an int outside the databases is "out of range".
+    let as_int = |arg: &[u8]| crate::numfmt::parse_i64(arg).filter(|n| i32::try_from(*n).is_ok());
+    let Some(a) = as_int(call.arg(1)) else {
         return Err(Reply::err(errors::SWAPDB_FIRST));
     };
-    let Some(b) = crate::numfmt::parse_i64(call.arg(2)) else {
+    let Some(b) = as_int(call.arg(2)) else {
         return Err(Reply::err(errors::SWAPDB_SECOND));
     };
     let n = e.dbs.len() as i64;

@@ -103,17 +103,26 @@ pub(super) fn create(e: &mut Engine, call: &mut Call) -> CmdResult {
 
 /// `XGROUP SETID key group id|$ [ENTRIESREAD n]`
 pub(super) fn setid(e: &mut Engine, call: &mut Call) -> CmdResult {
+    // Redis reads every ENTRIESREAD pair first, then looks the key and group up, and only
+    // then refuses a repeated option (any count but 5 or 7 arguments).
     let mut entries_read = INVALID_ENTRIES_READ;
-    match call.argc() {
-        5 => {}
-        7 if args::is(call.arg(5), "entriesread") => {
-            entries_read = entries_read_arg(call.arg(6))?;
+    let mut i = 5;
+    while i < call.argc() {
+        if args::is(call.arg(i), "entriesread") && i + 1 < call.argc() {
+            entries_read = entries_read_arg(call.arg(i + 1))?;
+            i += 2;
+        } else {
+            return Err(sub_syntax(call));
         }
-        _ => return Err(sub_syntax(call)),
     }
+    let argc = call.argc();
+    let syntax = sub_syntax(call);
     let db = call.db;
     let key = call.args[2].clone();
     let s = group_stream(e, call, false, true)?.expect("checked");
+    if argc != 5 && argc != 7 {
+        return Err(syntax);
+    }
     let id = if call.arg(4) == b"$" {
         s.last_id
     } else {

@@ -77,38 +77,8 @@ fn with_count(z: &ZSet, l: i64, ranks: Vec<usize>, withscores: bool, resp: u8) -
     Reply::Array(out)
 }
 
-/// C's `strtoul` as Redis's `parseScanCursorOrReply` uses it: a sign is allowed (`-1` is
-/// the largest cursor), leading spaces and trailing bytes are not.
-fn parse_cursor(arg: &[u8]) -> Option<u64> {
-    if arg
-        .first()
-        .is_some_and(|c| c.is_ascii_whitespace() || *c == 0x0b)
-    {
-        return None;
-    }
-    let (neg, digits) = match arg.first() {
-        Some(b'-') => (true, &arg[1..]),
-        Some(b'+') => (false, &arg[1..]),
-        _ => (false, arg),
-    };
-    if digits.is_empty() {
-        // No conversion: the end pointer stays at the start; only "" is a whole match.
-        return arg.is_empty().then_some(0);
-    }
-    let mut v: u64 = 0;
-    for &c in digits {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
-    }
-    Some(if neg { v.wrapping_neg() } else { v })
-}
-
 pub fn zscan(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let Some(cursor) = parse_cursor(call.arg(2)) else {
-        return Err(Reply::err(errors::INVALID_CURSOR));
-    };
+    let cursor = scan::parse_cursor(call.arg(2))?;
     let z = match lookup::<ZSet>(e, call.db, call.arg(1))? {
         None => {
             return Ok(Reply::Array(vec![
