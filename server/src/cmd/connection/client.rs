@@ -669,7 +669,6 @@ fn trackinginfo(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 const HELP: &[&str] = &[
-    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "CACHING (YES|NO)",
     "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
     "GETREDIR",
@@ -715,14 +714,10 @@ const HELP: &[&str] = &[
     "    Report tracking status for the current connection.",
     "NO-EVICT (ON|OFF)",
     "    Protect current client connection from eviction.",
-    "HELP",
-    "    Prints this help.",
 ];
 
 fn help(_: &mut Engine, _: &mut Call) -> CmdResult {
-    Ok(Reply::Array(
-        HELP.iter().map(|l| Reply::status(l)).collect(),
-    ))
+    Ok(crate::cmd::help::help_reply("CLIENT", HELP))
 }
 
 /// Never called: the dispatcher resolves CLIENT to one of its subcommands.
