@@ -120,8 +120,43 @@ fn process_alive(_pid: u32) -> bool {
     true
 }
 
+/// A loopback port free at this moment, drawn below Linux's ephemeral range (32768 and
+/// up): a port from bind(:0) is one the kernel may hand the next bind(:0) too — an
+/// in-process redlab server started by a parallel test — before redis-server binds it.
 fn free_port() -> std::io::Result<u16> {
+    for _ in 0..1000 {
+        let port = rand::random_range(20_000..32_000);
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return Ok(port);
+        }
+    }
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// Whether the server on `s` is the process `pid` (INFO's process_id): Some(true) when it
+/// is, Some(false) when another server answers, None when nothing answered yet.
+fn answered_by(s: &mut TcpStream, pid: u32) -> Option<bool> {
+    s.write_all(b"INFO server\r\n").ok()?;
+    let mut reply = Vec::new();
+    let mut buf = [0u8; 4096];
+    // A bulk reply: read until its last line ends (the INFO text ends with "\r\n\r\n").
+    while !reply.ends_with(b"\r\n\r\n") && reply.len() < 65_536 {
+        let n = s.read(&mut buf).ok()?;
+        if n == 0 {
+            return None;
+        }
+        reply.extend_from_slice(&buf[..n]);
+        if reply.starts_with(b"-") {
+            // LOADING and the like: not ready yet.
+            return None;
+        }
+    }
+    let text = String::from_utf8_lossy(&reply);
+    let found = text
+        .lines()
+        .find_map(|l| l.strip_prefix("process_id:"))
+        .and_then(|v| v.trim().parse::<u32>().ok())?;
+    Some(found == pid)
 }
 
 impl RealRedis {
@@ -222,13 +257,15 @@ impl RealRedis {
             }
             if let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) {
                 let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
-                if s.write_all(b"PING\r\n").is_ok() {
-                    let mut buf = [0u8; 64];
-                    if let Ok(n) = s.read(&mut buf) {
-                        if buf[..n].starts_with(b"+PONG") {
-                            return Ok(());
-                        }
+                match answered_by(&mut s, self.child.id()) {
+                    Some(true) => return Ok(()),
+                    // Someone else listens there (our child failed to bind): give up on
+                    // this port, and the caller tries another.
+                    Some(false) => {
+                        let _ = self.child.kill();
+                        return Err(format!("port {} is another server's", self.port));
                     }
+                    None => {}
                 }
             }
             std::thread::sleep(Duration::from_millis(5));
