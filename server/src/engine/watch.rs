@@ -95,20 +95,49 @@ impl Engine {
         }
     }
 
-    /// SWAPDB a b: call before swapping. A watched key changes if it exists on either side.
+    /// SWAPDB a b: call before swapping. For a key watched in one database (the one
+    /// emptied of it) and the key of the same name in the other (what replaces it), as
+    /// Redis 7.0's touchAllWatchedKeysInDb decides, counting keys still stored though past
+    /// their deadline: nothing happens when neither side stores the key; a client that
+    /// watched the key already expired sees no change when nothing or another expired key
+    /// replaces it (and forgets it was expired when nothing does); a client that watched a
+    /// missing key sees no change when an expired key replaces it (it now watches an expired
+    /// key); every other client is dirty.
     pub(crate) fn touch_watched_swapdb(&mut self, a: usize, b: usize) {
+        if a >= self.dbs.len() || b >= self.dbs.len() {
+            return;
+        }
         let slots: Vec<(usize, Vec<u8>)> = self
             .watched_keys
             .keys()
             .filter(|(d, _)| *d == a || *d == b)
             .cloned()
             .collect();
-        for (d, key) in slots {
-            if a < self.dbs.len()
-                && b < self.dbs.len()
-                && (self.db(a).contains(&key) || self.db(b).contains(&key))
-            {
-                self.dirty_watchers(d, &key);
+        for slot in slots {
+            let (emptied, key) = (slot.0, &slot.1[..]);
+            let replaced_with = if emptied == a { b } else { a };
+            let in_emptied = self.db(emptied).stored_entry(key).is_some();
+            let in_replacement = self.db(replaced_with).stored_entry(key).is_some();
+            if !in_emptied && !in_replacement {
+                continue;
+            }
+            let replacement_expired = self.db(replaced_with).is_stale(key);
+            let conns = self.watched_keys.get(&slot).cloned().unwrap_or_default();
+            for c in conns {
+                let Some(s) = self.sessions.get_mut(&c) else {
+                    continue;
+                };
+                let was_expired = s.watched_expired.iter().position(|w| *w == slot);
+                match was_expired {
+                    Some(i) if !in_replacement => {
+                        s.watched_expired.swap_remove(i);
+                    }
+                    Some(_) if replacement_expired => {}
+                    None if !in_emptied && replacement_expired => {
+                        s.watched_expired.push(slot.clone());
+                    }
+                    _ => s.watch_dirty = true,
+                }
             }
         }
     }

@@ -67,10 +67,10 @@ pub(super) fn swapdb(e: &mut Engine, call: &mut Call) -> CmdResult {
     }
     let (a, b) = (a as usize, b as usize);
     if a != b {
+        // Before the swap, as Redis: what each watched key had and what replaces it.
+        e.touch_watched_swapdb(a, b);
         e.dbs.swap(a, b);
         e.recheck_all_dbs();
-        // A watched key that exists in either database changed its value.
-        e.touch_watched_swapdb(a, b);
         // Clients blocked on keys that now exist in their database are served.
         let blocked: Vec<(usize, Vec<u8>)> = e
             .blocking_keys
