@@ -6,18 +6,12 @@ mod support;
 use std::time::Duration;
 
 use redlab::Cluster;
-use support::resp::{show, RawConn};
+use support::resp::RawConn;
 
 const WAIT: Duration = Duration::from_secs(10);
 
 fn cmd(c: &mut RawConn, args: &[&str]) -> String {
-    c.send(
-        &args
-            .iter()
-            .map(|a| a.as_bytes().to_vec())
-            .collect::<Vec<_>>(),
-    );
-    show(&c.read_frame(WAIT).expect("a reply"))
+    c.call(args, WAIT)
 }
 
 fn conn(cluster: &Cluster, node: usize) -> RawConn {

@@ -109,6 +109,18 @@ impl RawConn {
     /// Writes bytes; a write error is ignored on purpose: a server may close the connection
     /// before a large hostile input is fully written (it answered a protocol error), and the
     /// test then reads that reply.
+    /// Sends one command of text arguments and shows its reply (as `show` does), waiting
+    /// up to `wait`; panics when none comes.
+    pub fn call(&mut self, args: &[&str], wait: Duration) -> String {
+        self.send(
+            &args
+                .iter()
+                .map(|a| a.as_bytes().to_vec())
+                .collect::<Vec<_>>(),
+        );
+        show(&self.read_frame(wait).expect("a reply"))
+    }
+
     pub fn send_raw(&mut self, bytes: &[u8]) {
         let _ = self.stream.write_all(bytes);
     }
