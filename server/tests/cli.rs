@@ -3,7 +3,9 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use support::call;
+
+use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -25,36 +27,6 @@ fn connect(port: u16) -> TcpStream {
             Err(e) if Instant::now() > deadline => panic!("server did not start: {}", e),
             Err(_) => std::thread::sleep(Duration::from_millis(50)),
         }
-    }
-}
-
-/// Sends one command and returns its reply as text: the first line of each frame, bulk
-/// strings as their content, aggregates flattened with spaces.
-fn call(r: &mut BufReader<TcpStream>, args: &[&str]) -> String {
-    let mut req = format!("*{}\r\n", args.len());
-    for a in args {
-        req.push_str(&format!("${}\r\n{}\r\n", a.len(), a));
-    }
-    r.get_mut().write_all(req.as_bytes()).unwrap();
-    read_reply(r)
-}
-
-fn read_reply(r: &mut BufReader<TcpStream>) -> String {
-    let mut line = String::new();
-    r.read_line(&mut line).unwrap();
-    let line = line.trim_end().to_string();
-    let n = line
-        .get(1..)
-        .and_then(|n| n.parse::<i64>().ok())
-        .unwrap_or(-1);
-    match line.as_bytes().first() {
-        Some(b'$') if n >= 0 => {
-            let mut body = vec![0; n as usize + 2];
-            r.read_exact(&mut body).unwrap();
-            String::from_utf8_lossy(&body[..n as usize]).into_owned()
-        }
-        Some(b'*') if n >= 0 => (0..n).map(|_| read_reply(r)).collect::<Vec<_>>().join(" "),
-        _ => line,
     }
 }
 

@@ -5,6 +5,7 @@
 //! parent-death signal, so it dies even when the test process is killed.
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -103,4 +104,34 @@ pub fn start(extra: &[&str]) -> Standalone {
         std::thread::sleep(Duration::from_millis(5));
     }
     server
+}
+
+/// Sends one command; the reply as text (bulk strings as their content, arrays joined).
+pub fn call(r: &mut BufReader<TcpStream>, args: &[&str]) -> String {
+    let mut req = format!("*{}\r\n", args.len());
+    for a in args {
+        req.push_str(&format!("${}\r\n{}\r\n", a.len(), a));
+    }
+    r.get_mut().write_all(req.as_bytes()).unwrap();
+    read_reply(r)
+}
+
+/// One reply frame as text (see `call`).
+pub fn read_reply(r: &mut BufReader<TcpStream>) -> String {
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    let line = line.trim_end().to_string();
+    let n = line
+        .get(1..)
+        .and_then(|n| n.parse::<i64>().ok())
+        .unwrap_or(-1);
+    match line.as_bytes().first() {
+        Some(b'$' | b'=') if n >= 0 => {
+            let mut body = vec![0; n as usize + 2];
+            r.read_exact(&mut body).unwrap();
+            String::from_utf8_lossy(&body[..n as usize]).into_owned()
+        }
+        Some(b'*') if n >= 0 => (0..n).map(|_| read_reply(r)).collect::<Vec<_>>().join(" "),
+        _ => line,
+    }
 }
