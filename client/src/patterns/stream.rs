@@ -154,26 +154,18 @@ impl StreamGroup {
 
     /// Up to `count` entries never delivered to the group, now pending for `consumer`.
     pub async fn read_new(&self, consumer: &str, count: usize) -> Result<Vec<StreamEntry>> {
-        let v = self
-            .conn
-            .cmd(&[
-                "XREADGROUP",
-                "GROUP",
-                &self.group,
-                consumer,
-                "COUNT",
-                &count.to_string(),
-                "STREAMS",
-                &self.stream,
-                ">",
-            ])
-            .await?;
-        read_reply(&v)
+        self.read_group(consumer, count, ">").await
     }
 
     /// Up to `count` of `consumer`'s own pending entries (delivered again: their delivery
     /// count goes up). Entries deleted from the stream meanwhile are left out.
     pub async fn read_pending(&self, consumer: &str, count: usize) -> Result<Vec<StreamEntry>> {
+        self.read_group(consumer, count, "0").await
+    }
+
+    /// XREADGROUP of this group's stream from `id` (`>` for new entries, `0` for own pending).
+    async fn read_group(&self, consumer: &str, count: usize, id: &str) -> Result<Vec<StreamEntry>> {
+        let count = count.to_string();
         let v = self
             .conn
             .cmd(&[
@@ -182,10 +174,10 @@ impl StreamGroup {
                 &self.group,
                 consumer,
                 "COUNT",
-                &count.to_string(),
+                &count,
                 "STREAMS",
                 &self.stream,
-                "0",
+                id,
             ])
             .await?;
         read_reply(&v)
