@@ -24,7 +24,7 @@ local function bounded_positive(s, max)
   end
   return n
 end
--- end prelude
+-- end prelude (a copy of scripts/prelude.lua: EVAL has no require; client/tests/script_prelude.rs keeps it current)
 
 local new_token = ARGV[2]
 local ttl = ARGV[3]

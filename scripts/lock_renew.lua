@@ -21,7 +21,7 @@ local function bounded_positive(s, max)
   end
   return n
 end
--- end prelude
+-- end prelude (a copy of scripts/prelude.lua: EVAL has no require; client/tests/script_prelude.rs keeps it current)
 
 local ttl = ARGV[2]
 if not bounded_positive(ttl, 86400000) then

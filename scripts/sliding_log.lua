@@ -23,7 +23,7 @@ local function bounded_positive(s, max)
   end
   return n
 end
--- end prelude
+-- end prelude (a copy of scripts/prelude.lua: EVAL has no require; client/tests/script_prelude.rs keeps it current)
 
 local limit = bounded_positive(ARGV[1], 100000)
 local window = bounded_positive(ARGV[2], 86400000)

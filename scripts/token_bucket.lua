@@ -26,7 +26,7 @@ local function bounded_positive(s, max)
   end
   return n
 end
--- end prelude
+-- end prelude (a copy of scripts/prelude.lua: EVAL has no require; client/tests/script_prelude.rs keeps it current)
 
 local capacity = bounded_positive(ARGV[1], 1000000)
 local rate = bounded_positive(ARGV[2], 1000000)

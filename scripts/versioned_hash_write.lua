@@ -32,7 +32,7 @@ local function greater_u63(a, b)
   end
   return a > b
 end
--- end prelude
+-- end prelude (a copy of scripts/prelude.lua: EVAL has no require; client/tests/script_prelude.rs keeps it current)
 
 local version = ARGV[1]
 if not valid_u63(version) then

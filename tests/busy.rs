@@ -12,12 +12,7 @@ use redlab_client::RealRedis;
 use support::resp::RawConn;
 
 fn cmd(c: &mut RawConn, args: &[&str]) -> String {
-    c.send(
-        &args
-            .iter()
-            .map(|a| a.as_bytes().to_vec())
-            .collect::<Vec<_>>(),
-    );
+    c.send_strs(args);
     let frame = c.read_frame(Duration::from_secs(30)).expect("a reply");
     String::from_utf8_lossy(&frame).trim_end().to_string()
 }

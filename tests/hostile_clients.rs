@@ -13,16 +13,7 @@ use redlab_client::RealRedis;
 use support::resp::{show, RawConn};
 
 fn cmd(c: &mut RawConn, args: &[&str]) -> String {
-    c.send(
-        &args
-            .iter()
-            .map(|a| a.as_bytes().to_vec())
-            .collect::<Vec<_>>(),
-    );
-    show(
-        &c.read_frame(Duration::from_secs(10))
-            .unwrap_or_else(|| panic!("no answer to {args:?}")),
-    )
+    c.call(args, Duration::from_secs(10))
 }
 
 fn reply_or_closed(c: &mut RawConn) -> String {

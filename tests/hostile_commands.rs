@@ -8,19 +8,10 @@ mod support;
 use std::time::Duration;
 
 use redlab_client::RealRedis;
-use support::resp::{show, RawConn};
+use support::resp::RawConn;
 
 fn cmd(c: &mut RawConn, args: &[&str]) -> String {
-    c.send(
-        &args
-            .iter()
-            .map(|a| a.as_bytes().to_vec())
-            .collect::<Vec<_>>(),
-    );
-    show(
-        &c.read_frame(Duration::from_secs(30))
-            .unwrap_or_else(|| panic!("no answer to {args:?}")),
-    )
+    c.call(args, Duration::from_secs(30))
 }
 
 /// Each line is a command; replies are compared with Redis's. Offsets stay under 64 MB

@@ -29,13 +29,7 @@ fn eval(c: &mut RawConn, script: &str) -> String {
 }
 
 fn cmd(c: &mut RawConn, args: &[&str]) -> String {
-    c.send(
-        &args
-            .iter()
-            .map(|a| a.as_bytes().to_vec())
-            .collect::<Vec<_>>(),
-    );
-    show(&c.read_frame(T).expect("the server answers"))
+    c.call(args, T)
 }
 
 /// Scripts whose reply must be exactly Redis's.

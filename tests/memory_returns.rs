@@ -10,35 +10,16 @@ mod support;
 
 use std::time::Duration;
 
-use support::resp::{show, RawConn};
+use support::resp::RawConn;
 
 const T: Duration = Duration::from_secs(30);
 
 fn cmd(c: &mut RawConn, args: &[&str]) -> String {
-    c.send(
-        &args
-            .iter()
-            .map(|a| a.as_bytes().to_vec())
-            .collect::<Vec<_>>(),
-    );
-    show(
-        &c.read_frame(T)
-            .unwrap_or_else(|| panic!("no answer to {args:?}")),
-    )
+    c.call(args, T)
 }
 
 fn eval(c: &mut RawConn, script: &str) -> String {
-    c.send(&[
-        b"EVAL".to_vec(),
-        script.as_bytes().to_vec(),
-        b"1".to_vec(),
-        b"k".to_vec(),
-        b"v".to_vec(),
-    ]);
-    show(
-        &c.read_frame(T)
-            .unwrap_or_else(|| panic!("no answer to {script:?}")),
-    )
+    c.call(&["EVAL", script, "1", "k", "v"], T)
 }
 
 /// Bytes resident in this process: the test thread and the server under test, nothing else.

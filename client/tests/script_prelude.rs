@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 const START: &str = "-- prelude: ";
-const END: &str = "-- end prelude";
+const END: &str = "-- end prelude (a copy of scripts/prelude.lua: EVAL has no require; client/tests/script_prelude.rs keeps it current)";
 const HELPER: &str = "-- helper: ";
 
 fn scripts_dir() -> PathBuf {
@@ -111,9 +111,9 @@ fn splicing_replaces_an_old_copy_and_keeps_the_rest() {
     assert_eq!(helpers["a"], "local function a() return 1 end");
     assert_eq!(helpers["b"], "local B = 2");
     let script =
-        "-- top\n-- prelude: a, b\nlocal function a() return 0 end\n-- end prelude\nreturn a()\n";
+        "-- top\n-- prelude: a, b\nlocal function a() return 0 end\n-- end prelude (a copy of scripts/prelude.lua: EVAL has no require; client/tests/script_prelude.rs keeps it current)\nreturn a()\n";
     assert_eq!(
         spliced(script, &helpers, "t.lua"),
-        "-- top\n-- prelude: a, b\nlocal function a() return 1 end\nlocal B = 2\n-- end prelude\nreturn a()\n"
+        "-- top\n-- prelude: a, b\nlocal function a() return 1 end\nlocal B = 2\n-- end prelude (a copy of scripts/prelude.lua: EVAL has no require; client/tests/script_prelude.rs keeps it current)\nreturn a()\n"
     );
 }

@@ -76,10 +76,7 @@ pub fn admit(
         return Err(Reply::err(errors::OOM));
     }
     if conn.resp == 2 && conn.subscribed && !cmd.policy(policy::SUBSCRIBED_OK) {
-        return Err(Reply::err(format!(
-            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-            name
-        )));
+        return Err(Reply::err(errors::not_allowed_subscribed(name)));
     }
     if let Some(kind) = busy {
         if !cmd.has(flags::ALLOW_BUSY) {
@@ -96,10 +93,7 @@ pub fn busy_error(kind: BusyKind) -> Reply {
     } else {
         "SCRIPT"
     };
-    Reply::err(format!(
-        "BUSY Redis is busy running a script. You can only call {} KILL or SHUTDOWN NOSAVE.",
-        kill
-    ))
+    Reply::err(errors::busy(kill))
 }
 
 #[cfg(test)]

@@ -112,13 +112,22 @@ impl RawConn {
     /// Sends one command of text arguments and shows its reply (as `show` does), waiting
     /// up to `wait`; panics when none comes.
     pub fn call(&mut self, args: &[&str], wait: Duration) -> String {
+        self.send_strs(args);
+        show(
+            &self
+                .read_frame(wait)
+                .unwrap_or_else(|| panic!("no answer to {args:?}")),
+        )
+    }
+
+    /// Sends one command given as text arguments.
+    pub fn send_strs(&mut self, args: &[&str]) {
         self.send(
             &args
                 .iter()
                 .map(|a| a.as_bytes().to_vec())
                 .collect::<Vec<_>>(),
         );
-        show(&self.read_frame(wait).expect("a reply"))
     }
 
     pub fn send_raw(&mut self, bytes: &[u8]) {

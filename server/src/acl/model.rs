@@ -6,6 +6,7 @@
 //! order they were given (a rule given again replaces the earlier one, a rule that undoes an
 //! earlier one removes both).
 
+use crate::errors;
 use std::collections::{HashMap, HashSet};
 
 use super::commands::{self, CATEGORIES};
@@ -63,13 +64,13 @@ pub enum RuleError {
 impl RuleError {
     pub fn text(&self) -> &'static str {
         match self {
-            RuleError::Syntax => "Syntax error",
-            RuleError::Unknown => "Unknown command or category name in ACL",
-            RuleError::Child => "Allowing first-arg of a subcommand is not supported",
-            RuleError::KeysAfterAll => "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns",
-            RuleError::ChannelsAfterAll => "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels",
-            RuleError::BadHash => "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters",
-            RuleError::NoSuchHash => "The password you are trying to remove from the user does not exist",
+            RuleError::Syntax => errors::RULE_SYNTAX,
+            RuleError::Unknown => errors::RULE_UNKNOWN,
+            RuleError::Child => errors::RULE_CHILD,
+            RuleError::KeysAfterAll => errors::RULE_KEYS_AFTER_ALL,
+            RuleError::ChannelsAfterAll => errors::RULE_CHANNELS_AFTER_ALL,
+            RuleError::BadHash => errors::RULE_BAD_HASH,
+            RuleError::NoSuchHash => errors::RULE_NO_SUCH_HASH,
         }
     }
 }

@@ -15,13 +15,11 @@ use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::reply::Reply;
 
-pub const CLUSTER_DISABLED: &str = "ERR This instance has cluster support disabled";
-
 /// This node's cluster state, or Redis's answer when cluster support is off.
 fn node(e: &Engine) -> Result<&NodeState, Reply> {
     e.cluster
         .as_ref()
-        .ok_or_else(|| Reply::err(CLUSTER_DISABLED))
+        .ok_or_else(|| Reply::err(errors::CLUSTER_DISABLED))
 }
 
 /// Locks the topology and finds this node in it; a node forgotten by the others (CLUSTER
@@ -34,7 +32,7 @@ fn with_topology<T>(
     let mut topo = lock(&n.shared);
     let me = topo
         .index_of(&n.me)
-        .ok_or_else(|| Reply::err(crate::errors::THIS_NODE_WAS_FORGOTTEN_BY_ITS))?;
+        .ok_or_else(|| Reply::err(errors::THIS_NODE_WAS_FORGOTTEN_BY_ITS))?;
     f(&mut topo, me)
 }
 
@@ -46,12 +44,12 @@ fn bulk(s: impl AsRef<[u8]>) -> Reply {
 fn slot_arg(arg: &[u8]) -> Result<u16, Reply> {
     match crate::numfmt::parse_i64(arg) {
         Some(s) if (0..SLOTS as i64).contains(&s) => Ok(s as u16),
-        _ => Err(Reply::err(crate::errors::INVALID_OR_OUT_OF_RANGE_SLOT)),
+        _ => Err(Reply::err(errors::INVALID_OR_OUT_OF_RANGE_SLOT)),
     }
 }
 
 fn unknown_node(id: &[u8]) -> Reply {
-    Reply::err(format!("ERR Unknown node {}", String::from_utf8_lossy(id)))
+    Reply::err(errors::unknown_node(id))
 }
 
 fn ok() -> CmdResult {
@@ -103,7 +101,7 @@ fn countkeysinslot(e: &mut Engine, call: &mut Call) -> CmdResult {
     node(e)?;
     let slot = args::int(call.arg(2))?;
     if !(0..SLOTS as i64).contains(&slot) {
-        return Err(Reply::err(crate::errors::INVALID_SLOT));
+        return Err(Reply::err(errors::INVALID_SLOT));
     }
     Ok(Reply::Int(keys_in_slot(e, slot as u16).len() as i64))
 }
@@ -113,7 +111,7 @@ fn getkeysinslot(e: &mut Engine, call: &mut Call) -> CmdResult {
     let slot = args::int(call.arg(2))?;
     let max = args::int(call.arg(3))?;
     if !(0..SLOTS as i64).contains(&slot) || max < 0 {
-        return Err(Reply::err(crate::errors::INVALID_SLOT_OR_NUMBER_OF_KEYS));
+        return Err(Reply::err(errors::INVALID_SLOT_OR_NUMBER_OF_KEYS));
     }
     let keys = keys_in_slot(e, slot as u16);
     Ok(Reply::Array(
@@ -132,15 +130,13 @@ fn check_assignment(
     for slot in start..=end {
         let owned = t.owner(slot).is_some();
         if del && !owned {
-            return Err(Reply::err(format!("ERR Slot {slot} is already unassigned")));
+            return Err(Reply::err(errors::slot_unassigned(slot)));
         }
         if !del && owned {
-            return Err(Reply::err(format!("ERR Slot {slot} is already busy")));
+            return Err(Reply::err(errors::slot_busy(slot)));
         }
         if seen[slot as usize] {
-            return Err(Reply::err(format!(
-                "ERR Slot {slot} specified multiple times"
-            )));
+            return Err(Reply::err(errors::slot_repeated(slot)));
         }
         seen[slot as usize] = true;
     }
@@ -164,9 +160,7 @@ fn change_slots(e: &mut Engine, call: &mut Call, del: bool, range: bool) -> CmdR
         for p in argv.chunks(2) {
             let (start, end) = (slot_arg(&p[0])?, slot_arg(&p[1])?);
             if start > end {
-                return Err(Reply::err(format!(
-                    "ERR start slot number {start} is greater than end slot number {end}"
-                )));
+                return Err(Reply::err(errors::slot_range_reversed(start, end)));
             }
             pairs.push((start, end));
         }
@@ -215,7 +209,7 @@ fn delslotsrange(e: &mut Engine, call: &mut Call) -> CmdResult {
 fn flushslots(e: &mut Engine, _call: &mut Call) -> CmdResult {
     node(e)?;
     if !e.dbs[0].is_empty() {
-        return Err(Reply::err(crate::errors::DB_MUST_BE_EMPTY_TO_PERFORM));
+        return Err(Reply::err(errors::DB_MUST_BE_EMPTY_TO_PERFORM));
     }
     with_topology(e, |t, me| {
         for slot in 0..SLOTS as u16 {
@@ -231,9 +225,7 @@ fn flushslots(e: &mut Engine, _call: &mut Call) -> CmdResult {
 fn setslot(e: &mut Engine, call: &mut Call) -> CmdResult {
     node(e)?;
     if !with_topology(e, |t, me| Ok(t.nodes()[me].is_primary()))? {
-        return Err(Reply::err(
-            crate::errors::PLEASE_USE_SETSLOT_ONLY_WITH_MASTERS,
-        ));
+        return Err(Reply::err(errors::PLEASE_USE_SETSLOT_ONLY_WITH_MASTERS));
     }
     let slot = slot_arg(call.arg(2))?;
     let action = args::lower(call.arg(3));
@@ -244,30 +236,26 @@ fn setslot(e: &mut Engine, call: &mut Call) -> CmdResult {
     with_topology(e, |t, me| match (action.as_str(), argc) {
         ("migrating", 5) => {
             if t.owner_index(slot) != Some(me) {
-                return Err(Reply::err(format!(
-                    "ERR I'm not the owner of hash slot {slot}"
-                )));
+                return Err(Reply::err(errors::not_slot_owner(slot)));
             }
             let n = t
                 .node(&target_str)
-                .ok_or_else(|| Reply::err(format!("ERR I don't know about node {target_str}")))?;
+                .ok_or_else(|| Reply::err(errors::dont_know_node(&target_str)))?;
             if !n.is_primary() {
-                return Err(Reply::err(crate::errors::TARGET_NODE_IS_NOT_A_MASTER));
+                return Err(Reply::err(errors::TARGET_NODE_IS_NOT_A_MASTER));
             }
             t.nodes_mut()[me].migrating.insert(slot, target_str.clone());
             ok()
         }
         ("importing", 5) => {
             if t.owner_index(slot) == Some(me) {
-                return Err(Reply::err(format!(
-                    "ERR I'm already the owner of hash slot {slot}"
-                )));
+                return Err(Reply::err(errors::already_slot_owner(slot)));
             }
             let n = t
                 .node(&target_str)
-                .ok_or_else(|| Reply::err(format!("ERR I don't know about node {target_str}")))?;
+                .ok_or_else(|| Reply::err(errors::dont_know_node(&target_str)))?;
             if !n.is_primary() {
-                return Err(Reply::err(crate::errors::TARGET_NODE_IS_NOT_A_MASTER));
+                return Err(Reply::err(errors::TARGET_NODE_IS_NOT_A_MASTER));
             }
             t.nodes_mut()[me].importing.insert(slot, target_str.clone());
             ok()
@@ -283,12 +271,10 @@ fn setslot(e: &mut Engine, call: &mut Call) -> CmdResult {
                 return Err(unknown_node(&target));
             };
             if !t.nodes()[n].is_primary() {
-                return Err(Reply::err(crate::errors::TARGET_NODE_IS_NOT_A_MASTER));
+                return Err(Reply::err(errors::TARGET_NODE_IS_NOT_A_MASTER));
             }
             if t.owner_index(slot) == Some(me) && n != me && keys_here != 0 {
-                return Err(Reply::err(format!(
-                    "ERR Can't assign hashslot {slot} to a different node while I still hold keys for this hash slot."
-                )));
+                return Err(Reply::err(errors::slot_still_has_keys(slot)));
             }
             if keys_here == 0 {
                 t.nodes_mut()[me].migrating.remove(&slot);
@@ -301,9 +287,7 @@ fn setslot(e: &mut Engine, call: &mut Call) -> CmdResult {
             }
             ok()
         }
-        _ => Err(Reply::err(
-            crate::errors::INVALID_CLUSTER_SETSLOT_ACTION_OR_NUMBER,
-        )),
+        _ => Err(Reply::err(errors::INVALID_CLUSTER_SETSLOT_ACTION_OR_NUMBER)),
     })
 }
 
@@ -317,13 +301,13 @@ fn replicate(e: &mut Engine, call: &mut Call) -> CmdResult {
             return Err(unknown_node(&id));
         };
         if p == me {
-            return Err(Reply::err(crate::errors::CAN_T_REPLICATE_MYSELF));
+            return Err(Reply::err(errors::CAN_T_REPLICATE_MYSELF));
         }
         if !t.nodes()[p].is_primary() {
-            return Err(Reply::err(crate::errors::I_CAN_ONLY_REPLICATE_A_MASTER));
+            return Err(Reply::err(errors::I_CAN_ONLY_REPLICATE_A_MASTER));
         }
         if t.nodes()[me].is_primary() && (t.owned_by(me) != 0 || has_keys) {
-            return Err(Reply::err(crate::errors::TO_SET_A_MASTER_THE_NODE));
+            return Err(Reply::err(errors::TO_SET_A_MASTER_THE_NODE));
         }
         t.make_replica(me, p);
         ok()
@@ -342,9 +326,7 @@ fn failover(e: &mut Engine, call: &mut Call) -> CmdResult {
     }
     with_topology(e, |t, me| {
         if t.nodes()[me].is_primary() {
-            return Err(Reply::err(
-                crate::errors::YOU_SHOULD_SEND_CLUSTER_FAILOVER_TO,
-            ));
+            return Err(Reply::err(errors::YOU_SHOULD_SEND_CLUSTER_FAILOVER_TO));
         }
         t.promote(me);
         ok()
@@ -361,7 +343,7 @@ fn reset(e: &mut Engine, call: &mut Call) -> CmdResult {
     };
     let primary = with_topology(e, |t, me| Ok(t.nodes()[me].is_primary()))?;
     if primary && !e.dbs[0].is_empty() {
-        return Err(Reply::err(crate::errors::CLUSTER_RESET_CAN_T_BE_CALLED));
+        return Err(Reply::err(errors::CLUSTER_RESET_CAN_T_BE_CALLED));
     }
     let node = e.cluster.as_mut().expect("checked above");
     let (host, port, old_id) = {
@@ -389,21 +371,14 @@ fn meet(e: &mut Engine, call: &mut Call) -> CmdResult {
     let port = args::int(call.arg(3));
     let port = match port {
         Ok(p) if (0..=65535).contains(&p) => p as u16,
-        _ => {
-            return Err(Reply::err(format!(
-                "ERR Invalid TCP base port specified: {}",
-                String::from_utf8_lossy(call.arg(3))
-            )))
-        }
+        _ => return Err(Reply::err(errors::meet_port(call.arg(3)))),
     };
     with_topology(e, |t, _| {
         let known = t.nodes().iter().any(|n| n.port == port && n.host == host);
         if known {
             ok()
         } else {
-            Err(Reply::err(format!(
-                "ERR redlab cannot meet {host}:{port}: nodes join a redlab cluster when it is started (redlab::Cluster, redlab-cluster)"
-            )))
+            Err(Reply::err(errors::meet_unknown(&host, port)))
         }
     })
 }
@@ -417,10 +392,10 @@ fn forget(e: &mut Engine, call: &mut Call) -> CmdResult {
             return Err(unknown_node(&id));
         };
         if n == me {
-            return Err(Reply::err(crate::errors::I_TRIED_HARD_BUT_I_CAN));
+            return Err(Reply::err(errors::I_TRIED_HARD_BUT_I_CAN));
         }
         if t.nodes()[me].replica_of.as_deref() == Some(id_str.as_str()) {
-            return Err(Reply::err(crate::errors::CAN_T_FORGET_MY_MASTER));
+            return Err(Reply::err(errors::CAN_T_FORGET_MY_MASTER));
         }
         t.remove(n);
         ok()
@@ -447,7 +422,7 @@ fn replicas(e: &mut Engine, call: &mut Call) -> CmdResult {
             return Err(unknown_node(&id));
         };
         if !t.nodes()[n].is_primary() {
-            return Err(Reply::err(crate::errors::THE_SPECIFIED_NODE_IS_NOT_A));
+            return Err(Reply::err(errors::THE_SPECIFIED_NODE_IS_NOT_A));
         }
         let all = describe::nodes(t, me, now);
         let lines = t
@@ -512,15 +487,13 @@ fn set_config_epoch(e: &mut Engine, call: &mut Call) -> CmdResult {
     let epoch = args::int(call.arg(2))?;
     with_topology(e, |t, me| {
         if epoch < 0 {
-            return Err(Reply::err(format!(
-                "ERR Invalid config epoch specified: {epoch}"
-            )));
+            return Err(Reply::err(errors::config_epoch_invalid(epoch)));
         }
         if t.nodes().len() > 1 {
-            return Err(Reply::err(crate::errors::THE_USER_CAN_ASSIGN_A_CONFIG));
+            return Err(Reply::err(errors::THE_USER_CAN_ASSIGN_A_CONFIG));
         }
         if t.nodes()[me].config_epoch != 0 {
-            return Err(Reply::err(crate::errors::NODE_CONFIG_EPOCH_IS_ALREADY_NON));
+            return Err(Reply::err(errors::NODE_CONFIG_EPOCH_IS_ALREADY_NON));
         }
         t.nodes_mut()[me].config_epoch = epoch as u64;
         t.current_epoch = t.current_epoch.max(epoch as u64);
@@ -581,7 +554,7 @@ pub(crate) fn asking(e: &mut Engine, call: &mut Call) -> CmdResult {
     let conn = call.conn;
     e.cluster
         .as_mut()
-        .ok_or_else(|| Reply::err(CLUSTER_DISABLED))?
+        .ok_or_else(|| Reply::err(errors::CLUSTER_DISABLED))?
         .set_asking(conn);
     ok()
 }
@@ -590,7 +563,7 @@ pub(crate) fn readonly(e: &mut Engine, call: &mut Call) -> CmdResult {
     let conn = call.conn;
     e.cluster
         .as_mut()
-        .ok_or_else(|| Reply::err(CLUSTER_DISABLED))?
+        .ok_or_else(|| Reply::err(errors::CLUSTER_DISABLED))?
         .set_readonly(conn, true);
     ok()
 }
@@ -599,7 +572,7 @@ pub(crate) fn readwrite(e: &mut Engine, call: &mut Call) -> CmdResult {
     let conn = call.conn;
     e.cluster
         .as_mut()
-        .ok_or_else(|| Reply::err(CLUSTER_DISABLED))?
+        .ok_or_else(|| Reply::err(errors::CLUSTER_DISABLED))?
         .set_readonly(conn, false);
     ok()
 }

@@ -142,18 +142,14 @@ pub(crate) fn migrate(e: &mut Engine, call: &mut Call) -> CmdResult {
         }
     }
     match failure {
-        Some(text) => Err(Reply::err(format!(
-            "ERR Target instance replied with error: {text}"
-        ))),
+        Some(text) => Err(Reply::err(errors::migrate_target_error(&text))),
         None => Ok(Reply::ok()),
     }
 }
 
 fn target_ok(r: Resp) -> Result<(), Reply> {
     match r {
-        Resp::Error(text) => Err(Reply::err(format!(
-            "ERR Target instance replied with error: {text}"
-        ))),
+        Resp::Error(text) => Err(Reply::err(errors::migrate_target_error(&text))),
         _ => Ok(()),
     }
 }

@@ -21,6 +21,7 @@ pub mod slot;
 pub mod topology;
 pub mod wire;
 
+use crate::errors;
 use std::collections::HashSet;
 
 use bytes::Bytes;
@@ -145,13 +146,8 @@ pub(crate) fn script_check(
     let flags = node.conn_flags(conn);
     match route::decide(e, &[(cmd, args)], flags) {
         Ok(_) => Ok(()),
-        Err(Redirect::DownReadOnly) => Err(
-            "Script attempted to execute a write command while the cluster is down and readonly"
-                .into(),
-        ),
-        Err(Redirect::Down) => {
-            Err("Script attempted to execute a command while the cluster is down".into())
-        }
-        Err(_) => Err("Script attempted to access a non local key in a cluster node".into()),
+        Err(Redirect::DownReadOnly) => Err(errors::SCRIPT_CLUSTER_DOWN_READONLY.into()),
+        Err(Redirect::Down) => Err(errors::SCRIPT_CLUSTER_DOWN.into()),
+        Err(_) => Err(errors::SCRIPT_NON_LOCAL_KEY.into()),
     }
 }

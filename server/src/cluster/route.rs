@@ -5,6 +5,7 @@
 //! GETKEYS, WATCH and ACL see as keys is what routing sees. Shard channels (SPUBLISH,
 //! SSUBSCRIBE, SUNSUBSCRIBE) count as keys here, as in Redis, though their specs say not_key.
 
+use crate::errors;
 use bytes::Bytes;
 
 use super::slot::key_slot;
@@ -37,15 +38,13 @@ impl Redirect {
     /// The error text Redis sends, without the leading `-`.
     pub fn text(&self) -> String {
         match self {
-            Redirect::Moved { slot, addr } => format!("MOVED {slot} {addr}"),
-            Redirect::Ask { slot, addr } => format!("ASK {slot} {addr}"),
-            Redirect::CrossSlot => "CROSSSLOT Keys in request don't hash to the same slot".into(),
-            Redirect::TryAgain => "TRYAGAIN Multiple keys request during rehashing of slot".into(),
-            Redirect::Down => "CLUSTERDOWN The cluster is down".into(),
-            Redirect::DownReadOnly => {
-                "CLUSTERDOWN The cluster is down and only accepts read commands".into()
-            }
-            Redirect::Unbound => "CLUSTERDOWN Hash slot not served".into(),
+            Redirect::Moved { slot, addr } => errors::moved(*slot, addr),
+            Redirect::Ask { slot, addr } => errors::ask(*slot, addr),
+            Redirect::CrossSlot => errors::CROSSSLOT.into(),
+            Redirect::TryAgain => errors::TRYAGAIN.into(),
+            Redirect::Down => errors::CLUSTERDOWN.into(),
+            Redirect::DownReadOnly => errors::CLUSTERDOWN_READ_ONLY.into(),
+            Redirect::Unbound => errors::CLUSTERDOWN_UNBOUND.into(),
         }
     }
 

@@ -39,29 +39,20 @@ pub(crate) fn permission(
 /// The top-level NOPERM error.
 pub(crate) fn noperm(d: Denied, full: &str) -> Reply {
     Reply::err(match d.kind {
-        DeniedKind::Command => {
-            format!("NOPERM this user has no permissions to run the '{full}' command")
-        }
-        DeniedKind::Key => {
-            "NOPERM this user has no permissions to access one of the keys used as arguments".into()
-        }
-        DeniedKind::Channel => {
-            "NOPERM this user has no permissions to access one of the channels used as arguments"
-                .into()
-        }
+        DeniedKind::Command => errors::noperm_command(full),
+        DeniedKind::Key => errors::NOPERM_KEY.into(),
+        DeniedKind::Channel => errors::NOPERM_CHANNEL.into(),
     })
 }
 
 /// The NOPERM error of a queued command EXEC finds no longer allowed.
 pub(crate) fn noperm_in_exec(d: Denied) -> Reply {
     let reason = match d.kind {
-        DeniedKind::Command => "no permission to execute the command or subcommand",
-        DeniedKind::Key => "no permission to touch the specified keys",
-        DeniedKind::Channel => "no permission to access one of the channels used as arguments",
+        DeniedKind::Command => errors::NOPERM_EXEC_COMMAND,
+        DeniedKind::Key => errors::NOPERM_EXEC_KEY,
+        DeniedKind::Channel => errors::NOPERM_EXEC_CHANNEL,
     };
-    Reply::err(format!(
-        "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}"
-    ))
+    Reply::err(errors::noperm_in_exec(reason))
 }
 
 /// Adds a refusal of `conn`'s command to the ACL log.
@@ -201,27 +192,19 @@ fn text(a: &[u8]) -> String {
 fn setuser(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     let name = text(call.arg(2));
     if name.contains(' ') || name.contains('\0') {
-        return Err(Reply::err(crate::errors::USERNAMES_CAN_T_CONTAIN_SPACES_OR));
+        return Err(Reply::err(errors::USERNAMES_CAN_T_CONTAIN_SPACES_OR));
     }
     let raw: Vec<String> = call.args[3..].iter().map(|a| text(a)).collect();
-    let rules = acl::model::split_rules(&raw).map_err(|start| {
-        Reply::err(format!(
-            "ERR Unmatched parenthesis in acl selector starting at '{start}'."
-        ))
-    })?;
+    let rules = acl::model::split_rules(&raw)
+        .map_err(|start| Reply::err(errors::selector_unmatched(&start)))?;
     let mut user = e
         .acl
         .user(&name)
         .cloned()
         .unwrap_or_else(|| User::new(&name));
     for r in &rules {
-        user.apply(r).map_err(|err| {
-            Reply::err(format!(
-                "ERR Error in ACL SETUSER modifier '{}': {}",
-                r,
-                err.text()
-            ))
-        })?;
+        user.apply(r)
+            .map_err(|err| Reply::err(errors::setuser_modifier(r, err.text())))?;
     }
     e.acl.users.insert(name, user);
     refresh_sessions(e, call.conn);
@@ -266,9 +249,7 @@ fn getuser(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
 fn deluser(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     let names: Vec<String> = call.args[2..].iter().map(|a| text(a)).collect();
     if names.iter().any(|n| n == "default") {
-        return Err(Reply::err(
-            crate::errors::THE_DEFAULT_USER_CANNOT_BE_REMOVED,
-        ));
+        return Err(Reply::err(errors::THE_DEFAULT_USER_CANNOT_BE_REMOVED));
     }
     let removed = names
         .iter()
@@ -302,10 +283,7 @@ fn whoami(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
 
 /// Redis's answer to a subcommand given too many arguments, naming it as the user wrote it.
 fn too_many_args(call: &Call) -> Reply {
-    Reply::err(format!(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try ACL HELP.",
-        text(call.arg(1))
-    ))
+    Reply::err(errors::acl_subcommand_syntax(&text(call.arg(1))))
 }
 
 fn cat(_: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
@@ -319,10 +297,7 @@ fn cat(_: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     }
     let name = text(call.arg(2)).to_ascii_lowercase();
     if !acl::commands::CATEGORIES.contains(&name.as_str()) {
-        return Err(Reply::err(format!(
-            "ERR Unknown category '{}'",
-            errors::clip(errors::c_prefix(call.arg(2)), 128)
-        )));
+        return Err(Reply::err(errors::unknown_category(call.arg(2))));
     }
     Ok(Reply::Array(
         acl::commands::in_category(&name)
@@ -342,7 +317,7 @@ fn genpass(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
         256
     };
     if !(1..=4096).contains(&bits) {
-        return Err(Reply::err(crate::errors::ACL_GENPASS_ARGUMENT_MUST_BE_THE));
+        return Err(Reply::err(errors::ACL_GENPASS_ARGUMENT_MUST_BE_THE));
     }
     let chars = (bits as usize).div_ceil(4);
     let mut out = String::with_capacity(chars);
@@ -393,10 +368,7 @@ fn log_cmd(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
 fn dryrun(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     let name = text(call.arg(2));
     let Some(user) = e.acl.user(&name) else {
-        return Err(Reply::err(format!(
-            "ERR User '{}' not found",
-            errors::c_str(call.arg(2))
-        )));
+        return Err(Reply::err(errors::user_not_found(call.arg(2))));
     };
     let args = &call.args[3..];
     let (cmd, full) = match resolve(args) {
@@ -406,37 +378,24 @@ fn dryrun(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
         Err(Reply::Error(t))
             if t.starts_with("ERR unknown command") || t.starts_with("ERR unknown subcommand") =>
         {
-            return Err(Reply::err(format!(
-                "ERR Command '{}' not found",
-                errors::c_str(&args[0])
-            )))
+            return Err(Reply::err(errors::command_not_found(&args[0])))
         }
         Err(err) => return Err(err),
     };
     Ok(match acl::check(user, cmd, &full, args) {
         Ok(()) => Reply::ok(),
         Err(d) => Reply::bulk(match d.kind {
-            DeniedKind::Command => {
-                format!("This user has no permissions to run the '{full}' command")
-            }
-            DeniedKind::Key => format!(
-                "This user has no permissions to access the '{}' key",
-                text(&args[d.pos])
-            ),
-            DeniedKind::Channel => format!(
-                "This user has no permissions to access the '{}' channel",
-                text(&args[d.pos])
-            ),
+            DeniedKind::Command => errors::dryrun_command(&full),
+            DeniedKind::Key => errors::dryrun_key(&text(&args[d.pos])),
+            DeniedKind::Channel => errors::dryrun_channel(&text(&args[d.pos])),
         }),
     })
 }
 
-const NO_ACLFILE: &str = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.";
-
 fn aclfile(e: &Engine) -> Result<String, Reply> {
     match e.config.get_by_name("aclfile") {
         Some(f) if !f.is_empty() => Ok(f),
-        _ => Err(Reply::err(NO_ACLFILE)),
+        _ => Err(Reply::err(errors::NO_ACLFILE)),
     }
 }
 
@@ -447,8 +406,7 @@ fn save(e: &mut Engine, _: &mut Call) -> Result<Reply, Reply> {
         out.push_str(&u.describe());
         out.push('\n');
     }
-    std::fs::write(&path, out)
-        .map_err(|err| Reply::err(format!("ERR There was an error trying to save the ACLs. Please check the server logs for more information ({err})")))?;
+    std::fs::write(&path, out).map_err(|err| Reply::err(errors::aclfile_save(&err)))?;
     Ok(Reply::ok())
 }
 
@@ -462,27 +420,17 @@ pub(crate) fn parse_acl_file(text: &str) -> Result<Vec<User>, String> {
         }
         let words: Vec<String> = line.split_ascii_whitespace().map(str::to_string).collect();
         if words[0] != "user" || words.len() < 2 {
-            return Err(format!("/{}: line should start with user keyword", i + 1));
+            return Err(errors::aclfile_no_user_keyword(i + 1));
         }
         let mut u = User::new(&words[1]);
-        let rules = acl::model::split_rules(&words[2..]).map_err(|s| {
-            format!(
-                "{}: Unmatched parenthesis in acl selector starting at '{s}'.",
-                i + 1
-            )
-        })?;
+        let rules = acl::model::split_rules(&words[2..])
+            .map_err(|s| errors::aclfile_unmatched(i + 1, &s))?;
         for r in &rules {
-            u.apply(r).map_err(|err| {
-                format!(
-                    "{}: Error in user declaration '{}': {}",
-                    i + 1,
-                    r,
-                    err.text()
-                )
-            })?;
+            u.apply(r)
+                .map_err(|err| errors::aclfile_rule(i + 1, r, err.text()))?;
         }
         if users.iter().any(|x| x.name == u.name) {
-            return Err(format!("{}: Duplicate user '{}' found", i + 1, u.name));
+            return Err(errors::aclfile_duplicate(i + 1, &u.name));
         }
         users.push(u);
     }
@@ -491,12 +439,9 @@ pub(crate) fn parse_acl_file(text: &str) -> Result<Vec<User>, String> {
 
 fn load(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     let path = aclfile(e)?;
-    let body = std::fs::read_to_string(&path).map_err(|err| {
-        Reply::err(format!(
-            "ERR Error loading ACLs opening file '{path}': {err}"
-        ))
-    })?;
-    let loaded = parse_acl_file(&body).map_err(|m| Reply::err(format!("ERR {m}")))?;
+    let body = std::fs::read_to_string(&path)
+        .map_err(|err| Reply::err(errors::aclfile_open(&path, &err)))?;
+    let loaded = parse_acl_file(&body).map_err(|m| Reply::err(errors::aclfile_load(&m)))?;
     let mut users = std::collections::BTreeMap::new();
     users.insert("default".to_string(), User::default_user());
     for u in loaded {

@@ -10,10 +10,7 @@ use crate::errors;
 use crate::reply::Reply;
 
 fn unknown(sub: &[u8]) -> Reply {
-    Reply::err(format!(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
-        errors::clip(sub, 128)
-    ))
+    Reply::err(errors::subcommand_syntax(b"DEBUG", sub))
 }
 
 /// The longest DEBUG SLEEP redlab honours. Redis sleeps as long as asked, but redlab runs
@@ -40,6 +37,37 @@ pub fn sleep_duration(arg: &[u8]) -> Duration {
     }
     Duration::from_micros(micros as u64).min(MAX_SLEEP)
 }
+
+/// DEBUG HELP: Redis's lines for the subcommands redlab has, in Redis's order (the crash,
+/// allocator and AOF ones are left out because redlab does not answer them).
+const HELP: &[&str] = &[
+    "CHANGE-REPL-ID",
+    "    Change the replication IDs of the instance.",
+    "    Dangerous: should be used only for testing the replication subsystem.",
+    "DIGEST",
+    "    Output a hex signature representing the current DB content.",
+    "DIGEST-VALUE <key> [<key> ...]",
+    "    Output a hex signature of the values of all the specified keys.",
+    "OBJECT <key>",
+    "    Show low level info about `key` and associated value.",
+    "PROTOCOL <type>",
+    "    Reply with a test value of the specified type. <type> can be: string,",
+    "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+    "    true, false.",
+    "RELOAD [option ...]",
+    "    Save the RDB on disk and reload it back to memory.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    Setting it to 0 disables expiring keys in background when they are not",
+    "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+    "    default.",
+    "QUICKLIST-PACKED-THRESHOLD <size>",
+    "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+    "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
+    "SLEEP <seconds>",
+    "    Stop the server for <seconds>. Decimals allowed.",
+    "PAUSE-CRON <0|1>",
+    "    Stop periodic cron job processing.",
+];
 
 fn debug(e: &mut Engine, call: &mut Call) -> CmdResult {
     let sub = args::lower(call.arg(1));
@@ -80,26 +108,7 @@ fn debug(e: &mut Engine, call: &mut Call) -> CmdResult {
         }
         ("protocol", 3) => protocol(call),
         ("quicklist-packed-threshold", 3) => quicklist_packed_threshold(e, call.arg(2))?,
-        ("help", 2) => Reply::Array(
-            [
-                "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                "CHANGE-REPL-ID",
-                "DIGEST",
-                "DIGEST-VALUE <key> [<key> ...]",
-                "JMAP",
-                "OBJECT <key>",
-                "PROTOCOL <type>",
-                "QUICKLIST-PACKED-THRESHOLD <size>",
-                "RELOAD",
-                "SET-ACTIVE-EXPIRE <0|1>",
-                "SET-DISABLE-DENY-SCRIPTS <0|1>",
-                "SLEEP <seconds>",
-                "HELP",
-            ]
-            .iter()
-            .map(|l| Reply::status(l))
-            .collect(),
-        ),
+        ("help", 2) => super::help::help_reply("DEBUG", HELP),
         _ => unknown(call.arg(1)),
     })
 }
@@ -109,13 +118,12 @@ fn debug(e: &mut Engine, call: &mut Call) -> CmdResult {
 pub const DEFAULT_PACKED_THRESHOLD: u64 = 1 << 30;
 
 fn quicklist_packed_threshold(e: &mut Engine, arg: &[u8]) -> CmdResult {
-    const BAD: &str = "ERR argument must be a memory value bigger than 1 and smaller than 4gb";
     let size = std::str::from_utf8(arg)
         .ok()
         .and_then(crate::config::params::parse_memory)
-        .ok_or_else(|| Reply::err(BAD))?;
+        .ok_or_else(|| Reply::err(errors::DEBUG_QUICKLIST_THRESHOLD))?;
     if size > (1u64 << 32) - (1 << 20) {
-        return Err(Reply::err(BAD));
+        return Err(Reply::err(errors::DEBUG_QUICKLIST_THRESHOLD));
     }
     e.quicklist_packed_threshold = if size == 0 {
         DEFAULT_PACKED_THRESHOLD

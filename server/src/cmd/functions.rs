@@ -4,7 +4,7 @@
 use crate::cmd::table::CmdResult;
 use bytes::Bytes;
 
-use super::scripting::{new_ctx, numkeys_keys, preflight, NOTBUSY};
+use super::scripting::{new_ctx, numkeys_keys, preflight};
 use super::table::{flags::*, Command};
 use crate::db::rdb::{self, FunctionRestoreError};
 use crate::engine::{Call, Engine};
@@ -18,7 +18,7 @@ use crate::reply::Reply;
 fn install(e: &mut Engine, code: &Bytes, replace: bool) -> Result<String, Reply> {
     let name = shebang::parse_library(code).map_err(Reply::err)?;
     if !replace && e.scripting.libs.libs.contains_key(&name) {
-        return Err(Reply::err(format!("ERR Library '{}' already exists", name)));
+        return Err(Reply::err(errors::library_exists(&name)));
     }
     let limit = e.config.lua_memory_limit;
     let rt = e.scripting.func_runtime(limit);
@@ -34,10 +34,7 @@ fn check_collisions(e: &Engine, lib: &Library) -> Result<(), Reply> {
     for f in &lib.functions {
         if let Some(owner) = e.scripting.libs.index.get(&f.name.to_ascii_lowercase()) {
             if *owner != lib.name {
-                return Err(Reply::err(format!(
-                    "ERR Function {} already exists",
-                    f.name
-                )));
+                return Err(Reply::err(errors::function_exists(&f.name)));
             }
         }
     }
@@ -59,10 +56,7 @@ fn function_load(e: &mut Engine, call: &mut Call) -> CmdResult {
         if call.arg(i).eq_ignore_ascii_case(b"replace") {
             replace = true;
         } else {
-            return Err(Reply::err(format!(
-                "ERR Unknown option given: {}",
-                errors::c_str(call.arg(i))
-            )));
+            return Err(Reply::err(errors::function_load_option(call.arg(i))));
         }
         i += 1;
     }
@@ -88,10 +82,7 @@ fn function_list(e: &mut Engine, call: &mut Call) -> CmdResult {
             pattern = Some(call.args[i + 1].clone());
             i += 1;
         } else {
-            return Err(Reply::err(format!(
-                "ERR Unknown argument {}",
-                errors::c_str(a)
-            )));
+            return Err(Reply::err(errors::function_list_argument(a)));
         }
         i += 1;
     }
@@ -168,7 +159,7 @@ fn function_flush(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 fn function_kill(_: &mut Engine, _: &mut Call) -> CmdResult {
-    Err(Reply::err(NOTBUSY))
+    Err(Reply::err(errors::NOTBUSY))
 }
 
 fn function_stats(e: &mut Engine, _: &mut Call) -> CmdResult {
@@ -267,10 +258,7 @@ fn function_restore(e: &mut Engine, call: &mut Call) -> CmdResult {
         let mut names = std::collections::HashSet::new();
         for lib in &staged {
             if !names.insert(lib.name.clone()) {
-                failure = Some(Reply::err(format!(
-                    "ERR Library '{}' already exists",
-                    lib.name
-                )));
+                failure = Some(Reply::err(errors::library_exists(&lib.name)));
             }
         }
     }
@@ -279,10 +267,7 @@ fn function_restore(e: &mut Engine, call: &mut Call) -> CmdResult {
             .iter()
             .find(|l| e.scripting.libs.libs.contains_key(&l.name))
         {
-            failure = Some(Reply::err(format!(
-                "ERR Library {} already exists",
-                lib.name
-            )));
+            failure = Some(Reply::err(errors::library_exists_unquoted(&lib.name)));
         }
     }
     if let Some(f) = failure {

@@ -47,7 +47,7 @@ fn load_script(e: &mut Engine, body: &Bytes) -> Result<[u8; 40], Reply> {
     let rt = e.scripting.eval_runtime(limit);
     let func = rt
         .compile(&body[skip..], c"@user_script")
-        .map_err(|m| Reply::err(format!("ERR Error compiling script (new function): {}", m)))?;
+        .map_err(|m| Reply::err(errors::script_compile(&m)))?;
     rt.read_globals_directly(func);
     e.scripting.cache.scripts.insert(
         sha,
@@ -95,11 +95,7 @@ pub(crate) fn new_ctx(
             if let Some(first) = keys.first() {
                 let slot = key_slot(first);
                 if let Some(other) = keys.iter().find(|k| key_slot(k) != slot) {
-                    return Err(Reply::err(format!(
-                        "CROSSSLOT strict keys: key '{}' is in a different hash slot than '{}'",
-                        errors::clip(other, 128),
-                        errors::clip(first, 128)
-                    )));
+                    return Err(Reply::err(errors::script_crossslot(other, first)));
                 }
             }
         }
@@ -229,10 +225,8 @@ fn script_flush(e: &mut Engine, call: &mut Call) -> CmdResult {
 /// Reached only when no script runs: while one runs, the network shell answers SCRIPT KILL
 /// itself from the busy hook.
 fn script_kill(_: &mut Engine, _: &mut Call) -> CmdResult {
-    Err(Reply::err(NOTBUSY))
+    Err(Reply::err(errors::NOTBUSY))
 }
-
-pub const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
 
 fn script_debug(_: &mut Engine, call: &mut Call) -> CmdResult {
     let mode = call.arg(2).to_ascii_lowercase();

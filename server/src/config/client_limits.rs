@@ -75,7 +75,7 @@ impl OutputLimits {
             value.split(' ').collect()
         };
         if !parts.len().is_multiple_of(4) {
-            return Err("Wrong number of arguments in buffer limit configuration.".into());
+            return Err(crate::errors::CONFIG_BUFFER_LIMIT_ARGS.into());
         }
         let mut out = *self;
         for g in parts.chunks(4) {
@@ -83,16 +83,9 @@ impl OutputLimits {
                 "normal" => ClientClass::Normal,
                 "slave" | "replica" => ClientClass::Replica,
                 "pubsub" => ClientClass::PubSub,
-                _ => {
-                    return Err(
-                        "Invalid client class specified in buffer limit configuration.".into(),
-                    )
-                }
+                _ => return Err(crate::errors::CONFIG_BUFFER_LIMIT_CLASS.into()),
             };
-            let bad = || {
-                "Error in hard, soft or soft_seconds setting in buffer limit configuration."
-                    .to_string()
-            };
+            let bad = || crate::errors::CONFIG_BUFFER_LIMIT_VALUES.to_string();
             let hard = super::params::parse_memory(g[1]).ok_or_else(bad)?;
             let soft = super::params::parse_memory(g[2]).ok_or_else(bad)?;
             let secs = crate::numfmt::parse_i64(g[3].as_bytes())

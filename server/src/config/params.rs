@@ -75,27 +75,25 @@ impl Param {
             Kind::Bool => match value.to_ascii_lowercase().as_str() {
                 "yes" => Ok("yes".into()),
                 "no" => Ok("no".into()),
-                _ => Err("argument must be 'yes' or 'no'".into()),
+                _ => Err(crate::errors::CONFIG_YES_NO.into()),
             },
             Kind::Int(min, max) => {
                 let n = crate::numfmt::parse_i64(value.as_bytes())
-                    .ok_or_else(|| "argument couldn't be parsed into an integer".to_string())?;
+                    .ok_or_else(|| crate::errors::CONFIG_NOT_INTEGER.to_string())?;
                 check_range(n, min, max)
             }
             Kind::Mem(min, max) => {
                 let n = parse_memory(value)
-                    .ok_or_else(|| "argument must be a memory value".to_string())?;
+                    .ok_or_else(|| crate::errors::CONFIG_NOT_MEMORY.to_string())?;
                 let n = i64::try_from(n).unwrap_or(i64::MAX);
                 check_range(n, min, max)
             }
             Kind::MemOrPercent => {
-                let bad = || "argument must be a memory or percent value".to_string();
+                let bad = || crate::errors::CONFIG_NOT_MEMORY_OR_PERCENT.to_string();
                 if let Some(p) = value.strip_suffix('%') {
                     // Redis keeps a percentage as a negative count: 0% reads back as 0.
                     match crate::numfmt::parse_i64(p.as_bytes()) {
-                        Some(n) if n > 100 => {
-                            Err("percentage argument must be less or equal to 100".into())
-                        }
+                        Some(n) if n > 100 => Err(crate::errors::CONFIG_PERCENT_OVER_100.into()),
                         Some(0) => Ok("0".into()),
                         Some(n) if n > 0 => Ok(format!("{}%", n)),
                         _ => Err(bad()),
@@ -108,26 +106,21 @@ impl Param {
                 .iter()
                 .find(|n| n.eq_ignore_ascii_case(value))
                 .map(|n| n.to_string())
-                .ok_or_else(|| {
-                    format!(
-                        "argument(s) must be one of the following: {}",
-                        names.join(", ")
-                    )
-                }),
+                .ok_or_else(|| crate::errors::config_enum(names)),
             Kind::Str => Ok(value.to_string()),
             Kind::Octal => i64::from_str_radix(value, 8)
                 .map(|n| format!("{:o}", n))
-                .map_err(|_| "argument couldn't be parsed into an integer".into()),
+                .map_err(|_| crate::errors::CONFIG_NOT_INTEGER.into()),
             Kind::Save => normalize_save(value),
             // Kept as given: the printed form drops `n` next to `A` (as Redis prints it),
             // and the class must stay on.
             Kind::Notify => notify::parse_flags(value)
                 .map(|_| value.to_string())
-                .ok_or_else(|| "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".into()),
+                .ok_or_else(|| crate::errors::CONFIG_EVENT_CLASS.into()),
             Kind::Bind => {
                 let addrs: Vec<&str> = value.split_whitespace().collect();
                 if addrs.len() > 16 {
-                    return Err("Too many bind addresses specified.".into());
+                    return Err(crate::errors::CONFIG_TOO_MANY_BINDS.into());
                 }
                 Ok(addrs.join(" "))
             }
@@ -137,13 +130,13 @@ impl Param {
             Kind::OomScoreAdjValues => {
                 let parts: Vec<&str> = value.split_whitespace().collect();
                 if parts.len() != 3 {
-                    return Err("wrong number of arguments".into());
+                    return Err(crate::errors::WRONG_NUMBER_OF_ARGUMENTS.into());
                 }
                 let mut out = Vec::new();
                 for p in parts {
                     match crate::numfmt::parse_i64(p.as_bytes()) {
                         Some(n) if (-2000..=2000).contains(&n) => out.push(n.to_string()),
-                        _ => return Err("Invalid oom-score-adj-values, elements must be between -2000 and 2000.".into()),
+                        _ => return Err(crate::errors::CONFIG_OOM_SCORE_ADJ.into()),
                     }
                 }
                 Ok(out.join(" "))
@@ -151,11 +144,10 @@ impl Param {
             Kind::Percentiles => {
                 let mut out = Vec::new();
                 for p in value.split_whitespace() {
-                    let f = crate::numfmt::parse_f64(p.as_bytes()).ok_or_else(|| {
-                        "Invalid latency-tracking-info-percentiles parameters".to_string()
-                    })?;
+                    let f = crate::numfmt::parse_f64(p.as_bytes())
+                        .ok_or_else(|| crate::errors::CONFIG_PERCENTILES_INVALID.to_string())?;
                     if !(0.0..=100.0).contains(&f) {
-                        return Err("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]".into());
+                        return Err(crate::errors::CONFIG_PERCENTILES_RANGE.into());
                     }
                     out.push(percentile_text(f));
                 }
@@ -169,7 +161,7 @@ impl Param {
                         Ok(String::new())
                     }
                     [host, port] if port.parse::<u16>().is_ok() => Ok(format!("{} {}", host, port)),
-                    _ => Err("wrong number of arguments".into()),
+                    _ => Err(crate::errors::WRONG_NUMBER_OF_ARGUMENTS.into()),
                 }
             }
         }
@@ -178,10 +170,7 @@ impl Param {
 
 fn check_range(n: i64, min: i64, max: i64) -> Result<String, String> {
     if n < min || n > max {
-        Err(format!(
-            "argument must be between {} and {} inclusive",
-            min, max
-        ))
+        Err(crate::errors::config_int_range(min, max))
     } else {
         Ok(n.to_string())
     }
@@ -209,7 +198,7 @@ pub fn parse_memory(s: &str) -> Option<u64> {
 
 fn normalize_save(value: &str) -> Result<String, String> {
     let parts: Vec<&str> = value.split_whitespace().collect();
-    let bad = || "Invalid save parameters".to_string();
+    let bad = || crate::errors::CONFIG_SAVE_INVALID.to_string();
     if !parts.len().is_multiple_of(2) {
         return Err(bad());
     }

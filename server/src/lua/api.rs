@@ -1,6 +1,7 @@
 //! The `redis` table: call, pcall and the rest of the API scripts see, with Redis's checks
 //! and error texts.
 
+use crate::errors;
 use std::ffi::c_int;
 
 use bytes::Bytes;
@@ -147,8 +148,6 @@ unsafe fn push_error_parts(l: *mut lua_State, code: &[u8], text: &[u8]) {
     }
 }
 
-const NO_ARGS: &str = "Please specify at least one argument for this redis lib call";
-
 /// What redis.call pushes once the script's context is given back.
 enum Called {
     NoScript,
@@ -195,18 +194,15 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
     unsafe {
         match called {
             Called::NoScript => {
-                push_redis_error(l, "redis.call can only be used while a script runs");
+                push_redis_error(l, errors::LUA_CALL_OUTSIDE_SCRIPT);
                 fail
             }
             Called::NoArgs => {
-                push_redis_error(l, NO_ARGS);
+                push_redis_error(l, errors::LUA_CALL_NO_ARGS);
                 fail
             }
             Called::BadArgs => {
-                push_redis_error(
-                    l,
-                    "Lua redis lib command arguments must be strings or integers",
-                );
+                push_redis_error(l, errors::LUA_CALL_BAD_ARGS);
                 fail
             }
             Called::Ran {
@@ -285,16 +281,13 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
         && cmd.has(flags::DENYOOM)
         && e.config.maxmemory > 0
     {
-        return Err(format!("-{}", crate::errors::OOM));
+        return Err(format!("-{}", errors::OOM));
     }
     if let Some(declared) = &c.strict_keys {
         for pos in cmd.key_positions(&args) {
             let key = &args[pos];
             if !declared.iter().any(|k| k == key) {
-                return Err(format!(
-                    "-ERR strict keys: script accessed key '{}' that was not declared in KEYS (Redis Cluster cannot route it)",
-                    crate::errors::clip(key, 128)
-                ));
+                return Err(format!("-{}", errors::script_undeclared_key(key)));
             }
         }
     }
@@ -340,7 +333,7 @@ unsafe fn error_reply_body(l: *mut lua_State) -> CResult {
     // or Copy values alive.
     unsafe {
         if lua_gettop(l) != 1 || lua_type(l, 1) != LUA_TSTRING {
-            push_redis_error(l, "wrong number or type of arguments");
+            push_redis_error(l, errors::LUA_WRONG_ARGS_OR_TYPE);
             return Ok(1);
         }
         // Redis prefixes a '-' when the message has none, then reads the code as usual.
@@ -358,7 +351,7 @@ unsafe fn status_reply_body(l: *mut lua_State) -> CResult {
     // or Copy values alive.
     unsafe {
         if lua_gettop(l) != 1 || lua_type(l, 1) != LUA_TSTRING {
-            push_redis_error(l, "wrong number or type of arguments");
+            push_redis_error(l, errors::LUA_WRONG_ARGS_OR_TYPE);
             return Ok(1);
         }
         lua_createtable(l, 0, 1);
@@ -375,7 +368,7 @@ unsafe fn sha1hex_body(l: *mut lua_State) -> CResult {
     // or Copy values alive.
     unsafe {
         if lua_gettop(l) != 1 {
-            push_redis_error(l, "wrong number of arguments");
+            push_redis_error(l, errors::WRONG_NUMBER_OF_ARGUMENTS);
             return Err(());
         }
         let data = to_bytes(l, 1).unwrap_or_default();
@@ -399,16 +392,16 @@ unsafe fn log_body(l: *mut lua_State) -> CResult {
     unsafe {
         let argc = lua_gettop(l);
         if argc < 2 {
-            push_redis_error(l, "redis.log() requires two arguments or more.");
+            push_redis_error(l, errors::LUA_LOG_ARGS);
             return Err(());
         }
         if lua_type(l, 1) != LUA_TNUMBER {
-            push_redis_error(l, "First argument must be a number (log level).");
+            push_redis_error(l, errors::LUA_LOG_LEVEL_NOT_NUMBER);
             return Err(());
         }
         let level = lua_tonumber(l, 1) as i64;
         if !(0..=3).contains(&level) {
-            push_redis_error(l, "Invalid debug level.");
+            push_redis_error(l, errors::LUA_LOG_LEVEL_INVALID);
             return Err(());
         }
         // Numbers become strings in place first: converting allocates and may raise, which
@@ -443,12 +436,12 @@ unsafe fn setresp_body(l: *mut lua_State) -> CResult {
     // or Copy values alive.
     unsafe {
         if lua_gettop(l) != 1 {
-            push_redis_error(l, "redis.setresp() requires one argument.");
+            push_redis_error(l, errors::LUA_SETRESP_ARGS);
             return Err(());
         }
         let v = lua_tonumber(l, 1);
         if v != 2.0 && v != 3.0 {
-            push_redis_error(l, "RESP version must be 2 or 3.");
+            push_redis_error(l, errors::LUA_SETRESP_VERSION);
             return Err(());
         }
         with_ctx(|c| c.resp = v as u8);
@@ -463,15 +456,12 @@ unsafe fn set_repl_body(l: *mut lua_State) -> CResult {
     // or Copy values alive.
     unsafe {
         if lua_gettop(l) != 1 {
-            push_redis_error(l, "redis.set_repl() requires two arguments.");
+            push_redis_error(l, errors::LUA_SET_REPL_ARGS);
             return Err(());
         }
         let v = lua_tonumber(l, 1) as i64;
         if !(0..=3).contains(&v) {
-            push_redis_error(
-                l,
-                "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
-            );
+            push_redis_error(l, errors::LUA_SET_REPL_FLAGS);
             return Err(());
         }
         Ok(0)
@@ -512,12 +502,12 @@ unsafe fn acl_check_cmd_body(l: *mut lua_State) -> CResult {
     // or Copy values alive.
     unsafe {
         if lua_gettop(l) == 0 {
-            push_redis_error(l, NO_ARGS);
+            push_redis_error(l, errors::LUA_CALL_NO_ARGS);
             return Err(());
         }
         let known = to_bytes(l, 1).and_then(table::lookup).is_some();
         if !known {
-            push_redis_error(l, "Invalid command passed to redis.acl_check_cmd()");
+            push_redis_error(l, errors::LUA_ACL_CHECK_CMD_INVALID);
             return Err(());
         }
         lua_pushboolean(l, 1);

@@ -1,6 +1,7 @@
 //! FUNCTION libraries: loading a library's code, `redis.register_function`, and the
 //! registry of libraries and functions.
 
+use crate::errors;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::ffi::c_int;
@@ -104,12 +105,10 @@ unsafe extern "C-unwind" fn load_hook(l: *mut lua_State, _ar: *mut lua_Debug) {
         }
         // From now on on every line and backward jump, so nothing can outrun the error.
         lua_sethook(l, Some(load_hook), LUA_MASKLINE, 0);
-        super::api::push_redis_error(l, "FUNCTION LOAD timeout");
+        super::api::push_redis_error(l, errors::FUNCTION_LOAD_TIMEOUT);
         lua_error(l);
     }
 }
-
-const NAME_RULE: &str = "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long";
 
 fn valid_name(s: &[u8]) -> bool {
     !s.is_empty() && s.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
@@ -141,7 +140,7 @@ unsafe fn read_flags(l: *mut lua_State, idx: c_int) -> Result<u32, &'static str>
             lua_pop(l, 1);
             match f {
                 Some(bit) => flags |= bit,
-                None => return Err("unknown flag given"),
+                None => return Err(errors::LUA_REGISTER_UNKNOWN_FLAG),
             }
             i += 1;
         }
@@ -176,7 +175,7 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
         let (name_idx, func_idx, description_idx, flags): (c_int, c_int, c_int, u32);
         if argc == 1 {
             if lua_type(l, 1) != LUA_TTABLE {
-                return fail(l, "calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).");
+                return fail(l, errors::LUA_REGISTER_SINGLE_ARG);
             }
             let base = argc;
             lua_settop(l, base + 3);
@@ -226,7 +225,7 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
                     }
                     _ => {
                         lua_pop(l, 2);
-                        return fail(l, "unknown argument given to redis.register_function");
+                        return fail(l, errors::LUA_REGISTER_UNKNOWN_ARG);
                     }
                 };
                 if let Some(slot) = slot {
@@ -240,7 +239,7 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
                 );
             }
             if lua_type(l, base + CALLBACK_SLOT) != LUA_TFUNCTION {
-                return fail(l, "redis.register_function must get a callback argument");
+                return fail(l, errors::LUA_REGISTER_NO_CALLBACK);
             }
             name_idx = base + NAME_SLOT;
             func_idx = base + CALLBACK_SLOT;
@@ -264,10 +263,10 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
             description_idx = 0;
             flags = 0;
         } else {
-            return fail(l, "wrong number of arguments to redis.register_function");
+            return fail(l, errors::LUA_REGISTER_ARGS);
         }
         if !valid_name(str_bytes(l, name_idx).unwrap_or_default()) {
-            return fail(l, NAME_RULE);
+            return fail(l, errors::LIBRARY_NAME_RULE);
         }
         if description_idx != 0 && lua_type(l, description_idx) == LUA_TNUMBER {
             lua_tolstring(l, description_idx, std::ptr::null_mut());
@@ -300,7 +299,7 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
         });
         if dup {
             luaL_unref(l, LUA_REGISTRYINDEX, func_ref);
-            return fail(l, "Function already exists in the library");
+            return fail(l, errors::LUA_REGISTER_DUPLICATE);
         }
         Ok(0)
     }
@@ -314,7 +313,7 @@ pub fn load_library(rt: &Runtime, code: &Bytes) -> Result<Library, String> {
     let skip = code.iter().position(|&c| c == b'\n').unwrap_or(code.len());
     let func = rt
         .compile(&code[skip..], c"@user_function")
-        .map_err(|m| format!("ERR Error compiling function: {}", m))?;
+        .map_err(|m| errors::function_compile(&m))?;
     let l = rt.l;
     LOADING.with(|p| {
         *p.borrow_mut() = Some(Pending {
@@ -346,7 +345,7 @@ pub fn load_library(rt: &Runtime, code: &Bytes) -> Result<Library, String> {
             } else {
                 to_bytes(l, top)
                     .map(|b| String::from_utf8_lossy(b).into_owned())
-                    .unwrap_or_else(|| "ERR unknown error".into())
+                    .unwrap_or_else(|| errors::LUA_UNKNOWN_ERROR.into())
             };
             Some(msg)
         } else {
@@ -364,10 +363,10 @@ pub fn load_library(rt: &Runtime, code: &Bytes) -> Result<Library, String> {
         for f in &pending {
             rt.unref(f.func);
         }
-        return Err(format!("ERR Error registering functions: {}", msg));
+        return Err(errors::functions_register(&msg));
     }
     if pending.is_empty() {
-        return Err("ERR No functions registered".into());
+        return Err(errors::FUNCTIONS_NONE_REGISTERED.into());
     }
     Ok(Library {
         name,

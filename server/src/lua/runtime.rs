@@ -5,6 +5,7 @@
 //! scripts cannot start scripts (EVAL is not allowed from a script), so there is at most one
 //! context per thread.
 
+use crate::errors;
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 use std::time::Instant;
@@ -389,8 +390,6 @@ pub(crate) fn with_ctx<R>(f: impl FnOnce(&mut RunCtx) -> R) -> Option<R> {
     Some(f(unsafe { &mut *p }))
 }
 
-const KILLED: &str = "ERR Script killed by user with SCRIPT KILL...";
-
 /// What the hook does after looking at the running script.
 enum HookAction {
     Continue,
@@ -438,7 +437,7 @@ unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut lua_Debug) {
             }
             Some(HookAction::Raise) => {}
         }
-        push_error_table(l, KILLED.as_bytes());
+        push_error_table(l, errors::SCRIPT_KILLED.as_bytes());
         lua_error(l);
     }
 }
@@ -559,17 +558,17 @@ unsafe fn error_reply(l: *mut lua_State, status: c_int, name: &str, stop: Option
                 _ => "execution failure".to_string(),
             };
             let msg: String = msg.chars().take(100).collect();
-            return Reply::err(format!("ERR Error running script {}, {}", name, msg));
+            return Reply::err(errors::script_run(name, &msg));
         }
         let mut msg = match get_field(l, top, "err") {
             LUA_TSTRING => {
                 String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned()
             }
-            _ => "ERR unknown error".to_string(),
+            _ => errors::LUA_UNKNOWN_ERROR.to_string(),
         };
         lua_pop(l, 1);
         if stop.is_some() {
-            msg = KILLED.to_string();
+            msg = errors::SCRIPT_KILLED.to_string();
         }
         get_field(l, top, "source");
         let source = to_bytes(l, -1).map(|b| String::from_utf8_lossy(b).into_owned());
@@ -578,7 +577,7 @@ unsafe fn error_reply(l: *mut lua_State, status: c_int, name: &str, stop: Option
         let line = to_bytes(l, -1).map(|b| String::from_utf8_lossy(b).into_owned());
         lua_pop(l, 1);
         match (source, line) {
-            (Some(s), Some(n)) => Reply::err(format!("{} script: {}, on {}:{}.", msg, name, s, n)),
+            (Some(s), Some(n)) => Reply::err(errors::script_error_at(&msg, name, &s, &n)),
             _ => Reply::err(msg),
         }
     }

@@ -7,6 +7,7 @@
 //! table is replaced by the proxy of the real globals, so everything the script compiles,
 //! including `loadstring` chunks, sees the protected view.
 
+use crate::errors;
 use std::ffi::c_int;
 
 use super::ffi::*;
@@ -18,7 +19,7 @@ const PROXIES: &str = "redlab.proxies";
 const BACKING_G: &str = "redlab.G";
 const LOAD_API: &str = "redlab.load_api";
 const GLOBALS_MT: &str = "redlab.globals_mt";
-pub(crate) const READONLY: &str = "Attempt to modify a readonly table";
+pub(crate) const READONLY: &str = errors::LUA_READONLY_TABLE;
 
 /// The error handler: adds where the error happened, as Redis's `__redis__err__handler`.
 const HANDLER: &str = r#"
@@ -332,10 +333,7 @@ unsafe fn missing_global_body(l: *mut lua_State) -> CResult {
     unsafe {
         // Assembled by Lua from borrowed pieces: every push may raise, so no Rust String here.
         luaL_where(l, 1);
-        push_str(
-            l,
-            "Script attempted to access nonexistent global variable '",
-        );
+        push_str(l, errors::LUA_NONEXISTENT_GLOBAL);
         match to_bytes(l, 2) {
             Some(name) => push_bytes(l, name),
             None => push_str(l, ""),

@@ -1,5 +1,6 @@
 //! `#!lua flags=...` (EVAL) and `#!lua name=...` (FUNCTION LOAD) first lines.
 
+use crate::errors;
 pub const NO_WRITES: u32 = 1 << 0;
 pub const ALLOW_OOM: u32 = 1 << 1;
 pub const ALLOW_STALE: u32 = 1 << 2;
@@ -32,34 +33,23 @@ pub fn parse_eval(body: &[u8]) -> Result<(u32, usize), String> {
         return Ok((EVAL_COMPAT, 0));
     }
     let Some(end) = body.iter().position(|&c| c == b'\n') else {
-        return Err("ERR Invalid script shebang".into());
+        return Err(errors::SHEBANG_INVALID.into());
     };
     let line = &body[..end];
     let mut parts = line.split(|&c| c == b' ').filter(|p| !p.is_empty());
     let engine = parts.next().unwrap_or_default();
     if engine != b"#!lua" {
-        return Err(format!(
-            "ERR Unexpected engine in script shebang: {}",
-            String::from_utf8_lossy(engine)
-        ));
+        return Err(errors::shebang_engine(engine));
     }
     let mut flags = 0;
     for p in parts {
         let Some(list) = p.strip_prefix(b"flags=") else {
-            return Err(format!(
-                "ERR Unknown lua shebang option: {}",
-                String::from_utf8_lossy(p)
-            ));
+            return Err(errors::shebang_option(p));
         };
         for f in list.split(|&c| c == b',').filter(|f| !f.is_empty()) {
             match flag_by_name(f) {
                 Some(bit) => flags |= bit,
-                None => {
-                    return Err(format!(
-                        "ERR Unexpected flag in script shebang: {}",
-                        String::from_utf8_lossy(f)
-                    ))
-                }
+                None => return Err(errors::shebang_flag(f)),
             }
         }
     }
@@ -71,44 +61,35 @@ pub fn parse_eval(body: &[u8]) -> Result<(u32, usize), String> {
 /// command line (so `name="lib"` names `lib`), the metadata is checked before the engine,
 /// and `name=` matches in any case.
 pub fn parse_library(code: &[u8]) -> Result<String, String> {
-    const INVALID: &str = "ERR Invalid library metadata";
     if !code.starts_with(b"#!") {
-        return Err("ERR Missing library metadata".into());
+        return Err(errors::LIBRARY_METADATA_MISSING.into());
     }
     let Some(end) = code.iter().position(|&c| c == b'\n') else {
-        return Err(INVALID.into());
+        return Err(errors::LIBRARY_METADATA_INVALID.into());
     };
     let parts = match crate::net::parser::split_args(&code[..end]) {
         Some(parts) if !parts.is_empty() => parts,
-        _ => return Err(INVALID.into()),
+        _ => return Err(errors::LIBRARY_METADATA_INVALID.into()),
     };
     let mut name: Option<String> = None;
     for p in &parts[1..] {
         if p.len() < 5 || !p[..5].eq_ignore_ascii_case(b"name=") {
-            return Err(format!(
-                "ERR Invalid metadata value given: {}",
-                String::from_utf8_lossy(p)
-            ));
+            return Err(errors::library_metadata_value(p));
         }
         if name.is_some() {
-            return Err(
-                "ERR Invalid metadata value, name argument was given multiple times".into(),
-            );
+            return Err(errors::LIBRARY_METADATA_NAME_TWICE.into());
         }
         name = Some(String::from_utf8_lossy(&p[5..]).into_owned());
     }
     let Some(name) = name else {
-        return Err("ERR Library name was not given".into());
+        return Err(errors::LIBRARY_NAME_NOT_GIVEN.into());
     };
     let engine = &parts[0][2.min(parts[0].len())..];
     if !engine.eq_ignore_ascii_case(b"lua") {
-        return Err(format!(
-            "ERR Engine '{}' not found",
-            String::from_utf8_lossy(engine)
-        ));
+        return Err(errors::engine_not_found(engine));
     }
     if name.is_empty() || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
-        return Err("ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long".into());
+        return Err(errors::library_name_invalid());
     }
     Ok(name)
 }

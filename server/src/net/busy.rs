@@ -62,8 +62,6 @@ pub(crate) fn catch_up(engine: &mut Engine, conn: ConnId, op: CatchUp) {
     }
 }
 
-const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
-
 /// Builds the hook for one server. `spawn` starts the task of a connection accepted
 /// while the script runs. `dropped` is set when the `Server` is dropped: the script then
 /// stops as by SHUTDOWN NOSAVE, so a dropped server never keeps its thread busy.
@@ -244,7 +242,7 @@ fn run(
                 // Redis answers a KILL of the other kind of script with -BUSY.
                 (admission::busy_error(kind), BusyVerdict::Continue)
             } else if script.has_written {
-                (Reply::err(UNKILLABLE), BusyVerdict::Continue)
+                (Reply::err(errors::UNKILLABLE), BusyVerdict::Continue)
             } else {
                 (Reply::ok(), BusyVerdict::Kill)
             }

@@ -6,6 +6,7 @@
 //! unbalanced quotes). The parser keeps its place between reads, never allocates a declared
 //! size up front, and never recurses, so a hostile frame costs only the bytes it sent.
 
+use crate::errors;
 use bytes::{Buf, Bytes, BytesMut};
 
 /// Longest inline request, and longest `*`/`$` header line, Redis accepts (PROTO_INLINE_MAX_SIZE).
@@ -20,8 +21,8 @@ const UNAUTH_MAX_BULK: i64 = 16384;
 pub struct ProtocolError(pub String);
 
 impl ProtocolError {
-    fn new(what: &str) -> Self {
-        ProtocolError(format!("ERR Protocol error: {}", what))
+    fn new(text: &str) -> Self {
+        ProtocolError(text.to_string())
     }
 }
 
@@ -75,17 +76,17 @@ impl RequestParser {
             if buf[0] != b'*' {
                 return inline(buf);
             }
-            let Some(end) = line_end(buf, INLINE_MAX, "too big mbulk count string")? else {
+            let Some(end) = line_end(buf, INLINE_MAX, errors::PROTOCOL_MBULK_COUNT_TOO_BIG)? else {
                 return Ok(Parsed::Incomplete);
             };
             let n = crate::numfmt::parse_i64(&buf[1..end]);
             buf.advance(end + 2);
             let n = match n {
                 Some(n) if n <= i32::MAX as i64 => n,
-                _ => return Err(ProtocolError::new("invalid multibulk length")),
+                _ => return Err(ProtocolError::new(errors::PROTOCOL_MULTIBULK_LENGTH)),
             };
             if n > UNAUTH_MAX_ARGS && !authenticated {
-                return Err(ProtocolError::new("unauthenticated multibulk length"));
+                return Err(ProtocolError::new(errors::PROTOCOL_UNAUTH_MULTIBULK_LENGTH));
             }
             if n <= 0 {
                 return Ok(Parsed::Empty);
@@ -100,24 +101,22 @@ impl RequestParser {
                 None => {
                     // Like Redis, the whole header line must be there before its first byte
                     // is judged.
-                    let Some(end) = line_end(buf, INLINE_MAX, "too big bulk count string")? else {
+                    let Some(end) = line_end(buf, INLINE_MAX, errors::PROTOCOL_BULK_COUNT_TOO_BIG)?
+                    else {
                         return Ok(Parsed::Incomplete);
                     };
                     let line = &buf[..end];
                     if line.first() != Some(&b'$') {
                         let got = line.first().map_or(' ', |&c| c as char);
-                        return Err(ProtocolError(format!(
-                            "ERR Protocol error: expected '$', got '{}'",
-                            got
-                        )));
+                        return Err(ProtocolError(errors::protocol_expected_bulk(got)));
                     }
                     let len = match crate::numfmt::parse_i64(&line[1..]) {
                         Some(l) if l >= 0 && (l as u64) <= max_bulk => l,
-                        _ => return Err(ProtocolError::new("invalid bulk length")),
+                        _ => return Err(ProtocolError::new(errors::PROTOCOL_BULK_LENGTH)),
                     };
                     buf.advance(end + 2);
                     if len > UNAUTH_MAX_BULK && !authenticated {
-                        return Err(ProtocolError::new("unauthenticated bulk length"));
+                        return Err(ProtocolError::new(errors::PROTOCOL_UNAUTH_BULK_LENGTH));
                     }
                     self.bulk_len = Some(len as usize);
                     len as usize
@@ -163,7 +162,7 @@ fn memchr(c: u8, b: &[u8]) -> Option<usize> {
 fn inline(buf: &mut BytesMut) -> Result<Parsed, ProtocolError> {
     let Some(nl) = memchr(b'\n', buf) else {
         if buf.len() > INLINE_MAX {
-            return Err(ProtocolError::new("too big inline request"));
+            return Err(ProtocolError::new(errors::PROTOCOL_INLINE_TOO_BIG));
         }
         return Ok(Parsed::Incomplete);
     };
@@ -175,7 +174,7 @@ fn inline(buf: &mut BytesMut) -> Result<Parsed, ProtocolError> {
     match split_args(&line) {
         Some(args) if args.is_empty() => Ok(Parsed::Empty),
         Some(args) => Ok(Parsed::Command(args.into_iter().map(Bytes::from).collect())),
-        None => Err(ProtocolError::new("unbalanced quotes in request")),
+        None => Err(ProtocolError::new(errors::PROTOCOL_UNBALANCED_QUOTES)),
     }
 }
 

@@ -386,16 +386,10 @@ fn setinfo(e: &mut Engine, call: &mut Call) -> CmdResult {
     let attr = args::lower(call.arg(2));
     let value = call.arg(3);
     if !matches!(attr.as_str(), "lib-name" | "lib-ver") {
-        return Err(Reply::err(format!(
-            "ERR Unrecognized option '{}'",
-            errors::clip(call.arg(2), 128)
-        )));
+        return Err(Reply::err(errors::setinfo_option(call.arg(2))));
     }
     if value.iter().any(|c| !(b'!'..=b'~').contains(c)) {
-        return Err(Reply::err(format!(
-            "ERR {} cannot contain spaces, newlines or special characters.",
-            attr
-        )));
+        return Err(Reply::err(errors::setinfo_value(&attr)));
     }
     let v = (!value.is_empty()).then(|| value.to_vec());
     if let Some(s) = e.sessions.get_mut(&call.conn) {
@@ -464,7 +458,7 @@ fn pause(e: &mut Engine, call: &mut Call) -> CmdResult {
     let timeout =
         numfmt::parse_i64(call.arg(2)).ok_or(Reply::err(errors::PAUSE_TIMEOUT_NOT_INTEGER))?;
     if timeout < 0 {
-        return Err(Reply::err(errors::PAUSE_TIMEOUT_NEGATIVE));
+        return Err(Reply::err(errors::TIMEOUT_NEGATIVE));
     }
     let kind = if call.argc() == 4 {
         if args::is(call.arg(3), "write") {

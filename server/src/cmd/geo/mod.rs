@@ -34,9 +34,7 @@ fn long_lat(a: &[u8], b: &[u8]) -> Result<(f64, f64), Reply> {
     if !(hash::LONG_MIN..=hash::LONG_MAX).contains(&long)
         || !(hash::LAT_MIN..=hash::LAT_MAX).contains(&lat)
     {
-        return Err(Reply::err(format!(
-            "ERR invalid longitude,latitude pair {long:.6},{lat:.6}"
-        )));
+        return Err(Reply::err(errors::geo_invalid_pair(long, lat)));
     }
     Ok((long, lat))
 }

@@ -69,8 +69,6 @@ fn flags(kind: Kind, no_store: bool, search_store: bool) -> Flags {
     }
 }
 
-const NEED_RADIUS: &str = "ERR need numeric radius";
-
 /// One point found: what the reply or the stored set needs.
 struct Point {
     member: Vec<u8>,
@@ -107,14 +105,14 @@ fn generic(e: &mut Engine, call: &mut Call, src: usize, f: Flags) -> CmdResult {
     let base = match f.kind {
         Kind::Coords => {
             center = long_lat(call.arg(2), call.arg(3))?;
-            let (r, c) = distance_arg(call.arg(4), call.arg(5), NEED_RADIUS)?;
+            let (r, c) = distance_arg(call.arg(4), call.arg(5), errors::GEO_NEED_RADIUS)?;
             (shape, conv) = (Some(Shape::Radius(r)), c);
             6
         }
         Kind::Member => {
             if let Some(z) = z {
                 center = member_pos(z, call.arg(2))?;
-                let (r, c) = distance_arg(call.arg(3), call.arg(4), NEED_RADIUS)?;
+                let (r, c) = distance_arg(call.arg(3), call.arg(4), errors::GEO_NEED_RADIUS)?;
                 (shape, conv) = (Some(Shape::Radius(r)), c);
             }
             5
@@ -179,13 +177,13 @@ fn generic(e: &mut Engine, call: &mut Call, src: usize, f: Flags) -> CmdResult {
             fromloc = true;
             i += 2;
         } else if args::is(a, "byradius") && left >= 2 && search && !bybox {
-            let (r, c) = distance_arg(call.arg(i + 1), call.arg(i + 2), NEED_RADIUS)?;
+            let (r, c) = distance_arg(call.arg(i + 1), call.arg(i + 2), errors::GEO_NEED_RADIUS)?;
             (shape, conv) = (Some(Shape::Radius(r)), c);
             byradius = true;
             i += 2;
         } else if args::is(a, "bybox") && left >= 3 && search && !byradius {
-            let w = float_or(call.arg(i + 1), "ERR need numeric width")?;
-            let h = float_or(call.arg(i + 2), "ERR need numeric height")?;
+            let w = float_or(call.arg(i + 1), errors::GEO_NEED_WIDTH)?;
+            let h = float_or(call.arg(i + 2), errors::GEO_NEED_HEIGHT)?;
             if w < 0.0 || h < 0.0 {
                 return Err(Reply::err(errors::GEO_NEGATIVE_BOX));
             }
@@ -204,20 +202,14 @@ fn generic(e: &mut Engine, call: &mut Call, src: usize, f: Flags) -> CmdResult {
         } else {
             "STORE option in GEORADIUS"
         };
-        return Err(Reply::err(format!(
-            "ERR {what} is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
-        )));
+        return Err(Reply::err(errors::geo_store_with(what)));
     }
     let name = String::from_utf8_lossy(call.arg(0)).into_owned();
     if search && !(frommember || fromloc) {
-        return Err(Reply::err(format!(
-            "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {name}"
-        )));
+        return Err(Reply::err(errors::geo_from_once(&name)));
     }
     if search && !(byradius || bybox) {
-        return Err(Reply::err(format!(
-            "ERR exactly one of BYRADIUS and BYBOX can be specified for {name}"
-        )));
+        return Err(Reply::err(errors::geo_by_once(&name)));
     }
     if any && count == 0 {
         return Err(Reply::err(errors::GEO_ANY_COUNT));

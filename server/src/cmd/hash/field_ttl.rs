@@ -79,7 +79,7 @@ fn deadline(e: &Engine, arg: &[u8], unit: Unit, cmd: &str) -> Result<i64, Reply>
     if v < 0 {
         return Err(Reply::err(errors::HFE_NEGATIVE_TIME));
     }
-    let too_big = || Reply::err(errors::invalid_expire_time(cmd));
+    let too_big = || Reply::err(errors::invalid_expire(cmd));
     let ms = if unit.millis {
         v
     } else {

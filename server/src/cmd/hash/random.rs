@@ -19,10 +19,7 @@ pub(crate) const MAX_PICKS: u64 = 1 << 24;
 /// The error for a count past `MAX_PICKS` (checked after the key's type, as Redis checks
 /// WRONGTYPE before it starts producing elements).
 pub(crate) fn too_many_picks() -> Reply {
-    Reply::err(format!(
-        "ERR count is too large: redlab builds this reply in memory and returns at most {} elements",
-        MAX_PICKS
-    ))
+    Reply::err(errors::too_many_picks(MAX_PICKS))
 }
 
 /// A count parsed as Redis's `getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX)`.

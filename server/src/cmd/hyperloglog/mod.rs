@@ -181,15 +181,12 @@ fn pfdebug(e: &mut Engine, call: &mut Call) -> CmdResult {
         }
         Ok(Reply::Int(converted as i64))
     } else {
-        Err(Reply::err(format!(
-            "ERR Unknown PFDEBUG subcommand '{}'",
-            String::from_utf8_lossy(sub)
-        )))
+        Err(Reply::err(errors::pfdebug_subcommand(sub)))
     }
 }
 
 fn pfselftest(_e: &mut Engine, _call: &mut Call) -> CmdResult {
-    selftest::run().map_err(|msg| Reply::err(format!("TESTFAILED {msg}")))?;
+    selftest::run().map_err(|msg| Reply::err(errors::pfselftest_failed(&msg)))?;
     Ok(Reply::ok())
 }
 

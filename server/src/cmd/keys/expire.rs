@@ -55,12 +55,12 @@ fn expire_generic(e: &mut Engine, call: &mut Call, relative: bool, seconds: bool
     if seconds {
         match when.checked_mul(1000) {
             Some(ms) => when = ms,
-            None => return Reply::err(errors::invalid_expire_time(&name)),
+            None => return Reply::err(errors::invalid_expire(&name)),
         }
     }
     let base = if relative { e.now_ms } else { 0 };
     if when > i64::MAX - base {
-        return Reply::err(errors::invalid_expire_time(&name));
+        return Reply::err(errors::invalid_expire(&name));
     }
     when += base;
 

@@ -97,7 +97,7 @@ mod tests {
                 c,
                 &["EVAL_RO", "#!lua flags=allow-oom\nreturn 1", "0"]
             ),
-            Reply::err("ERR Can not execute a script with write flag using *_ro command.")
+            Reply::err(errors::CAN_NOT_EXECUTE_A_SCRIPT_WITH)
         );
         assert_eq!(
             run(&mut e, c, &["EVAL", "#!lua flags=no-writes\nreturn 1", "0"]),

@@ -6,8 +6,6 @@ use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::reply::Reply;
 
-const COUNT_RANGE: &str = "ERR count should be greater than or equal to -1";
-
 /// SLOWLOG GET [count]: the newest entries, 10 by default, all of them for -1.
 fn get(e: &mut Engine, call: &mut Call) -> CmdResult {
     if call.argc() > 3 {
@@ -21,7 +19,7 @@ fn get(e: &mut Engine, call: &mut Call) -> CmdResult {
         Some(a) => match args::int(a) {
             Ok(-1) => None,
             Ok(n) if n >= 0 => Some(n as usize),
-            _ => return Err(Reply::err(COUNT_RANGE)),
+            _ => return Err(Reply::err(errors::SLOWLOG_COUNT_RANGE)),
         },
     };
     Ok(Reply::Array(

@@ -13,9 +13,6 @@ use crate::errors;
 use crate::notify;
 use crate::reply::Reply;
 
-const BOTH_STRATEGIES: &str =
-    "ERR syntax error, MAXLEN and MINID options at the same time are not compatible";
-
 /// What XADD and XTRIM share: the trimming options, and for XADD the ID and NOMKSTREAM.
 #[derive(Default)]
 struct AddArgs {
@@ -41,7 +38,7 @@ fn parse_add_or_trim(e: &Engine, args: &[Bytes], xadd: bool) -> Result<AddArgs, 
             break;
         } else if (args::is(opt, "maxlen") || args::is(opt, "minid")) && more > 0 {
             if a.trim.is_some() {
-                return Err(Reply::err(BOTH_STRATEGIES));
+                return Err(Reply::err(errors::XADD_BOTH_STRATEGIES));
             }
             a.approx = false;
             let next = &args[i + 1][..];

@@ -11,8 +11,8 @@ use crate::errors;
 use crate::notify;
 use crate::reply::Reply;
 
-fn int_or(arg: &[u8], err: &str) -> Result<i64, Reply> {
-    crate::numfmt::parse_i64(arg).ok_or_else(|| Reply::err(format!("ERR {err}")))
+fn int_or(arg: &[u8], err: &'static str) -> Result<i64, Reply> {
+    crate::numfmt::parse_i64(arg).ok_or_else(|| Reply::err(err))
 }
 
 /// The reply for one claimed entry: its ID alone (JUSTID), the entry, or nil if the entry
@@ -52,7 +52,7 @@ pub(super) fn xclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
     if !exists {
         return Err(no_group(&key, &group));
     }
-    let min_idle = int_or(call.arg(4), "Invalid min-idle-time argument for XCLAIM")?.max(0);
+    let min_idle = int_or(call.arg(4), errors::XCLAIM_MIN_IDLE)?.max(0);
     let mut ids = Vec::new();
     let mut j = 5;
     while j < call.argc() {
@@ -75,28 +75,19 @@ pub(super) fn xclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
             justid = true;
         } else if args::is(opt, "idle") && more > 0 {
             j += 1;
-            let idle = int_or(call.arg(j), "Invalid IDLE option argument for XCLAIM")?;
+            let idle = int_or(call.arg(j), errors::XCLAIM_IDLE)?;
             delivery = Some(now.wrapping_sub(idle));
         } else if args::is(opt, "time") && more > 0 {
             j += 1;
-            delivery = Some(int_or(
-                call.arg(j),
-                "Invalid TIME option argument for XCLAIM",
-            )?);
+            delivery = Some(int_or(call.arg(j), errors::XCLAIM_TIME)?);
         } else if args::is(opt, "retrycount") && more > 0 {
             j += 1;
-            retry = Some(int_or(
-                call.arg(j),
-                "Invalid RETRYCOUNT option argument for XCLAIM",
-            )?);
+            retry = Some(int_or(call.arg(j), errors::XCLAIM_RETRYCOUNT)?);
         } else if args::is(opt, "lastid") && more > 0 {
             j += 1;
             last_id = parse_id(call.arg(j), 0, IdForm::Strict)?;
         } else {
-            return Err(Reply::err(format!(
-                "ERR Unrecognized XCLAIM option '{}'",
-                super::c_str(opt)
-            )));
+            return Err(Reply::err(errors::xclaim_option(opt)));
         }
         j += 1;
     }
@@ -185,7 +176,7 @@ pub(super) fn xautoclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
     let group = call.args[2].clone();
     let name = call.args[3].clone();
     let now = e.now_ms;
-    let min_idle = int_or(call.arg(4), "Invalid min-idle-time argument for XAUTOCLAIM")?.max(0);
+    let min_idle = int_or(call.arg(4), errors::XAUTOCLAIM_MIN_IDLE)?.max(0);
     let (mut start, ex) = parse_bound(call.arg(5), 0)?;
     if ex {
         start = start

@@ -3,7 +3,7 @@
 use crate::cmd::lookup::{lookup, lookup_mut};
 use bytes::Bytes;
 
-use super::{c_str, id_reply, no_group, parse_bound, parse_id, IdForm};
+use super::{id_reply, no_group, parse_bound, parse_id, IdForm};
 use crate::cmd::args;
 use crate::cmd::table::CmdResult;
 use crate::db::stream::{Group, Stream, StreamId, INVALID_ENTRIES_READ};
@@ -13,20 +13,14 @@ use crate::errors;
 use crate::notify;
 use crate::reply::Reply;
 
-const KEY_REQUIRED: &str = "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.";
-const ENTRIESREAD_RANGE: &str = "ERR value for ENTRIESREAD must be positive or -1";
-
 fn sub_syntax(call: &Call) -> Reply {
-    Reply::err(format!(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try XGROUP HELP.",
-        c_str(call.arg(1))
-    ))
+    Reply::err(errors::subcommand_syntax(b"XGROUP", call.arg(1)))
 }
 
 fn entries_read_arg(arg: &[u8]) -> Result<i64, Reply> {
     let n = args::int(arg)?;
     if n < 0 && n != INVALID_ENTRIES_READ {
-        return Err(Reply::err(ENTRIESREAD_RANGE));
+        return Err(Reply::err(errors::XGROUP_ENTRIESREAD_RANGE));
     }
     Ok(n)
 }
@@ -45,14 +39,10 @@ fn group_stream<'a>(
         return Ok(s);
     }
     let Some(s) = s else {
-        return Err(Reply::err(KEY_REQUIRED));
+        return Err(Reply::err(errors::XGROUP_KEY_REQUIRED));
     };
     if need_group && !s.groups.contains_key(&call.args[3][..]) {
-        return Err(Reply::err(format!(
-            "NOGROUP No such consumer group '{}' for key name '{}'",
-            c_str(call.arg(3)),
-            c_str(key)
-        )));
+        return Err(Reply::err(errors::no_such_group(call.arg(3), key)));
     }
     Ok(Some(s))
 }

@@ -1,7 +1,7 @@
 //! XINFO STREAM [FULL [COUNT n]], XINFO GROUPS, XINFO CONSUMERS, XINFO HELP. Replies are maps
 //! (flat arrays in RESP2) with Redis 7.0's fields in its order.
 
-use super::{c_str, id_reply, range_reply};
+use super::{id_reply, range_reply};
 use crate::cmd::args;
 use crate::cmd::lookup::lookup;
 use crate::cmd::table::CmdResult;
@@ -36,11 +36,7 @@ pub(super) fn consumers(e: &mut Engine, call: &mut Call) -> CmdResult {
     let now = e.now_ms;
     let s = stream_arg(e, call)?;
     let Some(g) = s.groups.get(call.arg(3)) else {
-        return Err(Reply::err(format!(
-            "NOGROUP No such consumer group '{}' for key name '{}'",
-            c_str(call.arg(3)),
-            c_str(call.arg(2))
-        )));
+        return Err(Reply::err(errors::no_such_group(call.arg(3), call.arg(2))));
     };
     Ok(Reply::Array(
         g.consumers
@@ -84,12 +80,7 @@ pub(super) fn stream(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mut count: i64 = 10;
     let full = extra > 0;
     // Every malformed option list gets the subcommand error, with the name as typed.
-    let bad = || {
-        Reply::err(format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try XINFO HELP.",
-            c_str(call.arg(1))
-        ))
-    };
+    let bad = || Reply::err(errors::subcommand_syntax(b"XINFO", call.arg(1)));
     if full {
         if (extra != 1 && extra != 3) || !args::is(call.arg(3), "full") {
             return Err(bad());

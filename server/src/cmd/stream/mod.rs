@@ -26,8 +26,6 @@ use crate::engine::Engine;
 use crate::errors;
 use crate::reply::Reply;
 
-pub(crate) const INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";
-
 /// Redis's `string2ull`: a canonical signed integer that is not negative, or what C's
 /// `strtoull` accepts in full (leading spaces, a sign, leading zeros, up to 2^64-1).
 fn parse_u64(s: &[u8]) -> Option<u64> {
@@ -74,7 +72,7 @@ pub(crate) fn parse_id_ext(
     form: IdForm,
     allow_star: bool,
 ) -> Result<(StreamId, bool), Reply> {
-    let invalid = || Reply::err(INVALID_ID);
+    let invalid = || Reply::err(errors::STREAM_INVALID_ID);
     if arg.len() > 127 {
         return Err(invalid());
     }
@@ -184,17 +182,7 @@ pub(crate) fn range_reply(
 
 /// The NOGROUP error of commands that name a key and a group.
 pub(crate) fn no_group(key: &[u8], group: &[u8]) -> Reply {
-    Reply::err(format!(
-        "NOGROUP No such key '{}' or consumer group '{}'",
-        c_str(key),
-        c_str(group)
-    ))
-}
-
-/// How Redis prints a name with `%s`: up to its first NUL byte.
-pub(crate) fn c_str(b: &[u8]) -> String {
-    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-    String::from_utf8_lossy(&b[..end]).into_owned()
+    Reply::err(errors::no_group(key, group))
 }
 
 fn xread_keys(args: &[Bytes]) -> Vec<usize> {

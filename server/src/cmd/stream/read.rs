@@ -12,7 +12,7 @@
 use crate::cmd::lookup::lookup_mut;
 use bytes::Bytes;
 
-use super::{c_str, entry_reply, id_reply, parse_id, IdForm};
+use super::{entry_reply, id_reply, parse_id, IdForm};
 use crate::cmd::args;
 use crate::cmd::table::CmdResult;
 use crate::db::stream::{Stream, StreamId};
@@ -59,10 +59,7 @@ fn parse(e: &Engine, call: &Call, group_cmd: bool) -> Result<ReadArgs, Reply> {
         let o = call.arg(i);
         if args::is(o, "block") && more > 0 {
             if call.in_script {
-                return Err(Reply::err(format!(
-                    "ERR {} command is not allowed with BLOCK option from scripts",
-                    String::from_utf8_lossy(call.arg(0))
-                )));
+                return Err(Reply::err(errors::block_in_script(call.arg(0))));
             }
             i += 1;
             let ms = crate::numfmt::parse_i64(call.arg(i))
@@ -142,11 +139,7 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
                 .as_ref()
                 .is_some_and(|s| s.groups.contains_key(&group[..]))
             {
-                return Err(Reply::err(format!(
-                    "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
-                    c_str(&key),
-                    c_str(group)
-                )));
+                return Err(Reply::err(errors::no_group_xreadgroup(&key, group)));
             }
         }
         let id = if &id_arg[..] == b"$" {

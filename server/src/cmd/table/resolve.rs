@@ -76,23 +76,19 @@ impl ScriptRefusal {
     pub fn text_for(self, profile: Profile) -> &'static str {
         match (profile.family(), self) {
             (crate::compat::Family::Valkey, ScriptRefusal::Unknown) => {
-                "Unknown command called from script"
+                errors::SCRIPT_UNKNOWN_COMMAND_VALKEY
             }
-            (crate::compat::Family::Valkey, ScriptRefusal::Arity) => {
-                "Wrong number of args calling command from script"
-            }
+            (crate::compat::Family::Valkey, ScriptRefusal::Arity) => errors::SCRIPT_ARITY_VALKEY,
             _ => self.text(),
         }
     }
 
     pub fn text(self) -> &'static str {
         match self {
-            ScriptRefusal::Unknown => "Unknown Redis command called from script",
-            ScriptRefusal::Arity => "Wrong number of args calling Redis command from script",
-            ScriptRefusal::NoScript => "This Redis command is not allowed from script",
-            ScriptRefusal::WriteInReadOnly => {
-                "Write commands are not allowed from read-only scripts."
-            }
+            ScriptRefusal::Unknown => errors::SCRIPT_UNKNOWN_COMMAND,
+            ScriptRefusal::Arity => errors::SCRIPT_ARITY,
+            ScriptRefusal::NoScript => errors::SCRIPT_NOT_ALLOWED,
+            ScriptRefusal::WriteInReadOnly => errors::SCRIPT_WRITE_IN_READ_ONLY,
         }
     }
 }

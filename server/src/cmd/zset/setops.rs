@@ -145,10 +145,7 @@ fn generic(
         Err(r) => return r,
     };
     if setnum < 1 {
-        return Reply::err(format!(
-            "ERR at least 1 input key is needed for '{}' command",
-            args::lower(call.arg(0))
-        ));
+        return Reply::err(errors::setop_no_keys(&args::lower(call.arg(0))));
     }
     if setnum as u64 > (call.argc() - numkeys_idx - 1) as u64 {
         return Reply::err(errors::SYNTAX);

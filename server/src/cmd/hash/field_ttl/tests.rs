@@ -142,7 +142,7 @@ fn argument_errors() {
         ),
         (
             vec!["HEXPIRE", "h", "281474976710656", "FIELDS", "1", "a"],
-            Reply::err(errors::invalid_expire_time("hexpire")),
+            Reply::err(errors::invalid_expire("hexpire")),
         ),
         (
             vec!["HEXPIRE", "h", "10", "FIELD", "1", "a"],

@@ -1,0 +1,117 @@
+//! Error texts of ACL and the permission checks.
+
+use super::c_str;
+
+/// `ERR No such user '<name>'`
+pub fn no_such_user(name: &[u8]) -> String {
+    format!("ERR No such user '{}'", c_str(name))
+}
+pub const USERNAMES_CAN_T_CONTAIN_SPACES_OR: &str =
+    "ERR Usernames can't contain spaces or null characters";
+pub const THE_DEFAULT_USER_CANNOT_BE_REMOVED: &str = "ERR The 'default' user cannot be removed";
+pub const ACL_GENPASS_ARGUMENT_MUST_BE_THE: &str = "ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096";
+
+// ---- NOPERM ----
+pub const NOPERM_KEY: &str =
+    "NOPERM this user has no permissions to access one of the keys used as arguments";
+pub const NOPERM_CHANNEL: &str =
+    "NOPERM this user has no permissions to access one of the channels used as arguments";
+
+/// `NOPERM this user has no permissions to run the '<cmd>' command`
+pub fn noperm_command(full: &str) -> String {
+    format!("NOPERM this user has no permissions to run the '{full}' command")
+}
+
+// Why EXEC refuses a queued command the user may no longer run.
+pub const NOPERM_EXEC_COMMAND: &str = "no permission to execute the command or subcommand";
+pub const NOPERM_EXEC_KEY: &str = "no permission to touch the specified keys";
+pub const NOPERM_EXEC_CHANNEL: &str =
+    "no permission to access one of the channels used as arguments";
+
+/// A queued command refused at EXEC because the user's rules changed since it was queued.
+pub fn noperm_in_exec(reason: &str) -> String {
+    format!("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}")
+}
+
+// ---- ACL DRYRUN's verdicts (bulk replies, not errors, but the same family of texts) ----
+pub fn dryrun_command(full: &str) -> String {
+    format!("This user has no permissions to run the '{full}' command")
+}
+
+pub fn dryrun_key(key: &str) -> String {
+    format!("This user has no permissions to access the '{key}' key")
+}
+
+pub fn dryrun_channel(channel: &str) -> String {
+    format!("This user has no permissions to access the '{channel}' channel")
+}
+
+// ---- ACL SETUSER rules ----
+pub const RULE_SYNTAX: &str = "Syntax error";
+pub const RULE_UNKNOWN: &str = "Unknown command or category name in ACL";
+pub const RULE_CHILD: &str = "Allowing first-arg of a subcommand is not supported";
+pub const RULE_KEYS_AFTER_ALL: &str = "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns";
+pub const RULE_CHANNELS_AFTER_ALL: &str = "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels";
+pub const RULE_BAD_HASH: &str = "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters";
+pub const RULE_NO_SUCH_HASH: &str =
+    "The password you are trying to remove from the user does not exist";
+
+pub fn selector_unmatched(start: &str) -> String {
+    format!("ERR Unmatched parenthesis in acl selector starting at '{start}'.")
+}
+
+pub fn setuser_modifier(rule: &str, reason: &str) -> String {
+    format!("ERR Error in ACL SETUSER modifier '{rule}': {reason}")
+}
+
+pub fn acl_subcommand_syntax(sub: &str) -> String {
+    format!("ERR unknown subcommand or wrong number of arguments for '{sub}'. Try ACL HELP.")
+}
+
+pub fn unknown_category(name: &[u8]) -> String {
+    format!(
+        "ERR Unknown category '{}'",
+        super::clip(super::c_prefix(name), 128)
+    )
+}
+
+pub fn user_not_found(name: &[u8]) -> String {
+    format!("ERR User '{}' not found", c_str(name))
+}
+
+pub fn command_not_found(name: &[u8]) -> String {
+    format!("ERR Command '{}' not found", c_str(name))
+}
+
+// ---- ACL files ----
+pub const NO_ACLFILE: &str = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.";
+
+pub fn aclfile_save(err: &std::io::Error) -> String {
+    format!("ERR There was an error trying to save the ACLs. Please check the server logs for more information ({err})")
+}
+
+pub fn aclfile_open(path: &str, err: &std::io::Error) -> String {
+    format!("ERR Error loading ACLs opening file '{path}': {err}")
+}
+
+/// An ACL file that does not parse: the reason, with its line number, as the reply.
+pub fn aclfile_load(reason: &str) -> String {
+    format!("ERR {reason}")
+}
+
+// The reasons, each prefixed with the line number.
+pub fn aclfile_no_user_keyword(line: usize) -> String {
+    format!("/{line}: line should start with user keyword")
+}
+
+pub fn aclfile_unmatched(line: usize, start: &str) -> String {
+    format!("{line}: Unmatched parenthesis in acl selector starting at '{start}'.")
+}
+
+pub fn aclfile_rule(line: usize, rule: &str, reason: &str) -> String {
+    format!("{line}: Error in user declaration '{rule}': {reason}")
+}
+
+pub fn aclfile_duplicate(line: usize, name: &str) -> String {
+    format!("{line}: Duplicate user '{name}' found")
+}

@@ -1,0 +1,74 @@
+//! Error texts of the server commands: CONFIG, COMMAND, SHUTDOWN, SWAPDB, FAILOVER,
+//! DEBUG, SLOWLOG and redlab's own REDLAB.* controls.
+
+use super::clip;
+
+pub const LFU_NOT_SELECTED: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const LFU_SELECTED: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const NO_SHUTDOWN_IN_PROGRESS: &str = "ERR No shutdown in progress.";
+pub const SWAPDB_FIRST: &str = "ERR invalid first DB index";
+pub const SWAPDB_SECOND: &str = "ERR invalid second DB index";
+pub const CONFIG_NO_FILE: &str = "ERR The server is running without a config file";
+pub const GETKEYS_NO_KEYS: &str = "ERR The command has no key arguments";
+pub const GETKEYS_BAD_ARITY: &str = "ERR Invalid number of arguments specified for command";
+pub const GETKEYS_BAD_ARGS: &str = "ERR Invalid arguments specified for command";
+/// `ERR Unknown option or number of arguments for CONFIG SET - '<name>'`
+pub fn config_set_unknown(name: &[u8]) -> String {
+    format!(
+        "ERR Unknown option or number of arguments for CONFIG SET - '{}'",
+        clip(name, 128)
+    )
+}
+/// `ERR CONFIG SET failed (possibly related to argument '<name>') - <reason>`
+pub fn config_set_failed(name: &str, reason: &str) -> String {
+    format!(
+        "ERR CONFIG SET failed (possibly related to argument '{}') - {}",
+        name, reason
+    )
+}
+pub const THE_CLOCK_ONLY_MOVES_FORWARD_WITH: &str =
+    "ERR the clock only moves forward with ADVANCE; use SET to jump back";
+pub const REDLAB_FAULT_ADD_NEEDS_AN_ACTION: &str = "ERR REDLAB.FAULT ADD needs an action: ERROR, CLOSE-BEFORE, CLOSE-AFTER, DELAY, DELAY-US, TRUNCATE, STALL, FLUSH-SCRIPTS or ROLLBACK";
+pub const NO_FAILOVER_IN_PROGRESS: &str = "ERR No failover in progress.";
+pub const FAILOVER_TIMEOUT_MUST_BE_GREATER_THAN: &str =
+    "ERR FAILOVER timeout must be greater than 0";
+pub const FAILOVER_REQUIRES_CONNECTED_REPLICAS: &str = "ERR FAILOVER requires connected replicas.";
+pub const RESP2_IS_NOT_SUPPORTED_BY_THIS: &str = "ERR RESP2 is not supported by this command";
+pub const WRONG_PROTOCOL_TYPE_NAME_PLEASE_USE: &str = "ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false";
+pub const GETKEYS_INVALID_COMMAND: &str = "ERR Invalid command specified";
+
+pub const SLOWLOG_COUNT_RANGE: &str = "ERR count should be greater than or equal to -1";
+pub const DEBUG_QUICKLIST_THRESHOLD: &str =
+    "ERR argument must be a memory value bigger than 1 and smaller than 4gb";
+
+// ---- why CONFIG SET refused a value (the `<reason>` of config_set_failed) ----
+pub const CONFIG_YES_NO: &str = "argument must be 'yes' or 'no'";
+pub const CONFIG_NOT_INTEGER: &str = "argument couldn't be parsed into an integer";
+pub const CONFIG_NOT_MEMORY: &str = "argument must be a memory value";
+pub const CONFIG_NOT_MEMORY_OR_PERCENT: &str = "argument must be a memory or percent value";
+pub const CONFIG_PERCENT_OVER_100: &str = "percentage argument must be less or equal to 100";
+pub const CONFIG_EVENT_CLASS: &str = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
+pub const CONFIG_TOO_MANY_BINDS: &str = "Too many bind addresses specified.";
+pub const CONFIG_OOM_SCORE_ADJ: &str =
+    "Invalid oom-score-adj-values, elements must be between -2000 and 2000.";
+pub const CONFIG_PERCENTILES_INVALID: &str = "Invalid latency-tracking-info-percentiles parameters";
+pub const CONFIG_PERCENTILES_RANGE: &str =
+    "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]";
+pub const CONFIG_SAVE_INVALID: &str = "Invalid save parameters";
+pub const CONFIG_BUFFER_LIMIT_ARGS: &str =
+    "Wrong number of arguments in buffer limit configuration.";
+pub const CONFIG_BUFFER_LIMIT_CLASS: &str =
+    "Invalid client class specified in buffer limit configuration.";
+pub const CONFIG_BUFFER_LIMIT_VALUES: &str =
+    "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+
+pub fn config_enum(names: &[&str]) -> String {
+    format!(
+        "argument(s) must be one of the following: {}",
+        names.join(", ")
+    )
+}
+
+pub fn config_int_range(min: i64, max: i64) -> String {
+    format!("argument must be between {} and {} inclusive", min, max)
+}
