@@ -69,7 +69,8 @@ impl Engine {
             return self.reject(conn, &args[0], e);
         }
         // Redis Cluster: this node must serve the keys (MOVED, ASK, CROSSSLOT ... otherwise).
-        if self.cluster.is_some() {
+        // (Never the stream of this replica's primary: it applies what the primary took.)
+        if self.cluster.is_some() && !self.repl.is_primary_link(conn) {
             if let Err(redirect) = crate::cluster::admit(self, conn, cmd, &args) {
                 if cmd.name == "exec" {
                     crate::cmd::transactions::discard_transaction(self, conn);

@@ -38,6 +38,13 @@ pub static COMMANDS: &[Command] = &[
         replicaof,
     ),
     Command::new("slaveof", 3, ADMIN | NOSCRIPT | STALE, "server", replicaof),
+    Command::new(
+        "redlab.repl",
+        -2,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        "redlab",
+        super::faults::redlab_repl,
+    ),
 ];
 
 /// REPLICAOF host port | NO ONE.
@@ -70,6 +77,7 @@ fn replicaof(e: &mut Engine, call: &mut Call) -> CmdResult {
 pub(crate) fn follow(e: &mut Engine, host: &str, port: u16) {
     drop_link(e);
     disconnect_replicas(e);
+    e.repl.faults.held.clear();
     e.repl.generations += 1;
     let generation = e.repl.generations;
     let now = e.now_ms;
@@ -200,9 +208,7 @@ pub(crate) fn info_fields(e: &Engine) -> Vec<(String, String)> {
             ),
         );
     }
-    if e.repl.following.is_none() {
-        f("master_failover_state", "no-failover".into());
-    }
+    f("master_failover_state", "no-failover".into());
     f("master_replid", e.repl.replid.clone());
     f("master_replid2", e.repl.replid2.clone());
     f("master_repl_offset", e.repl.master_offset().to_string());

@@ -24,6 +24,8 @@ use crate::session::ConnId;
 const RETRY: Duration = Duration::from_millis(200);
 /// How often the replica acknowledges its offset unasked.
 const ACK_EVERY: Duration = Duration::from_secs(1);
+/// How often a lagging link looks whether held commands are due.
+const HELD_CHECK: Duration = Duration::from_millis(5);
 
 /// Starts the link task the engine asked for, if any (called by the shell's ticker).
 pub(crate) fn poll(shared: &Rc<Shared>) {
@@ -54,6 +56,10 @@ fn set_state(shared: &Shared, generation: u64, state: &'static str) {
 
 async fn run(shared: Rc<Shared>, generation: u64) {
     while let Some((host, port)) = current(&shared, generation) {
+        if shared.engine.borrow().repl.faults.partitioned {
+            tokio::time::sleep(RETRY).await;
+            continue;
+        }
         set_state(&shared, generation, "connecting");
         let result = session(&shared, generation, &host, port).await;
         if let Err(why) = result {
@@ -82,6 +88,8 @@ async fn session(
     host: &str,
     port: u16,
 ) -> Result<(), String> {
+    // What a lagging link held is asked for again by PSYNC (it is past our offset).
+    shared.engine.borrow_mut().repl.faults.held.clear();
     let mut stream = TcpStream::connect((host, port))
         .await
         .map_err(|e| e.to_string())?;
@@ -166,7 +174,9 @@ async fn apply_loop(
         if ack_now {
             send_ack(shared, stream).await?;
         }
+        let holding = !shared.engine.borrow().repl.faults.held.is_empty();
         tokio::select! {
+            _ = tokio::time::sleep(HELD_CHECK), if holding => {}
             n = stream.read(&mut chunk) => {
                 let n = n.map_err(|e| e.to_string())?;
                 if n == 0 {
@@ -192,12 +202,21 @@ fn apply(shared: &Shared, conn: ConnId, buf: &mut Vec<u8>) -> Result<bool, Strin
     let mut ack = false;
     {
         let mut e = shared.engine.borrow_mut();
-        if !e.is_connected(conn) {
+        if !e.is_connected(conn) || e.repl.faults.partitioned {
             return Err("the link's session was closed".into());
         }
+        let now = e.clock.now_ms();
         while let Some((args, len)) = parse_command(&buf[consumed..])? {
             let raw = Bytes::copy_from_slice(&buf[consumed..consumed + len]);
             consumed += len;
+            e.repl.faults.held.push_back((args, raw, now));
+        }
+        let mut applied = false;
+        while e.repl.faults.due(now) {
+            let Some((args, raw, _)) = e.repl.faults.held.pop_front() else {
+                break;
+            };
+            applied = true;
             if !args.is_empty() {
                 e.execute_args(conn, args);
             }
@@ -206,7 +225,7 @@ fn apply(shared: &Shared, conn: ConnId, buf: &mut Vec<u8>) -> Result<bool, Strin
             e.repl_feed(raw);
             ack |= std::mem::take(&mut e.repl.ack_requested);
         }
-        if consumed > 0 {
+        if consumed > 0 || applied {
             let now = e.clock.now_ms();
             if let Some(f) = e.repl.following.as_mut() {
                 f.last_io_ms = now;
@@ -342,6 +361,10 @@ fn load(shared: &Shared, file: &[u8], id: &str, offset: i64) -> Result<(), Strin
         }
     }
     e.recheck_all_dbs();
+    // The libraries load through FUNCTION RESTORE on a private session, as neither a
+    // replica (read-only) nor a primary (nothing to propagate) for that moment.
+    let following = e.repl.following.take();
+    e.repl.backlog = None;
     let loader = e.connect();
     e.execute(loader, &["FUNCTION", "FLUSH"]);
     if !loaded.libraries.is_empty() {
@@ -352,6 +375,7 @@ fn load(shared: &Shared, file: &[u8], id: &str, offset: i64) -> Result<(), Strin
         );
     }
     e.disconnect(loader);
+    e.repl.following = following;
     e.repl.replid = id.to_string();
     e.repl.replid2 = "0".repeat(40);
     e.repl.second_offset = -1;

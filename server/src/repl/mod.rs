@@ -18,6 +18,7 @@
 
 pub(crate) mod backlog;
 pub(crate) mod commands;
+pub(crate) mod faults;
 pub(crate) mod link;
 pub(crate) mod primary;
 mod rewrite;
@@ -88,6 +89,8 @@ pub(crate) struct Repl {
     pub(crate) ack_requested: bool,
     /// Clients blocked in WAIT: (conn, offset they wait for, replicas they want).
     pub(crate) waiters: Vec<(ConnId, i64, i64)>,
+    /// Lag and partition of this replica's link, and what the lag holds back.
+    pub(crate) faults: faults::LinkFaults,
 }
 
 impl Default for Repl {
@@ -108,6 +111,7 @@ impl Default for Repl {
             link_wanted: None,
             ack_requested: false,
             waiters: Vec::new(),
+            faults: Default::default(),
         }
     }
 }
