@@ -33,6 +33,7 @@ pub(crate) mod lua;
 pub(crate) mod net;
 pub(crate) mod notify;
 pub(crate) mod numfmt;
+pub(crate) mod repl;
 pub mod reply;
 pub(crate) mod rng;
 pub(crate) mod session;

@@ -45,6 +45,9 @@ pub enum Reply {
     Multi(Vec<Reply>),
     /// Nothing is sent: CLIENT REPLY OFF/SKIP, or a blocked command whose reply comes later.
     None,
+    /// Bytes written as they are in either protocol: what a primary sends a replica (the
+    /// RDB payload of a full synchronisation, the replication stream).
+    Raw(Bytes),
 }
 
 impl Reply {
@@ -158,6 +161,7 @@ impl Reply {
                 }
             }
             Reply::None => {}
+            Reply::Raw(bytes) => out.put_slice(bytes),
         }
     }
 

@@ -198,6 +198,7 @@ pub fn encoded_size(r: &Reply) -> u64 {
         + match r {
             Reply::Status(s) | Reply::Error(s) | Reply::BigNumber(s) => s.len() as u64,
             Reply::Bulk(b) | Reply::Verbatim(_, b) => b.len() as u64 + 4,
+            Reply::Raw(b) => b.len() as u64,
             Reply::Int(_) | Reply::Double(_) => 20,
             Reply::Nil | Reply::NilArray | Reply::Bool(_) | Reply::None => 0,
             Reply::Array(v) | Reply::Set(v) | Reply::Push(v) | Reply::Multi(v) => items(v),

@@ -179,7 +179,7 @@ pub(crate) fn to_value(r: Reply, resp: u8) -> Value {
         Reply::Status(s) => Value::Status(s),
         Reply::Error(e) => Value::error(&e),
         Reply::Int(n) => Value::Int(n),
-        Reply::Bulk(b) => Value::Bulk(b),
+        Reply::Bulk(b) | Reply::Raw(b) => Value::Bulk(b),
         Reply::Nil | Reply::NilArray | Reply::None => Value::Nil,
         Reply::Array(v) | Reply::Multi(v) => {
             Value::Array(v.into_iter().map(|r| to_value(r, resp)).collect())

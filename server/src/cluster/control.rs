@@ -114,11 +114,17 @@ impl ClusterBuilder {
                 t.make_replica(self.primaries + r, r % self.primaries);
             }
         }
-        Ok(Cluster {
+        let cluster = Cluster {
             shared,
             servers,
             primaries: self.primaries,
-        })
+        };
+        // Each replica is a real replica of its primary (REDLAB.REPL FOLLOW: a replication
+        // link over TCP, as REPLICAOF makes, which cluster mode refuses).
+        for r in 0..self.primaries * self.replicas_per_primary {
+            cluster.follow(self.primaries + r, r % self.primaries)?;
+        }
+        Ok(cluster)
     }
 }
 
@@ -313,14 +319,106 @@ impl Cluster {
         }
     }
 
-    /// Promotes replica `node` in place of its primary (CLUSTER FAILOVER TAKEOVER): it takes
-    /// the slots, and the old primary becomes its replica.
+    /// Promotes replica `node` in place of its primary, as a manual CLUSTER FAILOVER does:
+    /// the replica first applies every write its primary made (any lag set on its link is
+    /// lifted), then takes the slots, and the old primary becomes its replica (a full
+    /// resynchronisation from the new primary).
     pub fn failover(&self, node: usize) -> io::Result<()> {
+        self.send(node, &[b"REDLAB.REPL", b"LAG", b"OFF"])?;
+        self.send(node, &[b"REDLAB.REPL", b"PARTITION", b"OFF"])?;
+        let primary = self.primary_of(node)?;
+        self.catch_up(node, primary)?;
+        self.take_over(node, primary).map(|_| ())
+    }
+
+    /// Promotes replica `node` at once, as CLUSTER FAILOVER TAKEOVER after its primary died:
+    /// whatever the replica had received but not applied (its link's lag, see
+    /// `REDLAB.REPL LAG`) and whatever never reached it (a partitioned link) is lost. Returns
+    /// how many received commands were dropped.
+    pub fn failover_losing_writes(&self, node: usize) -> io::Result<usize> {
+        let primary = self.primary_of(node)?;
+        self.take_over(node, primary)
+    }
+
+    /// Makes node `replica` follow node `primary`'s replication stream.
+    fn follow(&self, replica: usize, primary: usize) -> io::Result<()> {
+        let port = self.servers[primary].port().to_string();
+        self.send(
+            replica,
+            &[b"REDLAB.REPL", b"FOLLOW", b"127.0.0.1", port.as_bytes()],
+        )
+        .map(|_| ())
+    }
+
+    /// The node replica `node` follows.
+    fn primary_of(&self, node: usize) -> io::Result<usize> {
         let id = self.id(node).to_string();
-        let mut t = lock(&self.shared);
-        let i = Self::topo_index(&t, &id)?;
-        t.promote(i)
-            .ok_or_else(|| io::Error::other(format!("redlab: node {node} is not a replica")))
+        let t = lock(&self.shared);
+        let of = t
+            .node(&id)
+            .and_then(|n| n.replica_of.clone())
+            .ok_or_else(|| io::Error::other(format!("redlab: node {node} is not a replica")))?;
+        drop(t);
+        self.node_of_id(&of)
+            .ok_or_else(|| io::Error::other("redlab: the primary has left the cluster"))
+    }
+
+    /// Waits (up to `wire`'s timeout) until the replica applied all its primary wrote.
+    fn catch_up(&self, node: usize, primary: usize) -> io::Result<()> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let target = self.offset(primary)?.0;
+            let (at, up) = self.offset(node)?;
+            if up && at >= target {
+                return Ok(());
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(io::Error::other(format!(
+                    "redlab: node {node} did not catch up with its primary"
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
+    /// master_repl_offset of node `node`, and whether its link to a primary is up
+    /// (INFO replication).
+    fn offset(&self, node: usize) -> io::Result<(i64, bool)> {
+        match self.send(node, &[b"INFO", b"replication"])? {
+            Resp::Bulk(Some(text)) => {
+                let text = String::from_utf8_lossy(&text);
+                let offset = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("master_repl_offset:"))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0);
+                Ok((offset, text.contains("master_link_status:up")))
+            }
+            other => Err(io::Error::other(format!("redlab: {other:?}"))),
+        }
+    }
+
+    fn take_over(&self, node: usize, primary: usize) -> io::Result<usize> {
+        {
+            let id = self.id(node).to_string();
+            let mut t = lock(&self.shared);
+            let i = Self::topo_index(&t, &id)?;
+            t.promote(i)
+                .ok_or_else(|| io::Error::other(format!("redlab: node {node} is not a replica")))?;
+        }
+        let lost = match self.send(node, &[b"REDLAB.REPL", b"PROMOTE"])? {
+            Resp::Int(n) => n.max(0) as usize,
+            _ => 0,
+        };
+        self.follow(primary, node)?;
+        Ok(lost)
+    }
+
+    /// One command on a fresh connection to node `node`.
+    fn send(&self, node: usize, args: &[&[u8]]) -> io::Result<Resp> {
+        let mut c = Conn::connect(self.servers[node].addr())?;
+        self.auth(&mut c)?;
+        c.ok(args)
     }
 
     /// Every key of node `node` (KEYS * on its database 0).

@@ -14,6 +14,10 @@ impl Engine {
         self.stats.total_commands_processed += 1;
         let asking = self.cluster.is_some() && args[0].eq_ignore_ascii_case(b"asking");
         let reply = self.dispatch(conn, args);
+        if self.repl.feeding() {
+            // The unit ends before blocked clients it woke are served (units of their own).
+            self.repl_flush();
+        }
         if self.cluster.is_some() {
             crate::cluster::after_command(self, conn, asking);
         }
@@ -65,7 +69,8 @@ impl Engine {
             return self.reject(conn, &args[0], e);
         }
         // Redis Cluster: this node must serve the keys (MOVED, ASK, CROSSSLOT ... otherwise).
-        if self.cluster.is_some() {
+        // (Never the stream of this replica's primary: it applies what the primary took.)
+        if self.cluster.is_some() && !self.repl.is_primary_link(conn) {
             if let Err(redirect) = crate::cluster::admit(self, conn, cmd, &args) {
                 if cmd.name == "exec" {
                     crate::cmd::transactions::discard_transaction(self, conn);
@@ -74,6 +79,9 @@ impl Engine {
                 }
                 return redirect.reply();
             }
+        }
+        if cmd.has(flags::WRITE) && crate::repl::commands::refuses_write(self, conn) {
+            return self.reject(conn, &args[0], Reply::err(crate::errors::READONLY_REPLICA));
         }
         if self.postpone_if_paused(conn, cmd, &args) {
             return Reply::None;
@@ -157,7 +165,11 @@ impl Engine {
         if field_ttls {
             self.hash_ttl_before(cmd, call);
         }
+        let dirty = self.dirty;
         let reply = cmd.handler.run(self, call);
+        if self.repl.feeding() {
+            self.repl_after_call(cmd, call, &reply, dirty);
+        }
         if field_ttls || !self.hash_ttl.is_empty() {
             self.hash_ttl_after(cmd, call, &reply);
         }

@@ -23,6 +23,9 @@ impl Engine {
         if !self.tracking.defer_broadcast {
             self.tracking_broadcast();
         }
+        if self.repl.feeding() {
+            self.repl_flush();
+        }
     }
 
     /// Reads the clock and expires what is due, in the databases that may hold keys with a
@@ -150,6 +153,7 @@ impl Engine {
     }
 
     pub(super) fn drain_db(&mut self, idx: usize) {
+        self.repl_before_expired_drain(idx);
         let keys = std::mem::take(&mut self.dbs[idx].expired_log);
         for key in keys {
             self.stats.expired_keys += 1;

@@ -146,6 +146,8 @@ pub struct Engine {
     /// DEBUG PAUSE-CRON: `tick` leaves out the periodic work (active expiry, the tracking
     /// table's limit); blocked clients' timeouts and pauses still end.
     pub(crate) cron_paused: bool,
+    /// Replication: the stream, the backlog, attached replicas, the primary followed.
+    pub(crate) repl: crate::repl::Repl,
 }
 
 impl Engine {
@@ -213,6 +215,7 @@ impl Engine {
             pause: Default::default(),
             expiry_hold: false,
             cron_paused: false,
+            repl: Default::default(),
         }
     }
 
@@ -285,6 +288,7 @@ impl Engine {
         self.monitors.retain(|&c| c != conn);
         self.disable_tracking(conn);
         self.sessions.remove(&conn);
+        self.repl_forget(conn);
         if let Some(node) = self.cluster.as_mut() {
             node.forget_conn(conn);
         }
@@ -384,6 +388,9 @@ impl Engine {
         let reply = self.apply_reply_mode(conn, reply);
         let reply = self.after_command(conn, client_cmd, reply);
         self.serve_postponed();
+        if self.repl.feeding() {
+            self.repl_flush();
+        }
         reply
     }
 

@@ -12,6 +12,7 @@
 mod acl;
 mod cluster;
 mod connection;
+mod replication;
 mod scripting;
 mod server;
 mod stream;
@@ -20,6 +21,7 @@ mod types;
 pub use acl::*;
 pub use cluster::*;
 pub use connection::*;
+pub use replication::*;
 pub use scripting::*;
 pub use server::*;
 pub use stream::*;

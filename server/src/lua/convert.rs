@@ -178,7 +178,7 @@ pub unsafe fn push_reply(l: *mut lua_State, r: &Reply, resp: u8) {
             }
             Reply::Error(s) => push_error_table(l, s.as_bytes()),
             Reply::Int(n) => lua_pushnumber(l, *n as f64),
-            Reply::Bulk(b) => push_bytes(l, b),
+            Reply::Bulk(b) | Reply::Raw(b) => push_bytes(l, b),
             Reply::Nil | Reply::NilArray | Reply::None => {
                 if resp == 2 {
                     lua_pushboolean(l, 0)

@@ -644,5 +644,6 @@ async fn ticker(shared: Rc<Shared>) {
             e.take_wakeups()
         };
         shared.wake_all(woken);
+        crate::repl::link::poll(&shared);
     }
 }

@@ -315,23 +315,9 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             f("reply_buffer_expands", &0);
         }
         "replication" => {
-            f("role", &"master");
-            f("connected_slaves", &0);
-            f("master_failover_state", &"no-failover");
-            f("master_replid", &hex_id(e, "master_replid"));
-            f(
-                "master_replid2",
-                &"0000000000000000000000000000000000000000",
-            );
-            f("master_repl_offset", &0);
-            f("second_repl_offset", &-1);
-            f("repl_backlog_active", &0);
-            f(
-                "repl_backlog_size",
-                &c.get_by_name("repl-backlog-size").unwrap_or_default(),
-            );
-            f("repl_backlog_first_byte_offset", &0);
-            f("repl_backlog_histlen", &0);
+            for (k, v) in crate::repl::commands::info_fields(e) {
+                f(&k, &v);
+            }
         }
         "cpu" => {
             for k in [

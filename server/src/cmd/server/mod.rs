@@ -143,12 +143,8 @@ fn monitor(e: &mut Engine, call: &mut Call) -> CmdResult {
     Ok(Reply::ok())
 }
 
-fn role(_e: &mut Engine, _call: &mut Call) -> CmdResult {
-    Ok(Reply::Array(vec![
-        Reply::bulk("master"),
-        Reply::Int(0),
-        Reply::Array(Vec::new()),
-    ]))
+fn role(e: &mut Engine, _call: &mut Call) -> CmdResult {
+    Ok(crate::repl::commands::role(e))
 }
 
 pub static COMMANDS: &[Command] = &[

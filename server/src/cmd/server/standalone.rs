@@ -24,7 +24,7 @@ pub(super) fn wait(e: &mut Engine, call: &mut Call) -> CmdResult {
         return Ok(Reply::Int(0));
     }
     let deadline = (timeout > 0).then(|| e.now_ms.saturating_add(timeout));
-    Ok(e.block(call, Vec::new(), deadline, Reply::Int(0)))
+    Ok(crate::repl::primary::wait(e, call, wanted, deadline))
 }
 
 /// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]: the arguments are checked as Redis

@@ -216,7 +216,7 @@ impl Command {
 /// over (for the agreement test and the build below).
 pub(crate) fn hand_written() -> impl Iterator<Item = &'static Command> {
     use super::*;
-    let groups: [&'static [Command]; 23] = [
+    let groups: [&'static [Command]; 24] = [
         acl::COMMANDS,
         connection::COMMANDS,
         server::COMMANDS,
@@ -239,6 +239,7 @@ pub(crate) fn hand_written() -> impl Iterator<Item = &'static Command> {
         sort::COMMANDS,
         stream::COMMANDS,
         crate::cluster::commands::COMMANDS,
+        crate::repl::commands::COMMANDS,
         crate::compat::command::COMMANDS,
     ];
     groups.into_iter().flat_map(|g| g.iter())

@@ -8,6 +8,7 @@
 //! reads those and the older forms Redis 7.0 still loads.
 
 pub mod crc64;
+pub mod file;
 mod functions;
 pub mod listpack;
 pub mod lzf;

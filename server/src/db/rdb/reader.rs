@@ -19,6 +19,11 @@ impl<'a> Reader<'a> {
         self.pos >= self.buf.len()
     }
 
+    /// How many bytes are left to read.
+    pub fn remaining(&self) -> usize {
+        self.buf.len().saturating_sub(self.pos)
+    }
+
     pub fn byte(&mut self) -> Option<u8> {
         let b = *self.buf.get(self.pos)?;
         self.pos += 1;

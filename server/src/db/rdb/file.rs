@@ -1,0 +1,187 @@
+//! A whole RDB file, as a primary sends it to a replica in a full synchronisation: the
+//! `REDIS0010` header, auxiliary fields, function libraries, each database's keys (with their
+//! deadlines), the EOF opcode and a CRC-64 of everything before it.
+//!
+//! Values are written and read by the same codec as DUMP/RESTORE (`write_object`,
+//! `read_object`), so every type redlab dumps travels, and every type it restores loads.
+
+use super::reader::Reader;
+use super::{crc64, read_object, write_len, write_object, write_string, RDB_VERSION};
+use crate::db::encoding::Limits;
+use crate::db::{Db, Entry, Value};
+
+const OPCODE_FUNCTION2: u8 = 245;
+const OPCODE_FUNCTION_PRE_GA: u8 = 246;
+const OPCODE_MODULE_AUX: u8 = 247;
+const OPCODE_IDLE: u8 = 248;
+const OPCODE_FREQ: u8 = 249;
+const OPCODE_AUX: u8 = 250;
+const OPCODE_RESIZEDB: u8 = 251;
+const OPCODE_EXPIRETIME_MS: u8 = 252;
+const OPCODE_EXPIRETIME: u8 = 253;
+const OPCODE_SELECTDB: u8 = 254;
+const OPCODE_EOF: u8 = 255;
+
+/// What a file carries besides the keys: the auxiliary fields a replica reads back.
+pub struct FileMeta<'a> {
+    pub redis_version: &'a str,
+    pub ctime_s: i64,
+    pub used_mem: u64,
+    pub repl_stream_db: usize,
+    pub repl_id: &'a str,
+    pub repl_offset: i64,
+}
+
+/// The RDB file of these databases and function libraries.
+pub fn write_file<'a>(
+    dbs: &[Db],
+    libraries: impl IntoIterator<Item = &'a [u8]>,
+    meta: &FileMeta<'_>,
+    limits: &Limits,
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(format!("REDIS{RDB_VERSION:04}").as_bytes());
+    let aux = [
+        ("redis-ver", meta.redis_version.to_string()),
+        ("redis-bits", "64".to_string()),
+        ("ctime", meta.ctime_s.to_string()),
+        ("used-mem", meta.used_mem.to_string()),
+        ("repl-stream-db", meta.repl_stream_db.to_string()),
+        ("repl-id", meta.repl_id.to_string()),
+        ("repl-offset", meta.repl_offset.to_string()),
+        ("aof-base", "0".to_string()),
+    ];
+    for (k, v) in aux {
+        out.push(OPCODE_AUX);
+        write_string(&mut out, k.as_bytes());
+        write_string(&mut out, v.as_bytes());
+    }
+    for code in libraries {
+        out.push(OPCODE_FUNCTION2);
+        write_string(&mut out, code);
+    }
+    for (idx, db) in dbs.iter().enumerate() {
+        if db.is_empty() {
+            continue;
+        }
+        out.push(OPCODE_SELECTDB);
+        write_len(&mut out, idx as u64);
+        out.push(OPCODE_RESIZEDB);
+        write_len(&mut out, db.len() as u64);
+        write_len(&mut out, db.expires_len() as u64);
+        for (key, en) in db.stored() {
+            if let Some(at) = en.expire_at {
+                out.push(OPCODE_EXPIRETIME_MS);
+                out.extend_from_slice(&at.to_le_bytes());
+            }
+            let mut entry_limits = *limits;
+            if en.raw && matches!(en.value, Value::Set(_)) {
+                entry_limits.set_max_intset_entries = 0;
+            }
+            // `write_object` writes the type byte then the value; the key goes between.
+            let mut obj = Vec::new();
+            write_object(&mut obj, &en.value, &entry_limits);
+            out.push(obj[0]);
+            write_string(&mut out, key);
+            out.extend_from_slice(&obj[1..]);
+        }
+    }
+    out.push(OPCODE_EOF);
+    let crc = crc64::crc64(0, &out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// A file read back: each key with its database and deadline, the function libraries'
+/// code, and the auxiliary fields.
+#[derive(Default)]
+pub struct Loaded {
+    pub keys: Vec<(usize, Vec<u8>, Entry)>,
+    pub libraries: Vec<Vec<u8>>,
+    pub aux: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+/// Why a file could not be loaded.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LoadError {
+    /// Not an RDB file, or a version newer than redlab reads.
+    Header,
+    /// A value of a type redlab does not read (a module type, say), or a corrupt file.
+    BadFormat,
+    /// The trailing CRC-64 does not match.
+    Checksum,
+}
+
+/// Reads a whole RDB file. Keys past their deadline are kept: a replica waits for its
+/// primary's DEL, as Redis's replicas do.
+pub fn read_file(file: &[u8]) -> Result<Loaded, LoadError> {
+    if file.len() < 9 || &file[..5] != b"REDIS" {
+        return Err(LoadError::Header);
+    }
+    let version: u16 = std::str::from_utf8(&file[5..9])
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .ok_or(LoadError::Header)?;
+    if version > RDB_VERSION || version < 1 {
+        return Err(LoadError::Header);
+    }
+    let mut r = Reader::new(&file[9..]);
+    let mut out = Loaded::default();
+    let mut db = 0usize;
+    let mut expire_at: Option<i64> = None;
+    loop {
+        let op = r.byte().ok_or(LoadError::BadFormat)?;
+        match op {
+            OPCODE_EOF => break,
+            OPCODE_SELECTDB => db = r.len().ok_or(LoadError::BadFormat)?,
+            OPCODE_RESIZEDB => {
+                r.u64_len().ok_or(LoadError::BadFormat)?;
+                r.u64_len().ok_or(LoadError::BadFormat)?;
+            }
+            OPCODE_AUX => {
+                let k = r.string().ok_or(LoadError::BadFormat)?;
+                let v = r.string().ok_or(LoadError::BadFormat)?;
+                out.aux.push((k, v));
+            }
+            OPCODE_EXPIRETIME_MS => {
+                let b = r.take(8).ok_or(LoadError::BadFormat)?;
+                let ms = i64::from_le_bytes(b.try_into().map_err(|_| LoadError::BadFormat)?);
+                expire_at = Some(ms);
+            }
+            OPCODE_EXPIRETIME => {
+                let b = r.take(4).ok_or(LoadError::BadFormat)?;
+                let s = i32::from_le_bytes(b.try_into().map_err(|_| LoadError::BadFormat)?);
+                expire_at = Some(i64::from(s) * 1000);
+            }
+            OPCODE_IDLE => {
+                r.u64_len().ok_or(LoadError::BadFormat)?;
+            }
+            OPCODE_FREQ => {
+                r.byte().ok_or(LoadError::BadFormat)?;
+            }
+            OPCODE_FUNCTION2 => out.libraries.push(r.string().ok_or(LoadError::BadFormat)?),
+            OPCODE_FUNCTION_PRE_GA | OPCODE_MODULE_AUX => return Err(LoadError::BadFormat),
+            t => {
+                let key = r.string().ok_or(LoadError::BadFormat)?;
+                let value = read_object(&mut r, t).ok_or(LoadError::BadFormat)?;
+                let entry = Entry {
+                    value,
+                    expire_at: expire_at.take(),
+                    last_access: 0,
+                    raw: false,
+                };
+                out.keys.push((db, key, entry));
+            }
+        }
+    }
+    // Version 5 on carries a checksum; zero means the writer turned it off.
+    let consumed = file.len() - r.remaining();
+    if version >= 5 {
+        let sum = r.take(8).ok_or(LoadError::BadFormat)?;
+        let expected = crc64::crc64(0, &file[..consumed]);
+        if sum != [0u8; 8] && sum != expected.to_le_bytes() {
+            return Err(LoadError::Checksum);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,12 @@
+//! Error texts of replication: SYNC/PSYNC/REPLCONF, REPLICAOF, WAIT and read-only replicas.
+
+pub const NOMASTERLINK_CANT_SYNC: &str =
+    "NOMASTERLINK Can't SYNC while not connected with my master";
+pub const READONLY_REPLICA: &str = "READONLY You can't write against a read only replica.";
+pub const WAIT_ON_REPLICA: &str = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.";
+pub const REPLICAOF_IN_CLUSTER: &str = "ERR REPLICAOF not allowed in cluster mode.";
+pub const INVALID_MASTER_PORT: &str = "ERR Invalid master port";
+
+pub fn unrecognized_replconf_option(opt: &str) -> String {
+    format!("ERR Unrecognized REPLCONF option: {opt}")
+}

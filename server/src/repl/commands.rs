@@ -1,0 +1,243 @@
+//! The replication commands: SYNC, PSYNC, REPLCONF (`primary`), REPLICAOF/SLAVEOF, ROLE, and
+//! the fields of INFO replication.
+
+use super::Following;
+use crate::cmd::table::flags::*;
+use crate::cmd::table::{CmdResult, Command};
+use crate::engine::{Call, Engine};
+use crate::errors;
+use crate::reply::Reply;
+
+pub static COMMANDS: &[Command] = &[
+    Command::new(
+        "sync",
+        1,
+        ADMIN | NOSCRIPT | NO_MULTI,
+        "server",
+        super::primary::sync,
+    ),
+    Command::new(
+        "psync",
+        -3,
+        ADMIN | NOSCRIPT | NO_MULTI,
+        "server",
+        super::primary::psync,
+    ),
+    Command::new(
+        "replconf",
+        -1,
+        ADMIN | NOSCRIPT | LOADING | STALE | ALLOW_BUSY,
+        "server",
+        super::primary::replconf,
+    ),
+    Command::new(
+        "replicaof",
+        3,
+        ADMIN | NOSCRIPT | STALE,
+        "server",
+        replicaof,
+    ),
+    Command::new("slaveof", 3, ADMIN | NOSCRIPT | STALE, "server", replicaof),
+    Command::new(
+        "redlab.repl",
+        -2,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        "redlab",
+        super::faults::redlab_repl,
+    ),
+];
+
+/// REPLICAOF host port | NO ONE.
+fn replicaof(e: &mut Engine, call: &mut Call) -> CmdResult {
+    if e.cluster.is_some() {
+        return Err(Reply::err(errors::REPLICAOF_IN_CLUSTER));
+    }
+    if call.arg(1).eq_ignore_ascii_case(b"no") && call.arg(2).eq_ignore_ascii_case(b"one") {
+        promote(e);
+        return Ok(Reply::ok());
+    }
+    let port = crate::cmd::args::int(call.arg(2))?;
+    if !(0..=65535).contains(&port) {
+        return Err(Reply::err(errors::INVALID_MASTER_PORT));
+    }
+    let host = String::from_utf8_lossy(call.arg(1)).into_owned();
+    if let Some(f) = &e.repl.following {
+        if f.host.eq_ignore_ascii_case(&host) && f.port == port as u16 {
+            return Ok(Reply::Status(
+                "OK Already connected to specified master".into(),
+            ));
+        }
+    }
+    follow(e, &host, port as u16);
+    Ok(Reply::ok())
+}
+
+/// Starts following `host:port`: replicas of this server are dropped (they must resync),
+/// and the network shell starts a link task.
+pub(crate) fn follow(e: &mut Engine, host: &str, port: u16) {
+    drop_link(e);
+    disconnect_replicas(e);
+    e.repl.faults.held.clear();
+    e.repl.generations += 1;
+    let generation = e.repl.generations;
+    let now = e.now_ms;
+    e.repl.following = Some(Following {
+        host: host.to_string(),
+        port,
+        state: "connect",
+        conn: None,
+        generation,
+        down_since_ms: now,
+        last_io_ms: now,
+    });
+    e.repl.link_wanted = Some(generation);
+}
+
+/// REPLICAOF NO ONE: this server becomes a primary with a new history; the old one stays
+/// reachable for PSYNC as replid2, up to the offset reached.
+pub(crate) fn promote(e: &mut Engine) {
+    if e.repl.following.is_none() {
+        return;
+    }
+    drop_link(e);
+    e.repl.following = None;
+    let offset = e.repl.master_offset();
+    e.repl.replid2 = std::mem::replace(&mut e.repl.replid, super::new_replid());
+    e.repl.second_offset = offset + 1;
+    disconnect_replicas(e);
+}
+
+fn drop_link(e: &mut Engine) {
+    if let Some(conn) = e.repl.following.as_ref().and_then(|f| f.conn) {
+        e.disconnect(conn);
+    }
+}
+
+/// Closes the connections of this server's replicas, as Redis does when its history changes.
+fn disconnect_replicas(e: &mut Engine) {
+    let conns: Vec<_> = e.repl.replicas.iter().map(|r| r.conn).collect();
+    for c in conns {
+        if let Some(s) = e.sessions.get_mut(&c) {
+            s.close_requested = true;
+        }
+        e.wakeups.push(c);
+    }
+    e.repl.replicas.clear();
+}
+
+/// ROLE.
+pub(crate) fn role(e: &mut Engine) -> Reply {
+    match &e.repl.following {
+        Some(f) => Reply::Array(vec![
+            Reply::bulk("slave"),
+            Reply::bulk(f.host.clone()),
+            Reply::Int(i64::from(f.port)),
+            Reply::bulk(f.state),
+            Reply::Int(if f.state == "connected" {
+                e.repl.master_offset()
+            } else {
+                -1
+            }),
+        ]),
+        None => Reply::Array(vec![
+            Reply::bulk("master"),
+            Reply::Int(e.repl.master_offset()),
+            Reply::Array(
+                e.repl
+                    .replicas
+                    .iter()
+                    .map(|r| {
+                        Reply::Array(vec![
+                            Reply::bulk(r.ip.clone()),
+                            Reply::bulk(r.port.to_string()),
+                            Reply::bulk(r.ack.to_string()),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ]),
+    }
+}
+
+/// The fields of INFO replication, in Redis's order.
+pub(crate) fn info_fields(e: &Engine) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut f = |k: &str, v: String| out.push((k.to_string(), v));
+    let now = e.clock.now_ms();
+    match &e.repl.following {
+        Some(m) => {
+            let up = m.state == "connected";
+            f("role", "slave".into());
+            f("master_host", m.host.clone());
+            f("master_port", m.port.to_string());
+            f("master_link_status", if up { "up" } else { "down" }.into());
+            f(
+                "master_last_io_seconds_ago",
+                if up {
+                    ((now - m.last_io_ms) / 1000).max(0).to_string()
+                } else {
+                    "-1".into()
+                },
+            );
+            f(
+                "master_sync_in_progress",
+                u8::from(m.state == "sync").to_string(),
+            );
+            f("slave_read_repl_offset", e.repl.master_offset().to_string());
+            f("slave_repl_offset", e.repl.master_offset().to_string());
+            if !up {
+                f(
+                    "master_link_down_since_seconds",
+                    ((now - m.down_since_ms) / 1000).max(0).to_string(),
+                );
+            }
+            f("slave_priority", "100".into());
+            f("slave_read_only", read_only_flag(e).to_string());
+            f("replica_announced", "1".into());
+        }
+        None => f("role", "master".into()),
+    }
+    f("connected_slaves", e.repl.replicas.len().to_string());
+    for (i, r) in e.repl.replicas.iter().enumerate() {
+        let lag = ((now - r.ack_ms) / 1000).max(0);
+        f(
+            &format!("slave{i}"),
+            format!(
+                "ip={},port={},state=online,offset={},lag={}",
+                r.ip, r.port, r.ack, lag
+            ),
+        );
+    }
+    f("master_failover_state", "no-failover".into());
+    f("master_replid", e.repl.replid.clone());
+    f("master_replid2", e.repl.replid2.clone());
+    f("master_repl_offset", e.repl.master_offset().to_string());
+    f("second_repl_offset", e.repl.second_offset.to_string());
+    let b = e.repl.backlog.as_ref();
+    f("repl_backlog_active", u8::from(b.is_some()).to_string());
+    f(
+        "repl_backlog_size",
+        e.config
+            .get_by_name("repl-backlog-size")
+            .unwrap_or_default(),
+    );
+    f(
+        "repl_backlog_first_byte_offset",
+        b.map_or(0, |b| b.first_offset()).to_string(),
+    );
+    f(
+        "repl_backlog_histlen",
+        b.map_or(0, |b| b.histlen()).to_string(),
+    );
+    out
+}
+
+fn read_only_flag(e: &Engine) -> u8 {
+    u8::from(e.config.get_by_name("replica-read-only").as_deref() != Some("no"))
+}
+
+/// Whether a write from `conn` must be refused: this server is a read-only replica and
+/// `conn` is not its primary's link.
+pub(crate) fn refuses_write(e: &Engine, conn: crate::session::ConnId) -> bool {
+    e.repl.is_replica() && !e.repl.is_primary_link(conn) && read_only_flag(e) == 1
+}

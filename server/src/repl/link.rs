@@ -1,0 +1,406 @@
+//! The replica side of a link: a task on the server thread's event loop (its socket is
+//! non-blocking, so the engine keeps serving every other client while the link waits) that
+//! connects to the primary, shakes hands (PING, REPLCONF listening-port and capa, PSYNC),
+//! loads the RDB file (length-prefixed, or the diskless `$EOF:<mark>` form), then applies the
+//! stream command by command through `Engine::execute_args` on a session of its own, and
+//! acknowledges its offset every second and when asked (REPLCONF GETACK).
+//!
+//! The task holds the engine only between awaits. REPLICAOF bumps a generation number; a
+//! task whose generation is no longer the engine's stops at its next step.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::backlog::Backlog;
+use crate::db::rdb::file::read_file;
+use crate::net::server::Shared;
+use crate::session::ConnId;
+
+/// How long the link waits before trying again after a failure.
+const RETRY: Duration = Duration::from_millis(200);
+/// How often the replica acknowledges its offset unasked.
+const ACK_EVERY: Duration = Duration::from_secs(1);
+/// How often a lagging link looks whether held commands are due.
+const HELD_CHECK: Duration = Duration::from_millis(5);
+
+/// Starts the link task the engine asked for, if any (called by the shell's ticker).
+pub(crate) fn poll(shared: &Rc<Shared>) {
+    let wanted = shared.engine.borrow_mut().repl.link_wanted.take();
+    if let Some(generation) = wanted {
+        tokio::task::spawn_local(run(shared.clone(), generation));
+    }
+}
+
+fn current(shared: &Shared, generation: u64) -> Option<(String, u16)> {
+    let e = shared.engine.borrow();
+    let f = e.repl.following.as_ref()?;
+    (f.generation == generation).then(|| (f.host.clone(), f.port))
+}
+
+fn set_state(shared: &Shared, generation: u64, state: &'static str) {
+    let mut e = shared.engine.borrow_mut();
+    let now = e.clock.now_ms();
+    if let Some(f) = e.repl.following.as_mut() {
+        if f.generation == generation {
+            if f.state == "connected" && state != "connected" {
+                f.down_since_ms = now;
+            }
+            f.state = state;
+        }
+    }
+}
+
+async fn run(shared: Rc<Shared>, generation: u64) {
+    while let Some((host, port)) = current(&shared, generation) {
+        if shared.engine.borrow().repl.faults.partitioned {
+            tokio::time::sleep(RETRY).await;
+            continue;
+        }
+        set_state(&shared, generation, "connecting");
+        let result = session(&shared, generation, &host, port).await;
+        if let Err(why) = result {
+            tracing::debug!("redlab: replication link to {host}:{port}: {why}");
+        }
+        let conn = {
+            let e = shared.engine.borrow();
+            e.repl
+                .following
+                .as_ref()
+                .filter(|f| f.generation == generation)
+                .and_then(|f| f.conn)
+        };
+        if let Some(conn) = conn {
+            shared.engine.borrow_mut().disconnect(conn);
+        }
+        set_state(&shared, generation, "connect");
+        tokio::time::sleep(RETRY).await;
+    }
+}
+
+/// One connection to the primary, from handshake to the link's end.
+async fn session(
+    shared: &Rc<Shared>,
+    generation: u64,
+    host: &str,
+    port: u16,
+) -> Result<(), String> {
+    // What a lagging link held is asked for again by PSYNC (it is past our offset).
+    shared.engine.borrow_mut().repl.faults.held.clear();
+    let mut stream = TcpStream::connect((host, port))
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut buf: Vec<u8> = Vec::new();
+    let my_port = shared.engine.borrow().config.port.to_string();
+    let (psync_id, psync_offset) = {
+        let e = shared.engine.borrow();
+        match &e.repl.backlog {
+            Some(b) => (e.repl.replid.clone(), (b.end() + 1).to_string()),
+            None => ("?".to_string(), "-1".to_string()),
+        }
+    };
+    let handshake: [&[&str]; 4] = [
+        &["PING"],
+        &["REPLCONF", "listening-port", &my_port],
+        &["REPLCONF", "capa", "eof", "capa", "psync2"],
+        &["PSYNC", &psync_id, &psync_offset],
+    ];
+    let mut last = String::new();
+    for req in handshake {
+        send(&mut stream, req).await?;
+        last = read_line(&mut stream, &mut buf).await?;
+        if last.starts_with('-') && req[0] != "REPLCONF" {
+            return Err(format!("the primary answered {:?} with {last}", req[0]));
+        }
+    }
+    if current(shared, generation).is_none() {
+        return Ok(());
+    }
+    set_state(shared, generation, "sync");
+    if let Some(rest) = last.strip_prefix("+FULLRESYNC ") {
+        let mut parts = rest.split(' ');
+        let id = parts.next().unwrap_or_default().to_string();
+        let offset: i64 = parts.next().and_then(|o| o.parse().ok()).unwrap_or(0);
+        let file = read_payload(&mut stream, &mut buf).await?;
+        load(shared, &file, &id, offset)?;
+    } else if let Some(rest) = last.strip_prefix("+CONTINUE") {
+        let id = rest.trim();
+        let mut e = shared.engine.borrow_mut();
+        if !id.is_empty() && id != e.repl.replid {
+            let offset = e.repl.master_offset();
+            e.repl.replid2 = std::mem::replace(&mut e.repl.replid, id.to_string());
+            e.repl.second_offset = offset + 1;
+        }
+    } else {
+        return Err(format!("unexpected PSYNC reply {last}"));
+    }
+    let conn = {
+        let mut e = shared.engine.borrow_mut();
+        let conn = e.connect_from(&format!("{host}:{port}"), "127.0.0.1:0");
+        if let Some(s) = e.sessions.get_mut(&conn) {
+            s.authenticated = true;
+            s.acl_free = true;
+        }
+        let now = e.clock.now_ms();
+        if let Some(f) = e.repl.following.as_mut() {
+            f.conn = Some(conn);
+            f.state = "connected";
+            f.last_io_ms = now;
+        }
+        conn
+    };
+    apply_loop(shared, generation, conn, &mut stream, buf).await
+}
+
+/// Reads the stream and applies it until the link fails or is replaced.
+async fn apply_loop(
+    shared: &Rc<Shared>,
+    generation: u64,
+    conn: ConnId,
+    stream: &mut TcpStream,
+    mut buf: Vec<u8>,
+) -> Result<(), String> {
+    let mut ack = tokio::time::interval(ACK_EVERY);
+    ack.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        if current(shared, generation).is_none() {
+            return Ok(());
+        }
+        let ack_now = apply(shared, conn, &mut buf)?;
+        if ack_now {
+            send_ack(shared, stream).await?;
+        }
+        let holding = !shared.engine.borrow().repl.faults.held.is_empty();
+        tokio::select! {
+            _ = tokio::time::sleep(HELD_CHECK), if holding => {}
+            n = stream.read(&mut chunk) => {
+                let n = n.map_err(|e| e.to_string())?;
+                if n == 0 {
+                    return Err("the primary closed the link".into());
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            _ = ack.tick() => send_ack(shared, stream).await?,
+        }
+    }
+}
+
+async fn send_ack(shared: &Shared, stream: &mut TcpStream) -> Result<(), String> {
+    let offset = shared.engine.borrow().repl.master_offset().to_string();
+    send(stream, &["REPLCONF", "ACK", &offset]).await
+}
+
+/// Applies every complete command in `buf`; returns whether the primary asked for an
+/// acknowledgement.
+fn apply(shared: &Shared, conn: ConnId, buf: &mut Vec<u8>) -> Result<bool, String> {
+    let mut consumed = 0;
+    let mut woken = Vec::new();
+    let mut ack = false;
+    {
+        let mut e = shared.engine.borrow_mut();
+        if !e.is_connected(conn) || e.repl.faults.partitioned {
+            return Err("the link's session was closed".into());
+        }
+        let now = e.clock.now_ms();
+        while let Some((args, len)) = parse_command(&buf[consumed..])? {
+            let raw = Bytes::copy_from_slice(&buf[consumed..consumed + len]);
+            consumed += len;
+            e.repl.faults.held.push_back((args, raw, now));
+        }
+        let mut applied = false;
+        while e.repl.faults.due(now) {
+            let Some((args, raw, _)) = e.repl.faults.held.pop_front() else {
+                break;
+            };
+            applied = true;
+            if !args.is_empty() {
+                e.execute_args(conn, args);
+            }
+            // The bytes count toward the offset whatever they were, as Redis's replica
+            // counts them; sub-replicas get them as they came.
+            e.repl_feed(raw);
+            ack |= std::mem::take(&mut e.repl.ack_requested);
+        }
+        if consumed > 0 || applied {
+            let now = e.clock.now_ms();
+            if let Some(f) = e.repl.following.as_mut() {
+                f.last_io_ms = now;
+            }
+            let _ = e.take_output(conn);
+            woken = e.take_wakeups();
+        }
+    }
+    buf.drain(..consumed);
+    for c in woken {
+        shared.wake(c);
+    }
+    Ok(ack)
+}
+
+/// One command of the stream: its arguments and its length in bytes; a bare newline (a
+/// keep-alive) is an empty command. None when more bytes are needed.
+fn parse_command(buf: &[u8]) -> Result<Option<(Vec<Bytes>, usize)>, String> {
+    if buf.is_empty() {
+        return Ok(None);
+    }
+    if buf[0] == b'\n' {
+        return Ok(Some((Vec::new(), 1)));
+    }
+    if buf[0] != b'*' {
+        return Err("protocol error in the primary's stream".into());
+    }
+    let Some((n, mut pos)) = number_line(buf, 1)? else {
+        return Ok(None);
+    };
+    let mut args = Vec::with_capacity(n.max(0) as usize);
+    for _ in 0..n {
+        if pos >= buf.len() {
+            return Ok(None);
+        }
+        if buf[pos] != b'$' {
+            return Err("protocol error in the primary's stream".into());
+        }
+        let Some((len, at)) = number_line(buf, pos + 1)? else {
+            return Ok(None);
+        };
+        let len = usize::try_from(len).map_err(|_| "bad bulk length".to_string())?;
+        if buf.len() < at + len + 2 {
+            return Ok(None);
+        }
+        args.push(Bytes::copy_from_slice(&buf[at..at + len]));
+        pos = at + len + 2;
+    }
+    Ok(Some((args, pos)))
+}
+
+/// A decimal number ending in CRLF at `from`; the position after the CRLF.
+fn number_line(buf: &[u8], from: usize) -> Result<Option<(i64, usize)>, String> {
+    let Some(end) = buf[from..].windows(2).position(|w| w == b"\r\n") else {
+        return Ok(None);
+    };
+    let text = std::str::from_utf8(&buf[from..from + end]).map_err(|e| e.to_string())?;
+    let n = text.parse::<i64>().map_err(|e| e.to_string())?;
+    Ok(Some((n, from + end + 2)))
+}
+
+async fn send(stream: &mut TcpStream, args: &[&str]) -> Result<(), String> {
+    let mut out = Vec::new();
+    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n{}\r\n", a.len(), a).as_bytes());
+    }
+    stream.write_all(&out).await.map_err(|e| e.to_string())
+}
+
+async fn fill(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Result<(), String> {
+    let mut chunk = [0u8; 16 * 1024];
+    let n = stream.read(&mut chunk).await.map_err(|e| e.to_string())?;
+    if n == 0 {
+        return Err("the primary closed the link".into());
+    }
+    buf.extend_from_slice(&chunk[..n]);
+    Ok(())
+}
+
+/// One reply line, skipping the bare newlines a primary sends while it prepares the file.
+async fn read_line(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Result<String, String> {
+    loop {
+        while buf.first() == Some(&b'\n') {
+            buf.remove(0);
+        }
+        if let Some(end) = buf.windows(2).position(|w| w == b"\r\n") {
+            let line = String::from_utf8_lossy(&buf[..end]).into_owned();
+            buf.drain(..end + 2);
+            return Ok(line);
+        }
+        fill(stream, buf).await?;
+    }
+}
+
+/// The RDB file: `$<len>\r\n<file>`, or `$EOF:<40 bytes>\r\n<file><the same 40 bytes>`.
+async fn read_payload(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Result<Vec<u8>, String> {
+    let head = read_line(stream, buf).await?;
+    if let Some(mark) = head.strip_prefix("$EOF:") {
+        let mark = mark.as_bytes().to_vec();
+        loop {
+            if buf.len() >= mark.len() && buf.ends_with(&mark) {
+                let file = buf[..buf.len() - mark.len()].to_vec();
+                buf.clear();
+                return Ok(file);
+            }
+            fill(stream, buf).await?;
+        }
+    }
+    let len: usize = head
+        .strip_prefix('$')
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| format!("unexpected payload header {head}"))?;
+    while buf.len() < len {
+        fill(stream, buf).await?;
+    }
+    let file = buf[..len].to_vec();
+    buf.drain(..len);
+    Ok(file)
+}
+
+/// Replaces the dataset with the primary's file and takes its history.
+fn load(shared: &Shared, file: &[u8], id: &str, offset: i64) -> Result<(), String> {
+    let loaded = read_file(file).map_err(|e| format!("cannot load the primary's RDB: {e:?}"))?;
+    let mut e = shared.engine.borrow_mut();
+    for db in e.dbs.iter_mut() {
+        db.clear();
+    }
+    let n = e.dbs.len();
+    for (db, key, entry) in loaded.keys {
+        if db < n {
+            e.dbs[db].insert_entry(&key, entry);
+        }
+    }
+    e.recheck_all_dbs();
+    // The libraries load through FUNCTION RESTORE on a private session, as neither a
+    // replica (read-only) nor a primary (nothing to propagate) for that moment.
+    let following = e.repl.following.take();
+    e.repl.backlog = None;
+    let loader = e.connect();
+    e.execute(loader, &["FUNCTION", "FLUSH"]);
+    if !loaded.libraries.is_empty() {
+        let payload = crate::db::rdb::dump_functions(loaded.libraries.iter().map(|l| &l[..]));
+        e.execute(
+            loader,
+            &[&b"FUNCTION"[..], b"RESTORE", &payload, b"REPLACE"],
+        );
+    }
+    e.disconnect(loader);
+    e.repl.following = following;
+    e.repl.replid = id.to_string();
+    e.repl.replid2 = "0".repeat(40);
+    e.repl.second_offset = -1;
+    let size = e
+        .config
+        .get_by_name("repl-backlog-size")
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(1 << 20);
+    e.repl.backlog = Some(Backlog::new(size, offset));
+    e.repl.offset = offset;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_command;
+
+    #[test]
+    fn parses_commands_and_waits_for_the_rest() {
+        let one = b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n";
+        let (args, len) = parse_command(one).unwrap().unwrap();
+        assert_eq!(len, one.len());
+        assert_eq!(args, vec!["SELECT", "0"]);
+        assert!(parse_command(&one[..10]).unwrap().is_none());
+        assert_eq!(parse_command(b"\n").unwrap().unwrap().1, 1);
+        assert!(parse_command(b"+OK\r\n").is_err());
+    }
+}

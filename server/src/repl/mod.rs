@@ -1,0 +1,302 @@
+//! Replication, as Redis 7.0.15 presents it.
+//!
+//! - `backlog`: the bounded window of the stream, with its offsets.
+//! - `rewrite`: what a write becomes on the stream (absolute deadlines, the pop of what was
+//!   taken, the value a float increment produced...).
+//! - this file: the stream itself. `Engine::call` reports each command that changed the
+//!   dataset (`after_call`); the ops of one execution unit (a command, a transaction, a
+//!   script) are held until it ends and sent together (`flush`), wrapped in MULTI/EXEC when
+//!   there is more than one, each preceded by SELECT when its database differs from the last
+//!   one the stream selected. Keys that expiry removes go out as DEL at once.
+//! - `primary`: SYNC, PSYNC and REPLCONF on the primary side; WAIT.
+//! - `link`: the replica side, a task of the network shell that connects to the primary,
+//!   loads its RDB and applies its stream through the same engine path.
+//! - `commands`: REPLICAOF/SLAVEOF, ROLE, INFO replication.
+//!
+//! Nothing of this costs anything until a replica attaches: the backlog, like Redis's, is
+//! created by the first SYNC/PSYNC, and `feeding` is one field test.
+
+pub(crate) mod backlog;
+pub(crate) mod commands;
+pub(crate) mod faults;
+pub(crate) mod link;
+pub(crate) mod primary;
+mod rewrite;
+
+use bytes::{Bytes, BytesMut};
+
+use crate::cmd::table::Command;
+use crate::engine::{Call, Engine};
+use crate::reply::Reply;
+use crate::session::ConnId;
+
+/// A replica attached to this server (it ran SYNC or PSYNC).
+#[derive(Debug, Clone)]
+pub(crate) struct Replica {
+    pub(crate) conn: ConnId,
+    /// The offset it last acknowledged (REPLCONF ACK).
+    pub(crate) ack: i64,
+    /// REPLCONF listening-port (0 when it did not say).
+    pub(crate) port: u16,
+    /// Its address as the server sees it.
+    pub(crate) ip: String,
+    /// When it last acknowledged, in engine ms.
+    pub(crate) ack_ms: i64,
+}
+
+/// The replica side: which primary this server follows, and how far it got.
+#[derive(Debug, Clone)]
+pub(crate) struct Following {
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    /// "connect", "connecting", "sync" or "connected" (ROLE's words).
+    pub(crate) state: &'static str,
+    /// The session the primary's stream runs on, once linked.
+    pub(crate) conn: Option<ConnId>,
+    /// Bumped by each REPLICAOF: a link task of an older generation stops.
+    pub(crate) generation: u64,
+    /// When the link went down, in engine ms (INFO master_link_down_since_seconds).
+    pub(crate) down_since_ms: i64,
+    /// When the last byte came from the primary, in engine ms.
+    pub(crate) last_io_ms: i64,
+}
+
+/// Replication state of one engine.
+#[derive(Debug)]
+pub(crate) struct Repl {
+    /// Created by the first replica that attaches; None costs nothing.
+    pub(crate) backlog: Option<backlog::Backlog>,
+    /// master_repl_offset while there is no backlog.
+    pub(crate) offset: i64,
+    pub(crate) replid: String,
+    pub(crate) replid2: String,
+    pub(crate) second_offset: i64,
+    /// The database the stream selected last; None sends SELECT before the next op.
+    stream_db: Option<usize>,
+    /// The ops of the execution unit running now.
+    pending: Vec<(usize, Vec<Bytes>)>,
+    /// Per database: how many keys of its `expired_log` went out as DEL already.
+    expired_sent: Vec<usize>,
+    pub(crate) replicas: Vec<Replica>,
+    /// What connections said in REPLCONF before they synchronised: (port, capa psync2).
+    pub(crate) announced: Vec<(ConnId, u16, bool)>,
+    pub(crate) following: Option<Following>,
+    /// The next REPLICAOF generation.
+    pub(crate) generations: u64,
+    /// A link task must be started for this generation (taken by the network shell).
+    pub(crate) link_wanted: Option<u64>,
+    /// The primary asked for an acknowledgement (REPLCONF GETACK).
+    pub(crate) ack_requested: bool,
+    /// Clients blocked in WAIT: (conn, offset they wait for, replicas they want).
+    pub(crate) waiters: Vec<(ConnId, i64, i64)>,
+    /// Lag and partition of this replica's link, and what the lag holds back.
+    pub(crate) faults: faults::LinkFaults,
+}
+
+impl Default for Repl {
+    fn default() -> Repl {
+        Repl {
+            backlog: None,
+            offset: 0,
+            replid: new_replid(),
+            replid2: "0".repeat(40),
+            second_offset: -1,
+            stream_db: None,
+            pending: Vec::new(),
+            expired_sent: Vec::new(),
+            replicas: Vec::new(),
+            announced: Vec::new(),
+            following: None,
+            generations: 0,
+            link_wanted: None,
+            ack_requested: false,
+            waiters: Vec::new(),
+            faults: Default::default(),
+        }
+    }
+}
+
+/// A fresh 40-hex-digit replication id.
+pub(crate) fn new_replid() -> String {
+    let mut h = sha1_smol::Sha1::new();
+    h.update(&crate::rng::fresh_seed().to_le_bytes());
+    h.update(&crate::rng::fresh_seed().to_le_bytes());
+    h.digest().to_string()
+}
+
+impl Repl {
+    /// Whether this server writes a replication stream of its own: a replica attached once,
+    /// and this server does not follow a primary (a replica passes its primary's stream on
+    /// as it came).
+    pub(crate) fn feeding(&self) -> bool {
+        self.backlog.is_some() && self.following.is_none()
+    }
+
+    /// INFO master_repl_offset.
+    pub(crate) fn master_offset(&self) -> i64 {
+        self.backlog.as_ref().map_or(self.offset, |b| b.end())
+    }
+
+    /// Whether `conn` is the link this replica's primary writes on.
+    pub(crate) fn is_primary_link(&self, conn: ConnId) -> bool {
+        self.following.as_ref().and_then(|f| f.conn) == Some(conn)
+    }
+
+    pub(crate) fn is_replica(&self) -> bool {
+        self.following.is_some()
+    }
+}
+
+/// Commands Redis propagates whenever they succeed, whether or not the dataset changed.
+fn always_propagated(args: &[Bytes]) -> bool {
+    let name = &args[0];
+    let is = |n: &str| name.eq_ignore_ascii_case(n.as_bytes());
+    if is("publish") || is("spublish") || is("flushall") || is("flushdb") {
+        return true;
+    }
+    is("function")
+        && args.get(1).is_some_and(|s| {
+            ["load", "delete", "flush", "restore"]
+                .iter()
+                .any(|n| s.eq_ignore_ascii_case(n.as_bytes()))
+        })
+}
+
+/// Commands whose effects are the commands they ran: never propagated themselves.
+fn runs_others(cmd: &Command) -> bool {
+    matches!(
+        cmd.name,
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro" | "exec"
+    )
+}
+
+/// One op in the stream's encoding (an array of bulk strings).
+fn encode_op(out: &mut BytesMut, op: &[Bytes]) {
+    use bytes::BufMut;
+    out.put_slice(format!("*{}\r\n", op.len()).as_bytes());
+    for a in op {
+        out.put_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.put_slice(a);
+        out.put_slice(b"\r\n");
+    }
+}
+
+impl Engine {
+    /// After a handler ran (`Engine::call`): what it changed goes into the unit's ops.
+    pub(crate) fn repl_after_call(
+        &mut self,
+        cmd: &'static Command,
+        call: &Call,
+        reply: &Reply,
+        dirty_before: u64,
+    ) {
+        if runs_others(cmd) || reply.is_error() && self.dirty == dirty_before {
+            return;
+        }
+        if self.dirty == dirty_before && !always_propagated(&call.args) {
+            return;
+        }
+        let ops = rewrite::rewrite(self, call.db, &call.args, reply);
+        self.repl
+            .pending
+            .extend(ops.into_iter().map(|op| (call.db, op)));
+        if call.reprocessing {
+            // A blocked client served after another's command: a unit of its own.
+            self.repl_flush();
+        }
+    }
+
+    /// Ends an execution unit: its ops go to the backlog and the replicas, in MULTI/EXEC
+    /// when there are several. Keys expiry removed meanwhile go first, as DEL.
+    pub(crate) fn repl_flush(&mut self) {
+        if !self.repl.feeding() {
+            return;
+        }
+        self.repl_send_expired();
+        if self.repl.pending.is_empty() {
+            return;
+        }
+        let ops = std::mem::take(&mut self.repl.pending);
+        let wrap = ops.len() > 1;
+        let mut out = BytesMut::new();
+        if wrap {
+            self.select_into(ops[0].0, &mut out);
+            encode_op(&mut out, &[Bytes::from_static(b"MULTI")]);
+        }
+        for (db, op) in &ops {
+            self.select_into(*db, &mut out);
+            encode_op(&mut out, op);
+        }
+        if wrap {
+            encode_op(&mut out, &[Bytes::from_static(b"EXEC")]);
+        }
+        self.repl_feed(out.freeze());
+    }
+
+    /// SELECT db, when the stream is on another database.
+    fn select_into(&mut self, db: usize, out: &mut BytesMut) {
+        if self.repl.stream_db != Some(db) {
+            let n = Bytes::from(db.to_string());
+            encode_op(out, &[Bytes::from_static(b"SELECT"), n]);
+            self.repl.stream_db = Some(db);
+        }
+    }
+
+    /// Keys expiry removed since the last look, as DEL, before anything else.
+    fn repl_send_expired(&mut self) {
+        let mut out = BytesMut::new();
+        for idx in 0..self.dbs.len() {
+            let sent = self.repl.expired_sent.get(idx).copied().unwrap_or(0);
+            let log_len = self.dbs[idx].expired_log.len();
+            if log_len <= sent {
+                continue;
+            }
+            let keys: Vec<Vec<u8>> = self.dbs[idx].expired_log[sent..].to_vec();
+            for key in keys {
+                self.select_into(idx, &mut out);
+                encode_op(&mut out, &[Bytes::from_static(b"DEL"), Bytes::from(key)]);
+            }
+            if self.repl.expired_sent.len() <= idx {
+                self.repl.expired_sent.resize(idx + 1, 0);
+            }
+            self.repl.expired_sent[idx] = log_len;
+        }
+        if !out.is_empty() {
+            self.repl_feed(out.freeze());
+        }
+    }
+
+    /// Expiry is about to forget database `idx`'s removed keys: they go out first.
+    pub(crate) fn repl_before_expired_drain(&mut self, idx: usize) {
+        if self.repl.feeding() {
+            self.repl_send_expired();
+        }
+        if let Some(n) = self.repl.expired_sent.get_mut(idx) {
+            *n = 0;
+        }
+    }
+
+    /// Appends bytes to the stream: the backlog and every attached replica.
+    pub(crate) fn repl_feed(&mut self, bytes: Bytes) {
+        match self.repl.backlog.as_mut() {
+            Some(b) => b.feed(&bytes),
+            None => return,
+        }
+        let conns: Vec<ConnId> = self.repl.replicas.iter().map(|r| r.conn).collect();
+        for conn in conns {
+            self.push_to(conn, Reply::Raw(bytes.clone()));
+        }
+    }
+
+    /// A connection closed: it is no longer a replica, nor the primary's link.
+    pub(crate) fn repl_forget(&mut self, conn: ConnId) {
+        self.repl.replicas.retain(|r| r.conn != conn);
+        self.repl.announced.retain(|a| a.0 != conn);
+        self.repl.waiters.retain(|w| w.0 != conn);
+        if let Some(f) = self.repl.following.as_mut() {
+            if f.conn == Some(conn) {
+                f.conn = None;
+            }
+        }
+    }
+}

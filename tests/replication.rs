@@ -1,0 +1,459 @@
+//! Replication: the stream a primary sends (byte for byte against a real redis-server
+//! 7.0.15), ROLE / INFO replication / READONLY / WAIT beside a real primary+replica pair, a
+//! redlab replica of a real redis-server and of redlab, the link's faults, and a cluster
+//! failover that keeps (or loses) the data.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use redlab::{Cluster, Server};
+use redlab_client::RealRedis;
+use support::resp::RawConn;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn cmd(c: &mut RawConn, args: &[&str]) -> String {
+    c.call(args, WAIT)
+}
+
+/// Waits (up to 10 s) until `cond` holds; false when it never did.
+fn eventually(mut cond: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + WAIT;
+    while Instant::now() < until {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    false
+}
+
+/// A raw SYNC, as Redis's TCL harness attaches: returns the socket once the RDB payload has
+/// been read.
+fn attach(addr: SocketAddr) -> (TcpStream, Vec<u8>) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    s.write_all(b"SYNC\r\n").unwrap();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 65536];
+    let (len, at) = loop {
+        while buf.first() == Some(&b'\n') {
+            buf.remove(0);
+        }
+        if let Some(end) = buf.windows(2).position(|w| w == b"\r\n") {
+            assert_eq!(buf[0], b'$', "{}", support::resp::show(&buf));
+            let n: usize = std::str::from_utf8(&buf[1..end]).unwrap().parse().unwrap();
+            break (n, end + 2);
+        }
+        let n = s.read(&mut chunk).unwrap();
+        assert!(n > 0, "closed before the payload");
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    while buf.len() < at + len {
+        let n = s.read(&mut chunk).unwrap();
+        assert!(n > 0, "closed in the payload");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    let rdb = buf[at..at + len].to_vec();
+    let rest = buf[at + len..].to_vec();
+    // Keep what followed the payload by prepending it to later reads.
+    assert!(rest.is_empty(), "stream bytes before any write");
+    (s, rdb)
+}
+
+/// Reads the stream until it ends with `marker`.
+fn read_until(s: &mut TcpStream, marker: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut chunk = [0u8; 65536];
+    while !out.ends_with(marker) {
+        let n = s.read(&mut chunk).expect("the stream stalled");
+        assert!(n > 0, "the stream closed: {}", support::resp::show(&out));
+        out.extend_from_slice(&chunk[..n]);
+    }
+    out
+}
+
+/// Commands whose stream is deterministic (no clock, no randomness): each is sent on one
+/// connection, and the replication stream of both servers must be the same bytes.
+const SCRIPT: &[&[&str]] = &[
+    &["SET", "a", "1"],
+    &["GET", "a"],
+    &["INCRBYFLOAT", "f", "1.5"],
+    &["HINCRBYFLOAT", "h", "x", "2.5"],
+    &["MULTI"],
+    &["SET", "m", "1"],
+    &["INCR", "m"],
+    &["GET", "m"],
+    &["EXEC"],
+    &["MULTI"],
+    &["SET", "m1", "1"],
+    &["EXEC"],
+    &["MULTI"],
+    &["GET", "m"],
+    &["EXEC"],
+    &[
+        "EVAL",
+        "redis.call('set','e','1'); redis.call('incr','e')",
+        "0",
+    ],
+    &["EVAL", "redis.call('set','e1','1')", "0"],
+    &["EVAL", "return redis.call('get','e')", "0"],
+    &["RPUSH", "l", "a", "b", "c", "d"],
+    &["BLPOP", "l", "0"],
+    &["BRPOP", "l", "0"],
+    &["LMPOP", "1", "l", "LEFT", "COUNT", "1"],
+    &["BLMOVE", "l", "l2", "LEFT", "RIGHT", "0"],
+    &["ZADD", "z", "1", "a", "2", "b", "3", "c"],
+    &["BZPOPMIN", "z", "0"],
+    &["ZMPOP", "1", "z", "MAX", "COUNT", "1"],
+    &["SET", "g", "v", "GET"],
+    &["GETDEL", "g"],
+    &["GETDEL", "nosuch"],
+    &["DEL", "nosuch"],
+    &["PUBLISH", "ch", "hi"],
+    &["SET", "x", "1"],
+    &["EXPIRE", "x", "-1"],
+    &["PERSIST", "a"],
+    &["SELECT", "3"],
+    &["SET", "in3", "v"],
+    &["XADD", "st", "1-1", "a", "1"],
+    &["XADD", "st", "MAXLEN", "~", "1", "2-1", "a", "2"],
+    &["XTRIM", "st", "MAXLEN", "=", "1"],
+    &["SADD", "s", "a"],
+    &["SPOP", "s"],
+    &["FLUSHDB"],
+    &["SELECT", "0"],
+    &["SET", "end", "end"],
+];
+
+fn run_script(addr: SocketAddr) -> Vec<u8> {
+    let (mut stream, _) = attach(addr);
+    let mut c = RawConn::connect(addr);
+    for args in SCRIPT {
+        cmd(&mut c, args);
+    }
+    read_until(&mut stream, b"$3\r\nend\r\n$3\r\nend\r\n")
+}
+
+#[test]
+fn the_stream_is_real_redis_stream_byte_for_byte() {
+    let Some(real) = RealRedis::start_or_skip("the_stream_is_real_redis_stream") else {
+        return;
+    };
+    let lab = Server::builder().seed(7).start();
+    let theirs = run_script(real.addr());
+    let ours = run_script(lab.addr());
+    assert_eq!(
+        support::resp::show(&ours),
+        support::resp::show(&theirs),
+        "redlab's stream, then Redis's"
+    );
+}
+
+#[test]
+fn relative_deadlines_travel_as_absolute_ones() {
+    let lab = Server::start();
+    lab.clock().freeze();
+    let now = lab.clock().now_ms();
+    let (mut stream, _) = attach(lab.addr());
+    let mut c = RawConn::connect(lab.addr());
+    cmd(&mut c, &["SET", "a", "1", "EX", "100"]);
+    cmd(&mut c, &["SETEX", "b", "10", "x"]);
+    cmd(&mut c, &["EXPIRE", "a", "50"]);
+    cmd(&mut c, &["GETEX", "b", "PX", "5"]);
+    cmd(&mut c, &["SET", "end", "end"]);
+    let got = support::resp::show(&read_until(&mut stream, b"$3\r\nend\r\n$3\r\nend\r\n"));
+    for (what, at) in [
+        (
+            "SET\\r\\n$1\\r\\na\\r\\n$1\\r\\n1\\r\\n$4\\r\\nPXAT",
+            now + 100_000,
+        ),
+        (
+            "SET\\r\\n$1\\r\\nb\\r\\n$1\\r\\nx\\r\\n$4\\r\\nPXAT",
+            now + 10_000,
+        ),
+        ("PEXPIREAT\\r\\n$1\\r\\na", now + 50_000),
+        ("PEXPIREAT\\r\\n$1\\r\\nb", now + 5),
+    ] {
+        let want = format!("{what}\\r\\n${}\\r\\n{at}\\r\\n", at.to_string().len());
+        assert!(got.contains(&want), "{want} in {got}");
+    }
+    // A key that expires goes out as DEL.
+    lab.clock().advance(Duration::from_secs(1));
+    cmd(&mut c, &["GET", "b"]);
+    cmd(&mut c, &["SET", "end", "end"]);
+    let got = support::resp::show(&read_until(&mut stream, b"$3\r\nend\r\n$3\r\nend\r\n"));
+    assert!(
+        got.starts_with("*2\\r\\n$3\\r\\nDEL\\r\\n$1\\r\\nb\\r\\n"),
+        "{got}"
+    );
+}
+
+/// INFO replication's field names, in order.
+fn info_fields(c: &mut RawConn) -> Vec<String> {
+    let text = cmd(c, &["INFO", "replication"]);
+    text.split("\\r\\n")
+        .filter_map(|l| l.split_once(':').map(|(k, _)| k.to_string()))
+        .filter(|k| !k.starts_with('$'))
+        .collect()
+}
+
+fn role_head(c: &mut RawConn) -> String {
+    let r = cmd(c, &["ROLE"]);
+    r.split("\\r\\n").take(3).collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn a_primary_and_replica_pair_answers_as_redis() {
+    let Some(real) = RealRedis::start_with(&["--repl-diskless-sync-delay", "0"]).ok() else {
+        eprintln!("skipped: no redis-server");
+        return;
+    };
+    let real_port = real.port().to_string();
+    let Ok(real_replica) = RealRedis::start_with(&["--replicaof", "127.0.0.1", &real_port]) else {
+        return;
+    };
+    let lab = Server::start();
+    let lab_replica = Server::start();
+    let mut lr = RawConn::connect(lab_replica.addr());
+    assert_eq!(
+        cmd(
+            &mut lr,
+            &["REPLICAOF", "127.0.0.1", &lab.port().to_string()]
+        ),
+        "+OK\\r\\n"
+    );
+    let mut rr = RawConn::connect(real_replica.addr());
+    let (mut rp, mut lp) = (RawConn::connect(real.addr()), RawConn::connect(lab.addr()));
+    for c in [&mut rr, &mut lr] {
+        assert!(eventually(|| cmd(c, &["ROLE"]).contains("connected")));
+    }
+    assert_eq!(
+        cmd(&mut lp, &["SET", "k", "v"]),
+        cmd(&mut rp, &["SET", "k", "v"])
+    );
+    // The same texts and shapes on both.
+    for args in [
+        &["SET", "k", "v"][..],
+        &["REPLCONF", "foo", "bar"],
+        &["REPLCONF", "foo"],
+        &["REPLCONF", "listening-port", "1"],
+        &["WAIT", "1", "0"],
+        &["EVAL", "return 1", "0"],
+        &["GET", "k"],
+    ] {
+        assert_eq!(cmd(&mut lr, args), cmd(&mut rr, args), "replica: {args:?}");
+    }
+    assert_eq!(cmd(&mut lp, &["WAIT", "1", "5000"]), ":1\\r\\n");
+    assert_eq!(cmd(&mut rp, &["WAIT", "1", "5000"]), ":1\\r\\n");
+    assert_eq!(cmd(&mut lp, &["WAIT", "2", "100"]), ":1\\r\\n");
+    assert_eq!(info_fields(&mut lp), info_fields(&mut rp), "primary's INFO");
+    assert_eq!(info_fields(&mut lr), info_fields(&mut rr), "replica's INFO");
+    assert_eq!(
+        role_head(&mut lp).split(' ').next(),
+        role_head(&mut rp).split(' ').next()
+    );
+    let (ours, theirs) = (cmd(&mut lr, &["ROLE"]), cmd(&mut rr, &["ROLE"]));
+    assert_eq!(
+        ours.replace(&lab.port().to_string(), "P").split(":").next(),
+        theirs.replace(&real_port, "P").split(":").next(),
+        "{ours} / {theirs}"
+    );
+    assert!(eventually(
+        || cmd(&mut lr, &["GET", "k"]) == "$1\\r\\nv\\r\\n"
+    ));
+    // REPLICAOF NO ONE: a primary again, writable.
+    for c in [&mut lr, &mut rr] {
+        assert_eq!(cmd(c, &["REPLICAOF", "NO", "ONE"]), "+OK\\r\\n");
+        assert_eq!(cmd(c, &["SET", "k", "w"]), "+OK\\r\\n");
+        assert!(cmd(c, &["ROLE"]).starts_with("*3\\r\\n$6\\r\\nmaster"));
+    }
+}
+
+/// A dataset of every type, written on `addr`.
+fn fill(addr: SocketAddr) {
+    let mut c = RawConn::connect(addr);
+    for args in [
+        &["SET", "s", "hello"][..],
+        &["SET", "n", "12345"],
+        &["SET", "big", &"x".repeat(300)],
+        &["SET", "ttl", "v", "PX", "500000"],
+        &["RPUSH", "l", "a", "b", "1", "2"],
+        &["HSET", "h", "f", "v", "g", "w"],
+        &["SADD", "si", "1", "2", "3"],
+        &["SADD", "ss", "a", "b"],
+        &["ZADD", "z", "1", "a", "2.5", "b"],
+        &["XADD", "st", "1-1", "f", "v"],
+        &["XGROUP", "CREATE", "st", "g", "0"],
+        &["SELECT", "2"],
+        &["SET", "other", "db"],
+    ] {
+        let r = cmd(&mut c, args);
+        assert!(!r.starts_with('-'), "{args:?}: {r}");
+    }
+    for i in 0..200 {
+        cmd(&mut c, &["SADD", "bigset", &i.to_string()]);
+        cmd(
+            &mut c,
+            &["HSET", "bighash", &i.to_string(), &"v".repeat(80)],
+        );
+    }
+}
+
+fn digest(addr: SocketAddr) -> String {
+    cmd(&mut RawConn::connect(addr), &["DEBUG", "DIGEST"])
+}
+
+#[test]
+fn a_redlab_replica_of_real_redis_holds_its_data() {
+    let Ok(real) = RealRedis::start_with(&[
+        "--repl-diskless-sync-delay",
+        "0",
+        "--enable-debug-command",
+        "yes",
+    ]) else {
+        eprintln!("skipped: no redis-server");
+        return;
+    };
+    fill(real.addr());
+    let lab = Server::start();
+    let mut c = RawConn::connect(lab.addr());
+    cmd(
+        &mut c,
+        &["REPLICAOF", "127.0.0.1", &real.port().to_string()],
+    );
+    assert!(eventually(|| cmd(&mut c, &["ROLE"]).contains("connected")));
+    assert!(eventually(|| digest(lab.addr()) == digest(real.addr())));
+    // Then the stream.
+    let mut r = RawConn::connect(real.addr());
+    cmd(&mut r, &["LPUSH", "l", "new"]);
+    cmd(&mut r, &["INCRBYFLOAT", "n", "0.5"]);
+    assert!(eventually(|| digest(lab.addr()) == digest(real.addr())));
+    assert_eq!(
+        cmd(&mut c, &["SET", "x", "1"]),
+        "-READONLY You can't write against a read only replica.\\r\\n"
+    );
+}
+
+#[test]
+fn a_real_redis_replica_of_redlab_holds_its_data() {
+    let lab = Server::start();
+    fill(lab.addr());
+    let port = lab.port().to_string();
+    let Ok(real) = RealRedis::start_with(&[
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+        "--enable-debug-command",
+        "yes",
+    ]) else {
+        eprintln!("skipped: no redis-server");
+        return;
+    };
+    assert!(eventually(|| digest(lab.addr()) == digest(real.addr())));
+    let mut c = RawConn::connect(lab.addr());
+    cmd(
+        &mut c,
+        &["EVAL", "redis.call('incr','n'); redis.call('del','s')", "0"],
+    );
+    assert!(eventually(|| digest(lab.addr()) == digest(real.addr())));
+}
+
+#[test]
+fn a_redlab_replica_of_redlab_lags_partitions_and_loses_writes_when_promoted() {
+    let primary = Server::start();
+    let replica = Server::start();
+    fill(primary.addr());
+    let mut p = RawConn::connect(primary.addr());
+    let mut r = RawConn::connect(replica.addr());
+    cmd(
+        &mut r,
+        &["REPLICAOF", "127.0.0.1", &primary.port().to_string()],
+    );
+    assert!(eventually(
+        || digest(primary.addr()) == digest(replica.addr())
+    ));
+    // Lag: two commands held back.
+    assert_eq!(
+        cmd(&mut r, &["REDLAB.REPL", "LAG", "COMMANDS", "2"]),
+        "+OK\\r\\n"
+    );
+    for k in ["k1", "k2", "k3"] {
+        cmd(&mut p, &["SET", k, "v"]);
+    }
+    assert!(eventually(|| cmd(&mut r, &["EXISTS", "k1"]) == ":1\\r\\n"));
+    assert!(eventually(
+        || cmd(&mut r, &["REDLAB.REPL", "HELD"]) == ":2\\r\\n"
+    ));
+    assert_eq!(cmd(&mut r, &["EXISTS", "k3"]), ":0\\r\\n");
+    // A partition, then the link heals and catches up (PSYNC continues from the backlog).
+    cmd(&mut r, &["REDLAB.REPL", "LAG", "OFF"]);
+    cmd(&mut r, &["REDLAB.REPL", "PARTITION", "ON"]);
+    cmd(&mut p, &["SET", "k4", "v"]);
+    assert!(eventually(|| !cmd(&mut r, &["ROLE"]).contains("connected")));
+    cmd(&mut r, &["REDLAB.REPL", "PARTITION", "OFF"]);
+    assert!(eventually(
+        || digest(primary.addr()) == digest(replica.addr())
+    ));
+    // A promotion while writes are held loses them.
+    cmd(&mut r, &["REDLAB.REPL", "LAG", "COMMANDS", "10"]);
+    cmd(&mut p, &["SET", "lost", "v"]);
+    assert!(eventually(
+        || cmd(&mut r, &["REDLAB.REPL", "HELD"]) == ":1\\r\\n"
+    ));
+    assert_eq!(cmd(&mut r, &["REDLAB.REPL", "PROMOTE"]), ":1\\r\\n");
+    assert_eq!(cmd(&mut r, &["EXISTS", "lost"]), ":0\\r\\n");
+    assert_eq!(cmd(&mut r, &["SET", "mine", "1"]), "+OK\\r\\n");
+}
+
+#[test]
+fn a_cluster_failover_promotes_a_replica_with_the_data() {
+    let cluster = Cluster::builder()
+        .primaries(3)
+        .replicas_per_primary(1)
+        .start();
+    // Node 3 replicates node 0, which holds slot 3300 ("b").
+    let mut p = RawConn::connect(cluster.server(0).addr());
+    assert_eq!(cmd(&mut p, &["SET", "b", "kept"]), "+OK\\r\\n");
+    cluster.failover(3).unwrap();
+    let mut n = RawConn::connect(cluster.server(3).addr());
+    assert_eq!(cmd(&mut n, &["GET", "b"]), "$4\\r\\nkept\\r\\n");
+    // The old primary follows the new one and gets its writes.
+    assert_eq!(cmd(&mut n, &["SET", "b", "new"]), "+OK\\r\\n");
+    let mut old = RawConn::connect(cluster.server(0).addr());
+    cmd(&mut old, &["READONLY"]);
+    assert!(eventually(
+        || cmd(&mut old, &["GET", "b"]) == "$3\\r\\nnew\\r\\n"
+    ));
+}
+
+#[test]
+fn a_cluster_failover_can_lose_the_writes_its_replica_had_not_applied() {
+    let cluster = Cluster::builder()
+        .primaries(3)
+        .replicas_per_primary(1)
+        .start();
+    let mut p = RawConn::connect(cluster.server(0).addr());
+    let mut r = RawConn::connect(cluster.server(3).addr());
+    cmd(&mut p, &["SET", "b", "1"]);
+    cmd(&mut r, &["READONLY"]);
+    assert!(eventually(
+        || cmd(&mut r, &["GET", "b"]) == "$1\\r\\n1\\r\\n"
+    ));
+    // A write through the stream (not the first file), so the stream has selected its
+    // database and the next write is one command.
+    cmd(&mut p, &["SET", "{b}x", "1"]);
+    assert!(eventually(
+        || cmd(&mut r, &["GET", "{b}x"]) == "$1\\r\\n1\\r\\n"
+    ));
+    cmd(&mut r, &["REDLAB.REPL", "LAG", "COMMANDS", "100"]);
+    cmd(&mut p, &["SET", "b", "2"]);
+    assert!(eventually(
+        || cmd(&mut r, &["REDLAB.REPL", "HELD"]) == ":1\\r\\n"
+    ));
+    assert_eq!(cluster.failover_losing_writes(3).unwrap(), 1);
+    assert_eq!(cmd(&mut r, &["GET", "b"]), "$1\\r\\n1\\r\\n");
+}
