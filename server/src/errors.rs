@@ -390,6 +390,13 @@ pub const PLEASE_USE_SETSLOT_ONLY_WITH_MASTERS: &str = "ERR Please use SETSLOT o
 pub const TARGET_NODE_IS_NOT_A_MASTER: &str = "ERR Target node is not a master";
 pub const INVALID_CLUSTER_SETSLOT_ACTION_OR_NUMBER: &str =
     "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP";
+/// DEBUG RELOAD with an option it does not know.
+pub const DEBUG_RELOAD_OPTIONS: &str =
+    "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.";
+/// DEBUG RELOAD could not load the saved dataset (none saved, or a library or key in the way).
+pub const RDB_LOAD_FAILED: &str = "ERR Error trying to load the RDB dump";
+/// A MONITOR connection (a replica to Redis) sent a command that reads or writes keys.
+pub const REPLICA_KEYSPACE: &str = "ERR Replica can't interact with the keyspace";
 pub const CAN_T_REPLICATE_MYSELF: &str = "ERR Can't replicate myself";
 pub const I_CAN_ONLY_REPLICATE_A_MASTER: &str = "ERR I can only replicate a master, not a replica.";
 pub const TO_SET_A_MASTER_THE_NODE: &str =

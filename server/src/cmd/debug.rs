@@ -73,7 +73,9 @@ fn debug(e: &mut Engine, call: &mut Call) -> CmdResult {
                     .collect(),
             )
         }
-        ("reload", _) | ("jmap", 2) | ("change-repl-id", 2) => Reply::ok(),
+        ("reload", _) => super::debug_reload::reload(e, &call.args[2..])?,
+        ("loadaof", 2) => super::debug_reload::loadaof(e)?,
+        ("jmap", 2) | ("change-repl-id", 2) => Reply::ok(),
         ("set-disable-deny-scripts", 3) => {
             e.disable_deny_scripts = call.arg(2) != b"0";
             Reply::ok()
@@ -87,10 +89,11 @@ fn debug(e: &mut Engine, call: &mut Call) -> CmdResult {
                 "DIGEST",
                 "DIGEST-VALUE <key> [<key> ...]",
                 "JMAP",
+                "LOADAOF",
                 "OBJECT <key>",
                 "PROTOCOL <type>",
                 "QUICKLIST-PACKED-THRESHOLD <size>",
-                "RELOAD",
+                "RELOAD [option ...]",
                 "SET-ACTIVE-EXPIRE <0|1>",
                 "SET-DISABLE-DENY-SCRIPTS <0|1>",
                 "SLEEP <seconds>",

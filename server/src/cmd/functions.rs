@@ -15,7 +15,7 @@ use crate::lua::shebang;
 use crate::reply::Reply;
 
 /// Loads `code` as a library; `replace` allows replacing one of the same name.
-fn install(e: &mut Engine, code: &Bytes, replace: bool) -> Result<String, Reply> {
+pub(crate) fn install(e: &mut Engine, code: &Bytes, replace: bool) -> Result<String, Reply> {
     let name = shebang::parse_library(code).map_err(Reply::err)?;
     if !replace && e.scripting.libs.libs.contains_key(&name) {
         return Err(Reply::err(format!("ERR Library '{}' already exists", name)));
@@ -143,7 +143,7 @@ fn function_delete(e: &mut Engine, call: &mut Call) -> CmdResult {
     })
 }
 
-fn flush_all(e: &mut Engine) {
+pub(crate) fn flush_all(e: &mut Engine) {
     e.scripting.libs = Default::default();
     e.scripting.func_rt = None;
 }

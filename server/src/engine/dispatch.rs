@@ -35,6 +35,11 @@ impl Engine {
             Ok(found) => found,
             Err(e) => {
                 self.note_refused_command(&args);
+                if let Some((cmd, name)) =
+                    crate::cmd::table::named_command(self.config.compat, &args)
+                {
+                    self.stats.record_rejected(cmd, &name);
+                }
                 return self.reject(conn, &args[0], e);
             }
         };
@@ -58,6 +63,7 @@ impl Engine {
             })
         });
         if let Err(e) = admitted {
+            self.stats.record_rejected(cmd, &name);
             if let Some(d) = denied {
                 let context = if in_multi { "multi" } else { "toplevel" };
                 crate::cmd::acl::log_denial(self, conn, d, context, &name, &args);
@@ -72,6 +78,7 @@ impl Engine {
                 } else {
                     self.flag_transaction(conn);
                 }
+                self.stats.record_rejected(cmd, &name);
                 return redirect.reply();
             }
         }
@@ -203,8 +210,8 @@ impl Engine {
         }
     }
 
-    /// Sends one MONITOR line for a command that ran, to every monitoring connection but the
-    /// sender. As in Redis: admin commands and those flagged skip_monitor are never shown
+    /// Sends one MONITOR line for a command that ran, to every monitoring connection (the
+    /// sender included). As in Redis: admin commands and those flagged skip_monitor are never shown
     /// (the script commands show themselves before they run, see
     /// `Command::feeds_monitors_first`), and secrets in the arguments read `(redacted)`.
     pub(crate) fn feed_monitors(
@@ -243,8 +250,12 @@ impl Engine {
         let mut shown = args.to_vec();
         crate::slowlog::redact(&mut shown);
         let line = crate::cmd::server::monitor_line(self.clock.now_us(), db, &addr, &shown);
+        // The sender too, when it monitors: Redis shows a monitor its own commands.
+        let running = self.tracking.current;
         for m in self.monitors.clone() {
-            if m != conn {
+            if m == conn && running == Some(conn) {
+                self.own_monitor_lines.push(Reply::Status(line.clone()));
+            } else {
                 self.push_to(m, Reply::Status(line.clone()));
             }
         }

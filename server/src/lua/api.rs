@@ -9,7 +9,7 @@ use super::ffi::*;
 use super::runtime::{with_ctx, Kind, RunCtx};
 use crate::arg_buffer::ArgBuffer;
 use crate::cmd::table::{self, flags};
-use crate::engine::Call;
+use crate::engine::{Call, Engine};
 use crate::lua_cfn;
 use crate::numfmt::format_double;
 use crate::reply::Reply;
@@ -274,32 +274,19 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
             |refusal| {
                 if refusal == table::ScriptRefusal::Unknown {
                     e.note_refused_command(&args);
+                } else if let Some((cmd, name)) = table::named_command(e.profile(), &args) {
+                    e.stats.record_rejected(cmd, &name);
                 }
                 refusal.text_for(e.profile()).to_string()
             },
         )?;
-    crate::cmd::acl::script_permission(e, c.conn, cmd, parent, &args)?;
-    if !c.allow_oom
-        && c.oom_at_start
-        && !c.has_written
-        && cmd.has(flags::DENYOOM)
-        && e.config.maxmemory > 0
-    {
-        return Err(format!("-{}", crate::errors::OOM));
-    }
-    if let Some(declared) = &c.strict_keys {
-        for pos in cmd.key_positions(&args) {
-            let key = &args[pos];
-            if !declared.iter().any(|k| k == key) {
-                return Err(format!(
-                    "-ERR strict keys: script accessed key '{}' that was not declared in KEYS (Redis Cluster cannot route it)",
-                    crate::errors::clip(key, 128)
-                ));
-            }
-        }
-    }
-    if e.cluster.is_some() {
-        crate::cluster::script_check(e, c.conn, cmd, &args)?;
+    if let Err(refused) = script_checks(e, c, cmd, parent, &args) {
+        // Redis counts a command a script's checks refuse in its rejected_calls.
+        let name = parent.map_or(std::borrow::Cow::Borrowed(cmd.name), |p| {
+            std::borrow::Cow::Owned(cmd.full_name(Some(p)))
+        });
+        e.stats.record_rejected(cmd, &name);
+        return Err(refused);
     }
     if cmd.has(flags::WRITE) {
         c.has_written = true;
@@ -332,6 +319,41 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
     }
     c.db = call.db;
     Ok(reply)
+}
+
+/// The checks of Redis's scriptCall after the command is known: ACL, memory, redlab's strict
+/// keys, the cluster's slots. `Err` is the error text.
+fn script_checks(
+    e: &mut Engine,
+    c: &RunCtx,
+    cmd: &'static table::Command,
+    parent: Option<&'static table::Command>,
+    args: &[Bytes],
+) -> Result<(), String> {
+    crate::cmd::acl::script_permission(e, c.conn, cmd, parent, args)?;
+    if !c.allow_oom
+        && c.oom_at_start
+        && !c.has_written
+        && cmd.has(flags::DENYOOM)
+        && e.config.maxmemory > 0
+    {
+        return Err(format!("-{}", crate::errors::OOM));
+    }
+    if let Some(declared) = &c.strict_keys {
+        for pos in cmd.key_positions(args) {
+            let key = &args[pos];
+            if !declared.iter().any(|k| k == key) {
+                return Err(format!(
+                    "-ERR strict keys: script accessed key '{}' that was not declared in KEYS (Redis Cluster cannot route it)",
+                    crate::errors::clip(key, 128)
+                ));
+            }
+        }
+    }
+    if e.cluster.is_some() {
+        crate::cluster::script_check(e, c.conn, cmd, args)?;
+    }
+    Ok(())
 }
 
 unsafe fn error_reply_body(l: *mut lua_State) -> CResult {

@@ -83,7 +83,12 @@ unsafe fn table_to_reply(l: *mut lua_State, idx: c_int, resp: u8, depth: usize) 
         }
         lua_pop(l, 1);
         if get_field(l, idx, "big_number") == LUA_TSTRING {
-            let s = String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned();
+            // The number travels as one line in RESP3 and Redis maps CR and LF to spaces
+            // before choosing the protocol, so a RESP2 client sees the same text.
+            let s: String = String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default())
+                .chars()
+                .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
+                .collect();
             lua_pop(l, 1);
             return Reply::BigNumber(s);
         }
