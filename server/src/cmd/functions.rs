@@ -22,7 +22,7 @@ pub(crate) fn install(e: &mut Engine, code: &Bytes, replace: bool) -> Result<Str
     }
     let limit = e.config.lua_memory_limit;
     let rt = e.scripting.func_runtime(limit);
-    let lib = load_library(rt, code).map_err(Reply::err)?;
+    let lib = load_library(rt, code)?;
     check_collisions(e, &lib).inspect_err(|_| release(e, &lib))?;
     let rt = e.scripting.func_rt.as_deref();
     e.scripting.libs.remove(&lib.name, rt);
@@ -257,7 +257,7 @@ fn function_restore(e: &mut Engine, call: &mut Call) -> CmdResult {
             match load_library(rt, code) {
                 Ok(lib) => staged.push(lib),
                 Err(m) => {
-                    failure = Some(Reply::err(m));
+                    failure = Some(m);
                     break;
                 }
             }

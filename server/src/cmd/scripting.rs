@@ -45,9 +45,9 @@ fn load_script(e: &mut Engine, body: &Bytes) -> Result<[u8; 40], Reply> {
     let (flags, skip) = shebang::parse_eval(body).map_err(Reply::err)?;
     let limit = e.config.lua_memory_limit;
     let rt = e.scripting.eval_runtime(limit);
-    let func = rt
-        .compile(&body[skip..], c"@user_script")
-        .map_err(|m| Reply::err(format!("ERR Error compiling script (new function): {}", m)))?;
+    let func = rt.compile(&body[skip..], c"@user_script").map_err(|m| {
+        Reply::err_bytes([&b"ERR Error compiling script (new function): "[..], &m].concat())
+    })?;
     rt.read_globals_directly(func);
     e.scripting.cache.scripts.insert(
         sha,

@@ -17,9 +17,9 @@ impl Engine {
         if self.cluster.is_some() {
             crate::cluster::after_command(self, conn, asking);
         }
-        if let Reply::Error(text) = &reply {
+        if let Some(text) = reply.error_text() {
             self.stats.total_error_replies += 1;
-            self.stats.record_error(text);
+            self.stats.record_error(&text);
         }
         reply
     }

@@ -223,8 +223,8 @@ impl Runtime {
     }
 
     /// Compiles `code` under chunk name `name`; returns a registry reference to the function
-    /// or the compiler's message.
-    pub fn compile(&self, code: &[u8], name: &std::ffi::CStr) -> Result<c_int, String> {
+    /// or the compiler's message (its bytes: it may quote the script's own).
+    pub fn compile(&self, code: &[u8], name: &std::ffi::CStr) -> Result<c_int, Vec<u8>> {
         // SAFETY: `l` is this runtime's live state. luaL_loadbuffer parses in protected mode
         // (a memory error comes back as a status, not a jump), `code` and `name` outlive the
         // call, and the message is copied out before it is popped. luaL_ref runs with the
@@ -236,9 +236,7 @@ impl Runtime {
             let status = luaL_loadbuffer(l, code.as_ptr() as *const _, code.len(), name.as_ptr());
             enforce_limit(l, false);
             if status != 0 {
-                let msg = to_bytes(l, -1)
-                    .map(|b| String::from_utf8_lossy(b).into_owned())
-                    .unwrap_or_default();
+                let msg = to_bytes(l, -1).map(<[u8]>::to_vec).unwrap_or_default();
                 lua_pop(l, 1);
                 return Err(msg);
             }
@@ -550,36 +548,43 @@ unsafe fn error_reply(l: *mut lua_State, status: c_int, name: &str, stop: Option
     // error value on top. Outside protected mode the limit is off, so the pushes here fail
     // only on a real out-of-memory, where Lua aborts instead of jumping.
     unsafe {
+        // Bytes throughout: a message may quote a script's bytes, which Redis sends as
+        // they are (`Reply::err_bytes`).
         let top = lua_gettop(l);
         if lua_type(l, top) != LUA_TTABLE {
-            let msg = to_bytes(l, top).map(|b| String::from_utf8_lossy(b).into_owned());
-            let msg = match (status, msg) {
-                (LUA_ERRMEM, _) => "not enough memory".to_string(),
+            let msg: &[u8] = match (status, to_bytes(l, top)) {
+                (LUA_ERRMEM, _) => b"not enough memory",
                 (_, Some(m)) => m,
-                _ => "execution failure".to_string(),
+                _ => b"execution failure",
             };
-            let msg: String = msg.chars().take(100).collect();
-            return Reply::err(format!("ERR Error running script {}, {}", name, msg));
+            // Redis prints it with %.100s: at most 100 bytes, and no further than a NUL.
+            let msg = &msg[..msg.len().min(100)];
+            let msg = &msg[..msg.iter().position(|&c| c == 0).unwrap_or(msg.len())];
+            let mut text = format!("ERR Error running script {}, ", name).into_bytes();
+            text.extend_from_slice(msg);
+            return Reply::err_bytes(text);
         }
         let mut msg = match get_field(l, top, "err") {
-            LUA_TSTRING => {
-                String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned()
-            }
-            _ => "ERR unknown error".to_string(),
+            LUA_TSTRING => to_bytes(l, -1).unwrap_or_default().to_vec(),
+            _ => b"ERR unknown error".to_vec(),
         };
         lua_pop(l, 1);
         if stop.is_some() {
-            msg = KILLED.to_string();
+            msg = KILLED.as_bytes().to_vec();
         }
         get_field(l, top, "source");
-        let source = to_bytes(l, -1).map(|b| String::from_utf8_lossy(b).into_owned());
+        let source = to_bytes(l, -1).map(<[u8]>::to_vec);
         lua_pop(l, 1);
         get_field(l, top, "line");
-        let line = to_bytes(l, -1).map(|b| String::from_utf8_lossy(b).into_owned());
+        let line = to_bytes(l, -1).map(<[u8]>::to_vec);
         lua_pop(l, 1);
-        match (source, line) {
-            (Some(s), Some(n)) => Reply::err(format!("{} script: {}, on {}:{}.", msg, name, s, n)),
-            _ => Reply::err(msg),
+        if let (Some(s), Some(n)) = (source, line) {
+            msg.extend_from_slice(format!(" script: {}, on ", name).as_bytes());
+            msg.extend_from_slice(&s);
+            msg.push(b':');
+            msg.extend_from_slice(&n);
+            msg.push(b'.');
         }
+        Reply::err_bytes(msg)
     }
 }
