@@ -390,6 +390,8 @@ pub const PLEASE_USE_SETSLOT_ONLY_WITH_MASTERS: &str = "ERR Please use SETSLOT o
 pub const TARGET_NODE_IS_NOT_A_MASTER: &str = "ERR Target node is not a master";
 pub const INVALID_CLUSTER_SETSLOT_ACTION_OR_NUMBER: &str =
     "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP";
+/// A write while min-replicas-to-write good replicas are not connected.
+pub const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 /// FUNCTION LOAD of a library whose code registers no function.
 pub const NO_FUNCTIONS_REGISTERED: &str = "ERR No functions registered";
 /// DEBUG RELOAD with an option it does not know.

@@ -297,7 +297,9 @@ pub static COMMANDS: &[Command] = &[
 ];
 
 mod oom;
+mod replicas;
 pub(crate) use oom::{declared_flags, refused_when_over};
+pub(crate) use replicas::{is_write, replicas_short};
 
 #[cfg(test)]
 mod tests;

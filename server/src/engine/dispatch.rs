@@ -70,6 +70,14 @@ impl Engine {
             }
             return self.reject(conn, &args[0], e);
         }
+        // min-replicas-to-write not met: writes are refused (after the memory check in Redis;
+        // before the pub/sub and busy checks, which a write passing admission has passed).
+        if crate::cmd::scripting::replicas_short(self)
+            && crate::cmd::scripting::is_write(self, conn, cmd, &args)
+        {
+            self.stats.record_rejected(cmd, &name);
+            return self.reject(conn, &args[0], Reply::err(crate::errors::NOREPLICAS));
+        }
         // Redis Cluster: this node must serve the keys (MOVED, ASK, CROSSSLOT ... otherwise).
         if self.cluster.is_some() {
             if let Err(redirect) = crate::cluster::admit(self, conn, cmd, &args) {

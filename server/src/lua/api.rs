@@ -214,6 +214,9 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
                 resp,
                 failed,
             } => {
+                // The arguments were copied out: drop them, as Redis does, so a call with
+                // thousands of them leaves the stack room for its reply.
+                lua_settop(l, 0);
                 match &*outcome {
                     Ok(reply) => super::convert::push_reply(l, reply, resp),
                     Err(msg) => push_redis_error(l, msg),
@@ -338,6 +341,11 @@ fn script_checks(
         && e.config.maxmemory > 0
     {
         return Err(format!("-{}", crate::errors::OOM));
+    }
+    // Once the script has written it is not failed on the server's state (Redis's
+    // SCRIPT_WRITE_DIRTY).
+    if cmd.has(flags::WRITE) && !c.has_written && crate::cmd::scripting::replicas_short(e) {
+        return Err(format!("-{}", crate::errors::NOREPLICAS));
     }
     if let Some(declared) = &c.strict_keys {
         for pos in cmd.key_positions(args) {
@@ -533,17 +541,55 @@ unsafe fn acl_check_cmd_body(l: *mut lua_State) -> CResult {
     // holds with the function's arguments on the stack; what can raise here runs with only borrowed
     // or Copy values alive.
     unsafe {
-        if lua_gettop(l) == 0 {
+        let argc = lua_gettop(l);
+        if argc == 0 {
             push_redis_error(l, NO_ARGS);
             return Err(());
         }
-        let known = to_bytes(l, 1).and_then(table::lookup).is_some();
-        if !known {
-            push_redis_error(l, "Invalid command passed to redis.acl_check_cmd()");
-            return Err(());
+        // Whether the user of the client running the script may run this command line
+        // (arguments and keys included), as Redis asks ACLCheckAllUserCommandPerm.
+        enum Verdict {
+            BadArgs,
+            Unknown,
+            Allowed(bool),
         }
-        lua_pushboolean(l, 1);
-        Ok(1)
+        let verdict = with_ctx(|c| {
+            // SAFETY: as in `call_body`: the engine outlives the run and is otherwise unused.
+            let e = &mut *c.engine;
+            let Some(args) = command_args(l, argc, &mut e.arg_buffer) else {
+                return Verdict::BadArgs;
+            };
+            match table::named_command(e.profile(), &args) {
+                None => Verdict::Unknown,
+                Some((cmd, name)) => Verdict::Allowed(
+                    crate::cmd::acl::permission(e, c.conn, cmd, &name, &args).is_ok(),
+                ),
+            }
+        });
+        match verdict {
+            None => {
+                push_redis_error(
+                    l,
+                    "redis.acl_check_cmd can only be used while a script runs",
+                );
+                Err(())
+            }
+            Some(Verdict::BadArgs) => {
+                push_redis_error(
+                    l,
+                    "Lua redis lib command arguments must be strings or integers",
+                );
+                Err(())
+            }
+            Some(Verdict::Unknown) => {
+                push_redis_error(l, "Invalid command passed to redis.acl_check_cmd()");
+                Err(())
+            }
+            Some(Verdict::Allowed(allowed)) => {
+                lua_pushboolean(l, c_int::from(allowed));
+                Ok(1)
+            }
+        }
     }
 }
 lua_cfn!(acl_check_cmd, acl_check_cmd_body);
