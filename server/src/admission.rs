@@ -29,6 +29,9 @@ pub struct ConnView {
     /// Subscribed to a channel, pattern or shard channel.
     pub subscribed: bool,
     pub in_multi: bool,
+    /// In MONITOR mode. Redis marks a monitor as a replica (CLIENT_SLAVE), and a replica
+    /// may not run what reads or writes the keyspace.
+    pub monitor: bool,
 }
 
 impl ConnView {
@@ -40,6 +43,7 @@ impl ConnView {
             resp: 2,
             subscribed: false,
             in_multi: false,
+            monitor: false,
         }
     }
 }
@@ -82,6 +86,9 @@ pub fn admit(
         if !cmd.has(flags::ALLOW_BUSY) {
             return Err(busy_error(kind));
         }
+    }
+    if conn.monitor && cmd.has(flags::WRITE | flags::READONLY | flags::MAY_REPLICATE) {
+        return Err(Reply::err(errors::REPLICA_KEYSPACE));
     }
     Ok(())
 }

@@ -15,6 +15,9 @@ pub enum Reply {
     Status(String),
     /// `-CODE text`: the text without the leading `-`, e.g. `ERR syntax error`.
     Error(String),
+    /// An error whose text is not UTF-8: a Lua error that quotes a script's bytes (a compile
+    /// error near `'\xff'`). Built only by `Reply::err_bytes`, so any UTF-8 text is an `Error`.
+    ErrorBytes(Bytes),
     /// `:n`
     Int(i64),
     /// `$len\r\n...`
@@ -64,6 +67,24 @@ impl Reply {
         Reply::Error(text.into())
     }
 
+    /// An error reply from raw bytes: `Error` when they are UTF-8, `ErrorBytes` otherwise, so
+    /// the client gets the bytes Redis would send rather than U+FFFD.
+    pub fn err_bytes(text: impl Into<Vec<u8>>) -> Reply {
+        match String::from_utf8(text.into()) {
+            Ok(s) => Reply::Error(s),
+            Err(e) => Reply::ErrorBytes(Bytes::from(e.into_bytes())),
+        }
+    }
+
+    /// The text of an error reply (lossy for `ErrorBytes`); None for other replies.
+    pub fn error_text(&self) -> Option<std::borrow::Cow<'_, str>> {
+        match self {
+            Reply::Error(s) => Some(std::borrow::Cow::Borrowed(s)),
+            Reply::ErrorBytes(b) => Some(String::from_utf8_lossy(b)),
+            _ => None,
+        }
+    }
+
     pub fn bulk(b: impl AsRef<[u8]>) -> Reply {
         Reply::Bulk(Bytes::copy_from_slice(b.as_ref()))
     }
@@ -85,7 +106,7 @@ impl Reply {
     }
 
     pub fn is_error(&self) -> bool {
-        matches!(self, Reply::Error(_))
+        matches!(self, Reply::Error(_) | Reply::ErrorBytes(_))
     }
 
     /// Appends the wire form for a client speaking protocol `resp` (2 or 3).
@@ -94,6 +115,7 @@ impl Reply {
         match self {
             Reply::Status(s) => line(out, b'+', s.as_bytes()),
             Reply::Error(s) => line(out, b'-', s.as_bytes()),
+            Reply::ErrorBytes(b) => line(out, b'-', b),
             Reply::Int(n) => int_line(out, b':', *n),
             Reply::Bulk(b) => bulk(out, b),
             Reply::Nil => out.put_slice(if resp3 { b"_\r\n" } else { b"$-1\r\n" }),
@@ -210,6 +232,15 @@ fn aggregate(out: &mut BytesMut, prefix: u8, items: &[Reply], resp: u8) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn error_bytes_keep_what_is_not_utf8() {
+        assert_eq!(Reply::err_bytes(b"ERR ok".to_vec()), Reply::err("ERR ok"));
+        let r = Reply::err_bytes(b"ERR near '\xff'\r\n".to_vec());
+        assert!(r.is_error());
+        assert_eq!(&r.to_bytes(2)[..], b"-ERR near '\xff'  \r\n");
+        assert_eq!(r.error_text().unwrap(), "ERR near '\u{fffd}'\r\n");
+    }
 
     #[test]
     fn resp2_flattens_resp3_types() {

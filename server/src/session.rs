@@ -197,6 +197,7 @@ pub fn encoded_size(r: &Reply) -> u64 {
     HEADER
         + match r {
             Reply::Status(s) | Reply::Error(s) | Reply::BigNumber(s) => s.len() as u64,
+            Reply::ErrorBytes(b) => b.len() as u64,
             Reply::Bulk(b) | Reply::Verbatim(_, b) => b.len() as u64 + 4,
             Reply::Raw(b) => b.len() as u64,
             Reply::Int(_) | Reply::Double(_) => 20,

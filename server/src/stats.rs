@@ -10,6 +10,8 @@ pub struct CommandStats {
     pub name: String,
     pub calls: u64,
     pub failed_calls: u64,
+    /// Refused before running (arity, a check of the dispatcher or of redis.call).
+    pub rejected_calls: u64,
 }
 
 #[derive(Debug, Default)]
@@ -43,15 +45,24 @@ impl Stats {
         }
     }
 
-    /// Counts a call of `cmd`, whose full name is `name`.
-    pub fn record(&mut self, cmd: &'static Command, name: &str, failed: bool) {
-        let entry = self
-            .per_command
+    fn entry(&mut self, cmd: &'static Command, name: &str) -> &mut CommandStats {
+        self.per_command
             .entry(cmd as *const Command as usize)
             .or_insert_with(|| CommandStats {
                 name: name.to_string(),
                 ..Default::default()
-            });
+            })
+    }
+
+    /// Counts a command refused before it ran (Redis's rejected_calls): it is known, so its
+    /// row appears in INFO commandstats even with no call.
+    pub fn record_rejected(&mut self, cmd: &'static Command, name: &str) {
+        self.entry(cmd, name).rejected_calls += 1;
+    }
+
+    /// Counts a call of `cmd`, whose full name is `name`.
+    pub fn record(&mut self, cmd: &'static Command, name: &str, failed: bool) {
+        let entry = self.entry(cmd, name);
         entry.calls += 1;
         if failed {
             entry.failed_calls += 1;

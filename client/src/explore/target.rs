@@ -178,6 +178,7 @@ pub(crate) fn to_value(r: Reply, resp: u8) -> Value {
     match r {
         Reply::Status(s) => Value::Status(s),
         Reply::Error(e) => Value::error(&e),
+        Reply::ErrorBytes(e) => Value::error(&String::from_utf8_lossy(&e)),
         Reply::Int(n) => Value::Int(n),
         Reply::Bulk(b) | Reply::Raw(b) => Value::Bulk(b),
         Reply::Nil | Reply::NilArray | Reply::None => Value::Nil,

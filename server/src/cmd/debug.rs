@@ -101,7 +101,9 @@ fn debug(e: &mut Engine, call: &mut Call) -> CmdResult {
                     .collect(),
             )
         }
-        ("reload", _) | ("jmap", 2) | ("change-repl-id", 2) => Reply::ok(),
+        ("reload", _) => super::debug_reload::reload(e, &call.args[2..])?,
+        ("loadaof", 2) => super::debug_reload::loadaof(e)?,
+        ("jmap", 2) | ("change-repl-id", 2) => Reply::ok(),
         ("set-disable-deny-scripts", 3) => {
             e.disable_deny_scripts = call.arg(2) != b"0";
             Reply::ok()

@@ -15,14 +15,14 @@ use crate::lua::shebang;
 use crate::reply::Reply;
 
 /// Loads `code` as a library; `replace` allows replacing one of the same name.
-fn install(e: &mut Engine, code: &Bytes, replace: bool) -> Result<String, Reply> {
+pub(crate) fn install(e: &mut Engine, code: &Bytes, replace: bool) -> Result<String, Reply> {
     let name = shebang::parse_library(code).map_err(Reply::err)?;
     if !replace && e.scripting.libs.libs.contains_key(&name) {
         return Err(Reply::err(errors::library_exists(&name)));
     }
     let limit = e.config.lua_memory_limit;
     let rt = e.scripting.func_runtime(limit);
-    let lib = load_library(rt, code).map_err(Reply::err)?;
+    let lib = load_library(rt, code)?;
     check_collisions(e, &lib).inspect_err(|_| release(e, &lib))?;
     let rt = e.scripting.func_rt.as_deref();
     e.scripting.libs.remove(&lib.name, rt);
@@ -134,7 +134,7 @@ fn function_delete(e: &mut Engine, call: &mut Call) -> CmdResult {
     })
 }
 
-fn flush_all(e: &mut Engine) {
+pub(crate) fn flush_all(e: &mut Engine) {
     e.scripting.libs = Default::default();
     e.scripting.func_rt = None;
 }
@@ -248,7 +248,7 @@ fn function_restore(e: &mut Engine, call: &mut Call) -> CmdResult {
             match load_library(rt, code) {
                 Ok(lib) => staged.push(lib),
                 Err(m) => {
-                    failure = Some(Reply::err(m));
+                    failure = Some(m);
                     break;
                 }
             }

@@ -47,7 +47,7 @@ fn load_script(e: &mut Engine, body: &Bytes) -> Result<[u8; 40], Reply> {
     let rt = e.scripting.eval_runtime(limit);
     let func = rt
         .compile(&body[skip..], c"@user_script")
-        .map_err(|m| Reply::err(errors::script_compile(&m)))?;
+        .map_err(|m| Reply::err_bytes(errors::script_compile(&m)))?;
     rt.read_globals_directly(func);
     e.scripting.cache.scripts.insert(
         sha,
@@ -291,7 +291,9 @@ pub static COMMANDS: &[Command] = &[
 ];
 
 mod oom;
+mod replicas;
 pub(crate) use oom::{declared_flags, refused_when_over};
+pub(crate) use replicas::{is_write, replicas_short};
 
 #[cfg(test)]
 mod tests;

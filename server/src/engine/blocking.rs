@@ -148,9 +148,9 @@ impl Engine {
     /// Counts a blocked command once it has its reply (Redis's updateStatsOnUnblock).
     pub(super) fn finish_blocked(&mut self, cmd: &'static Command, name: &str, reply: &Reply) {
         self.stats.record(cmd, name, reply.is_error());
-        if let Reply::Error(text) = reply {
+        if let Some(text) = reply.error_text() {
             self.stats.total_error_replies += 1;
-            self.stats.record_error(text);
+            self.stats.record_error(&text);
         }
     }
 

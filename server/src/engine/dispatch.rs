@@ -21,9 +21,9 @@ impl Engine {
         if self.cluster.is_some() {
             crate::cluster::after_command(self, conn, asking);
         }
-        if let Reply::Error(text) = &reply {
+        if let Some(text) = reply.error_text() {
             self.stats.total_error_replies += 1;
-            self.stats.record_error(text);
+            self.stats.record_error(&text);
         }
         reply
     }
@@ -39,6 +39,11 @@ impl Engine {
             Ok(found) => found,
             Err(e) => {
                 self.note_refused_command(&args);
+                if let Some((cmd, name)) =
+                    crate::cmd::table::named_command(self.config.compat, &args)
+                {
+                    self.stats.record_rejected(cmd, &name);
+                }
                 return self.reject(conn, &args[0], e);
             }
         };
@@ -62,11 +67,20 @@ impl Engine {
             })
         });
         if let Err(e) = admitted {
+            self.stats.record_rejected(cmd, &name);
             if let Some(d) = denied {
                 let context = if in_multi { "multi" } else { "toplevel" };
                 crate::cmd::acl::log_denial(self, conn, d, context, &name, &args);
             }
             return self.reject(conn, &args[0], e);
+        }
+        // min-replicas-to-write not met: writes are refused (after the memory check in Redis;
+        // before the pub/sub and busy checks, which a write passing admission has passed).
+        if crate::cmd::scripting::replicas_short(self)
+            && crate::cmd::scripting::is_write(self, conn, cmd, &args)
+        {
+            self.stats.record_rejected(cmd, &name);
+            return self.reject(conn, &args[0], Reply::err(crate::errors::NOREPLICAS));
         }
         // Redis Cluster: this node must serve the keys (MOVED, ASK, CROSSSLOT ... otherwise).
         // (Never the stream of this replica's primary: it applies what the primary took.)
@@ -77,6 +91,7 @@ impl Engine {
                 } else {
                     self.flag_transaction(conn);
                 }
+                self.stats.record_rejected(cmd, &name);
                 return redirect.reply();
             }
         }
@@ -215,8 +230,8 @@ impl Engine {
         }
     }
 
-    /// Sends one MONITOR line for a command that ran, to every monitoring connection but the
-    /// sender. As in Redis: admin commands and those flagged skip_monitor are never shown
+    /// Sends one MONITOR line for a command that ran, to every monitoring connection (the
+    /// sender included). As in Redis: admin commands and those flagged skip_monitor are never shown
     /// (the script commands show themselves before they run, see
     /// `Command::feeds_monitors_first`), and secrets in the arguments read `(redacted)`.
     pub(crate) fn feed_monitors(
@@ -255,8 +270,12 @@ impl Engine {
         let mut shown = args.to_vec();
         crate::slowlog::redact(&mut shown);
         let line = crate::cmd::server::monitor_line(self.clock.now_us(), db, &addr, &shown);
+        // The sender too, when it monitors: Redis shows a monitor its own commands.
+        let running = self.tracking.current;
         for m in self.monitors.clone() {
-            if m != conn {
+            if m == conn && running == Some(conn) {
+                self.own_monitor_lines.push(Reply::Status(line.clone()));
+            } else {
                 self.push_to(m, Reply::Status(line.clone()));
             }
         }

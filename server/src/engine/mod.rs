@@ -99,6 +99,8 @@ pub struct Engine {
     /// element in a plain node of its own.
     pub(crate) quicklist_packed_threshold: u64,
     pub(crate) monitors: Vec<ConnId>,
+    /// MONITOR lines of a monitoring connection's own command: they follow its reply.
+    pub(crate) own_monitor_lines: Vec<Reply>,
     pub(crate) scripting: Scripting,
     /// Installed by the network shell; see `busy`. None when the engine is used in-process.
     pub(crate) busy_hook: Option<crate::busy::BusyHook>,
@@ -119,6 +121,8 @@ pub struct Engine {
     /// Changes since the last SAVE (INFO rdb_changes_since_last_save).
     pub(crate) dirty: u64,
     pub(crate) last_save_s: i64,
+    /// The dataset SAVE or DEBUG RELOAD last kept, which DEBUG RELOAD loads back.
+    pub(crate) saved_image: Option<Box<crate::cmd::debug_reload::Image>>,
     /// Databases that may hold keys with a deadline or an unsent `expired` notification:
     /// bit i for database i. Set by every access through `db()`, cleared once a database has
     /// no deadline left; databases past 64 are always looked at.
@@ -190,6 +194,7 @@ impl Engine {
             wakeups: Vec::new(),
             quicklist_packed_threshold: crate::cmd::debug::DEFAULT_PACKED_THRESHOLD,
             monitors: Vec::new(),
+            own_monitor_lines: Vec::new(),
             scripting,
             busy_hook: None,
             faults: Faults::default(),
@@ -203,6 +208,7 @@ impl Engine {
             started_ms: now,
             dirty: 0,
             last_save_s: now / 1000,
+            saved_image: None,
             maybe_expiring: all_dbs_mask(dbs_len),
             any_no_touch: false,
             arg_buffer: Default::default(),
@@ -383,7 +389,12 @@ impl Engine {
         self.begin_command();
         self.tracking.current = Some(conn);
         let client_cmd = args[0].eq_ignore_ascii_case(b"client");
-        let reply = self.process(conn, args);
+        let mut reply = self.process(conn, args);
+        if !self.own_monitor_lines.is_empty() {
+            let mut all = vec![reply];
+            all.append(&mut self.own_monitor_lines);
+            reply = Reply::Multi(all);
+        }
         self.end_command();
         let reply = self.apply_reply_mode(conn, reply);
         let reply = self.after_command(conn, client_cmd, reply);
@@ -505,5 +516,6 @@ pub(crate) fn view_of(s: &Session) -> crate::admission::ConnView {
         resp: s.resp,
         subscribed: s.in_pubsub(),
         in_multi: s.multi.is_some(),
+        monitor: s.monitor,
     }
 }

@@ -10,3 +10,8 @@ pub const INVALID_MASTER_PORT: &str = "ERR Invalid master port";
 pub fn unrecognized_replconf_option(opt: &str) -> String {
     format!("ERR Unrecognized REPLCONF option: {opt}")
 }
+
+/// A write while min-replicas-to-write good replicas are not connected.
+pub const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
+/// A MONITOR connection (a replica to Redis) sent a command that reads or writes keys.
+pub const REPLICA_KEYSPACE: &str = "ERR Replica can't interact with the keyspace";

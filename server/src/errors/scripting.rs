@@ -83,30 +83,44 @@ pub const FUNCTION_LOAD_TIMEOUT: &str = "FUNCTION LOAD timeout";
 pub const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
 pub const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
 
+// Lua's messages are bytes (a script's source may hold any byte, and Redis passes them on),
+// so these build byte strings.
+
 /// `ERR Error compiling script (new function): <lua message>`
-pub fn script_compile(msg: &str) -> String {
-    format!("ERR Error compiling script (new function): {}", msg)
+pub fn script_compile(msg: &[u8]) -> Vec<u8> {
+    [&b"ERR Error compiling script (new function): "[..], msg].concat()
 }
 
 /// `ERR Error compiling function: <lua message>`
-pub fn function_compile(msg: &str) -> String {
-    format!("ERR Error compiling function: {}", msg)
+pub fn function_compile(msg: &[u8]) -> Vec<u8> {
+    [&b"ERR Error compiling function: "[..], msg].concat()
 }
 
 /// `ERR Error registering functions: <message>`
-pub fn functions_register(msg: &str) -> String {
-    format!("ERR Error registering functions: {}", msg)
+pub fn functions_register(msg: &[u8]) -> Vec<u8> {
+    [&b"ERR Error registering functions: "[..], msg].concat()
 }
 
 /// `ERR Error running script <name>, <message>`: a Lua error that is not a Redis error
-/// table (out of memory, a runtime error without the table).
-pub fn script_run(name: &str, msg: &str) -> String {
-    format!("ERR Error running script {}, {}", name, msg)
+/// table (out of memory, a runtime error without the table). Redis prints the message with
+/// `%.100s`: at most 100 bytes, and no further than a NUL.
+pub fn script_run(name: &str, msg: &[u8]) -> Vec<u8> {
+    let msg = &msg[..msg.len().min(100)];
+    let msg = &msg[..msg.iter().position(|&c| c == 0).unwrap_or(msg.len())];
+    [
+        format!("ERR Error running script {}, ", name).as_bytes(),
+        msg,
+    ]
+    .concat()
 }
 
-/// A script's error with where it was raised: `<error> script: <name>, on <source>:<line>.`
-pub fn script_error_at(msg: &str, name: &str, source: &str, line: &str) -> String {
-    format!("{} script: {}, on {}:{}.", msg, name, source, line)
+/// Appends where a script's error was raised: `<error> script: <name>, on <source>:<line>.`
+pub fn append_script_location(msg: &mut Vec<u8>, name: &str, source: &[u8], line: &[u8]) {
+    msg.extend_from_slice(format!(" script: {}, on ", name).as_bytes());
+    msg.extend_from_slice(source);
+    msg.push(b':');
+    msg.extend_from_slice(line);
+    msg.push(b'.');
 }
 
 /// `BUSY Redis is busy running a script. You can only call <SCRIPT|FUNCTION> KILL or SHUTDOWN NOSAVE.`
@@ -207,3 +221,8 @@ pub fn script_undeclared_key(key: &[u8]) -> String {
         super::clip(key, 128)
     )
 }
+/// What `script_run` names when Lua gave no message: out of memory, or none at all.
+pub const LUA_NOT_ENOUGH_MEMORY: &str = "not enough memory";
+pub const LUA_EXECUTION_FAILURE: &str = "execution failure";
+pub const LUA_ACL_CHECK_OUTSIDE_SCRIPT: &str =
+    "redis.acl_check_cmd can only be used while a script runs";

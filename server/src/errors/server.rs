@@ -72,3 +72,9 @@ pub fn config_enum(names: &[&str]) -> String {
 pub fn config_int_range(min: i64, max: i64) -> String {
     format!("argument must be between {} and {} inclusive", min, max)
 }
+
+/// DEBUG RELOAD with an option it does not know.
+pub const DEBUG_RELOAD_OPTIONS: &str =
+    "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.";
+/// DEBUG RELOAD could not load the saved dataset (none saved, or a library or key in the way).
+pub const RDB_LOAD_FAILED: &str = "ERR Error trying to load the RDB dump";

@@ -440,7 +440,7 @@ pub fn check_payload(payload: &[u8]) -> bool {
     let reply = c.run(&[b"RESTORE", b"k", b"0", payload]);
     match reply {
         Reply::Status(ref s) if s == "OK" => {}
-        Reply::Error(_) => {
+        Reply::Error(_) | Reply::ErrorBytes(_) => {
             assert_eq!(
                 c.int(&[b"EXISTS", b"k"]),
                 0,

@@ -10,7 +10,7 @@ use super::ffi::*;
 use super::runtime::{with_ctx, Kind, RunCtx};
 use crate::arg_buffer::ArgBuffer;
 use crate::cmd::table::{self, flags};
-use crate::engine::Call;
+use crate::engine::{Call, Engine};
 use crate::lua_cfn;
 use crate::numfmt::format_double;
 use crate::reply::Reply;
@@ -210,6 +210,9 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
                 resp,
                 failed,
             } => {
+                // The arguments were copied out: drop them, as Redis does, so a call with
+                // thousands of them leaves the stack room for its reply.
+                lua_settop(l, 0);
                 match &*outcome {
                     Ok(reply) => super::convert::push_reply(l, reply, resp),
                     Err(msg) => push_redis_error(l, msg),
@@ -270,29 +273,19 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
             |refusal| {
                 if refusal == table::ScriptRefusal::Unknown {
                     e.note_refused_command(&args);
+                } else if let Some((cmd, name)) = table::named_command(e.profile(), &args) {
+                    e.stats.record_rejected(cmd, &name);
                 }
                 refusal.text_for(e.profile()).to_string()
             },
         )?;
-    crate::cmd::acl::script_permission(e, c.conn, cmd, parent, &args)?;
-    if !c.allow_oom
-        && c.oom_at_start
-        && !c.has_written
-        && cmd.has(flags::DENYOOM)
-        && e.config.maxmemory > 0
-    {
-        return Err(format!("-{}", errors::OOM));
-    }
-    if let Some(declared) = &c.strict_keys {
-        for pos in cmd.key_positions(&args) {
-            let key = &args[pos];
-            if !declared.iter().any(|k| k == key) {
-                return Err(format!("-{}", errors::script_undeclared_key(key)));
-            }
-        }
-    }
-    if e.cluster.is_some() {
-        crate::cluster::script_check(e, c.conn, cmd, &args)?;
+    if let Err(refused) = script_checks(e, c, cmd, parent, &args) {
+        // Redis counts a command a script's checks refuse in its rejected_calls.
+        let name = parent.map_or(std::borrow::Cow::Borrowed(cmd.name), |p| {
+            std::borrow::Cow::Owned(cmd.full_name(Some(p)))
+        });
+        e.stats.record_rejected(cmd, &name);
+        return Err(refused);
     }
     if cmd.has(flags::WRITE) {
         c.has_written = true;
@@ -325,6 +318,43 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
     }
     c.db = call.db;
     Ok(reply)
+}
+
+/// The checks of Redis's scriptCall after the command is known: ACL, memory, redlab's strict
+/// keys, the cluster's slots. `Err` is the error text.
+fn script_checks(
+    e: &mut Engine,
+    c: &RunCtx,
+    cmd: &'static table::Command,
+    parent: Option<&'static table::Command>,
+    args: &[Bytes],
+) -> Result<(), String> {
+    crate::cmd::acl::script_permission(e, c.conn, cmd, parent, args)?;
+    if !c.allow_oom
+        && c.oom_at_start
+        && !c.has_written
+        && cmd.has(flags::DENYOOM)
+        && e.config.maxmemory > 0
+    {
+        return Err(format!("-{}", errors::OOM));
+    }
+    // Once the script has written it is not failed on the server's state (Redis's
+    // SCRIPT_WRITE_DIRTY).
+    if cmd.has(flags::WRITE) && !c.has_written && crate::cmd::scripting::replicas_short(e) {
+        return Err(format!("-{}", errors::NOREPLICAS));
+    }
+    if let Some(declared) = &c.strict_keys {
+        for pos in cmd.key_positions(args) {
+            let key = &args[pos];
+            if !declared.iter().any(|k| k == key) {
+                return Err(format!("-{}", errors::script_undeclared_key(key)));
+            }
+        }
+    }
+    if e.cluster.is_some() {
+        crate::cluster::script_check(e, c.conn, cmd, args)?;
+    }
+    Ok(())
 }
 
 unsafe fn error_reply_body(l: *mut lua_State) -> CResult {
@@ -501,17 +531,49 @@ unsafe fn acl_check_cmd_body(l: *mut lua_State) -> CResult {
     // holds with the function's arguments on the stack; what can raise here runs with only borrowed
     // or Copy values alive.
     unsafe {
-        if lua_gettop(l) == 0 {
+        let argc = lua_gettop(l);
+        if argc == 0 {
             push_redis_error(l, errors::LUA_CALL_NO_ARGS);
             return Err(());
         }
-        let known = to_bytes(l, 1).and_then(table::lookup).is_some();
-        if !known {
-            push_redis_error(l, errors::LUA_ACL_CHECK_CMD_INVALID);
-            return Err(());
+        // Whether the user of the client running the script may run this command line
+        // (arguments and keys included), as Redis asks ACLCheckAllUserCommandPerm.
+        enum Verdict {
+            BadArgs,
+            Unknown,
+            Allowed(bool),
         }
-        lua_pushboolean(l, 1);
-        Ok(1)
+        let verdict = with_ctx(|c| {
+            // SAFETY: as in `call_body`: the engine outlives the run and is otherwise unused.
+            let e = &mut *c.engine;
+            let Some(args) = command_args(l, argc, &mut e.arg_buffer) else {
+                return Verdict::BadArgs;
+            };
+            match table::named_command(e.profile(), &args) {
+                None => Verdict::Unknown,
+                Some((cmd, name)) => Verdict::Allowed(
+                    crate::cmd::acl::permission(e, c.conn, cmd, &name, &args).is_ok(),
+                ),
+            }
+        });
+        match verdict {
+            None => {
+                push_redis_error(l, errors::LUA_ACL_CHECK_OUTSIDE_SCRIPT);
+                Err(())
+            }
+            Some(Verdict::BadArgs) => {
+                push_redis_error(l, errors::LUA_CALL_BAD_ARGS);
+                Err(())
+            }
+            Some(Verdict::Unknown) => {
+                push_redis_error(l, errors::LUA_ACL_CHECK_CMD_INVALID);
+                Err(())
+            }
+            Some(Verdict::Allowed(allowed)) => {
+                lua_pushboolean(l, c_int::from(allowed));
+                Ok(1)
+            }
+        }
     }
 }
 lua_cfn!(acl_check_cmd, acl_check_cmd_body);

@@ -65,9 +65,9 @@ unsafe fn table_to_reply(l: *mut lua_State, idx: c_int, resp: u8, depth: usize) 
     // Every push is popped before the next field is read.
     unsafe {
         if get_field(l, idx, "err") == LUA_TSTRING {
-            let msg = String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned();
+            let msg = Reply::err_bytes(to_bytes(l, -1).unwrap_or_default());
             lua_pop(l, 1);
-            return Reply::Error(msg);
+            return msg;
         }
         lua_pop(l, 1);
         if get_field(l, idx, "ok") == LUA_TSTRING {
@@ -83,7 +83,12 @@ unsafe fn table_to_reply(l: *mut lua_State, idx: c_int, resp: u8, depth: usize) 
         }
         lua_pop(l, 1);
         if get_field(l, idx, "big_number") == LUA_TSTRING {
-            let s = String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned();
+            // The number travels as one line in RESP3 and Redis maps CR and LF to spaces
+            // before choosing the protocol, so a RESP2 client sees the same text.
+            let s: String = String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default())
+                .chars()
+                .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
+                .collect();
             lua_pop(l, 1);
             return Reply::BigNumber(s);
         }
@@ -177,6 +182,7 @@ pub unsafe fn push_reply(l: *mut lua_State, r: &Reply, resp: u8) {
                 set_field(l, lua_gettop(l) - 1, "ok");
             }
             Reply::Error(s) => push_error_table(l, s.as_bytes()),
+            Reply::ErrorBytes(b) => push_error_table(l, b),
             Reply::Int(n) => lua_pushnumber(l, *n as f64),
             Reply::Bulk(b) | Reply::Raw(b) => push_bytes(l, b),
             Reply::Nil | Reply::NilArray | Reply::None => {

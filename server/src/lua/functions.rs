@@ -13,6 +13,7 @@ use super::ffi::*;
 use super::runtime::Runtime;
 use super::shebang;
 use crate::lua_cfn;
+use crate::reply::Reply;
 
 pub struct Function {
     pub name: String,
@@ -306,14 +307,15 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
 }
 lua_cfn!(register_function, register_function_body);
 
-/// Compiles and runs a library's code in load mode; returns the library or Redis's error.
+/// Compiles and runs a library's code in load mode; returns the library or Redis's error
+/// reply (its text may quote the code's bytes, see `Reply::err_bytes`).
 /// Name collisions with other libraries are the caller's to check.
-pub fn load_library(rt: &Runtime, code: &Bytes) -> Result<Library, String> {
-    let name = shebang::parse_library(code)?;
+pub fn load_library(rt: &Runtime, code: &Bytes) -> Result<Library, Reply> {
+    let name = shebang::parse_library(code).map_err(Reply::err)?;
     let skip = code.iter().position(|&c| c == b'\n').unwrap_or(code.len());
     let func = rt
         .compile(&code[skip..], c"@user_function")
-        .map_err(|m| errors::function_compile(&m))?;
+        .map_err(|m| Reply::err_bytes(errors::function_compile(&m)))?;
     let l = rt.l;
     LOADING.with(|p| {
         *p.borrow_mut() = Some(Pending {
@@ -341,11 +343,11 @@ pub fn load_library(rt: &Runtime, code: &Bytes) -> Result<Library, String> {
         let err = if status != 0 {
             let top = lua_gettop(l);
             let msg = if lua_type(l, top) == LUA_TTABLE && get_field(l, top, "err") == LUA_TSTRING {
-                String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned()
+                to_bytes(l, -1).unwrap_or_default().to_vec()
             } else {
                 to_bytes(l, top)
-                    .map(|b| String::from_utf8_lossy(b).into_owned())
-                    .unwrap_or_else(|| errors::LUA_UNKNOWN_ERROR.into())
+                    .map(<[u8]>::to_vec)
+                    .unwrap_or_else(|| errors::LUA_UNKNOWN_ERROR.as_bytes().to_vec())
             };
             Some(msg)
         } else {
@@ -363,10 +365,10 @@ pub fn load_library(rt: &Runtime, code: &Bytes) -> Result<Library, String> {
         for f in &pending {
             rt.unref(f.func);
         }
-        return Err(errors::functions_register(&msg));
+        return Err(Reply::err_bytes(errors::functions_register(&msg)));
     }
     if pending.is_empty() {
-        return Err(errors::FUNCTIONS_NONE_REGISTERED.into());
+        return Err(Reply::err(errors::FUNCTIONS_NONE_REGISTERED));
     }
     Ok(Library {
         name,

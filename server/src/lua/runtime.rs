@@ -224,8 +224,8 @@ impl Runtime {
     }
 
     /// Compiles `code` under chunk name `name`; returns a registry reference to the function
-    /// or the compiler's message.
-    pub fn compile(&self, code: &[u8], name: &std::ffi::CStr) -> Result<c_int, String> {
+    /// or the compiler's message (its bytes: it may quote the script's own).
+    pub fn compile(&self, code: &[u8], name: &std::ffi::CStr) -> Result<c_int, Vec<u8>> {
         // SAFETY: `l` is this runtime's live state. luaL_loadbuffer parses in protected mode
         // (a memory error comes back as a status, not a jump), `code` and `name` outlive the
         // call, and the message is copied out before it is popped. luaL_ref runs with the
@@ -237,9 +237,7 @@ impl Runtime {
             let status = luaL_loadbuffer(l, code.as_ptr() as *const _, code.len(), name.as_ptr());
             enforce_limit(l, false);
             if status != 0 {
-                let msg = to_bytes(l, -1)
-                    .map(|b| String::from_utf8_lossy(b).into_owned())
-                    .unwrap_or_default();
+                let msg = to_bytes(l, -1).map(<[u8]>::to_vec).unwrap_or_default();
                 lua_pop(l, 1);
                 return Err(msg);
             }
@@ -549,36 +547,34 @@ unsafe fn error_reply(l: *mut lua_State, status: c_int, name: &str, stop: Option
     // error value on top. Outside protected mode the limit is off, so the pushes here fail
     // only on a real out-of-memory, where Lua aborts instead of jumping.
     unsafe {
+        // Bytes throughout: a message may quote a script's bytes, which Redis sends as
+        // they are (`Reply::err_bytes`).
         let top = lua_gettop(l);
         if lua_type(l, top) != LUA_TTABLE {
-            let msg = to_bytes(l, top).map(|b| String::from_utf8_lossy(b).into_owned());
-            let msg = match (status, msg) {
-                (LUA_ERRMEM, _) => "not enough memory".to_string(),
+            let msg: &[u8] = match (status, to_bytes(l, top)) {
+                (LUA_ERRMEM, _) => errors::LUA_NOT_ENOUGH_MEMORY.as_bytes(),
                 (_, Some(m)) => m,
-                _ => "execution failure".to_string(),
+                _ => errors::LUA_EXECUTION_FAILURE.as_bytes(),
             };
-            let msg: String = msg.chars().take(100).collect();
-            return Reply::err(errors::script_run(name, &msg));
+            return Reply::err_bytes(errors::script_run(name, &msg));
         }
         let mut msg = match get_field(l, top, "err") {
-            LUA_TSTRING => {
-                String::from_utf8_lossy(to_bytes(l, -1).unwrap_or_default()).into_owned()
-            }
-            _ => errors::LUA_UNKNOWN_ERROR.to_string(),
+            LUA_TSTRING => to_bytes(l, -1).unwrap_or_default().to_vec(),
+            _ => errors::LUA_UNKNOWN_ERROR.as_bytes().to_vec(),
         };
         lua_pop(l, 1);
         if stop.is_some() {
-            msg = errors::SCRIPT_KILLED.to_string();
+            msg = errors::SCRIPT_KILLED.as_bytes().to_vec();
         }
         get_field(l, top, "source");
-        let source = to_bytes(l, -1).map(|b| String::from_utf8_lossy(b).into_owned());
+        let source = to_bytes(l, -1).map(<[u8]>::to_vec);
         lua_pop(l, 1);
         get_field(l, top, "line");
-        let line = to_bytes(l, -1).map(|b| String::from_utf8_lossy(b).into_owned());
+        let line = to_bytes(l, -1).map(<[u8]>::to_vec);
         lua_pop(l, 1);
-        match (source, line) {
-            (Some(s), Some(n)) => Reply::err(errors::script_error_at(&msg, name, &s, &n)),
-            _ => Reply::err(msg),
+        if let (Some(s), Some(n)) = (source, line) {
+            errors::append_script_location(&mut msg, name, &s, &n);
         }
+        Reply::err_bytes(msg)
     }
 }

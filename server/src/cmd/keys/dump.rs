@@ -79,22 +79,55 @@ pub fn restore(e: &mut Engine, call: &mut Call) -> CmdResult {
         return Ok(Reply::ok());
     }
     signal_if_blocking_type(e, call.db, &key, &value);
-    // IDLETIME sets the access time in the past; FREQ has no counter to set here.
+    // IDLETIME sets the access time in the past, unless an LFU policy is in force (then
+    // Redis keeps no access time, only the counter); FREQ has no counter to set here.
     let _ = freq;
-    let last_access = now - idle.unwrap_or(0).min(now / 1000).saturating_mul(1000);
-    // A set loaded as a hashtable stays one (see `Entry::raw`).
-    let limits = crate::db::encoding::Limits::from_config(&e.config);
-    let raw = matches!(value, crate::db::Value::Set(_))
-        && crate::db::encoding::of(&value, &limits) == crate::db::encoding::Encoding::Hashtable;
-    e.db(call.db).insert_entry(
-        &key,
-        Entry {
-            value,
-            expire_at: deadline,
-            last_access,
-            raw,
-        },
-    );
+    let lfu = e.config.maxmemory_policy.contains("lfu");
+    let last_access = match idle {
+        Some(secs) if !lfu => now - lru_idle_seconds(now, secs) * 1000,
+        _ => now,
+    };
+    let entry = loaded_entry(e, value, deadline, last_access);
+    e.db(call.db).insert_entry(&key, entry);
     e.modified(call.db, &key, notify::GENERIC, "restore");
     Ok(Reply::ok())
+}
+
+/// The idle time OBJECT IDLETIME reports right after RESTORE ... IDLETIME `secs`: Redis
+/// keeps access times on a 24-bit clock of seconds, so an idle time beyond its range wraps
+/// as Redis's arithmetic makes it (objectSetLRUOrLFU, then estimateObjectIdleTime).
+fn lru_idle_seconds(now_ms: i64, secs: i64) -> i64 {
+    const LRU_CLOCK_MAX: i64 = (1 << 24) - 1;
+    let clock = (now_ms / 1000) & LRU_CLOCK_MAX;
+    let mut abs = clock.wrapping_sub(secs);
+    if abs < 0 {
+        abs = abs.wrapping_add(LRU_CLOCK_MAX);
+    }
+    // Stored in a 24-bit field: what is still negative keeps its low bits.
+    let lru = abs & LRU_CLOCK_MAX;
+    if clock >= lru {
+        clock - lru
+    } else {
+        clock + (LRU_CLOCK_MAX - lru)
+    }
+}
+
+/// A value read from a serialized payload (RESTORE, DEBUG RELOAD) as the entry Redis's
+/// loader makes of it: encodings chosen afresh, except that a set loaded as a hashtable stays
+/// one (see `Entry::raw`).
+pub(crate) fn loaded_entry(
+    e: &Engine,
+    value: crate::db::Value,
+    expire_at: Option<i64>,
+    last_access: i64,
+) -> Entry {
+    let limits = Limits::from_config(&e.config);
+    let raw = matches!(value, crate::db::Value::Set(_))
+        && crate::db::encoding::of(&value, &limits) == crate::db::encoding::Encoding::Hashtable;
+    Entry {
+        value,
+        expire_at,
+        last_access,
+        raw,
+    }
 }

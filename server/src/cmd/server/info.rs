@@ -196,16 +196,19 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             f("used_memory_lua", &32768);
             f("used_memory_vm_eval", &32768);
             f("used_memory_lua_human", &"32.00K");
-            f("used_memory_scripts_eval", &0);
-            f("number_of_cached_scripts", &0);
-            f("number_of_functions", &0);
-            f("number_of_libraries", &0);
+            let cache = &e.scripting.cache.scripts;
+            let scripts_eval =
+                super::script_memory::eval_scripts(cache.values().map(|s| s.body.len()));
+            f("used_memory_scripts_eval", &scripts_eval);
+            f("number_of_cached_scripts", &cache.len());
+            f("number_of_functions", &e.scripting.libs.function_count());
+            f("number_of_libraries", &e.scripting.libs.libs.len());
             f("used_memory_vm_functions", &32768);
             f("used_memory_vm_total", &65536);
             f("used_memory_vm_total_human", &"64.00K");
             f("used_memory_functions", &0);
-            f("used_memory_scripts", &0);
-            f("used_memory_scripts_human", &"0B");
+            f("used_memory_scripts", &scripts_eval);
+            f("used_memory_scripts_human", &bytes_to_human(scripts_eval));
             f("maxmemory", &c.maxmemory);
             f("maxmemory_human", &bytes_to_human(c.maxmemory));
             f("maxmemory_policy", &c.maxmemory_policy);
@@ -337,8 +340,8 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             for cs in rows {
                 let name = &cs.name;
                 let v = format!(
-                    "calls={},usec=0,usec_per_call=0.00,rejected_calls=0,failed_calls={}",
-                    cs.calls, cs.failed_calls
+                    "calls={},usec=0,usec_per_call=0.00,rejected_calls={},failed_calls={}",
+                    cs.calls, cs.rejected_calls, cs.failed_calls
                 );
                 f(&format!("cmdstat_{}", name), &v);
             }

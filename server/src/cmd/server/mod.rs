@@ -11,6 +11,7 @@ mod keyspace;
 mod latency;
 mod lolwut;
 mod memory;
+mod script_memory;
 mod slowlog;
 mod standalone;
 
@@ -76,9 +77,9 @@ fn lastsave(e: &mut Engine, _call: &mut Call) -> CmdResult {
 }
 
 /// Nothing is written (redlab keeps no files); the save is recorded as done.
+/// SAVE and BGSAVE keep the dataset as DEBUG RELOAD NOSAVE reads it back.
 fn mark_saved(e: &mut Engine) {
-    e.dirty = 0;
-    e.last_save_s = e.now_ms / 1000;
+    crate::cmd::debug_reload::save(e);
 }
 
 fn save(e: &mut Engine, _call: &mut Call) -> CmdResult {

@@ -21,6 +21,24 @@ pub struct KeyRef {
 
 /// The keys of `args` (the command name at 0) for `cmd`.
 pub fn find(cmd: &Command, args: &[Bytes]) -> Vec<KeyRef> {
+    let mut keys = find_keys(cmd, args);
+    if matches!(cmd.name, "sort" | "sort_ro" | "migrate") {
+        // Their key finders in Redis (sortGetKeys, sortROGetKeys, migrateGetKeys) give each
+        // key its flags: the sorted key is read, SORT's STORE target overwritten, MIGRATE's
+        // keys read and deleted.
+        use key_flags::*;
+        for (i, k) in keys.iter_mut().filter(|k| k.flags == 0).enumerate() {
+            k.flags = match (cmd.name, i) {
+                ("migrate", _) => RW | ACCESS | DELETE,
+                ("sort", 1..) => OW | UPDATE,
+                _ => RO | ACCESS,
+            };
+        }
+    }
+    keys
+}
+
+fn find_keys(cmd: &Command, args: &[Bytes]) -> Vec<KeyRef> {
     let Some(meta) = cmd.meta else {
         return legacy(cmd, args);
     };

@@ -18,7 +18,7 @@ mod resolve;
 #[cfg(test)]
 mod agreement;
 
-pub use resolve::{resolve, resolve_for, resolve_in_script, ScriptRefusal};
+pub use resolve::{named_command, resolve, resolve_for, resolve_in_script, ScriptRefusal};
 
 use bytes::Bytes;
 

@@ -31,6 +31,21 @@ pub fn resolve_for(
     )
 }
 
+/// The command a refused line names, for its rejected_calls count: the command or, for a
+/// container with a subcommand argument, the subcommand, whatever the arity; None when
+/// Redis would not know it (an unknown command or subcommand).
+pub fn named_command(
+    profile: Profile,
+    args: &[Bytes],
+) -> Option<(&'static Command, Cow<'static, str>)> {
+    let cmd = lookup_in(profile, args.first()?)?;
+    if cmd.subcommands.is_empty() || args.len() < 2 {
+        return Some((cmd, Cow::Borrowed(cmd.name)));
+    }
+    let sub = lookup_sub_in(profile, cmd, &args[1])?;
+    Some((sub, Cow::Owned(sub.full_name(Some(cmd)))))
+}
+
 fn resolve_with(
     args: &[Bytes],
     find: impl Fn(&[u8]) -> Option<&'static Command>,

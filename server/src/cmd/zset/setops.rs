@@ -2,8 +2,9 @@
 //!
 //! Plain sets are valid inputs (every member scores 1). As in Redis, union and intersection
 //! visit the inputs from the smallest to the largest, which decides the order scores are
-//! summed in (and so the last bits of a float SUM); NaN from `inf + -inf` or `0 * inf`
-//! becomes 0.
+//! summed in (and so the last bits of a float SUM). NaN from `inf + -inf` or `0 * inf`
+//! becomes 0 as Redis makes it: a weighted score of a union's input or of an intersection's
+//! first input, and a SUM; an intersection's later NaN products leave MIN and MAX unchanged.
 
 use crate::cmd::table::CmdResult;
 use std::collections::HashMap;
@@ -228,7 +229,10 @@ fn generic(
                     let mut score = weighted(srcs[0].weight, s);
                     for other in &srcs[1..] {
                         match other.find(m) {
-                            Some(v) => aggregate.apply(&mut score, weighted(other.weight, v)),
+                            // Unlike the first input's, these products are not
+                            // cleaned: a NaN (0 * inf) is 0 only through SUM; MIN and
+                            // MAX compare false with it and keep the score.
+                            Some(v) => aggregate.apply(&mut score, other.weight * v),
                             None => continue 'outer,
                         }
                     }
