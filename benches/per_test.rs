@@ -14,9 +14,14 @@
 //! - round trips on an open connection, redis-rs PING, and the cost of opening a redis-rs
 //!   connection to a running server, against both servers.
 //!
-//! (a) and (c) are also run with Lua states not prepared ahead
-//! (`redlab_server::prepare_lua_states_ahead(false)`), alternating with the default in
-//! blocks, so the difference is measured on the same machine at the same time.
+//! (c) is also run with Lua states not prepared ahead
+//! (`redlab_server::prepare_lua_states_ahead(false)`: a reused server thread builds no spare
+//! state between servers), alternating with the default in blocks, so the difference is
+//! measured on the same machine at the same time. (a) has no state built ahead: the engine
+//! runs on the test's own thread.
+//!
+//! The machine's load average is printed before and after: on a shared machine the medians
+//! move with it, while the ratios of figures taken in the same run move much less.
 //!
 //! Each figure is the median of hundreds of runs. Redis's figures spawn the process, so
 //! fewer of them are taken; the ratio column is redis-server's time over redlab's.
@@ -319,6 +324,13 @@ fn opens(url: &str, n: usize) -> Duration {
     )
 }
 
+/// The 1, 5 and 15 minute load averages, as /proc/loadavg has them.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
 /// `n` runs of `f` with Lua states prepared ahead and `n` without, alternating in blocks.
 fn ab<T>(n: usize, mut f: impl FnMut() -> T) -> (Vec<T>, Vec<T>) {
     let block = 25;
@@ -345,20 +357,23 @@ fn main() {
         server_redis_rs_test();
     }
 
-    // (a) and (c) with Lua states prepared ahead (the default) and without, alternating in
-    // blocks so both see the same machine. A test has a body: (a) leaves 200 us between
-    // runs (untimed), the time a short test takes; back to back is shown too.
+    println!("load average before: {}", load_average());
+    // A test has a body: (a) leaves 200 us between runs (untimed), the time a short test
+    // takes; back to back is shown too.
     let n = scale(1000);
     let body = Duration::from_micros(200);
-    let (a, a_off) = ab(n, || {
-        let d = engine_first_eval();
-        std::thread::sleep(body);
-        d
-    });
-    let (a_tight, _) = ab(n, engine_first_eval);
-    let a = median(a);
-    let a_off = median(a_off);
-    let a_tight = median(a_tight);
+    let a = median(
+        (0..n)
+            .map(|_| {
+                let d = engine_first_eval();
+                std::thread::sleep(body);
+                d
+            })
+            .collect(),
+    );
+    let a_tight = median((0..n).map(|_| engine_first_eval()).collect());
+    // (c) with Lua states prepared ahead (the default) and without, alternating in blocks so
+    // both see the same machine.
 
     let nb = scale(500);
     let raw: Vec<RawSplit> = (0..nb).map(|_| server_raw_ping()).collect();
@@ -405,12 +420,6 @@ fn main() {
         Row {
             what: "(a) Engine::new + first EVAL (in-process)",
             redlab: a,
-            redis: None,
-            runs: format!("{n}"),
-        },
-        Row {
-            what: "    Lua states not prepared ahead",
-            redlab: a_off,
             redis: None,
             runs: format!("{n}"),
         },
@@ -517,6 +526,7 @@ fn main() {
             runs: format!("{no}"),
         },
     ];
+    println!("load average after: {}", load_average());
     println!("per-test fixed cost, medians; ratio = redis-server / redlab");
     print(&rows);
     println!(

@@ -54,7 +54,8 @@ pub use reply::Reply;
 pub use session::ConnId;
 pub use snapshot::Snapshot;
 
-/// Lua states prepared ahead on a builder thread (off by default): see `lua::prepared`.
+/// Lua states built ahead, by a server thread between two servers (on by default): see
+/// `lua::prepared`.
 pub use lua::prepared::set_enabled as prepare_lua_states_ahead;
 /// A fresh random seed, as the explorer draws one for a scenario without a fixed seed.
 pub use rng::fresh_seed;

@@ -351,13 +351,18 @@ impl User {
         }
     }
 
-    /// The `default` user of a server without an ACL file.
+    /// The `default` user of a server without an ACL file. Every engine starts with one, and
+    /// filling its command set rule by rule was most of `Engine::new`: the user is built once
+    /// per process and copied.
     pub fn default_user() -> User {
-        let mut u = User::new("default");
-        for op in ["on", "nopass", "~*", "&*", "+@all"] {
-            u.apply(op).expect("valid rule");
-        }
-        u
+        static DEFAULT: std::sync::LazyLock<User> = std::sync::LazyLock::new(|| {
+            let mut u = User::new("default");
+            for op in ["on", "nopass", "~*", "&*", "+@all"] {
+                u.apply(op).expect("valid rule");
+            }
+            u
+        });
+        DEFAULT.clone()
     }
 
     /// Whether the user may run anything: the check is skipped for its connections.

@@ -47,11 +47,11 @@ pub struct Scripting {
 }
 
 impl Scripting {
-    /// The EVAL runtime, taken on first use from the states built ahead (`prepared`).
+    /// The EVAL runtime, made on first use (or taken from the state `prepared` built ahead).
     pub(crate) fn eval_runtime(&mut self, memory_limit: usize) -> &mut runtime::Runtime {
         let version = &self.server_version;
         self.eval_rt.get_or_insert_with(|| {
-            let mut rt = Box::new(prepared::eval_runtime(memory_limit));
+            let mut rt = prepared::eval_runtime(memory_limit);
             if let Some((v, valkey)) = version {
                 rt.set_server_version(v, *valkey);
             }

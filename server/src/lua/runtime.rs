@@ -214,6 +214,16 @@ impl Runtime {
         }
     }
 
+    /// A full garbage-collection cycle.
+    pub fn collect_garbage(&self) {
+        // SAFETY: `l` is this runtime's live state and no script runs on it (it is used by
+        // one thread, which is here). Outside protected mode with the limit off, a collection
+        // frees and allocates nothing that can fail but a real out-of-memory (Lua aborts).
+        unsafe {
+            lua_gc(self.l, LUA_GCCOLLECT, 0);
+        }
+    }
+
     pub fn set_memory_limit(&mut self, limit: usize) {
         // SAFETY: `alloc` is owned by this runtime until Drop; Lua only touches it from inside
         // a Lua call, and none runs while `&mut self` (the only way to the runtime) is held.

@@ -229,8 +229,6 @@ impl ServerBuilder {
                 dropped_flag.swap(FINISHED, Ordering::AcqRel) == STOP_REQUESTED
             })
         };
-        // The server's first script finds a sandboxed Lua state ready.
-        crate::lua::prepared::warm();
         super::workers::run(job)?;
         match ready_rx.recv() {
             Ok(Ok(())) => {}

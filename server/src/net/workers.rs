@@ -107,7 +107,10 @@ fn worker(first: Job) {
         let was_stopping = job(&rt);
         match next_job(&slot, was_stopping) {
             Some(next) => job = next,
-            None => return,
+            None => {
+                crate::lua::prepared::discard_here();
+                return;
+            }
         }
     }
 }
@@ -123,6 +126,10 @@ fn next_job(slot: &Arc<Slot>, was_stopping: bool) -> Option<Job> {
         }
         PARKED.notify_one();
     }
+    // Parked: the next server may already be waiting, but it would build a Lua state at its
+    // first script anyway, and built now the state is ready for it (and lives in this
+    // thread's allocator heap, as the server's own would).
+    crate::lua::prepared::prepare_here();
     let deadline = Instant::now() + IDLE_FOR;
     loop {
         if let Some(job) = lock(&slot.job).take() {
