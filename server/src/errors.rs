@@ -410,3 +410,9 @@ pub const ERROR_OR_TIMEOUT_CONNECTING_TO_THE: &str =
     "IOERR error or timeout connecting to the client";
 pub const ERROR_OR_TIMEOUT_READING_TO_TARGET: &str =
     "IOERR error or timeout reading to target instance";
+
+// ---- latency ----
+/// LATENCY GRAPH of an event the monitor has no samples of.
+pub fn latency_no_samples(event: &[u8]) -> String {
+    format!("ERR No samples available for event '{}'", c_str(event))
+}
