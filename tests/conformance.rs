@@ -201,5 +201,6 @@ groups!(
     eviction,
     compat_valkey,
     debug_digest,
-    encoding
+    encoding,
+    latency
 );

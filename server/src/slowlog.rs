@@ -223,12 +223,26 @@ fn truncate(args: &[Bytes]) -> Vec<Bytes> {
 }
 
 impl crate::engine::Engine {
-    /// Whether the slow log or the latency monitor wants commands timed.
+    /// Whether the slow log, the latency monitor or latency-tracking wants commands timed.
     pub(crate) fn timing_wanted(&mut self) -> bool {
-        // Both read their parameters here, so neither may be skipped.
+        // Each reads its parameters here, so none may be skipped.
         let slow = self.slowlog.enabled(&self.config);
         let latency = self.latency.enabled(&self.config);
-        slow || latency
+        let tracking = self.latency_tracking.enabled(&self.config);
+        slow || latency || tracking
+    }
+
+    /// Counts a command's duration in its latency-tracking histogram (where INFO
+    /// commandstats counts the call).
+    pub(crate) fn note_latency(
+        &mut self,
+        cmd: &'static crate::cmd::table::Command,
+        name: &str,
+        took: Option<Duration>,
+    ) {
+        if let Some(took) = took {
+            self.latency_tracking.record(&self.config, cmd, name, took);
+        }
     }
 
     /// Logs a command the dispatcher ran, if it was slow (and feeds the latency monitor): not one that blocked (Redis logs

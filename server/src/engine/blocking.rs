@@ -128,11 +128,13 @@ impl Engine {
                     // The served client is the one running a command now: invalidations
                     // for it follow its reply.
                     let outer = self.tracking_enter(conn);
+                    let started = self.timing_wanted().then(std::time::Instant::now);
                     let reply = self.call(cmd, &mut call);
+                    let took = started.map(|s| s.elapsed());
                     self.serving_key = None;
                     if reply != Reply::None {
                         self.unblock(conn);
-                        self.finish_blocked(cmd, &name, &reply);
+                        self.finish_blocked(cmd, &name, &reply, took);
                         self.push_to(conn, reply);
                     }
                     for m in self.tracking_take_pending(conn) {
@@ -145,9 +147,18 @@ impl Engine {
         }
     }
 
-    /// Counts a blocked command once it has its reply (Redis's updateStatsOnUnblock).
-    pub(super) fn finish_blocked(&mut self, cmd: &'static Command, name: &str, reply: &Reply) {
+    /// Counts a blocked command once it has its reply (Redis's updateStatsOnUnblock), with
+    /// the duration of the call that served it (none for a timeout or CLIENT UNBLOCK).
+    pub(super) fn finish_blocked(
+        &mut self,
+        cmd: &'static Command,
+        name: &str,
+        reply: &Reply,
+        took: Option<std::time::Duration>,
+    ) {
         self.stats.record(cmd, name, reply.is_error());
+        let took = took.or(Some(std::time::Duration::ZERO));
+        self.note_latency(cmd, name, took);
         if let Some(text) = reply.error_text() {
             self.stats.total_error_replies += 1;
             self.stats.record_error(&text);
@@ -170,7 +181,7 @@ impl Engine {
         for (_, conn) in due {
             if let Some(b) = self.unblock(conn) {
                 if let Ok((cmd, name)) = resolve(&b.args) {
-                    self.finish_blocked(cmd, &name, &b.timeout_reply);
+                    self.finish_blocked(cmd, &name, &b.timeout_reply, None);
                 }
                 self.push_to(conn, b.timeout_reply);
             }
@@ -187,7 +198,7 @@ impl Engine {
                     b.timeout_reply
                 };
                 if let Ok((cmd, name)) = resolve(&b.args) {
-                    self.finish_blocked(cmd, &name, &reply);
+                    self.finish_blocked(cmd, &name, &reply, None);
                 }
                 self.push_to(conn, reply);
                 true

@@ -120,15 +120,14 @@ impl Engine {
             in_multi: false,
             reprocessing: false,
         };
-        // The handler's own duration, in real time, for SLOWLOG (see `crate::slowlog`).
-        let started = self
-            .slowlog
-            .enabled(&self.config)
-            .then(std::time::Instant::now);
+        // The handler's own duration, in real time, for SLOWLOG, the latency monitor and
+        // latency-tracking (see `crate::slowlog`, `crate::latency`).
+        let started = self.timing_wanted().then(std::time::Instant::now);
         self.tracking.executing = true;
         let reply = self.call(cmd, &mut call);
-        if let Some(started) = started {
-            self.note_slow(conn, cmd, &call.args, &reply, started.elapsed());
+        let took = started.map(|s| s.elapsed());
+        if let Some(took) = took {
+            self.note_slow(conn, cmd, &call.args, &reply, took);
         }
         // After the command, as Redis: EXEC's line follows its commands', and SELECT's shows
         // the database it chose.
@@ -137,6 +136,7 @@ impl Engine {
         // A command that blocked is counted when it is served or times out, as in Redis.
         if !(reply == Reply::None && self.is_blocked(conn)) {
             self.stats.record(cmd, &name, reply.is_error());
+            self.note_latency(cmd, &name, took);
         }
         self.fault_after(conn, fault, reply)
     }
@@ -214,16 +214,20 @@ impl Engine {
                         return crate::cmd::acl::noperm_in_exec(d);
                     }
                 }
-                // EXEC's commands are timed one by one (a script's are not), as in Redis.
-                let started = (call.in_multi && !call.in_script && self.timing_wanted())
-                    .then(std::time::Instant::now);
+                // EXEC's commands are logged one by one (a script's are not), as in Redis;
+                // both count in latency-tracking.
+                let started = self.timing_wanted().then(std::time::Instant::now);
                 self.feed_monitors_first(call.conn, call.db, &call.args, cmd);
                 let reply = self.call(cmd, call);
-                if let Some(started) = started {
-                    self.note_slow(call.conn, cmd, &call.args, &reply, started.elapsed());
+                let took = started.map(|s| s.elapsed());
+                if let Some(took) = took {
+                    if call.in_multi && !call.in_script {
+                        self.note_slow(call.conn, cmd, &call.args, &reply, took);
+                    }
                 }
                 self.feed_monitors(call.conn, MonitorFrom::Client, call.db, &call.args, cmd);
                 self.stats.record(cmd, &name, reply.is_error());
+                self.note_latency(cmd, &name, took);
                 reply
             }
             Err(e) => e,

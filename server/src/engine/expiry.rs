@@ -42,6 +42,9 @@ impl Engine {
         }
         let now = self.now_ms;
         self.expiry_hold = self.expiry_paused();
+        // The active expiry's own duration, for the latency monitor's "expire-cycle".
+        let mut cycle: Option<std::time::Instant> = None;
+        let monitored = self.latency.enabled(&self.config);
         for idx in self.maybe_expiring_dbs() {
             let db = &mut self.dbs[idx];
             db.now = now;
@@ -53,6 +56,9 @@ impl Engine {
                     .next_deadline()
                     .is_some_and(|t| crate::db::is_expired(t, now))
             {
+                if cycle.is_none() && monitored {
+                    cycle = Some(std::time::Instant::now());
+                }
                 db.purge_expired(budget);
             }
             if !db.expired_log.is_empty() {
@@ -65,6 +71,11 @@ impl Engine {
         // Hash fields past their deadline (`db::hash_ttl`).
         if self.active_expire && !self.hash_ttl.is_empty() {
             self.expire_due_fields();
+        }
+        if let Some(started) = cycle {
+            let ms = started.elapsed().as_millis() as u64;
+            self.latency
+                .record(&self.config, "expire-cycle", ms, now.div_euclid(1000));
         }
     }
 

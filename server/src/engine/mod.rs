@@ -139,6 +139,8 @@ pub struct Engine {
     pub(crate) slowlog: crate::slowlog::SlowLog,
     /// LATENCY's samples and threshold.
     pub(crate) latency: crate::latency::LatencyMonitor,
+    /// latency-tracking's per-command histograms (LATENCY HISTOGRAM, INFO latencystats).
+    pub(crate) latency_tracking: crate::latency::tracking::CommandLatencies,
     /// Cluster mode: this node's membership (`crate::cluster`); None for a standalone server.
     pub(crate) cluster: Option<crate::cluster::NodeState>,
     /// Client-side caching: the tracking table, BCAST prefixes, held invalidations.
@@ -216,6 +218,7 @@ impl Engine {
             rng: crate::rng::EngineRng::new(seed),
             slowlog: Default::default(),
             latency: Default::default(),
+            latency_tracking: Default::default(),
             cluster,
             tracking: Default::default(),
             pause: Default::default(),

@@ -128,6 +128,7 @@ fn resetstat(e: &mut Engine, _call: &mut Call) -> CmdResult {
     s.keyspace_misses = 0;
     s.per_command.clear();
     s.errors_by_code.clear();
+    e.latency_tracking.reset();
     Ok(Reply::ok())
 }
 

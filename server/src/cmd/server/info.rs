@@ -352,13 +352,8 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             }
         }
         "latencystats" => {
-            let mut names: Vec<_> = st.per_command.values().map(|c| &c.name).collect();
-            names.sort();
-            for name in names {
-                f(
-                    &format!("latency_percentiles_usec_{}", name),
-                    &"p50=0.001,p99=0.001,p99.9=0.001",
-                );
+            for (k, v) in e.latency_tracking.info_lines(&e.config) {
+                f(&k, &v);
             }
         }
         "cluster" => f("cluster_enabled", &u8::from(e.cluster.is_some())),

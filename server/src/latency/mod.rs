@@ -4,7 +4,15 @@
 //! the last `HISTORY_LEN` seconds that had one, and the all-time maximum.
 //!
 //! Durations come from the same monotonic measurement as the slow log's; the sample's time
-//! is the engine's "now" in Unix seconds.
+//! is the engine's "now" in Unix seconds. Besides commands, the active expiry reports its
+//! cycles as "expire-cycle" and eviction as "eviction-cycle", as Redis names them.
+//!
+//! `report.rs` draws LATENCY GRAPH and writes LATENCY DOCTOR from these series;
+//! `histogram.rs` and `tracking.rs` are latency-tracking's per-command histograms.
+
+pub mod histogram;
+mod report;
+pub mod tracking;
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -25,6 +33,7 @@ struct Series {
 
 #[derive(Debug, Default)]
 pub struct LatencyMonitor {
+    /// Sorted by name, so LATEST and DOCTOR list events in a stable order.
     events: BTreeMap<String, Series>,
     /// `Config::generation` the threshold was read at.
     generation: Option<u64>,
@@ -42,6 +51,11 @@ impl LatencyMonitor {
                 .unwrap_or(0);
         }
         self.threshold_ms > 0
+    }
+
+    /// latency-monitor-threshold as last read by `enabled`.
+    pub fn threshold_ms(&self) -> u64 {
+        self.threshold_ms
     }
 
     /// Adds a sample for `event` if `ms` reaches the threshold.
