@@ -142,33 +142,52 @@ impl AsyncEngineConnection {
     }
 }
 
-impl redis::aio::ConnectionLike for AsyncEngineConnection {
-    fn req_packed_command<'a>(&'a mut self, cmd: &'a redis::Cmd) -> redis::RedisFuture<'a, Value> {
-        Box::pin(async move {
-            let mut values = self.run(&cmd.get_packed_command()).await?;
-            values.remove(0).extract_error()
-        })
-    }
+/// redis-rs's async `ConnectionLike` for a type with an `async fn run(&self, packed: &[u8])
+/// -> RedisResult<Vec<Value>>` that runs the packed commands and returns their replies: a
+/// single command answers its one reply, a pipeline the replies `select` keeps. (A macro, not
+/// a blanket impl: `ConnectionLike` is redis-rs's trait and the types are ours one by one.)
+macro_rules! connection_like_via_run {
+    ($ty:ty) => {
+        impl redis::aio::ConnectionLike for $ty {
+            fn req_packed_command<'a>(
+                &'a mut self,
+                cmd: &'a redis::Cmd,
+            ) -> redis::RedisFuture<'a, Value> {
+                Box::pin(async move {
+                    let mut values = self.run(&cmd.get_packed_command()).await?;
+                    if values.is_empty() {
+                        return Err(redis::RedisError::from((
+                            redis::ErrorKind::Client,
+                            "empty command",
+                        )));
+                    }
+                    values.remove(0).extract_error()
+                })
+            }
 
-    fn req_packed_commands<'a>(
-        &'a mut self,
-        pipeline: &'a redis::Pipeline,
-        offset: usize,
-        count: usize,
-    ) -> redis::RedisFuture<'a, Vec<Value>> {
-        Box::pin(async move {
-            select(
-                self.run(&pipeline.get_packed_pipeline()).await?,
-                offset,
-                count,
-            )
-        })
-    }
+            fn req_packed_commands<'a>(
+                &'a mut self,
+                pipeline: &'a redis::Pipeline,
+                offset: usize,
+                count: usize,
+            ) -> redis::RedisFuture<'a, Vec<Value>> {
+                Box::pin(async move {
+                    select(
+                        self.run(&pipeline.get_packed_pipeline()).await?,
+                        offset,
+                        count,
+                    )
+                })
+            }
 
-    fn get_db(&self) -> i64 {
-        0
-    }
+            fn get_db(&self) -> i64 {
+                0
+            }
+        }
+    };
 }
+
+connection_like_via_run!(AsyncEngineConnection);
 
 /// A redis-rs async connection over any redlab [`Connection`](crate::Connection): the
 /// explorer's scheduled connections (`Scenario::redis_client`), an in-process engine, or
@@ -221,39 +240,7 @@ impl From<crate::Connection> for RedisConnection {
     }
 }
 
-impl redis::aio::ConnectionLike for RedisConnection {
-    fn req_packed_command<'a>(&'a mut self, cmd: &'a redis::Cmd) -> redis::RedisFuture<'a, Value> {
-        Box::pin(async move {
-            let mut values = self.run(&cmd.get_packed_command()).await?;
-            if values.is_empty() {
-                return Err(redis::RedisError::from((
-                    redis::ErrorKind::Client,
-                    "empty command",
-                )));
-            }
-            values.remove(0).extract_error()
-        })
-    }
-
-    fn req_packed_commands<'a>(
-        &'a mut self,
-        pipeline: &'a redis::Pipeline,
-        offset: usize,
-        count: usize,
-    ) -> redis::RedisFuture<'a, Vec<Value>> {
-        Box::pin(async move {
-            select(
-                self.run(&pipeline.get_packed_pipeline()).await?,
-                offset,
-                count,
-            )
-        })
-    }
-
-    fn get_db(&self) -> i64 {
-        0
-    }
-}
+connection_like_via_run!(RedisConnection);
 
 /// A reply as RESP bytes (RESP3 types in their RESP3 form), for redis-rs's parser.
 fn encode_value(v: &crate::Value, out: &mut Vec<u8>) {
