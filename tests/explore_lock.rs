@@ -50,14 +50,7 @@ async fn holder(c: Connection, j: Shared, who: &'static str, plan: Plan) -> Resu
     let Acquire::Acquired(g) = lock.try_acquire().await? else {
         return Ok(None);
     };
-    note(
-        &j,
-        who,
-        Belief::Holds {
-            token: g.token.clone(),
-            fence: g.fence,
-        },
-    );
+    note(&j, who, Belief::holds(&g));
     let mut wrote = None;
     if plan.write {
         wrote = Some(
@@ -101,25 +94,11 @@ async fn hand_over(c: Connection, j: Shared) -> Result<bool> {
     let Acquire::Acquired(g) = lock.try_acquire().await? else {
         return Ok(false);
     };
-    note(
-        &j,
-        "A",
-        Belief::Holds {
-            token: g.token.clone(),
-            fence: g.fence,
-        },
-    );
+    note(&j, "A", Belief::holds(&g));
     if let Some(next) = lock.handover(&g).await? {
         note(&j, "A", Belief::Released);
         assert!(next.fence > g.fence, "the new owner gets a higher fence");
-        note(
-            &j,
-            "A2",
-            Belief::Holds {
-                token: next.token,
-                fence: next.fence,
-            },
-        );
+        note(&j, "A2", Belief::holds(&next));
     }
     Ok(true)
 }

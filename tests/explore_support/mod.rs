@@ -69,6 +69,16 @@ pub enum Belief {
     Admitted(u64),
 }
 
+impl Belief {
+    /// Holds the lock of this guard.
+    pub fn holds(g: &redlab_client::Guard) -> Belief {
+        Belief::Holds {
+            token: g.token.clone(),
+            fence: g.fence,
+        }
+    }
+}
+
 pub type Shared = std::rc::Rc<std::cell::RefCell<Journal>>;
 
 pub fn note(j: &Shared, who: &'static str, what: Belief) {
