@@ -11,7 +11,6 @@ mod support;
 
 use std::process::Command;
 
-use redlab_client::RealRedis;
 use support::{cli, server_pid};
 
 const RUNS: usize = 3;
@@ -62,11 +61,9 @@ fn prepare(port: u16) {
 }
 
 fn main() {
-    let Ok(real) = RealRedis::start() else {
-        println!("redis-server not found: no comparison");
+    let Some((redlab, real)) = support::both_servers() else {
         return;
     };
-    let redlab = redlab::Server::start();
     let (a, b) = (redlab.port(), real.port());
     let sha = cli(a, &["SCRIPT", "LOAD", CONSUME]);
     assert_eq!(sha, cli(b, &["SCRIPT", "LOAD", CONSUME]));

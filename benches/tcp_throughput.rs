@@ -20,7 +20,6 @@ mod support;
 
 use std::process::Command;
 
-use redlab_client::RealRedis;
 use support::{cli, server_pid};
 
 const MAX_SCRIPT: &str = "local cur = tonumber(redis.call('GET', KEYS[1])) \
@@ -83,11 +82,9 @@ fn pin(pid: u32, cpu: usize) -> bool {
 }
 
 fn main() {
-    let Ok(real) = RealRedis::start() else {
-        println!("redis-server not found: no comparison");
+    let Some((redlab, real)) = support::both_servers() else {
         return;
     };
-    let redlab = redlab::Server::start();
     let (a, b) = (redlab.port(), real.port());
     let sha = script_load(a);
     assert_eq!(sha, script_load(b), "both servers hash the script alike");

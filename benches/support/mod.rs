@@ -4,6 +4,18 @@
 
 use std::process::Command;
 
+use redlab_client::RealRedis;
+
+/// A redlab server and a real redis-server to compare it with; None (said on stdout) when
+/// redis-server is missing, for a bench that has nothing to show without both.
+pub fn both_servers() -> Option<(redlab::Server, RealRedis)> {
+    let Ok(real) = RealRedis::start() else {
+        println!("redis-server not found: no comparison");
+        return None;
+    };
+    Some((redlab::Server::start(), real))
+}
+
 /// Runs one redis-cli command against the server on `port` and returns its output, trimmed.
 pub fn cli(port: u16, args: &[&str]) -> String {
     let out = Command::new("redis-cli")
