@@ -15,7 +15,9 @@ mod explore_support;
 
 use std::time::Duration;
 
-use explore_support::{assert_reproduced, lua_ready, note, real, stamp, Belief, Journal, Shared};
+use explore_support::{
+    assert_reproduced, lua_ready, note, on_real, real, stamp, Belief, Journal, Shared,
+};
 use redlab_client::explore::linearizable::models::{LockModel, LockOp};
 use redlab_client::explore::linearizable::History;
 use redlab_client::explore::{Scenario, View};
@@ -133,9 +135,7 @@ fn an_acquire_that_takes_a_timeout_for_failure_is_caught() {
             })
             .delay_reply("A", Duration::from_millis(100))
             .linearizable("acquire is a mutex's", &h, LockModel::default());
-        if let Some(r) = &server {
-            s = s.real_redis(r.addr(), 0);
-        }
+        s = on_real(s, &server, 0);
         s
     };
     let r = scenario(true).exhaustive();
@@ -266,9 +266,7 @@ fn a_watchdog_that_renews_without_checking_ownership_is_caught() {
     let server = real("a_watchdog_that_renews_without_checking_ownership_is_caught");
     let j: Shared = Default::default();
     let mut broken = watchdog_scenario(true, j.clone());
-    if let Some(r) = &server {
-        broken = broken.real_redis(r.addr(), 0);
-    }
+    broken = on_real(broken, &server, 0);
     let r = broken.random(3, 2_000);
     let f = r.expect_failure();
     assert!(f.schedule.to_string().contains("pA100"), "{}", f);

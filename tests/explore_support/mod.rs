@@ -28,6 +28,19 @@ pub fn real(test: &str) -> Option<RealRedis> {
     RealRedis::start_or_skip(test)
 }
 
+/// `s` confirmed on `real` as well, when one runs (see `Scenario::real_redis`: a failure is
+/// replayed there, and `sample` holding schedules are).
+pub fn on_real(
+    s: redlab_client::explore::Scenario,
+    real: &Option<RealRedis>,
+    sample: usize,
+) -> redlab_client::explore::Scenario {
+    match real {
+        Some(r) => s.real_redis(r.addr(), sample),
+        None => s,
+    }
+}
+
 /// Asserts a caught counterexample reproduced on real Redis (when one is running).
 #[track_caller]
 pub fn assert_reproduced(f: &redlab_client::explore::Failure, real: &Option<RealRedis>) {
