@@ -130,16 +130,21 @@ impl AsyncEngineConnection {
     }
 
     async fn run(&self, packed: &[u8]) -> RedisResult<Vec<Value>> {
-        let commands: Vec<Vec<Vec<u8>>> = split_commands(packed)?
-            .into_iter()
-            .map(|c| c.into_iter().map(|a| a.to_vec()).collect())
-            .collect();
+        let commands = owned_commands(packed)?;
         let n = commands.len();
         let bytes = self.raw.exchange(commands).await.map_err(|e| {
             redis::RedisError::from((redis::ErrorKind::Io, "in-process engine", e.to_string()))
         })?;
         parse_values(&bytes, n)
     }
+}
+
+/// The commands in packed RESP, each an owned list of arguments, as a connection sends them.
+fn owned_commands(packed: &[u8]) -> RedisResult<Vec<Vec<Vec<u8>>>> {
+    Ok(split_commands(packed)?
+        .into_iter()
+        .map(|c| c.into_iter().map(|a| a.to_vec()).collect())
+        .collect())
 }
 
 /// redis-rs's async `ConnectionLike` for a type with an `async fn run(&self, packed: &[u8])
@@ -216,10 +221,7 @@ impl RedisConnection {
     }
 
     async fn run(&self, packed: &[u8]) -> RedisResult<Vec<Value>> {
-        let commands: Vec<Vec<Vec<u8>>> = split_commands(packed)?
-            .into_iter()
-            .map(|c| c.into_iter().map(|a| a.to_vec()).collect())
-            .collect();
+        let commands = owned_commands(packed)?;
         let n = commands.len();
         let values = self
             .conn
