@@ -17,8 +17,11 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod support;
+
 use redlab::{Config, Engine, Reply};
 use redlab_client::RealRedis;
+use support::cli;
 
 const MONOTONIC_MAX: &str = "local cur = tonumber(redis.call('GET', KEYS[1]))
 local v = tonumber(ARGV[1])
@@ -81,16 +84,6 @@ fn redlab(path: &Path) -> f64 {
         n += batch;
     }
     n as f64 / start.elapsed().as_secs_f64()
-}
-
-fn cli(port: u16, args: &[&str]) -> String {
-    let out = Command::new("redis-cli")
-        .arg("-p")
-        .arg(port.to_string())
-        .args(args)
-        .output()
-        .expect("run redis-cli");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 fn resp(args: &[&str], out: &mut Vec<u8>) {

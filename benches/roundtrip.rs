@@ -20,6 +20,31 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+/// The five commands' work in one EVALSHA of SCRIPT.
+fn run_script(script: &redis::Script, c: &mut redis::Connection) {
+    let _: i64 = script
+        .key("a")
+        .key("b")
+        .key("c")
+        .key("s")
+        .arg("x")
+        .invoke(c)
+        .unwrap();
+}
+
+/// The median time of `runs` calls of `f`.
+fn timed(runs: usize, mut f: impl FnMut()) -> Duration {
+    median(
+        (0..runs)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed()
+            })
+            .collect(),
+    )
+}
+
 fn main() {
     let server = Server::start();
     let mut c = redis::Client::open(server.url())
@@ -27,76 +52,44 @@ fn main() {
         .get_connection()
         .unwrap();
     let script = redis::Script::new(SCRIPT);
-    let _: i64 = script
-        .key("a")
-        .key("b")
-        .key("c")
-        .key("s")
-        .arg("x")
-        .invoke(&mut c)
-        .unwrap();
+    run_script(&script, &mut c);
     server
         .faults()
         .add(Fault::on_any().delay(Duration::from_micros(1500)));
     let runs = 40;
 
-    let sequential = median(
-        (0..runs)
-            .map(|_| {
-                let t = Instant::now();
-                let _: i64 = redis::cmd("INCR").arg("a").query(&mut c).unwrap();
-                let _: i64 = redis::cmd("INCR").arg("b").query(&mut c).unwrap();
-                let _: () = redis::cmd("SET").arg("c").arg("x").query(&mut c).unwrap();
-                let _: i64 = redis::cmd("SADD").arg("s").arg("x").query(&mut c).unwrap();
-                let _: i64 = redis::cmd("EXPIRE")
-                    .arg("c")
-                    .arg(100)
-                    .query(&mut c)
-                    .unwrap();
-                t.elapsed()
-            })
-            .collect(),
-    );
-    let pipelined = median(
-        (0..runs)
-            .map(|_| {
-                let t = Instant::now();
-                let _: (i64, i64, (), i64, i64) = redis::pipe()
-                    .cmd("INCR")
-                    .arg("a")
-                    .cmd("INCR")
-                    .arg("b")
-                    .cmd("SET")
-                    .arg("c")
-                    .arg("x")
-                    .cmd("SADD")
-                    .arg("s")
-                    .arg("x")
-                    .cmd("EXPIRE")
-                    .arg("c")
-                    .arg(100)
-                    .query(&mut c)
-                    .unwrap();
-                t.elapsed()
-            })
-            .collect(),
-    );
-    let scripted = median(
-        (0..runs)
-            .map(|_| {
-                let t = Instant::now();
-                let _: i64 = script
-                    .key("a")
-                    .key("b")
-                    .key("c")
-                    .key("s")
-                    .arg("x")
-                    .invoke(&mut c)
-                    .unwrap();
-                t.elapsed()
-            })
-            .collect(),
-    );
+    let sequential = timed(runs, || {
+        let _: i64 = redis::cmd("INCR").arg("a").query(&mut c).unwrap();
+        let _: i64 = redis::cmd("INCR").arg("b").query(&mut c).unwrap();
+        let _: () = redis::cmd("SET").arg("c").arg("x").query(&mut c).unwrap();
+        let _: i64 = redis::cmd("SADD").arg("s").arg("x").query(&mut c).unwrap();
+        let _: i64 = redis::cmd("EXPIRE")
+            .arg("c")
+            .arg(100)
+            .query(&mut c)
+            .unwrap();
+    });
+    let pipelined = timed(runs, || {
+        let _: (i64, i64, (), i64, i64) = redis::pipe()
+            .cmd("INCR")
+            .arg("a")
+            .cmd("INCR")
+            .arg("b")
+            .cmd("SET")
+            .arg("c")
+            .arg("x")
+            .cmd("SADD")
+            .arg("s")
+            .arg("x")
+            .cmd("EXPIRE")
+            .arg("c")
+            .arg(100)
+            .query(&mut c)
+            .unwrap();
+    });
+    let scripted = timed(runs, || {
+        run_script(&script, &mut c);
+    });
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
         "injected round trip: 1.5 ms per request ({} runs, medians)",

@@ -7,49 +7,22 @@
 //! Both servers and the load generator share the machine: the ratio is the result. Each row
 //! runs alternately against both servers RUNS times; the median is kept.
 
+mod support;
+
 use std::process::Command;
 
-use redlab_client::RealRedis;
+use support::{cli, server_pid};
 
 const RUNS: usize = 3;
 const REQUESTS: usize = 200_000;
 
+/// One redis-benchmark run (50 clients): requests per second.
+fn redis_benchmark(port: u16, n: usize, pipeline: u32, args: &[&str]) -> f64 {
+    support::redis_benchmark(Command::new("redis-benchmark"), port, n, pipeline, args)
+}
+
 const CONSUME: &str = "local r = redis.call('XREADGROUP', 'GROUP', 'g', ARGV[1], 'COUNT', 1, 'STREAMS', KEYS[1], '>') \
 if r then redis.call('XACK', KEYS[1], 'g', r[1][2][1][1]) return 1 end return 0";
-
-fn cli(port: u16, args: &[&str]) -> String {
-    let out = Command::new("redis-cli")
-        .arg("-p")
-        .arg(port.to_string())
-        .args(args)
-        .output()
-        .expect("redis-cli");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-fn redis_benchmark(port: u16, n: usize, pipeline: u32, args: &[&str]) -> f64 {
-    let out = Command::new("redis-benchmark")
-        .args([
-            "-p",
-            &port.to_string(),
-            "-c",
-            "50",
-            "-n",
-            &n.to_string(),
-            "--csv",
-            "-P",
-            &pipeline.to_string(),
-        ])
-        .args(args)
-        .output()
-        .expect("run redis-benchmark");
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.lines()
-        .nth(1)
-        .and_then(|l| l.split(',').nth(1))
-        .and_then(|v| v.trim_matches('"').parse().ok())
-        .unwrap_or_else(|| panic!("no figure in redis-benchmark output: {text}"))
-}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -73,13 +46,6 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-fn server_pid(port: u16) -> u32 {
-    cli(port, &["INFO", "server"])
-        .lines()
-        .find_map(|l| l.strip_prefix("process_id:")?.trim().parse().ok())
-        .expect("process_id")
-}
-
 /// Prepares what a row reads: 1000 entries in `r`; a fresh `q` with a group and enough
 /// entries for every consumer step.
 fn prepare(port: u16) {
@@ -95,11 +61,9 @@ fn prepare(port: u16) {
 }
 
 fn main() {
-    let Ok(real) = RealRedis::start() else {
-        println!("redis-server not found: no comparison");
+    let Some((redlab, real)) = support::both_servers() else {
         return;
     };
-    let redlab = redlab::Server::start();
     let (a, b) = (redlab.port(), real.port());
     let sha = cli(a, &["SCRIPT", "LOAD", CONSUME]);
     assert_eq!(sha, cli(b, &["SCRIPT", "LOAD", CONSUME]));
@@ -146,7 +110,7 @@ fn main() {
     println!("\nmemory of 1,000,000 entries (XADD m * field value), resident size growth:");
     for (label, port, pid) in [
         ("redlab", a, std::process::id()),
-        ("redis", b, server_pid(b)),
+        ("redis", b, server_pid(b).expect("process_id")),
     ] {
         cli(port, &["FLUSHALL"]);
         let before = rss_kib(pid);

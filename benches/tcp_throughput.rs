@@ -16,9 +16,11 @@
 //! of runs the median then compares placements, not servers. `REDLAB_BENCH_NO_PIN=1` runs
 //! unpinned.
 
+mod support;
+
 use std::process::Command;
 
-use redlab_client::RealRedis;
+use support::{cli, server_pid};
 
 const MAX_SCRIPT: &str = "local cur = tonumber(redis.call('GET', KEYS[1])) \
 local v = tonumber(ARGV[1]) \
@@ -32,45 +34,22 @@ const RUNS: usize = 5;
 const SERVER_CPU: usize = 1;
 const CLIENT_CPU: usize = 0;
 
+/// One redis-benchmark run with random keys from 100,000 (`-r`), on the client CPU when
+/// `pinned`: requests per second.
 fn redis_benchmark(port: u16, pipeline: u32, args: &[&str], pinned: bool, requests: u32) -> f64 {
-    let mut cmd = if pinned {
+    let program = if pinned {
         let mut c = Command::new("taskset");
         c.args(["-c", &CLIENT_CPU.to_string(), "redis-benchmark"]);
         c
     } else {
         Command::new("redis-benchmark")
     };
-    let out = cmd
-        .args([
-            "-p",
-            &port.to_string(),
-            "-c",
-            "50",
-            "-n",
-            &requests.to_string(),
-            "-r",
-            "100000",
-            "--csv",
-            "-P",
-            &pipeline.to_string(),
-        ])
-        .args(args)
-        .output()
-        .expect("run redis-benchmark");
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.lines()
-        .nth(1)
-        .and_then(|l| l.split(',').nth(1))
-        .and_then(|v| v.trim_matches('"').parse().ok())
-        .unwrap_or_else(|| panic!("no figure in redis-benchmark output: {text}"))
+    let args = [&["-r", "100000"], args].concat();
+    support::redis_benchmark(program, port, requests as usize, pipeline, &args)
 }
 
 fn script_load(port: u16) -> String {
-    let out = Command::new("redis-cli")
-        .args(["-p", &port.to_string(), "SCRIPT", "LOAD", MAX_SCRIPT])
-        .output()
-        .expect("redis-cli");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    cli(port, &["SCRIPT", "LOAD", MAX_SCRIPT])
 }
 
 /// The data the PF, GEO and SORT rows read: three HyperLogLogs, 100,000 points named like
@@ -85,15 +64,7 @@ a[#a + 1] = string.format('p:%012d', j) end redis.call('GEOADD', 'geo', unpack(a
 for i = 1, 1000 do redis.call('RPUSH', 'sortme', r(1000000)) end return 1";
 
 fn setup(port: u16) {
-    let out = Command::new("redis-cli")
-        .args(["-p", &port.to_string(), "EVAL", SETUP, "0"])
-        .output()
-        .expect("redis-cli");
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        "1",
-        "setup on {port}"
-    );
+    assert_eq!(cli(port, &["EVAL", SETUP, "0"]), "1", "setup on {port}");
 }
 
 /// Median, lowest and highest.
@@ -110,23 +81,10 @@ fn pin(pid: u32, cpu: usize) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// The pid a server reports in INFO server.
-fn server_pid(port: u16) -> Option<u32> {
-    let out = Command::new("redis-cli")
-        .args(["-p", &port.to_string(), "INFO", "server"])
-        .output()
-        .ok()?;
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find_map(|l| l.strip_prefix("process_id:")?.trim().parse().ok())
-}
-
 fn main() {
-    let Ok(real) = RealRedis::start() else {
-        println!("redis-server not found: no comparison");
+    let Some((redlab, real)) = support::both_servers() else {
         return;
     };
-    let redlab = redlab::Server::start();
     let (a, b) = (redlab.port(), real.port());
     let sha = script_load(a);
     assert_eq!(sha, script_load(b), "both servers hash the script alike");

@@ -13,46 +13,14 @@ repeated before each element. ATOM is
   [TOKEN=](a|b|...)    one of
   [TOKEN=]{a b ...}    a block (all in order)
 """
-import os, re, socket, subprocess, sys, tempfile, time
+import os, re, sys
+
+from capture_common import Conn, Server
 
 TYPES = {"key": "key", "string": "str", "integer": "int", "double": "dbl", "pattern": "pat",
          "unix-time": "unix"}
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_#.\-]+$")
 NAME_RE = re.compile(r"^[A-Za-z0-9_\-]+$")
-
-
-class Conn:
-    def __init__(self, port):
-        self.s = socket.create_connection(("127.0.0.1", port))
-        self.f = self.s.makefile("rb")
-
-    def call(self, *args):
-        out = b"*%d\r\n" % len(args)
-        for a in args:
-            a = a.encode() if isinstance(a, str) else a
-            out += b"$%d\r\n%s\r\n" % (len(a), a)
-        self.s.sendall(out)
-        return self.read()
-
-    def read(self):
-        line = self.f.readline()[:-2]
-        t, rest = line[:1], line[1:]
-        if t == b"+":
-            return rest.decode()
-        if t == b"-":
-            raise RuntimeError(rest.decode())
-        if t == b":":
-            return int(rest)
-        if t == b"$":
-            n = int(rest)
-            if n < 0:
-                return None
-            data = self.f.read(n + 2)[:-2]
-            return data.decode()
-        if t == b"*":
-            n = int(rest)
-            return None if n < 0 else [self.read() for _ in range(n)]
-        raise RuntimeError("unexpected reply %r" % line)
 
 
 def pairs(flat):
@@ -88,49 +56,43 @@ def atom(arg):
 
 
 def main():
-    child = None
     if len(sys.argv) > 1:
-        port = int(sys.argv[1])
+        capture(int(sys.argv[1]))
     else:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        child = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
-                                  "--dir", tempfile.gettempdir()], stdout=subprocess.DEVNULL)
-        time.sleep(0.5)
-    try:
-        c = Conn(port)
-        version = pairs(c.call("HELLO", "2"))["version"]
-        info = {}
-        for entry in c.call("COMMAND", "INFO"):
-            info[entry[0]] = entry
-            for sub in entry[9] if len(entry) > 9 else []:
-                info[sub[0]] = sub
-        docs = pairs(c.call("COMMAND", "DOCS"))
-        lines = []
+        with Server() as server:
+            capture(server.port)
 
-        def add(name, doc):
-            d = pairs(doc)
-            i = info[name]
-            args = " ".join(atom(x) for x in d.get("arguments", []))
-            lines.append("%s %d %s | %s" % (name, i[1], ",".join(i[2]) or "-", args))
-            subs = d.get("subcommands")
-            if subs:
-                for sname, sdoc in pairs(subs).items():
-                    add(sname, sdoc)
 
-        for name, doc in docs.items():
-            add(name, doc)
-        lines.sort()
-        out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "command_args.txt")
-        with open(out, "w") as f:
-            f.write("# COMMAND DOCS arguments of redis-server %s; scripts/capture_command_args.py writes this.\n"
-                    % version)
-            f.write("\n".join(lines) + "\n")
-        print("wrote %d commands to %s" % (len(lines), os.path.normpath(out)))
-    finally:
-        if child:
-            child.kill()
+def capture(port):
+    c = Conn(port)
+    version = pairs(c.call("HELLO", "2"))["version"]
+    info = {}
+    for entry in c.call("COMMAND", "INFO"):
+        info[entry[0]] = entry
+        for sub in entry[9] if len(entry) > 9 else []:
+            info[sub[0]] = sub
+    docs = pairs(c.call("COMMAND", "DOCS"))
+    lines = []
+
+    def add(name, doc):
+        d = pairs(doc)
+        i = info[name]
+        args = " ".join(atom(x) for x in d.get("arguments", []))
+        lines.append("%s %d %s | %s" % (name, i[1], ",".join(i[2]) or "-", args))
+        subs = d.get("subcommands")
+        if subs:
+            for sname, sdoc in pairs(subs).items():
+                add(sname, sdoc)
+
+    for name, doc in docs.items():
+        add(name, doc)
+    lines.sort()
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "command_args.txt")
+    with open(out, "w") as f:
+        f.write("# COMMAND DOCS arguments of redis-server %s; scripts/capture_command_args.py writes this.\n"
+                % version)
+        f.write("\n".join(lines) + "\n")
+    print("wrote %d commands to %s" % (len(lines), os.path.normpath(out)))
 
 
 main()

@@ -22,10 +22,9 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import sys
-import tempfile
-import time
+
+from capture_common import Server
 
 
 class Set(list):
@@ -98,31 +97,6 @@ class Resp3:
         return self.read()
 
 
-def find_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(binary):
-    port = find_port()
-    workdir = tempfile.mkdtemp(prefix="capture-redis-")
-    proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", workdir],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return proc, port, workdir
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("redis-server did not start")
-
-
 def info_entry(reply, sets):
     """One COMMAND INFO entry as a JSON object."""
     name, arity, flags, first, last, step, cats, tips, specs, subs = reply
@@ -181,65 +155,63 @@ def main():
     ap.add_argument("--out", help="output file (default server/data/commands-<version>.json)")
     opts = ap.parse_args()
 
-    proc = workdir = None
-    port = opts.port
-    if port is None:
-        proc, port, workdir = start_server(opts.server)
-    try:
-        conn = Resp3(port)
-        conn.call("HELLO", "3")
-        info = conn.call("INFO", "server")
-        version = next(
-            line.split(":", 1)[1].strip()
-            for line in info.splitlines()
-            if line.startswith("redis_version:")
-        )
-        sets = {}
-        commands = {}
-        for reply in conn.call("COMMAND", "INFO"):
-            name, entry = info_entry(reply, sets)
-            subs = {}
-            for sub in reply[9]:
-                sub_name, sub_entry = info_entry(sub, sets)
-                subs[sub_name] = sub_entry
-            entry["subcommands"] = {k: subs[k] for k in sorted(subs)}
-            commands[name] = entry
-        # Docs, asked command by command so each reply stays small.
-        for name, entry in commands.items():
-            docs = conn.call("COMMAND", "DOCS", name)[name]
-            sub_docs = docs.pop("subcommands", {})
-            walk_sets(docs, "docs", sets)
-            entry["docs"] = plain(docs)
-            for sub_name, sub_entry in entry["subcommands"].items():
-                d = dict(sub_docs.get(sub_name, {}))
-                walk_sets(d, "docs", sets)
-                sub_entry["docs"] = plain(d)
-                del sub_entry["subcommands"]
-        mixed = sorted(k for k, kinds in sets.items() if len(kinds) > 1)
-        if mixed:
-            sys.exit(f"keys holding both sets and arrays: {mixed}")
-        set_keys = sorted(k for k, kinds in sets.items() if True in kinds and k[0] != "+")
-        status_keys = sorted(k[1:] for k, kinds in sets.items() if True in kinds and k[0] == "+")
-        out = {
-            "redis_version": version,
-            "generated_by": "scripts/capture_command_metadata.py",
-            "sets": set_keys,
-            "statuses": status_keys,
-            "commands": {k: commands[k] for k in sorted(commands)},
-        }
-        path = opts.out or os.path.join(
-            os.path.dirname(os.path.abspath(__file__)), "..", "server", "data",
-            f"commands-{version}.json",
-        )
-        with open(path, "w") as f:
-            json.dump(out, f, indent=1, ensure_ascii=False)
-            f.write("\n")
-        print(f"{len(commands)} commands from Redis {version} -> {os.path.normpath(path)}")
-    finally:
-        if proc is not None:
-            proc.terminate()
-            proc.wait()
-            shutil.rmtree(workdir, ignore_errors=True)
+    if opts.port is not None:
+        capture(opts.port, opts.out)
+    else:
+        with Server(opts.server) as server:
+            capture(server.port, opts.out)
+
+
+def capture(port, out_path):
+    conn = Resp3(port)
+    conn.call("HELLO", "3")
+    info = conn.call("INFO", "server")
+    version = next(
+        line.split(":", 1)[1].strip()
+        for line in info.splitlines()
+        if line.startswith("redis_version:")
+    )
+    sets = {}
+    commands = {}
+    for reply in conn.call("COMMAND", "INFO"):
+        name, entry = info_entry(reply, sets)
+        subs = {}
+        for sub in reply[9]:
+            sub_name, sub_entry = info_entry(sub, sets)
+            subs[sub_name] = sub_entry
+        entry["subcommands"] = {k: subs[k] for k in sorted(subs)}
+        commands[name] = entry
+    # Docs, asked command by command so each reply stays small.
+    for name, entry in commands.items():
+        docs = conn.call("COMMAND", "DOCS", name)[name]
+        sub_docs = docs.pop("subcommands", {})
+        walk_sets(docs, "docs", sets)
+        entry["docs"] = plain(docs)
+        for sub_name, sub_entry in entry["subcommands"].items():
+            d = dict(sub_docs.get(sub_name, {}))
+            walk_sets(d, "docs", sets)
+            sub_entry["docs"] = plain(d)
+            del sub_entry["subcommands"]
+    mixed = sorted(k for k, kinds in sets.items() if len(kinds) > 1)
+    if mixed:
+        sys.exit(f"keys holding both sets and arrays: {mixed}")
+    set_keys = sorted(k for k, kinds in sets.items() if True in kinds and k[0] != "+")
+    status_keys = sorted(k[1:] for k, kinds in sets.items() if True in kinds and k[0] == "+")
+    out = {
+        "redis_version": version,
+        "generated_by": "scripts/capture_command_metadata.py",
+        "sets": set_keys,
+        "statuses": status_keys,
+        "commands": {k: commands[k] for k in sorted(commands)},
+    }
+    path = out_path or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "server", "data",
+        f"commands-{version}.json",
+    )
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    print(f"{len(commands)} commands from Redis {version} -> {os.path.normpath(path)}")
 
 
 if __name__ == "__main__":

@@ -7,48 +7,14 @@ Usage: scripts/capture_dump_payloads.py   (starts its own redis-server on a free
 
 One line per payload:  name encoding hex-of-the-DUMP-reply
 """
-import os, socket, subprocess, tempfile, time
+import os
 
-
-class Conn:
-    def __init__(self, port):
-        self.s = socket.create_connection(("127.0.0.1", port))
-        self.f = self.s.makefile("rb")
-
-    def call(self, *args):
-        out = b"*%d\r\n" % len(args)
-        for a in args:
-            a = a if isinstance(a, bytes) else str(a).encode()
-            out += b"$%d\r\n%s\r\n" % (len(a), a)
-        self.s.sendall(out)
-        return self.read()
-
-    def read(self):
-        line = self.f.readline()[:-2]
-        t, rest = line[:1], line[1:]
-        if t == b"+":
-            return rest.decode()
-        if t == b"-":
-            raise RuntimeError(rest.decode())
-        if t == b":":
-            return int(rest)
-        if t == b"$":
-            n = int(rest)
-            return None if n < 0 else self.f.read(n + 2)[:-2]
-        if t == b"*":
-            return [self.read() for _ in range(int(rest))]
-        raise RuntimeError("unexpected reply %r" % line)
+from capture_common import Conn, Server
 
 
 def main():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    child = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
-                              "--dir", tempfile.gettempdir()], stdout=subprocess.DEVNULL)
-    time.sleep(0.5)
-    try:
-        c = Conn(port)
+    with Server() as server:
+        c = Conn(server.port, text=False)
         version = c.call("INFO", "server").decode().split("redis_version:")[1].split()[0]
         keys = []
 
@@ -87,8 +53,6 @@ def main():
             f.write("# DUMP payloads from redis-server %s; scripts/capture_dump_payloads.py writes this.\n" % version)
             f.write("\n".join(lines) + "\n")
         print("wrote %d payloads to %s" % (len(lines), os.path.normpath(out)))
-    finally:
-        child.kill()
 
 
 main()

@@ -3,6 +3,10 @@
 
 use std::process::Command;
 
+// The server crate's copy of the redis-cli lookup, shared rather than repeated.
+#[path = "../server/tests/support/tools.rs"]
+mod tools;
+
 use redis::Commands;
 
 #[test]
@@ -117,23 +121,11 @@ fn dropping_the_server_closes_its_port() {
     );
 }
 
-fn redis_cli() -> Option<std::path::PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    let found = std::env::split_paths(&path)
-        .map(|d| d.join("redis-cli"))
-        .find(|p| p.is_file());
-    if found.is_none() {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("redis-cli is not installed and CI=true");
-        }
-        eprintln!("\n!!!! redis-cli not installed: redis-cli test SKIPPED !!!!\n");
-    }
-    found
-}
-
 #[test]
 fn redis_cli_works_unchanged() {
-    let Some(cli) = redis_cli() else { return };
+    let Some(cli) = tools::redis_cli_or_skip("redis-cli test") else {
+        return;
+    };
     let server = redlab::Server::start();
     let port = server.port().to_string();
     let run = |args: &[&str]| {

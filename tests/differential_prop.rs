@@ -5,11 +5,9 @@
 mod support;
 
 use std::net::SocketAddr;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use redlab_client::RealRedis;
 use support::resp::{show, sorted, RawConn};
 
 /// A command and whether its reply is unordered (compared sorted).
@@ -99,29 +97,6 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
-struct Pair {
-    redis: SocketAddr,
-    redlab: SocketAddr,
-    _real: RealRedis,
-    _server: redlab::Server,
-}
-
-/// One pair of servers for the whole property: starting redis-server per case is slow.
-fn servers() -> Option<&'static Pair> {
-    static PAIR: OnceLock<Option<Pair>> = OnceLock::new();
-    PAIR.get_or_init(|| {
-        let real = RealRedis::start_or_skip("differential_prop")?;
-        let server = redlab::Server::start();
-        Some(Pair {
-            redis: real.addr(),
-            redlab: server.addr(),
-            _real: real,
-            _server: server,
-        })
-    })
-    .as_ref()
-}
-
 fn run(addr: SocketAddr, steps: &[Step]) -> Vec<Vec<u8>> {
     let mut c = RawConn::connect(addr);
     c.send(&[b"FLUSHALL".to_vec()]);
@@ -150,7 +125,7 @@ proptest! {
 
     #[test]
     fn random_sequences_match_redis(steps in prop::collection::vec(step(), 1..40)) {
-        let Some(pair) = servers() else { return Ok(()) };
+        let Some(pair) = support::server_pair("differential_prop") else { return Ok(()) };
         let theirs = run(pair.redis, &steps);
         let ours = run(pair.redlab, &steps);
         for (i, (t, o)) in theirs.iter().zip(&ours).enumerate() {

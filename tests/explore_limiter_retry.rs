@@ -9,7 +9,9 @@ mod explore_support;
 
 use std::time::Duration;
 
-use explore_support::{assert_reproduced, lua_ready, note, real, stamp, Belief, Journal, Shared};
+use explore_support::{
+    assert_reproduced, lua_ready, note, on_real, real, stamp, Belief, Journal, Shared,
+};
 use redlab_client::explore::linearizable::models::{Hit, LimiterModel};
 use redlab_client::explore::linearizable::History;
 use redlab_client::explore::{Scenario, View};
@@ -131,17 +133,13 @@ fn the_sliding_log_retry_loop_holds_and_the_naive_one_is_caught() {
     let h: History<LimiterModel> = History::new();
 
     let mut naive = scenario(true, &j, &h);
-    if let Some(r) = &server {
-        naive = naive.real_redis(r.addr(), 0);
-    }
+    naive = on_real(naive, &server, 0);
     let f = naive.random(5, 2_000);
     let f = f.expect_failure();
     assert_reproduced(f, &server);
 
     let mut correct = scenario(false, &j, &h);
-    if let Some(r) = &server {
-        correct = correct.real_redis(r.addr(), 3);
-    }
+    correct = on_real(correct, &server, 3);
     let r = correct.random(5, 2_000);
     r.assert_holds();
     correct.pct(6, 3, 500).assert_holds();

@@ -9,7 +9,7 @@ mod explore_support;
 use std::time::Duration;
 
 use explore_support::{
-    assert_reproduced, lua_ready, note, real, stamp, Belief, Journal, Shared, RANDOM,
+    assert_reproduced, lua_ready, note, on_real, real, stamp, Belief, Journal, Shared, RANDOM,
 };
 use redlab_client::explore::{Scenario, View};
 use redlab_client::{
@@ -55,9 +55,7 @@ fn naive(clients: usize, limit: i64) -> Scenario {
 fn the_naive_get_check_incr_limiter_is_caught_going_over() {
     let real = real("limiters: naive");
     let mut s = naive(2, 1);
-    if let Some(r) = &real {
-        s = s.real_redis(r.addr(), 0);
-    }
+    s = on_real(s, &real, 0);
     let report = s.exhaustive();
     let f = report.expect_failure();
     println!("{}", report);
@@ -161,9 +159,7 @@ fn the_scripts_hold_in_every_schedule_here_and_on_real_redis() {
     for kind in ["fixed", "sliding", "token"] {
         let j = Shared::default();
         let mut s = limiter_scenario(kind, &j);
-        if let Some(r) = &real {
-            s = s.real_redis(r.addr(), 2);
-        }
+        s = on_real(s, &real, 2);
         let report = s.random(17, RANDOM / 3 + 1);
         report.assert_holds();
         // Exhaustive over the two valid clients' hits and the clock, bounded.

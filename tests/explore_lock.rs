@@ -10,7 +10,7 @@ mod explore_support;
 use std::time::Duration;
 
 use explore_support::{
-    assert_reproduced, lua_ready, note, real, stamp, Belief, Journal, Shared, RANDOM,
+    assert_reproduced, lua_ready, note, on_real, real, stamp, Belief, Journal, Shared, RANDOM,
 };
 use redlab_client::explore::{Scenario, View};
 use redlab_client::{Acquire, Connection, Lock, Result, Script, VersionedHash, Write};
@@ -50,14 +50,7 @@ async fn holder(c: Connection, j: Shared, who: &'static str, plan: Plan) -> Resu
     let Acquire::Acquired(g) = lock.try_acquire().await? else {
         return Ok(None);
     };
-    note(
-        &j,
-        who,
-        Belief::Holds {
-            token: g.token.clone(),
-            fence: g.fence,
-        },
-    );
+    note(&j, who, Belief::holds(&g));
     let mut wrote = None;
     if plan.write {
         wrote = Some(
@@ -101,25 +94,11 @@ async fn hand_over(c: Connection, j: Shared) -> Result<bool> {
     let Acquire::Acquired(g) = lock.try_acquire().await? else {
         return Ok(false);
     };
-    note(
-        &j,
-        "A",
-        Belief::Holds {
-            token: g.token.clone(),
-            fence: g.fence,
-        },
-    );
+    note(&j, "A", Belief::holds(&g));
     if let Some(next) = lock.handover(&g).await? {
         note(&j, "A", Belief::Released);
         assert!(next.fence > g.fence, "the new owner gets a higher fence");
-        note(
-            &j,
-            "A2",
-            Belief::Holds {
-                token: next.token,
-                fence: next.fence,
-            },
-        );
+        note(&j, "A2", Belief::holds(&next));
     }
     Ok(true)
 }
@@ -280,9 +259,7 @@ fn the_naive_del_release_is_caught_and_reproduces_on_real_redis() {
         release: Release::NaiveDel,
     };
     let mut s = two_holders(naive, naive);
-    if let Some(r) = &real {
-        s = s.real_redis(r.addr(), 0);
-    }
+    s = on_real(s, &real, 0);
     let report = s.exhaustive();
     let f = report.expect_failure();
     println!("{}", report);
@@ -315,9 +292,7 @@ fn the_renewal_without_owner_check_is_caught_and_reproduces_on_real_redis() {
             ..naive
         },
     );
-    if let Some(r) = &real {
-        s = s.real_redis(r.addr(), 0);
-    }
+    s = on_real(s, &real, 0);
     let report = s.exhaustive();
     let f = report.expect_failure();
     println!("{}", report);
@@ -339,9 +314,7 @@ fn the_scripts_hold_with_pauses_and_crashes_here_and_on_real_redis() {
     }
     let real = real("lock: scripts hold");
     let mut s = two_holders(CORRECT, CORRECT).pause("A", STEP).crash("B");
-    if let Some(r) = &real {
-        s = s.real_redis(r.addr(), 8);
-    }
+    s = on_real(s, &real, 8);
     let report = s.exhaustive();
     report.assert_holds();
     assert!(report.schedules > 1000, "{}", report);
@@ -349,9 +322,7 @@ fn the_scripts_hold_with_pauses_and_crashes_here_and_on_real_redis() {
         .pause("A", STEP)
         .crash("A")
         .clock_step(Duration::from_millis(100), 3);
-    if let Some(r) = &real {
-        s = s.real_redis(r.addr(), 4);
-    }
+    s = on_real(s, &real, 4);
     s.random(9, RANDOM).assert_holds();
 }
 
@@ -405,8 +376,6 @@ fn a_crashed_holders_lock_is_free_after_its_ttl_and_a_handover_leaves_one_owner(
         .client("B", move |c| holder(c, jb.clone(), "B", CORRECT))
         .clock_step(STEP, 1);
     let mut s = invariants(s, &j);
-    if let Some(r) = &real {
-        s = s.real_redis(r.addr(), 6);
-    }
+    s = on_real(s, &real, 6);
     s.exhaustive().assert_holds();
 }

@@ -15,7 +15,9 @@ mod explore_support;
 
 use std::time::Duration;
 
-use explore_support::{assert_reproduced, lua_ready, note, real, stamp, Belief, Journal, Shared};
+use explore_support::{
+    assert_reproduced, lua_ready, note, on_real, real, stamp, Belief, Journal, Shared,
+};
 use redlab_client::explore::linearizable::models::{LockModel, LockOp};
 use redlab_client::explore::linearizable::History;
 use redlab_client::explore::{Scenario, View};
@@ -86,29 +88,15 @@ fn acquire_with_backoff_is_a_mutex() {
     s.pct(2, 3, 500).assert_holds();
 }
 
-/// One attempt under a timeout; a timeout counts as "not acquired". The broken part: the
-/// script may have run, and then the lock is held by a token nobody knows.
-async fn acquire_timeout_as_failure(
+/// One attempt under a timeout. With `timeout_is_failure` a timeout is recorded as "not
+/// acquired": that is the broken part, for the script may have run, and then the lock is held
+/// by a token nobody knows. Without it a timeout leaves the outcome unknown: no answer is
+/// recorded, and the caller does not claim the lock is free.
+async fn acquire_under_timeout(
     c: Connection,
     h: History<LockModel>,
     who: &'static str,
-) -> Result<bool> {
-    let lock = Lock::new(c, KEY, Duration::from_millis(2_000));
-    let call = h.call(who, LockOp::Acquire(who.into()));
-    let got = match tokio::time::timeout(Duration::from_millis(50), lock.try_acquire()).await {
-        Ok(r) => matches!(r?, Acquire::Acquired(_)),
-        Err(_elapsed) => false,
-    };
-    h.ret(call, got);
-    Ok(got)
-}
-
-/// The same, but a timeout leaves the outcome unknown: no answer is recorded, and the
-/// caller does not claim the lock is free.
-async fn acquire_timeout_unknown(
-    c: Connection,
-    h: History<LockModel>,
-    who: &'static str,
+    timeout_is_failure: bool,
 ) -> Result<bool> {
     let lock = Lock::new(c, KEY, Duration::from_millis(2_000));
     let call = h.call(who, LockOp::Acquire(who.into()));
@@ -118,7 +106,12 @@ async fn acquire_timeout_unknown(
             h.ret(call, got);
             Ok(got)
         }
-        Err(_elapsed) => Ok(false),
+        Err(_elapsed) => {
+            if timeout_is_failure {
+                h.ret(call, false);
+            }
+            Ok(false)
+        }
     }
 }
 
@@ -134,23 +127,15 @@ fn an_acquire_that_takes_a_timeout_for_failure_is_caught() {
         let mut s = with_lock_scripts(Scenario::new())
             .client("A", move |c| {
                 let h = ha.clone();
-                async move {
-                    if broken {
-                        acquire_timeout_as_failure(c, h, "A").await
-                    } else {
-                        acquire_timeout_unknown(c, h, "A").await
-                    }
-                }
+                async move { acquire_under_timeout(c, h, "A", broken).await }
             })
             .client("B", move |c| {
                 let h = hb.clone();
-                async move { acquire_timeout_unknown(c, h, "B").await }
+                async move { acquire_under_timeout(c, h, "B", false).await }
             })
             .delay_reply("A", Duration::from_millis(100))
             .linearizable("acquire is a mutex's", &h, LockModel::default());
-        if let Some(r) = &server {
-            s = s.real_redis(r.addr(), 0);
-        }
+        s = on_real(s, &server, 0);
         s
     };
     let r = scenario(true).exhaustive();
@@ -187,14 +172,7 @@ async fn worker(c: Connection, j: Shared, broken: bool) -> Result<&'static str> 
     let Some(g) = lock.acquire(Duration::from_millis(50)).await? else {
         return Ok("not acquired");
     };
-    note(
-        &j,
-        "A",
-        Belief::Holds {
-            token: g.token.clone(),
-            fence: g.fence,
-        },
-    );
+    note(&j, "A", Belief::holds(&g));
     let dog = async {
         if broken {
             naive_keep_alive(&c, TTL).await
@@ -232,14 +210,7 @@ async fn waiter(c: Connection, j: Shared) -> Result<&'static str> {
     let Some(g) = got else {
         return Ok("not acquired");
     };
-    note(
-        &j,
-        "B",
-        Belief::Holds {
-            token: g.token.clone(),
-            fence: g.fence,
-        },
-    );
+    note(&j, "B", Belief::holds(&g));
     tokio::time::sleep(TTL / 2).await;
     lock.release(&g).await?;
     note(&j, "B", Belief::Released);
@@ -295,9 +266,7 @@ fn a_watchdog_that_renews_without_checking_ownership_is_caught() {
     let server = real("a_watchdog_that_renews_without_checking_ownership_is_caught");
     let j: Shared = Default::default();
     let mut broken = watchdog_scenario(true, j.clone());
-    if let Some(r) = &server {
-        broken = broken.real_redis(r.addr(), 0);
-    }
+    broken = on_real(broken, &server, 0);
     let r = broken.random(3, 2_000);
     let f = r.expect_failure();
     assert!(f.schedule.to_string().contains("pA100"), "{}", f);
@@ -325,14 +294,7 @@ fn a_crashed_holders_lock_frees_up_after_its_ttl() {
                 let lock = Lock::new(c, KEY, TTL);
                 let g = lock.acquire(Duration::from_millis(10)).await?;
                 if let Some(g) = &g {
-                    note(
-                        &j,
-                        "A",
-                        Belief::Holds {
-                            token: g.token.clone(),
-                            fence: g.fence,
-                        },
-                    );
+                    note(&j, "A", Belief::holds(g));
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 Ok::<_, redlab_client::Error>(g.is_some())

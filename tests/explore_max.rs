@@ -5,7 +5,7 @@
 
 mod explore_support;
 
-use explore_support::{assert_reproduced, lua_ready, real, RANDOM, REAL_SAMPLE};
+use explore_support::{assert_reproduced, lua_ready, on_real, real, RANDOM, REAL_SAMPLE};
 use redlab_client::explore::{Scenario, View};
 use redlab_client::{Connection, MonotonicMax, Result};
 
@@ -103,26 +103,24 @@ fn invariants(s: Scenario, subs: &'static [(&'static str, &'static str, i64)]) -
 const READ_RECEIPT: &[(&str, &str, i64)] = &[("A", "lastRead:u1", 150), ("B", "lastRead:u1", 120)];
 
 fn naive_read_receipt() -> Scenario {
-    let s = Scenario::new()
-        .setup(&[&["SET", "lastRead:u1", "100"]])
-        .client(
-            "A",
-            |c| async move { naive_max(&c, "lastRead:u1", 150).await },
-        )
-        .client(
-            "B",
-            |c| async move { naive_max(&c, "lastRead:u1", 120).await },
-        );
-    invariants(s, READ_RECEIPT)
+    naive_scenario(READ_RECEIPT)
+}
+
+/// The naive update by each (client, key, id) of `subs`, after the setup's lastRead:u1 = 100,
+/// under the invariants.
+fn naive_scenario(subs: &'static [(&'static str, &'static str, i64)]) -> Scenario {
+    let mut s = Scenario::new().setup(&[&["SET", "lastRead:u1", "100"]]);
+    for &(name, key, id) in subs {
+        s = s.client(name, move |c| async move { naive_max(&c, key, id).await });
+    }
+    invariants(s, subs)
 }
 
 #[test]
 fn naive_max_is_caught_with_the_read_receipt_race() {
     let real = real("naive_max_is_caught_with_the_read_receipt_race");
     let mut s = naive_read_receipt();
-    if let Some(r) = &real {
-        s = s.real_redis(r.addr(), 0);
-    }
+    s = on_real(s, &real, 0);
     let report = s.exhaustive();
     let f = report.expect_failure();
     // The read-receipt table: both read 100 (T1, T2), A stores 150 (T3), B stores 120 over
@@ -213,17 +211,13 @@ fn the_script_holds_in_every_schedule_here_and_on_real_redis() {
     let real = real("the_script_holds_in_every_schedule");
     for n in 2..=4 {
         let mut s = script_scenario(n);
-        if let Some(r) = &real {
-            s = s.real_redis(r.addr(), REAL_SAMPLE);
-        }
+        s = on_real(s, &real, REAL_SAMPLE);
         let report = s.exhaustive();
         report.assert_holds();
         assert!(real.is_none() || report.real_replayed > 0);
     }
     let mut s = script_scenario(4);
-    if let Some(r) = &real {
-        s = s.real_redis(r.addr(), REAL_SAMPLE);
-    }
+    s = on_real(s, &real, REAL_SAMPLE);
     s.random(7, RANDOM).assert_holds();
     // The exact schedule that breaks the naive version.
     if let Some(r) = &real {
@@ -236,25 +230,7 @@ fn the_script_holds_in_every_schedule_here_and_on_real_redis() {
 
 #[test]
 fn naive_max_random_scope_of_three_clients_and_two_keys() {
-    let s = Scenario::new()
-        .setup(&[&["SET", "lastRead:u1", "100"]])
-        .client(
-            "A",
-            |c| async move { naive_max(&c, "lastRead:u1", 150).await },
-        )
-        .client(
-            "B",
-            |c| async move { naive_max(&c, "lastRead:u1", 120).await },
-        )
-        .client(
-            "C",
-            |c| async move { naive_max(&c, "lastRead:u1", 170).await },
-        )
-        .client(
-            "D",
-            |c| async move { naive_max(&c, "lastRead:u2", 90).await },
-        );
-    let f = invariants(s, THREE)
+    let f = naive_scenario(THREE)
         .random(3, RANDOM)
         .failure
         .expect("caught");

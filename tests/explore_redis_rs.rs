@@ -5,7 +5,7 @@
 
 mod explore_support;
 
-use explore_support::{real, RANDOM};
+use explore_support::{on_real, real, RANDOM};
 use redis::aio::ConnectionLike;
 use redis::AsyncCommands;
 use redlab_client::explore::{Scenario, View};
@@ -42,6 +42,26 @@ async fn script_max<C: ConnectionLike + Send + Sync>(
     Ok(stored == 1)
 }
 
+#[derive(Clone, Copy)]
+enum Max {
+    Naive,
+    Script,
+}
+
+/// From k = 100, one redis-rs client per (name, version, id), each submitting its id once.
+fn max_clients(clients: &[(&'static str, Max, i64)]) -> Scenario {
+    let mut s = Scenario::new().setup(&[&["SET", "k", "100"]]);
+    for &(name, max, id) in clients {
+        s = s.redis_client(name, move |mut c| async move {
+            match max {
+                Max::Naive => naive_max(&mut c, "k", id).await,
+                Max::Script => script_max(&mut c, "k", id).await,
+            }
+        });
+    }
+    s
+}
+
 fn never_decreases(s: Scenario) -> Scenario {
     s.invariant("never decreases", |v: &mut View| {
         let now = v.get_int("k").unwrap_or(0);
@@ -56,20 +76,9 @@ fn never_decreases(s: Scenario) -> Scenario {
 #[test]
 fn naive_redis_rs_max_is_caught_and_the_script_holds() {
     let server = real("naive_redis_rs_max_is_caught_and_the_script_holds");
-    let mut s = Scenario::new()
-        .setup(&[&["SET", "k", "100"]])
-        .redis_client(
-            "A",
-            |mut c| async move { naive_max(&mut c, "k", 150).await },
-        )
-        .redis_client(
-            "B",
-            |mut c| async move { naive_max(&mut c, "k", 120).await },
-        );
+    let mut s = max_clients(&[("A", Max::Naive, 150), ("B", Max::Naive, 120)]);
     s = never_decreases(s);
-    if let Some(r) = &server {
-        s = s.real_redis(r.addr(), 5);
-    }
+    s = on_real(s, &server, 5);
     let report = s.exhaustive();
     let f = report.expect_failure();
     assert_eq!(f.schedule.commands(), 4, "{}", f);
@@ -77,26 +86,15 @@ fn naive_redis_rs_max_is_caught_and_the_script_holds() {
         assert!(f.reproduced_on_real_redis(), "{}", f);
     }
 
-    let mut s = Scenario::new()
-        .setup(&[&["SET", "k", "100"]])
-        .redis_client(
-            "A",
-            |mut c| async move { script_max(&mut c, "k", 150).await },
-        )
-        .redis_client(
-            "B",
-            |mut c| async move { script_max(&mut c, "k", 120).await },
-        )
-        .redis_client(
-            "C",
-            |mut c| async move { script_max(&mut c, "k", 170).await },
-        );
+    let mut s = max_clients(&[
+        ("A", Max::Script, 150),
+        ("B", Max::Script, 120),
+        ("C", Max::Script, 170),
+    ]);
     s = never_decreases(s).invariant("ends at the maximum", |v: &mut View| {
         !v.is_final() || v.get_int("k") == Some(170)
     });
-    if let Some(r) = &server {
-        s = s.real_redis(r.addr(), 5);
-    }
+    s = on_real(s, &server, 5);
     s.exhaustive().assert_holds();
     s.random(7, RANDOM / 10).assert_holds();
 }
@@ -176,18 +174,10 @@ fn explored_and_real_redis_rs_agree_on_a_replayed_schedule() {
     let Some(server) = real("explored_and_real_redis_rs_agree_on_a_replayed_schedule") else {
         return;
     };
-    let s = never_decreases(
-        Scenario::new()
-            .setup(&[&["SET", "k", "100"]])
-            .redis_client(
-                "A",
-                |mut c| async move { script_max(&mut c, "k", 150).await },
-            )
-            .redis_client(
-                "B",
-                |mut c| async move { naive_max(&mut c, "k", 120).await },
-            ),
-    );
+    let s = never_decreases(max_clients(&[
+        ("A", Max::Script, 150),
+        ("B", Max::Naive, 120),
+    ]));
     for schedule in ["AAABB", "BAAAB", "ABABA"] {
         let here = s.replay(schedule).in_process();
         let there = s.replay(schedule).on_real_redis(server.addr());

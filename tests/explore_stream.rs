@@ -10,7 +10,7 @@ mod explore_support;
 
 use std::time::Duration;
 
-use explore_support::{assert_reproduced, lua_ready, real, REAL_SAMPLE};
+use explore_support::{assert_reproduced, lua_ready, on_real, real, REAL_SAMPLE};
 use redlab_client::explore::{Scenario, View};
 use redlab_client::{Connection, Result, StreamGroup, Value};
 
@@ -31,9 +31,10 @@ async fn process(c: &Connection, job: &[u8]) -> Result<()> {
 const ACK_AND_TALLY: &str = "if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 1 then \
      redis.call('HINCRBY', KEYS[2], ARGV[3], 1) end return 1";
 
-async fn ack(c: &Connection, id: &str, job: &[u8]) -> Result<()> {
-    c.cmd(&[
-        &b"EVAL"[..],
+/// The EVAL of ACK_AND_TALLY that acknowledges entry `id` and tallies `job`.
+fn ack_command<'a>(id: &'a str, job: &'a [u8]) -> [&'a [u8]; 8] {
+    [
+        b"EVAL",
         ACK_AND_TALLY.as_bytes(),
         b"2",
         STREAM.as_bytes(),
@@ -41,8 +42,11 @@ async fn ack(c: &Connection, id: &str, job: &[u8]) -> Result<()> {
         GROUP.as_bytes(),
         id.as_bytes(),
         job,
-    ])
-    .await?;
+    ]
+}
+
+async fn ack(c: &Connection, id: &str, job: &[u8]) -> Result<()> {
+    c.cmd(&ack_command(id, job)).await?;
     Ok(())
 }
 
@@ -113,16 +117,7 @@ fn recover(v: &mut View) {
     }
     for (id, job) in todo {
         v.cmd(&[&b"SADD"[..], &b"processed"[..], &job[..]]);
-        v.cmd(&[
-            &b"EVAL"[..],
-            ACK_AND_TALLY.as_bytes(),
-            b"2",
-            STREAM.as_bytes(),
-            b"acks",
-            GROUP.as_bytes(),
-            id.as_bytes(),
-            &job,
-        ]);
+        v.cmd(&ack_command(&id, &job));
     }
 }
 
@@ -140,14 +135,16 @@ fn with_producer() -> Scenario {
         })
 }
 
-/// Explores `s` (on real Redis too, when one runs) and asserts that a schedule breaks it
-/// with a message containing `expected`, and that the schedule breaks real Redis the same way.
-fn expect_caught(name: &str, s: Scenario, seed: u64, expected: &str) {
-    let real = real(name);
-    let mut s = s;
-    if let Some(r) = &real {
-        s = s.real_redis(r.addr(), 0);
+/// Explores the scenario `make` builds (on real Redis too, when one runs) and asserts that a
+/// schedule breaks it with a message containing `expected`, and that the schedule breaks real
+/// Redis the same way. Skipped (as `lua_ready` says) without the Lua the scripts need.
+fn expect_caught(name: &str, make: impl FnOnce() -> Scenario, seed: u64, expected: &str) {
+    if !lua_ready(name) {
+        return;
     }
+    let real = real(name);
+    let mut s = make();
+    s = on_real(s, &real, 0);
     let report = s.random(seed, 2000);
     let f = report.expect_failure();
     assert!(f.violation.message.contains(expected), "{}", f);
@@ -198,12 +195,9 @@ fn scenario(ack_first: bool) -> Scenario {
 
 #[test]
 fn acking_before_processing_loses_a_job_when_the_worker_crashes() {
-    if !lua_ready("acking_before_processing_loses_a_job_when_the_worker_crashes") {
-        return;
-    }
     expect_caught(
         "acking_before_processing_loses_a_job",
-        scenario(true),
+        || scenario(true),
         5,
         "lost",
     );
@@ -289,12 +283,9 @@ fn self_healing(reclaims: bool) -> Scenario {
 
 #[test]
 fn a_worker_that_never_reclaims_leaves_a_crashed_workers_job_pending_forever() {
-    if !lua_ready("a_worker_that_never_reclaims_leaves_a_crashed_workers_job_pending") {
-        return;
-    }
     expect_caught(
         "a_worker_that_never_reclaims",
-        self_healing(false),
+        || self_healing(false),
         11,
         "stuck pending",
     );

@@ -5,7 +5,7 @@
 
 mod explore_support;
 
-use explore_support::{assert_reproduced, lua_ready, real, RANDOM, REAL_SAMPLE};
+use explore_support::{assert_reproduced, lua_ready, on_real, real, RANDOM, REAL_SAMPLE};
 use redlab_client::explore::{Scenario, View};
 use redlab_client::{Connection, Pipeline, Result, Script, VersionedHash, Write};
 
@@ -75,9 +75,7 @@ fn naive() -> Scenario {
 fn the_naive_pipelined_batch_is_caught_and_reproduces_on_real_redis() {
     let real = real("the_naive_pipelined_batch_is_caught");
     let mut s = naive();
-    if let Some(r) = &real {
-        s = s.real_redis(r.addr(), 0);
-    }
+    s = on_real(s, &real, 0);
     let report = s.exhaustive();
     let f = report.expect_failure();
     println!("{}", report);
@@ -145,9 +143,7 @@ fn the_script_holds_in_every_schedule_here_and_on_real_redis() {
     let real = real("versioned: the_script_holds");
     for n in [1, 2] {
         let mut s = scripted(n);
-        if let Some(r) = &real {
-            s = s.real_redis(r.addr(), REAL_SAMPLE);
-        }
+        s = on_real(s, &real, REAL_SAMPLE);
         s.exhaustive().assert_holds();
         s.random(11, RANDOM).assert_holds();
     }

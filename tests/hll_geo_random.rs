@@ -7,34 +7,11 @@
 mod support;
 
 use std::net::SocketAddr;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use redlab_client::RealRedis;
 use support::resp::{show, RawConn};
-
-struct Pair {
-    redis: SocketAddr,
-    redlab: SocketAddr,
-    _real: RealRedis,
-    _server: redlab::Server,
-}
-
-fn servers() -> Option<&'static Pair> {
-    static PAIR: OnceLock<Option<Pair>> = OnceLock::new();
-    PAIR.get_or_init(|| {
-        let real = RealRedis::start_or_skip("hll_geo_random")?;
-        let server = redlab::Server::start();
-        Some(Pair {
-            redis: real.addr(),
-            redlab: server.addr(),
-            _real: real,
-            _server: server,
-        })
-    })
-    .as_ref()
-}
 
 /// The two tests share the servers and both flush: one at a time.
 fn serial() -> std::sync::MutexGuard<'static, ()> {
@@ -60,7 +37,7 @@ fn run(addr: SocketAddr, cmds: &[Vec<Vec<u8>>]) -> Vec<Vec<u8>> {
 }
 
 fn compare(cmds: &[Vec<Vec<u8>>]) -> Result<(), TestCaseError> {
-    let Some(pair) = servers() else {
+    let Some(pair) = support::server_pair("hll_geo_random") else {
         return Ok(());
     };
     let theirs = run(pair.redis, cmds);

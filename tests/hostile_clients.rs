@@ -273,10 +273,9 @@ fn stall_a_subscriber(
     (None, max_omem)
 }
 
-#[test]
-fn a_subscriber_that_never_reads_is_dropped_at_the_pubsub_hard_limit() {
-    let server = redlab::Server::start();
-    let mut admin = RawConn::connect(server.addr());
+/// A connection to `addr` after it set the pubsub hard limit to 2 MB (no soft limit).
+fn admin_with_a_2mb_pubsub_limit(addr: std::net::SocketAddr) -> RawConn {
+    let mut admin = RawConn::connect(addr);
     assert_eq!(
         cmd(
             &mut admin,
@@ -289,6 +288,13 @@ fn a_subscriber_that_never_reads_is_dropped_at_the_pubsub_hard_limit() {
         ),
         "+OK\\r\\n"
     );
+    admin
+}
+
+#[test]
+fn a_subscriber_that_never_reads_is_dropped_at_the_pubsub_hard_limit() {
+    let server = redlab::Server::start();
+    let mut admin = admin_with_a_2mb_pubsub_limit(server.addr());
     let (dropped_after, max_omem) = stall_a_subscriber(server.addr(), 64 * 1024, 256 << 20, true);
     let dropped_after = dropped_after.expect("the stalled subscriber was dropped");
     assert!(max_omem > 0, "CLIENT LIST shows the output it holds");
@@ -313,19 +319,7 @@ fn a_subscriber_that_never_reads_is_dropped_at_the_pubsub_hard_limit() {
         "INFO saw it: {recent}"
     );
     if let Some(real) = RealRedis::start_or_skip("stalled_subscriber") {
-        let mut admin = RawConn::connect(real.addr());
-        assert_eq!(
-            cmd(
-                &mut admin,
-                &[
-                    "CONFIG",
-                    "SET",
-                    "client-output-buffer-limit",
-                    "pubsub 2mb 0 0"
-                ]
-            ),
-            "+OK\\r\\n"
-        );
+        let _admin = admin_with_a_2mb_pubsub_limit(real.addr());
         assert!(
             stall_a_subscriber(real.addr(), 64 * 1024, 256 << 20, false)
                 .0

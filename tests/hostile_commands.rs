@@ -16,6 +16,8 @@ fn cmd(c: &mut RawConn, args: &[&str]) -> String {
 
 /// Each line is a command; replies are compared with Redis's. Offsets stay under 64 MB
 /// where Redis would really allocate (its limit is 512 MB), past the limits elsewhere.
+/// Rows repeat the same edge numbers per command on purpose: each case spells out its
+/// input in full, so a failure names the exact command.
 const CASES: &[&[&str]] = &[
     &["SETRANGE", "s", "536870912", "x"],
     &["SETRANGE", "s", "536870911", "xy"],

@@ -15,17 +15,7 @@ use support::resp::{show, RawConn};
 const T: Duration = Duration::from_secs(30);
 
 fn eval(c: &mut RawConn, script: &str) -> String {
-    c.send(&[
-        b"EVAL".to_vec(),
-        script.as_bytes().to_vec(),
-        b"1".to_vec(),
-        b"k".to_vec(),
-        b"v".to_vec(),
-    ]);
-    show(
-        &c.read_frame(T)
-            .unwrap_or_else(|| panic!("no answer to {script:?}")),
-    )
+    c.call(&["EVAL", script, "1", "k", "v"], T)
 }
 
 fn cmd(c: &mut RawConn, args: &[&str]) -> String {

@@ -29,6 +29,8 @@ fn sync_commands_scripts_pipelines_and_errors() {
     assert_eq!(x, 5, "MULTI/EXEC pipelines unwrap the EXEC reply");
 }
 
+/// Starts with the redis-rs calls server/tests/standalone_clients.rs makes against the binary,
+/// on purpose: the adapter must take the same client code.
 #[tokio::test]
 async fn async_commands_and_scripts() {
     let engine = InProcess::new(redlab::Config::default());

@@ -6,12 +6,20 @@
 use std::time::Duration;
 
 use redlab::{Clock, Fault, Server};
-use redlab_client::{Acquire, Connection, Lock, Script, WatchdogEnd};
+use redlab_client::{Acquire, Connection, Guard, Lock, Script, WatchdogEnd};
 
 const TTL: Duration = Duration::from_millis(300);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_watchdog_keeps_the_lease_for_ten_ttls() {
+/// A server on a manual clock, and the lock `lock:work` acquired on it.
+struct Held {
+    clock: Clock,
+    server: Server,
+    conn: Connection,
+    lock: Lock,
+    guard: Guard,
+}
+
+async fn hold() -> Held {
     let clock = Clock::manual(1_700_000_000_000);
     let server = Server::builder().clock(clock.clone()).start();
     let conn = Connection::tcp(server.addr()).await.unwrap();
@@ -19,6 +27,24 @@ async fn the_watchdog_keeps_the_lease_for_ten_ttls() {
     let Acquire::Acquired(guard) = lock.try_acquire().await.unwrap() else {
         panic!("acquire")
     };
+    Held {
+        clock,
+        server,
+        conn,
+        lock,
+        guard,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watchdog_keeps_the_lease_for_ten_ttls() {
+    let Held {
+        clock,
+        server: _server,
+        conn,
+        lock,
+        guard,
+    } = hold().await;
     let dog = lock.watchdog(&guard);
     // The holder works for 10 TTLs of server time. Server time moves by TTL/3 per step, and
     // the next step waits until the watchdog renewed the lease (PTTL back to a full TTL):
@@ -58,13 +84,13 @@ async fn the_watchdog_keeps_the_lease_for_ten_ttls() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_watchdog_reports_the_loss_when_a_stall_outlasts_the_lease() {
-    let clock = Clock::manual(1_700_000_000_000);
-    let server = Server::builder().clock(clock.clone()).start();
-    let conn = Connection::tcp(server.addr()).await.unwrap();
-    let lock = Lock::new(conn.clone(), "lock:work", TTL);
-    let Acquire::Acquired(guard) = lock.try_acquire().await.unwrap() else {
-        panic!("acquire")
-    };
+    let Held {
+        server,
+        conn,
+        lock,
+        guard,
+        ..
+    } = hold().await;
     // The next renewal finds the server stalled for 1.5 TTL: the lease runs out first.
     let renew_sha = Script::new(include_str!("../scripts/lock_renew.lua"))
         .sha()

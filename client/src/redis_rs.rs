@@ -130,10 +130,7 @@ impl AsyncEngineConnection {
     }
 
     async fn run(&self, packed: &[u8]) -> RedisResult<Vec<Value>> {
-        let commands: Vec<Vec<Vec<u8>>> = split_commands(packed)?
-            .into_iter()
-            .map(|c| c.into_iter().map(|a| a.to_vec()).collect())
-            .collect();
+        let commands = owned_commands(packed)?;
         let n = commands.len();
         let bytes = self.raw.exchange(commands).await.map_err(|e| {
             redis::RedisError::from((redis::ErrorKind::Io, "in-process engine", e.to_string()))
@@ -142,33 +139,60 @@ impl AsyncEngineConnection {
     }
 }
 
-impl redis::aio::ConnectionLike for AsyncEngineConnection {
-    fn req_packed_command<'a>(&'a mut self, cmd: &'a redis::Cmd) -> redis::RedisFuture<'a, Value> {
-        Box::pin(async move {
-            let mut values = self.run(&cmd.get_packed_command()).await?;
-            values.remove(0).extract_error()
-        })
-    }
-
-    fn req_packed_commands<'a>(
-        &'a mut self,
-        pipeline: &'a redis::Pipeline,
-        offset: usize,
-        count: usize,
-    ) -> redis::RedisFuture<'a, Vec<Value>> {
-        Box::pin(async move {
-            select(
-                self.run(&pipeline.get_packed_pipeline()).await?,
-                offset,
-                count,
-            )
-        })
-    }
-
-    fn get_db(&self) -> i64 {
-        0
-    }
+/// The commands in packed RESP, each an owned list of arguments, as a connection sends them.
+fn owned_commands(packed: &[u8]) -> RedisResult<Vec<Vec<Vec<u8>>>> {
+    Ok(split_commands(packed)?
+        .into_iter()
+        .map(|c| c.into_iter().map(|a| a.to_vec()).collect())
+        .collect())
 }
+
+/// redis-rs's async `ConnectionLike` for a type with an `async fn run(&self, packed: &[u8])
+/// -> RedisResult<Vec<Value>>` that runs the packed commands and returns their replies: a
+/// single command answers its one reply, a pipeline the replies `select` keeps. (A macro, not
+/// a blanket impl: `ConnectionLike` is redis-rs's trait and the types are ours one by one.)
+macro_rules! connection_like_via_run {
+    ($ty:ty) => {
+        impl redis::aio::ConnectionLike for $ty {
+            fn req_packed_command<'a>(
+                &'a mut self,
+                cmd: &'a redis::Cmd,
+            ) -> redis::RedisFuture<'a, Value> {
+                Box::pin(async move {
+                    let mut values = self.run(&cmd.get_packed_command()).await?;
+                    if values.is_empty() {
+                        return Err(redis::RedisError::from((
+                            redis::ErrorKind::Client,
+                            "empty command",
+                        )));
+                    }
+                    values.remove(0).extract_error()
+                })
+            }
+
+            fn req_packed_commands<'a>(
+                &'a mut self,
+                pipeline: &'a redis::Pipeline,
+                offset: usize,
+                count: usize,
+            ) -> redis::RedisFuture<'a, Vec<Value>> {
+                Box::pin(async move {
+                    select(
+                        self.run(&pipeline.get_packed_pipeline()).await?,
+                        offset,
+                        count,
+                    )
+                })
+            }
+
+            fn get_db(&self) -> i64 {
+                0
+            }
+        }
+    };
+}
+
+connection_like_via_run!(AsyncEngineConnection);
 
 /// A redis-rs async connection over any redlab [`Connection`](crate::Connection): the
 /// explorer's scheduled connections (`Scenario::redis_client`), an in-process engine, or
@@ -197,10 +221,7 @@ impl RedisConnection {
     }
 
     async fn run(&self, packed: &[u8]) -> RedisResult<Vec<Value>> {
-        let commands: Vec<Vec<Vec<u8>>> = split_commands(packed)?
-            .into_iter()
-            .map(|c| c.into_iter().map(|a| a.to_vec()).collect())
-            .collect();
+        let commands = owned_commands(packed)?;
         let n = commands.len();
         let values = self
             .conn
@@ -221,39 +242,7 @@ impl From<crate::Connection> for RedisConnection {
     }
 }
 
-impl redis::aio::ConnectionLike for RedisConnection {
-    fn req_packed_command<'a>(&'a mut self, cmd: &'a redis::Cmd) -> redis::RedisFuture<'a, Value> {
-        Box::pin(async move {
-            let mut values = self.run(&cmd.get_packed_command()).await?;
-            if values.is_empty() {
-                return Err(redis::RedisError::from((
-                    redis::ErrorKind::Client,
-                    "empty command",
-                )));
-            }
-            values.remove(0).extract_error()
-        })
-    }
-
-    fn req_packed_commands<'a>(
-        &'a mut self,
-        pipeline: &'a redis::Pipeline,
-        offset: usize,
-        count: usize,
-    ) -> redis::RedisFuture<'a, Vec<Value>> {
-        Box::pin(async move {
-            select(
-                self.run(&pipeline.get_packed_pipeline()).await?,
-                offset,
-                count,
-            )
-        })
-    }
-
-    fn get_db(&self) -> i64 {
-        0
-    }
-}
+connection_like_via_run!(RedisConnection);
 
 /// A reply as RESP bytes (RESP3 types in their RESP3 form), for redis-rs's parser.
 fn encode_value(v: &crate::Value, out: &mut Vec<u8>) {

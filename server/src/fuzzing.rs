@@ -120,6 +120,10 @@ const KEYS: &[&str] = &["k0", "k1", "k2", "k3"];
 /// counts stay below what would make a correct server allocate hundreds of megabytes
 /// (Redis itself does that for SETRANGE 536870911), except values just past the limits,
 /// which must be refused.
+///
+/// Alike in part to `generate.rs`'s tables, and kept apart on purpose: the committed corpus
+/// of this target picks from this list by index, so the list is frozen with the corpus,
+/// while the generator's tables grow with the argument specs.
 const WORDS: &[&str] = &[
     "k0",
     "k1",

@@ -202,6 +202,32 @@ enum Exact {
     Tiny,
 }
 
+/// The exponent that starts at `s[j]`, after its `e` or `p`: an optional sign and at least
+/// one decimal digit. Returns it, signed, with the index just past it. Its size is capped at
+/// 1,000,000, far past where any value overflows or underflows, so it cannot wrap.
+fn exponent(s: &[u8], mut j: usize) -> Option<(i64, usize)> {
+    let negative = match s.get(j) {
+        Some(b'-') => {
+            j += 1;
+            true
+        }
+        Some(b'+') => {
+            j += 1;
+            false
+        }
+        _ => false,
+    };
+    if !s.get(j).is_some_and(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let mut e: i64 = 0;
+    while let Some(&c) = s.get(j).filter(|c| c.is_ascii_digit()) {
+        e = (e * 10 + (c - b'0') as i64).min(1_000_000);
+        j += 1;
+    }
+    Some((if negative { -e } else { e }, j))
+}
+
 fn parse_decimal(s: &[u8]) -> Option<Exact> {
     let mut i = 0;
     let mut digits: Vec<u8> = Vec::new();
@@ -225,30 +251,8 @@ fn parse_decimal(s: &[u8]) -> Option<Exact> {
         return None;
     }
     let mut exp10: i64 = 0;
-    if i < s.len() && s[i] == b'e' {
-        let mut j = i + 1;
-        let eneg = match s.get(j) {
-            Some(b'-') => {
-                j += 1;
-                true
-            }
-            Some(b'+') => {
-                j += 1;
-                false
-            }
-            _ => false,
-        };
-        if !s.get(j).is_some_and(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        while j < s.len() && s[j].is_ascii_digit() {
-            exp10 = (exp10 * 10 + (s[j] - b'0') as i64).min(1_000_000);
-            j += 1;
-        }
-        if eneg {
-            exp10 = -exp10;
-        }
-        i = j;
+    if s.get(i) == Some(&b'e') {
+        (exp10, i) = exponent(s, i + 1)?;
     }
     if i != s.len() {
         return None;
@@ -318,28 +322,9 @@ fn parse_hex(s: &[u8]) -> Option<Exact> {
         return None;
     }
     if s.get(i) == Some(&b'p') {
-        let mut j = i + 1;
-        let eneg = match s.get(j) {
-            Some(b'-') => {
-                j += 1;
-                true
-            }
-            Some(b'+') => {
-                j += 1;
-                false
-            }
-            _ => false,
-        };
-        if !s.get(j).is_some_and(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        let mut e: i64 = 0;
-        while j < s.len() && s[j].is_ascii_digit() {
-            e = (e * 10 + (s[j] - b'0') as i64).min(1_000_000);
-            j += 1;
-        }
-        exp2 += if eneg { -e } else { e };
-        i = j;
+        let (e, end) = exponent(s, i + 1)?;
+        exp2 += e;
+        i = end;
     }
     if i != s.len() {
         return None;

@@ -69,6 +69,8 @@ fn serves_resp_with_the_given_options_and_stops_on_shutdown() {
     // Killed on drop: an assertion failing below does not leave the server running.
     let mut child = support::Killed(
         support::spawn_tied(
+            // Spelt out as redlab-client's RealRedis starts redis-server, on purpose: the
+            // binary must take the options a Redis command line passes.
             Command::new(BIN)
                 .args([
                     "--port",

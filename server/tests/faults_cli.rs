@@ -7,17 +7,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn redis_cli() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    let found = std::env::split_paths(&path)
-        .map(|d| d.join("redis-cli"))
-        .find(|p| p.is_file());
-    if found.is_none() {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("redis-cli is not installed and CI=true");
-        }
-        eprintln!("\n!!!! redis-cli not installed: fault CLI tests SKIPPED !!!!\n");
-    }
-    found
+    support::tools::redis_cli_or_skip("fault CLI tests")
 }
 
 /// Runs redis-cli with these arguments; returns (stdout, success).

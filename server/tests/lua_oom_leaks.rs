@@ -47,23 +47,9 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// Lua that fills the heap to within a few bytes of the limit (live data in `hog`). The string
-/// rounds can end on a failed resize of the string table with kilobytes still free; the table
-/// round takes the rest. Nothing between the rounds allocates.
-const FILL: &str = r#"
-collectgarbage()
-local hog, n = nil, 0
-local function fill(size)
-  local base = string.rep('x', size)
-  while true do n = n + 1; hog = {hog, base .. n} end
-end
-local function fill_tables()
-  while true do hog = {hog} end
-end
-local sizes = {65536, 4096, 256, 16, 1}
-for i = 1, 5 do pcall(fill, sizes[i]) end
-pcall(fill_tables)
-"#;
+/// Lua that fills the heap to within a few bytes of the limit (live data in `hog`); the unit
+/// tests in server/src/lua/oom_tests.rs use the same file.
+const FILL: &str = include_str!("../src/lua/oom_fill.lua");
 
 /// Runs `call` (a function value prepared by `setup`) on a full heap `runs` times; returns the
 /// growth of the Rust heap between the tenth run and the last.

@@ -20,6 +20,8 @@ fn redis_rs_sync_against_the_binary() {
     assert_eq!(n, 5);
 }
 
+/// The same redis-rs calls as tests/redis_rs_adapter.rs makes on the in-process adapter, on
+/// purpose: one client code, run against the binary here and against the adapter there.
 #[tokio::test]
 async fn redis_rs_async_against_the_binary() {
     let s = support::start(&["--save", "", "--appendonly", "no"]);

@@ -28,6 +28,19 @@ pub fn real(test: &str) -> Option<RealRedis> {
     RealRedis::start_or_skip(test)
 }
 
+/// `s` confirmed on `real` as well, when one runs (see `Scenario::real_redis`: a failure is
+/// replayed there, and `sample` holding schedules are).
+pub fn on_real(
+    s: redlab_client::explore::Scenario,
+    real: &Option<RealRedis>,
+    sample: usize,
+) -> redlab_client::explore::Scenario {
+    match real {
+        Some(r) => s.real_redis(r.addr(), sample),
+        None => s,
+    }
+}
+
 /// Asserts a caught counterexample reproduced on real Redis (when one is running).
 #[track_caller]
 pub fn assert_reproduced(f: &redlab_client::explore::Failure, real: &Option<RealRedis>) {
@@ -67,6 +80,16 @@ pub enum Belief {
     Released,
     /// A request was admitted by a limiter (with this many tokens).
     Admitted(u64),
+}
+
+impl Belief {
+    /// Holds the lock of this guard.
+    pub fn holds(g: &redlab_client::Guard) -> Belief {
+        Belief::Holds {
+            token: g.token.clone(),
+            fence: g.fence,
+        }
+    }
 }
 
 pub type Shared = std::rc::Rc<std::cell::RefCell<Journal>>;

@@ -209,6 +209,8 @@ impl Scenario {
         }
         let t = self.tally(format!("proptest ({} cases)", cases));
         let ex = RefCell::new(self.executor());
+        // The in-order run's length, measured as `pct` does; inline on purpose, since here
+        // the executor sits in the RefCell that proptest's closure borrows.
         let len = ex
             .borrow_mut()
             .run(

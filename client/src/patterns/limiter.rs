@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::connection::Connection;
 use crate::error::Result;
 use crate::script::Script;
+use crate::value::Value;
 
 use super::{int_at, status_reply};
 
@@ -24,6 +25,21 @@ pub enum Decision {
 
 fn ms(n: i64) -> Duration {
     Duration::from_millis(n.max(0) as u64)
+}
+
+/// The decision in a `{status, remaining, retry_after_ms}` reply (the sliding log's and the
+/// token bucket's shape): status 1 allows, anything else limits.
+fn remaining_or_retry(v: &Value) -> Result<Decision> {
+    let (status, rest) = status_reply(v)?;
+    Ok(if status == 1 {
+        Decision::Allowed {
+            remaining: int_at(rest, 0)?.max(0) as u64,
+        }
+    } else {
+        Decision::Limited {
+            retry_after: ms(int_at(rest, 1)?),
+        }
+    })
 }
 
 /// At most `limit` hits per window; the window starts at its first hit.
@@ -91,16 +107,7 @@ impl SlidingLog {
             .script
             .invoke(&self.conn, &[key], &[&self.limit, &self.window_ms, &id])
             .await?;
-        let (status, rest) = status_reply(&v)?;
-        Ok(if status == 1 {
-            Decision::Allowed {
-                remaining: int_at(rest, 0)?.max(0) as u64,
-            }
-        } else {
-            Decision::Limited {
-                retry_after: ms(int_at(rest, 1)?),
-            }
-        })
+        remaining_or_retry(&v)
     }
 }
 
@@ -136,15 +143,6 @@ impl TokenBucket {
                 &[&self.capacity, &self.rate, &cost.to_string()],
             )
             .await?;
-        let (status, rest) = status_reply(&v)?;
-        Ok(if status == 1 {
-            Decision::Allowed {
-                remaining: int_at(rest, 0)?.max(0) as u64,
-            }
-        } else {
-            Decision::Limited {
-                retry_after: ms(int_at(rest, 1)?),
-            }
-        })
+        remaining_or_retry(&v)
     }
 }

@@ -200,6 +200,8 @@ impl Db {
             last_access: self.now,
             raw: false,
         };
+        // Alike `insert_entry` below, apart on purpose: this is SET's path, and `entry_ref`
+        // builds no owned key when the key exists already.
         let old = match self.map.entry_ref(key) {
             EntryRef::Occupied(mut o) => Some(o.insert(entry)),
             EntryRef::Vacant(v) => {

@@ -445,6 +445,8 @@ impl ZSet {
             return Vec::new();
         }
         let end = end.min(len - 1);
+        // The same rank walk as `node_at`, kept inline on purpose: this one records the last
+        // node of every level (`update`) for the unlinks, which `node_at` has no use for.
         let mut update = [HEAD; MAX_LEVEL];
         let mut x = HEAD;
         let mut traversed = 0usize;

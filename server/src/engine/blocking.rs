@@ -115,6 +115,8 @@ impl Engine {
                     }
                     let args = b.args.clone();
                     let resp = self.sessions[&conn].resp;
+                    // Spelt out like dispatch's top-level Call on purpose: each flag is this
+                    // path's own decision (a re-run of a blocked command: `reprocessing`).
                     let mut call = Call {
                         conn,
                         db,

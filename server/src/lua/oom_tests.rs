@@ -10,23 +10,7 @@ use crate::engine::Engine;
 use crate::reply::Reply;
 
 /// Lua that fills the heap (live data in `hog`) in ever smaller steps, each step's failure caught.
-const FILL: &str = r#"
-collectgarbage()
-local hog, n = nil, 0
-local function fill(size)
-  local base = string.rep('x', size)
-  while true do n = n + 1; hog = {hog, base .. n} end
-end
--- The string rounds can end on a failed resize of the string table, with kilobytes still free:
--- small tables take the rest.
-local function fill_tables()
-  while true do hog = {hog} end
-end
--- Nothing between the fills may allocate: it would run out outside any pcall.
-local sizes = {65536, 4096, 256, 16, 1}
-for i = 1, 5 do pcall(fill, sizes[i]) end
-pcall(fill_tables)
-"#;
+const FILL: &str = include_str!("oom_fill.lua");
 
 /// Runs `setup`, then `call` in a coroutine on a full heap, frees the heap and runs `after`;
 /// returns `{resume's error, after's result}`.

@@ -228,6 +228,9 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
                     cur.push(line[i]);
                 }
             } else if in_sq {
+                // Ends like the double-quoted branch above, kept apart on purpose: Redis's
+                // sdssplitargs gives single quotes only the \' escape, and the two must not
+                // drift into one rule.
                 if i >= n {
                     return None;
                 }

@@ -379,6 +379,9 @@ impl Server {
         format!("redis://{}/", self.addr)
     }
 
+    // clock, faults and compat_report read like `Engine`'s accessors on purpose: a Server
+    // is driven from a test the way an in-process Engine is, with the same names.
+
     /// The server's clock: freeze, set and advance it from the test.
     pub fn clock(&self) -> &Clock {
         &self.clock
@@ -518,6 +521,8 @@ impl Drop for Server {
 /// Serves one server on a server thread's runtime until it is stopped or a client runs
 /// SHUTDOWN. `done` is set when everything the server held is dropped.
 fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
+    // Every field by name, mirroring where `Running` is built, on purpose: with no `..` a
+    // new field must be taken up here, or this does not compile.
     let Running {
         listener,
         unix,

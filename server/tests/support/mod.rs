@@ -5,6 +5,8 @@
 //! parent-death signal, so it dies even when the test process is killed.
 #![allow(dead_code)]
 
+pub mod tools;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};

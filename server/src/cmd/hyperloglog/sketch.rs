@@ -220,16 +220,10 @@ fn walk(s: &[u8], mut f: impl FnMut(usize, Op) -> bool) {
     }
 }
 
-/// Redis's `hllSparseToDense`: the dense value with the same header (cache included), or None
-/// for a sparse body that does not cover exactly the 16384 registers. A dense value is left
-/// as it is.
-pub fn to_dense(v: &mut Vec<u8>) -> Option<()> {
-    if v[4] == DENSE {
-        return Some(());
-    }
-    let mut out = vec![0u8; DENSE_LEN];
-    out[..HDR].copy_from_slice(&v[..HDR]);
-    out[4] = DENSE;
+/// Walks a sparse body, handing each VAL opcode's registers and value to `each` (zero runs
+/// are skipped). None when the opcodes run past the 16384 registers or stop short of them;
+/// `each` may have seen some runs by then.
+fn val_runs(v: &[u8], mut each: impl FnMut(std::ops::Range<usize>, u8)) -> Option<()> {
     let mut idx = 0usize;
     let mut overflow = false;
     walk(v, |_, op| {
@@ -240,17 +234,30 @@ pub fn to_dense(v: &mut Vec<u8>) -> Option<()> {
                     overflow = true;
                     return false;
                 }
-                for r in idx..idx + n {
-                    dense_set(&mut out[HDR..], r, val);
-                }
+                each(idx..idx + n, val);
                 idx += n;
             }
         }
         true
     });
-    if overflow || idx != REGISTERS {
-        return None;
+    (!overflow && idx == REGISTERS).then_some(())
+}
+
+/// Redis's `hllSparseToDense`: the dense value with the same header (cache included), or None
+/// for a sparse body that does not cover exactly the 16384 registers. A dense value is left
+/// as it is.
+pub fn to_dense(v: &mut Vec<u8>) -> Option<()> {
+    if v[4] == DENSE {
+        return Some(());
     }
+    let mut out = vec![0u8; DENSE_LEN];
+    out[..HDR].copy_from_slice(&v[..HDR]);
+    out[4] = DENSE;
+    val_runs(v, |run, val| {
+        for r in run {
+            dense_set(&mut out[HDR..], r, val);
+        }
+    })?;
     *v = out;
     Some(())
 }
@@ -380,29 +387,12 @@ pub fn merge_into(max: &mut [u8; REGISTERS], v: &[u8]) -> Result<(), ()> {
         }
         return Ok(());
     }
-    let mut idx = 0usize;
-    let mut overflow = false;
-    walk(v, |_, op| {
-        match op {
-            Op::Zero(n) | Op::XZero(n) => idx += n,
-            Op::Val(val, n) => {
-                if idx + n > REGISTERS {
-                    overflow = true;
-                    return false;
-                }
-                for m in &mut max[idx..idx + n] {
-                    *m = (*m).max(val);
-                }
-                idx += n;
-            }
+    val_runs(v, |run, val| {
+        for m in &mut max[run] {
+            *m = (*m).max(val);
         }
-        true
-    });
-    if overflow || idx != REGISTERS {
-        Err(())
-    } else {
-        Ok(())
-    }
+    })
+    .ok_or(())
 }
 
 /// Histogram of register values: (histogram, whether the registers were exactly covered).

@@ -1,6 +1,6 @@
 //! ZRANDMEMBER and ZSCAN.
 
-use super::args;
+use super::{args, push_member};
 use crate::cmd::hash::random::{picks, MAX_PICKS};
 use crate::cmd::lookup::lookup;
 use crate::cmd::table::CmdResult;
@@ -9,17 +9,6 @@ use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::numfmt;
 use crate::reply::Reply;
-
-fn push_member(out: &mut Vec<Reply>, resp: u8, m: &[u8], s: f64, withscores: bool) {
-    if !withscores {
-        out.push(Reply::bulk(m));
-    } else if resp >= 3 {
-        out.push(Reply::Array(vec![Reply::bulk(m), Reply::Double(s)]));
-    } else {
-        out.push(Reply::bulk(m));
-        out.push(Reply::Double(s));
-    }
-}
 
 pub fn zrandmember(e: &mut Engine, call: &mut Call) -> CmdResult {
     if call.argc() >= 3 {

@@ -61,16 +61,21 @@ where
 {
     let mut out = Vec::new();
     for (m, s) in items {
-        if !withscores {
-            out.push(Reply::bulk(m));
-        } else if resp >= 3 {
-            out.push(Reply::Array(vec![Reply::bulk(m), Reply::Double(s)]));
-        } else {
-            out.push(Reply::bulk(m));
-            out.push(Reply::Double(s));
-        }
+        push_member(&mut out, resp, m, s, withscores);
     }
     Reply::Array(out)
+}
+
+/// Appends one member (and its score, when `withscores`) in the shape `scored_reply` uses.
+pub(super) fn push_member(out: &mut Vec<Reply>, resp: u8, m: &[u8], s: f64, withscores: bool) {
+    if !withscores {
+        out.push(Reply::bulk(m));
+    } else if resp >= 3 {
+        out.push(Reply::Array(vec![Reply::bulk(m), Reply::Double(s)]));
+    } else {
+        out.push(Reply::bulk(m));
+        out.push(Reply::Double(s));
+    }
 }
 
 /// Key positions of `<cmd> [dst] numkeys key... [options]` (ZUNION, ZINTERSTORE, ZMPOP...).

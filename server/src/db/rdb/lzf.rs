@@ -114,30 +114,16 @@ pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
             if op >= out_end {
                 return None;
             }
-            lit += 1;
-            out[op] = input[ip];
-            op += 1;
+            push_literal(&mut out, &mut op, &mut lit, input[ip]);
             ip += 1;
-            if lit == MAX_LIT {
-                out[op - lit - 1] = (lit - 1) as u8;
-                lit = 0;
-                op += 1;
-            }
         }
     }
     if op + 3 > out_end {
         return None;
     }
     while ip < in_end {
-        lit += 1;
-        out[op] = input[ip];
-        op += 1;
+        push_literal(&mut out, &mut op, &mut lit, input[ip]);
         ip += 1;
-        if lit == MAX_LIT {
-            out[op - lit - 1] = (lit - 1) as u8;
-            lit = 0;
-            op += 1;
-        }
     }
     out[op - lit - 1] = (lit as u8).wrapping_sub(1);
     if lit == 0 {
@@ -145,6 +131,19 @@ pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
     }
     out.truncate(op);
     Some(out)
+}
+
+/// Appends one byte to the literal run being written at `op`. A run that reaches MAX_LIT
+/// gets its length in the byte reserved before it, and a byte is reserved for the next run.
+fn push_literal(out: &mut [u8], op: &mut usize, lit: &mut usize, byte: u8) {
+    *lit += 1;
+    out[*op] = byte;
+    *op += 1;
+    if *lit == MAX_LIT {
+        out[*op - *lit - 1] = (*lit - 1) as u8;
+        *lit = 0;
+        *op += 1;
+    }
 }
 
 /// Decompresses into exactly `out_len` bytes; None on a corrupt stream.
