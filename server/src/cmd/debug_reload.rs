@@ -1,10 +1,10 @@
 //! DEBUG RELOAD and DEBUG LOADAOF: the dataset saved and loaded back, as Redis does through
 //! its RDB file.
 //!
-//! redlab writes no file. "The RDB file" is an image kept in the engine: every key as its
-//! DUMP payload with its deadline, and the code of every function library, taken by SAVE,
-//! BGSAVE and DEBUG RELOAD (unless NOSAVE). Loading it goes through the same decoder as
-//! RESTORE, so what a reload changes in Redis changes here too: encodings are chosen afresh
+//! redlab writes no file to disk. "The RDB file" is kept in the engine: the same bytes a
+//! primary sends a replica, taken by SAVE, BGSAVE and DEBUG RELOAD (unless NOSAVE). Loading
+//! it goes through the same decoder as RESTORE, so what a reload changes in Redis changes
+//! here too: encodings are chosen afresh
 //! (a set emptied down to integers is an intset again), access times restart, and keys past
 //! their deadline are not loaded.
 //!
@@ -16,39 +16,15 @@
 use bytes::Bytes;
 
 use crate::cmd::table::CmdResult;
-use crate::db::encoding::Limits;
-use crate::db::rdb;
+use crate::db::rdb::file::read_file;
 use crate::engine::Engine;
 use crate::errors;
 use crate::reply::Reply;
 
-/// What a save keeps: per database, (key, DUMP payload, deadline); then the libraries' code.
-#[derive(Clone, Debug, Default)]
-pub struct Image {
-    dbs: Vec<Vec<(Vec<u8>, Vec<u8>, Option<i64>)>>,
-    libraries: Vec<Bytes>,
-}
-
-/// SAVE / BGSAVE / DEBUG RELOAD: the dataset as it is now becomes the image a reload reads.
+/// SAVE / BGSAVE / DEBUG RELOAD: the dataset as it is now, written as the RDB file a full
+/// synchronisation sends (`repl::primary::snapshot`), becomes the file a reload reads.
 pub fn save(e: &mut Engine) {
-    let limits = Limits::from_config(&e.config);
-    let dbs = e
-        .dbs
-        .iter()
-        .map(|db| {
-            db.iter()
-                .map(|(k, en)| (k.to_vec(), rdb::dump_entry(en, &limits), en.expire_at))
-                .collect()
-        })
-        .collect();
-    let libraries = e
-        .scripting
-        .libs
-        .libs
-        .values()
-        .map(|l| l.code.clone())
-        .collect();
-    e.saved_image = Some(Box::new(Image { dbs, libraries }));
+    e.saved_image = Some(crate::repl::primary::snapshot(e, 0));
     e.dirty = 0;
     e.last_save_s = e.now_ms / 1000;
 }
@@ -95,29 +71,23 @@ fn empty_data(e: &mut Engine) {
 }
 
 fn load(e: &mut Engine, merge: bool) -> CmdResult {
-    let Some(image) = e.saved_image.clone() else {
-        return Err(Reply::err(errors::RDB_LOAD_FAILED));
-    };
-    for code in &image.libraries {
-        crate::cmd::functions::install(e, code, merge)
-            .map_err(|_| Reply::err(errors::RDB_LOAD_FAILED))?;
+    let failed = || Reply::err(errors::RDB_LOAD_FAILED);
+    let file = e.saved_image.clone().ok_or_else(failed)?;
+    let loaded = read_file(&file).map_err(|_| failed())?;
+    for code in &loaded.libraries {
+        crate::cmd::functions::install(e, &Bytes::copy_from_slice(code), merge)
+            .map_err(|_| failed())?;
     }
     let now = e.now_ms;
-    for (index, keys) in image.dbs.iter().enumerate() {
-        if index >= e.dbs.len() {
-            break;
+    for (index, key, value, deadline) in loaded.keys {
+        if index >= e.dbs.len() || deadline.is_some_and(|t| t < now) {
+            continue;
         }
-        for (key, payload, deadline) in keys {
-            if deadline.is_some_and(|t| t < now) {
-                continue;
-            }
-            if !merge && e.dbs[index].stored_entry(key).is_some() {
-                return Err(Reply::err(errors::RDB_LOAD_FAILED));
-            }
-            let value = rdb::restore(payload).map_err(|_| Reply::err(errors::RDB_LOAD_FAILED))?;
-            let entry = crate::cmd::keys::dump::loaded_entry(e, value, *deadline, now);
-            e.dbs[index].insert_entry(key, entry);
+        if !merge && e.dbs[index].stored_entry(&key).is_some() {
+            return Err(failed());
         }
+        let entry = crate::cmd::keys::dump::loaded_entry(e, value, deadline, now);
+        e.dbs[index].insert_entry(&key, entry);
     }
     Ok(Reply::ok())
 }

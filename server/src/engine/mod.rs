@@ -121,8 +121,8 @@ pub struct Engine {
     /// Changes since the last SAVE (INFO rdb_changes_since_last_save).
     pub(crate) dirty: u64,
     pub(crate) last_save_s: i64,
-    /// The dataset SAVE or DEBUG RELOAD last kept, which DEBUG RELOAD loads back.
-    pub(crate) saved_image: Option<Box<crate::cmd::debug_reload::Image>>,
+    /// The RDB file SAVE and DEBUG RELOAD wrote (kept in memory; redlab writes no dump file).
+    pub(crate) saved_image: Option<Vec<u8>>,
     /// Databases that may hold keys with a deadline or an unsent `expired` notification:
     /// bit i for database i. Set by every access through `db()`, cleared once a database has
     /// no deadline left; databases past 64 are always looked at.

@@ -566,7 +566,7 @@ unsafe fn error_reply(l: *mut lua_State, status: c_int, name: &str, stop: Option
                 (_, Some(m)) => m,
                 _ => errors::LUA_EXECUTION_FAILURE.as_bytes(),
             };
-            return Reply::err_bytes(errors::script_run(name, &msg));
+            return Reply::err_bytes(errors::script_run(name, msg));
         }
         let mut msg = match get_field(l, top, "err") {
             LUA_TSTRING => to_bytes(l, -1).unwrap_or_default().to_vec(),

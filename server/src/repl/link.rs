@@ -355,8 +355,10 @@ fn load(shared: &Shared, file: &[u8], id: &str, offset: i64) -> Result<(), Strin
         db.clear();
     }
     let n = e.dbs.len();
-    for (db, key, entry) in loaded.keys {
+    let now = e.now_ms;
+    for (db, key, value, expire_at) in loaded.keys {
         if db < n {
+            let entry = crate::cmd::keys::dump::loaded_entry(&e, value, expire_at, now);
             e.dbs[db].insert_entry(&key, entry);
         }
     }

@@ -8,7 +8,7 @@
 use super::reader::Reader;
 use super::{crc64, read_object, write_len, write_object, write_string, RDB_VERSION};
 use crate::db::encoding::Limits;
-use crate::db::{Db, Entry, Value};
+use crate::db::{Db, Value};
 
 const OPCODE_FUNCTION2: u8 = 245;
 const OPCODE_FUNCTION_PRE_GA: u8 = 246;
@@ -92,11 +92,15 @@ pub fn write_file<'a>(
     out
 }
 
-/// A file read back: each key with its database and deadline, the function libraries'
-/// code, and the auxiliary fields.
+/// A key read back: its database, name, value and deadline. The caller makes the entry
+/// (`cmd::keys::dump::loaded_entry`), as RESTORE does, so encodings and access times start
+/// the same way on every load path.
+pub type LoadedKey = (usize, Vec<u8>, Value, Option<i64>);
+
+/// A file read back: the keys, the function libraries' code, and the auxiliary fields.
 #[derive(Default)]
 pub struct Loaded {
-    pub keys: Vec<(usize, Vec<u8>, Entry)>,
+    pub keys: Vec<LoadedKey>,
     pub libraries: Vec<Vec<u8>>,
     pub aux: Vec<(Vec<u8>, Vec<u8>)>,
 }
@@ -122,7 +126,7 @@ pub fn read_file(file: &[u8]) -> Result<Loaded, LoadError> {
         .ok()
         .and_then(|v| v.parse().ok())
         .ok_or(LoadError::Header)?;
-    if version > RDB_VERSION || version < 1 {
+    if !(1..=RDB_VERSION).contains(&version) {
         return Err(LoadError::Header);
     }
     let mut r = Reader::new(&file[9..]);
@@ -164,13 +168,7 @@ pub fn read_file(file: &[u8]) -> Result<Loaded, LoadError> {
             t => {
                 let key = r.string().ok_or(LoadError::BadFormat)?;
                 let value = read_object(&mut r, t).ok_or(LoadError::BadFormat)?;
-                let entry = Entry {
-                    value,
-                    expire_at: expire_at.take(),
-                    last_access: 0,
-                    raw: false,
-                };
-                out.keys.push((db, key, entry));
+                out.keys.push((db, key, value, expire_at.take()));
             }
         }
     }
