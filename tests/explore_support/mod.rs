@@ -61,13 +61,21 @@ pub fn assert_reproduced(f: &redlab_client::explore::Failure, real: &Option<Real
 #[derive(Default, Debug)]
 pub struct Journal {
     pub entries: Vec<Entry>,
+    /// When the invariants last ran: the step that follows was sent no earlier.
+    pub last_check: i64,
 }
 
 #[derive(Clone, Debug)]
 pub struct Entry {
     pub who: &'static str,
     pub what: Belief,
+    /// When the step that taught it ended (the reply had arrived).
     pub at: Option<i64>,
+    /// When that step began (no later than the request was sent). In-process the two are
+    /// equal; on a real server they bracket the moment the server acted, so an invariant
+    /// can take the bound that is safe for it: a lease measured from `sent` never outlives
+    /// the real one, a lease measured from `at` never ends before it.
+    pub sent: Option<i64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -99,12 +107,17 @@ pub fn note(j: &Shared, who: &'static str, what: Belief) {
         who,
         what,
         at: None,
+        sent: None,
     });
 }
 
-/// Stamps the entries of the last step with its server time.
+/// Stamps the entries of the last step with its server time, and with the time it began.
 pub fn stamp(j: &Shared, now: i64) {
-    for e in j.borrow_mut().entries.iter_mut().filter(|e| e.at.is_none()) {
+    let mut j = j.borrow_mut();
+    let began = j.last_check;
+    for e in j.entries.iter_mut().filter(|e| e.at.is_none()) {
         e.at = Some(now);
+        e.sent = Some(began);
     }
+    j.last_check = now;
 }
