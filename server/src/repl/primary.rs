@@ -147,7 +147,7 @@ pub(crate) fn psync(e: &mut Engine, call: &mut Call) -> CmdResult {
 /// REPLCONF option value ...: what a replica tells its primary (listening-port, capa,
 /// ack), and GETACK from a primary.
 pub(crate) fn replconf(e: &mut Engine, call: &mut Call) -> CmdResult {
-    if call.argc() % 2 == 0 {
+    if call.argc().is_multiple_of(2) {
         return Err(Reply::err(errors::SYNTAX));
     }
     let conn = call.conn;
