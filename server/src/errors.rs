@@ -422,3 +422,6 @@ pub const INVALID_MASTER_PORT: &str = "ERR Invalid master port";
 pub fn unrecognized_replconf_option(opt: &str) -> String {
     format!("ERR Unrecognized REPLCONF option: {opt}")
 }
+pub const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
+pub const MASTERDOWN: &str =
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
