@@ -95,8 +95,8 @@ impl Engine {
                 return redirect.reply();
             }
         }
-        if cmd.has(flags::WRITE) && crate::repl::commands::refuses_write(self, conn) {
-            return self.reject(conn, &args[0], Reply::err(crate::errors::READONLY_REPLICA));
+        if let Some(refused) = crate::repl::commands::refusal(self, conn, cmd) {
+            return self.reject(conn, &args[0], refused);
         }
         if self.postpone_if_paused(conn, cmd, &args) {
             return Reply::None;

@@ -15,3 +15,5 @@ pub fn unrecognized_replconf_option(opt: &str) -> String {
 pub const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 /// A MONITOR connection (a replica to Redis) sent a command that reads or writes keys.
 pub const REPLICA_KEYSPACE: &str = "ERR Replica can't interact with the keyspace";
+pub const MASTERDOWN: &str =
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";

@@ -91,6 +91,10 @@ pub(crate) struct Repl {
     pub(crate) waiters: Vec<(ConnId, i64, i64)>,
     /// Lag and partition of this replica's link, and what the lag holds back.
     pub(crate) faults: faults::LinkFaults,
+    /// The configuration `commands::refusal` reads, as of a config generation:
+    /// (generation, min-replicas-to-write, min-replicas-max-lag, replica-read-only,
+    /// replica-serve-stale-data).
+    pub(crate) policy: (Option<u64>, i64, i64, bool, bool),
 }
 
 impl Default for Repl {
@@ -112,6 +116,7 @@ impl Default for Repl {
             ack_requested: false,
             waiters: Vec::new(),
             faults: Default::default(),
+            policy: (None, 0, 10, true, true),
         }
     }
 }

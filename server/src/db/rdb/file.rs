@@ -183,3 +183,50 @@ pub fn read_file(file: &[u8]) -> Result<Loaded, LoadError> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::encoding::Limits;
+
+    #[test]
+    fn a_file_reads_back_its_keys_deadlines_and_libraries() {
+        let mut dbs = vec![Db::new(), Db::new(), Db::new()];
+        dbs[0].set(b"s", Value::Str(b"hello".to_vec().into()));
+        dbs[2].set_with_expire(
+            b"t",
+            Value::Str(b"12".to_vec().into()),
+            Some(1_900_000_000_000),
+        );
+        let meta = FileMeta {
+            redis_version: "7.0.15",
+            ctime_s: 1,
+            used_mem: 2,
+            repl_stream_db: 0,
+            repl_id: "x",
+            repl_offset: 3,
+        };
+        let lib: &[u8] = b"#!lua name=l\nredis.register_function('f', function() end)";
+        let file = write_file(&dbs, [lib], &meta, &Limits::default());
+        assert!(file.starts_with(b"REDIS0010"));
+        let loaded = read_file(&file).unwrap();
+        assert_eq!(loaded.libraries, vec![lib.to_vec()]);
+        let keys: Vec<_> = loaded
+            .keys
+            .iter()
+            .map(|(db, k, e)| (*db, k.clone(), e.expire_at))
+            .collect();
+        assert_eq!(
+            keys,
+            vec![
+                (0, b"s".to_vec(), None),
+                (2, b"t".to_vec(), Some(1_900_000_000_000))
+            ]
+        );
+        let mut bad = file.clone();
+        let n = bad.len();
+        bad[n - 1] ^= 1;
+        assert_eq!(read_file(&bad).err(), Some(LoadError::Checksum));
+        assert_eq!(read_file(b"NOTRDB").err(), Some(LoadError::Header));
+    }
+}
