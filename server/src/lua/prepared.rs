@@ -4,8 +4,9 @@
 //! Building a state (the libraries, redis.*, the read-only globals proxy, the error handler)
 //! is most of a fresh server's first EVAL, and a suite that starts a server per test pays it
 //! per test. Server threads are reused between servers (`net::workers`): when a server whose
-//! scripts used an EVAL state has finished, its thread builds one spare state before it waits
-//! for the next server, and that server's first script takes it.
+//! scripts used an EVAL state has finished and no next server is handed to its thread at once,
+//! the thread builds one spare state while it waits, and the next server's first script takes
+//! it.
 //!
 //! The spare is built on the thread that will run it, so its memory comes from that thread's
 //! allocator heap, as a state built at first use would (a state built on another thread kept
@@ -47,6 +48,19 @@ pub(crate) fn eval_runtime(memory_limit: usize) -> Box<Runtime> {
         }
     }
     Box::new(Runtime::new(Kind::Eval, memory_limit))
+}
+
+/// Whether `prepare_here` would build a spare now: a state was wanted on this thread since
+/// the last one was prepared, the thread has none, and spares are on.
+pub(crate) fn wanted_here() -> bool {
+    WANTED.with(Cell::get)
+        && ENABLED.load(Ordering::Relaxed)
+        && SPARE.with(|s| {
+            let spare = s.take();
+            let none = spare.is_none();
+            s.set(spare);
+            none
+        })
 }
 
 /// Called by a server thread between two servers: builds this thread's spare when the server
