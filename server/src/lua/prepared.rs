@@ -20,12 +20,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::runtime::{Kind, Runtime};
 
-/// Whether spare states are built and used (see `set_enabled`). On by default.
-static ENABLED: AtomicBool = AtomicBool::new(true);
+/// Whether spare states are built and used (see `set_enabled`). Off by default: with it on,
+/// a server's first EVAL was faster (75-81 us against 93-96), but a whole server-per-test
+/// (`cargo bench --bench per_test`, row (c), on two cores shared with a dozen busy
+/// processes) was 1-19% slower in each of four runs: the build takes a core the test and
+/// the next server need. Memory is given back with it on (tests/memory_returns.rs passes).
+static ENABLED: AtomicBool = AtomicBool::new(false);
 
-/// Turns building spare states between servers on (the default) or off, for the whole
+/// Turns building spare states between servers on or off (the default), for the whole
 /// process. Off, every engine builds its state at its first script, and a spare already built
-/// is not used: to measure the difference (`cargo bench --bench per_test`).
+/// is not used. On suits a machine with a core to spare while tests run their bodies.
 pub fn set_enabled(on: bool) {
     ENABLED.store(on, Ordering::Relaxed);
 }
@@ -94,6 +98,7 @@ mod tests {
 
     #[test]
     fn a_spare_is_built_only_after_a_state_was_wanted_and_is_taken_once() {
+        set_enabled(true);
         discard_here();
         WANTED.with(|w| w.set(false));
         prepare_here();
