@@ -10,6 +10,11 @@
 //! figure is Redis's own `usec_per_call` for evalsha from INFO commandstats: the time inside
 //! the command, without parsing or networking, so the comparison favours Redis.
 //!
+//! On a shared machine both wall-clock figures count time other processes held the CPU. So
+//! the rates per second of CPU time are shown too: redlab's thread, and the whole
+//! redis-server process (its reading, parsing and replying included, so that ratio flatters
+//! redlab), with the load average.
+//!
 //! Run: `cargo bench --bench eval`; `EVAL_BENCH_ONLY=update` (or `stale`) runs one path, for
 //! profiling.
 
@@ -60,9 +65,18 @@ const PATHS: [Path; 2] = [
     },
 ];
 
-/// EVALSHA calls per second on an in-process engine, checking every reply is `expect` so a
-/// path that silently changed (say, to the stale one) cannot pass as fast.
-fn redlab(path: &Path) -> f64 {
+/// Nanoseconds this thread has run on a CPU (the first field of its schedstat).
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// EVALSHA calls per second on an in-process engine, per second of wall time and per second
+/// of this thread's CPU time, checking every reply is `expect` so a path that silently
+/// changed (say, to the stale one) cannot pass as fast.
+fn redlab(path: &Path) -> (f64, f64) {
     let mut e = Engine::new(Config::default());
     let sha = match e.execute(1, &["SCRIPT", "LOAD", MONOTONIC_MAX]) {
         Reply::Bulk(b) => String::from_utf8(b.to_vec()).expect("hex"),
@@ -72,6 +86,7 @@ fn redlab(path: &Path) -> f64 {
     let batch: u64 = 1024;
     let mut n: u64 = 0;
     let start = Instant::now();
+    let cpu_start = thread_cpu_ns();
     while start.elapsed() < MEASURE {
         let values: Vec<String> = (n..n + batch).map(path.value).collect();
         for v in &values {
@@ -83,7 +98,9 @@ fn redlab(path: &Path) -> f64 {
         }
         n += batch;
     }
-    n as f64 / start.elapsed().as_secs_f64()
+    let cpu = (thread_cpu_ns() - cpu_start) as f64 / 1e9;
+    let wall = n as f64 / start.elapsed().as_secs_f64();
+    (wall, if cpu > 0.0 { n as f64 / cpu } else { wall })
 }
 
 fn resp(args: &[&str], out: &mut Vec<u8>) {
@@ -93,9 +110,30 @@ fn resp(args: &[&str], out: &mut Vec<u8>) {
     }
 }
 
-/// EVALSHA calls per second of Redis's own execution time (1 / usec_per_call).
-fn redis(real: &RealRedis, path: &Path) -> f64 {
+/// CPU time the process `pid` has used, user and system (/proc/PID/stat, in clock ticks of
+/// 10 ms).
+fn process_cpu(pid: &str) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name (which is in parentheses and may hold spaces).
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|v| v.parse().unwrap_or(0))
+        .collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    let ticks = f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0);
+    Duration::from_millis(ticks * 10)
+}
+
+/// EVALSHA calls per second of Redis's own execution time (1 / usec_per_call), and per
+/// second of the whole redis-server process's CPU time while it ran them (reading, parsing
+/// and replying included, which counts against Redis).
+fn redis(real: &RealRedis, path: &Path) -> (f64, f64) {
     let port = real.port();
+    let pid = cli(port, &["INFO", "server"])
+        .lines()
+        .find_map(|l| l.strip_prefix("process_id:").map(|p| p.trim().to_string()))
+        .unwrap_or_default();
     let sha = cli(port, &["SCRIPT", "LOAD", MONOTONIC_MAX]);
     cli(port, &["FLUSHALL"]);
     cli(port, &["SET", "max", &START.to_string()]);
@@ -107,6 +145,7 @@ fn redis(real: &RealRedis, path: &Path) -> f64 {
             &mut input,
         );
     }
+    let cpu_before = process_cpu(&pid);
     let mut pipe = Command::new("redis-cli")
         .args(["-p", &port.to_string(), "--pipe"])
         .stdin(Stdio::piped())
@@ -119,6 +158,7 @@ fn redis(real: &RealRedis, path: &Path) -> f64 {
         .write_all(&input)
         .expect("pipe commands");
     let out = pipe.wait_with_output().expect("redis-cli --pipe");
+    let cpu = (process_cpu(&pid) - cpu_before).as_secs_f64();
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(report.contains("errors: 0"), "redis-cli --pipe: {report}");
     let stats = cli(port, &["INFO", "commandstats"]);
@@ -133,7 +173,12 @@ fn redis(real: &RealRedis, path: &Path) -> f64 {
             .expect(name)
     };
     assert_eq!(field("calls=") as u64, REDIS_CALLS, "{line}");
-    1e6 / field("usec_per_call=")
+    let per_cpu = if cpu > 0.0 {
+        REDIS_CALLS as f64 / cpu
+    } else {
+        f64::NAN
+    };
+    (1e6 / field("usec_per_call="), per_cpu)
 }
 
 fn main() {
@@ -141,27 +186,46 @@ fn main() {
     let real = RealRedis::start()
         .map_err(|e| println!("redis-server not started ({e}): redlab only"))
         .ok();
+    let load = || {
+        std::fs::read_to_string("/proc/loadavg")
+            .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+            .unwrap_or_default()
+    };
+    println!("load average before: {}", load());
     println!(
-        "{:<36} {:>14} {:>14} {:>8}",
-        "eval/monotonic-max", "redlab EVALSHA/s", "redis EVALSHA/s", "ratio"
+        "{:<36} {:>14} {:>14} {:>8} {:>16} {:>15} {:>8}",
+        "eval/monotonic-max",
+        "redlab EVALSHA/s",
+        "redis EVALSHA/s",
+        "ratio",
+        "redlab per CPU s",
+        "redis per CPU s",
+        "ratio"
     );
     for path in PATHS
         .iter()
         .filter(|p| only.as_deref().is_none_or(|o| p.name.starts_with(o)))
     {
-        let ours = redlab(path);
+        let (ours, ours_cpu) = redlab(path);
         match &real {
             Some(real) => {
-                let theirs = redis(real, path);
+                let (theirs, theirs_cpu) = redis(real, path);
                 println!(
-                    "{:<36} {:>14.0} {:>14.0} {:>7.2}x",
+                    "{:<36} {:>14.0} {:>14.0} {:>7.2}x {:>16.0} {:>15.0} {:>7.2}x",
                     path.name,
                     ours,
                     theirs,
-                    ours / theirs
+                    ours / theirs,
+                    ours_cpu,
+                    theirs_cpu,
+                    ours_cpu / theirs_cpu
                 );
             }
-            None => println!("{:<36} {:>14.0} {:>14} {:>8}", path.name, ours, "-", "-"),
+            None => println!(
+                "{:<36} {:>14.0} {:>14} {:>8} {:>16.0} {:>15} {:>8}",
+                path.name, ours, "-", "-", ours_cpu, "-", "-"
+            ),
         }
     }
+    println!("load average after: {}", load());
 }

@@ -14,10 +14,9 @@
 //! - round trips on an open connection, redis-rs PING, and the cost of opening a redis-rs
 //!   connection to a running server, against both servers.
 //!
-//! (c) is also run with Lua states not prepared ahead
-//! (`redlab_server::prepare_lua_states_ahead(false)`: a reused server thread builds no spare
-//! state between servers), alternating with the default in blocks, so the difference is
-//! measured on the same machine at the same time. (a) has no state built ahead: the engine
+//! (c) is run with Lua states prepared ahead (`redlab_server::prepare_lua_states_ahead(true)`:
+//! a reused server thread builds a spare state between servers) and without (the default),
+//! alternating in blocks, so the difference is measured on the same machine at the same time. (a) has no state built ahead: the engine
 //! runs on the test's own thread.
 //!
 //! The machine's load average is printed before and after: on a shared machine the medians
@@ -324,6 +323,24 @@ fn opens(url: &str, n: usize) -> Duration {
     )
 }
 
+/// This thread's CPU time (CLOCK_THREAD_CPUTIME_ID): what a run cost, whatever else the
+/// machine was doing meanwhile.
+fn thread_cpu() -> Duration {
+    #[repr(C)]
+    struct Timespec {
+        sec: i64,
+        nsec: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, t: *mut Timespec) -> i32;
+    }
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut t = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec (two longs on x86-64 Linux) through the pointer.
+    unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    Duration::new(t.sec as u64, t.nsec as u32)
+}
+
 /// The 1, 5 and 15 minute load averages, as /proc/loadavg has them.
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
@@ -371,14 +388,17 @@ fn main() {
             })
             .collect(),
     );
+    let cpu_before = thread_cpu();
     let a_tight = median((0..n).map(|_| engine_first_eval()).collect());
-    // (c) with Lua states prepared ahead (the default) and without, alternating in blocks so
+    // The mean CPU time of a back-to-back run, dropping the engine included.
+    let a_cpu = (thread_cpu() - cpu_before) / n as u32;
+    // (c) with Lua states prepared ahead and without (the default), alternating in blocks so
     // both see the same machine.
 
     let nb = scale(500);
     let raw: Vec<RawSplit> = (0..nb).map(|_| server_raw_ping()).collect();
     let nc = scale(500);
-    let (tests, tests_off) = ab(nc, server_redis_rs_test);
+    let (tests_on, tests) = ab(nc, server_redis_rs_test);
     let nd = scale(5).min(5);
     let d = median((0..nd).map(|_| thousand_tests()).collect());
 
@@ -415,7 +435,7 @@ fn main() {
 
     let m = |f: &dyn Fn(&RawSplit) -> Duration| median(raw.iter().map(f).collect());
     let mc = |f: &dyn Fn(&TestSplit) -> Duration| median(tests.iter().map(f).collect());
-    let mc_off = |f: &dyn Fn(&TestSplit) -> Duration| median(tests_off.iter().map(f).collect());
+    let mc_on = |f: &dyn Fn(&TestSplit) -> Duration| median(tests_on.iter().map(f).collect());
     let rows = [
         Row {
             what: "(a) Engine::new + first EVAL (in-process)",
@@ -426,6 +446,12 @@ fn main() {
         Row {
             what: "    back to back (no test body between runs)",
             redlab: a_tight,
+            redis: None,
+            runs: format!("{n}"),
+        },
+        Row {
+            what: "    back to back, mean thread CPU time (drop included)",
+            redlab: a_cpu,
             redis: None,
             runs: format!("{n}"),
         },
@@ -466,8 +492,8 @@ fn main() {
             runs: format!("{nc} / {nr} spawns"),
         },
         Row {
-            what: "    Lua states not prepared ahead",
-            redlab: mc_off(&|t| t.total),
+            what: "    Lua states prepared ahead (a spare between servers)",
+            redlab: mc_on(&|t| t.total),
             redis: None,
             runs: format!("{nc}"),
         },
@@ -490,8 +516,8 @@ fn main() {
             runs: String::new(),
         },
         Row {
-            what: "    first EVAL, Lua states not prepared ahead",
-            redlab: mc_off(&|t| t.eval),
+            what: "    first EVAL, Lua states prepared ahead",
+            redlab: mc_on(&|t| t.eval),
             redis: None,
             runs: String::new(),
         },

@@ -54,7 +54,7 @@ pub use reply::Reply;
 pub use session::ConnId;
 pub use snapshot::Snapshot;
 
-/// Lua states built ahead, by a server thread between two servers (on by default): see
+/// Lua states built ahead, by a server thread between two servers (off by default): see
 /// `lua::prepared`.
 pub use lua::prepared::set_enabled as prepare_lua_states_ahead;
 /// A fresh random seed, as the explorer draws one for a scenario without a fixed seed.

@@ -4,8 +4,9 @@
 //! Building a state (the libraries, redis.*, the read-only globals proxy, the error handler)
 //! is most of a fresh server's first EVAL, and a suite that starts a server per test pays it
 //! per test. Server threads are reused between servers (`net::workers`): when a server whose
-//! scripts used an EVAL state has finished, its thread builds one spare state before it waits
-//! for the next server, and that server's first script takes it.
+//! scripts used an EVAL state has finished and no next server is handed to its thread at once,
+//! the thread builds one spare state while it waits, and the next server's first script takes
+//! it.
 //!
 //! The spare is built on the thread that will run it, so its memory comes from that thread's
 //! allocator heap, as a state built at first use would (a state built on another thread kept
@@ -19,12 +20,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::runtime::{Kind, Runtime};
 
-/// Whether spare states are built and used (see `set_enabled`). On by default.
-static ENABLED: AtomicBool = AtomicBool::new(true);
+/// Whether spare states are built and used (see `set_enabled`). Off by default: with it on,
+/// a server's first EVAL was faster (75-81 us against 93-96), but a whole server-per-test
+/// (`cargo bench --bench per_test`, row (c), on two cores shared with a dozen busy
+/// processes) was 1-19% slower in each of four runs: the build takes a core the test and
+/// the next server need. Memory is given back with it on (tests/memory_returns.rs passes).
+static ENABLED: AtomicBool = AtomicBool::new(false);
 
-/// Turns building spare states between servers on (the default) or off, for the whole
+/// Turns building spare states between servers on or off (the default), for the whole
 /// process. Off, every engine builds its state at its first script, and a spare already built
-/// is not used: to measure the difference (`cargo bench --bench per_test`).
+/// is not used. On suits a machine with a core to spare while tests run their bodies.
 pub fn set_enabled(on: bool) {
     ENABLED.store(on, Ordering::Relaxed);
 }
@@ -47,6 +52,19 @@ pub(crate) fn eval_runtime(memory_limit: usize) -> Box<Runtime> {
         }
     }
     Box::new(Runtime::new(Kind::Eval, memory_limit))
+}
+
+/// Whether `prepare_here` would build a spare now: a state was wanted on this thread since
+/// the last one was prepared, the thread has none, and spares are on.
+pub(crate) fn wanted_here() -> bool {
+    WANTED.with(Cell::get)
+        && ENABLED.load(Ordering::Relaxed)
+        && SPARE.with(|s| {
+            let spare = s.take();
+            let none = spare.is_none();
+            s.set(spare);
+            none
+        })
 }
 
 /// Called by a server thread between two servers: builds this thread's spare when the server
@@ -80,6 +98,7 @@ mod tests {
 
     #[test]
     fn a_spare_is_built_only_after_a_state_was_wanted_and_is_taken_once() {
+        set_enabled(true);
         discard_here();
         WANTED.with(|w| w.set(false));
         prepare_here();

@@ -24,6 +24,10 @@ pub(crate) const IDLE_FOR: Duration = Duration::from_secs(1);
 /// whether `stopping` was called for it (its thread is then awaited by `run`).
 pub(crate) type Job = Box<dyn FnOnce(&tokio::runtime::Runtime) -> bool + Send>;
 
+/// How long a thread that has just parked waits for a server before it builds a spare Lua
+/// state (`lua::prepared`): a server handed over meanwhile does not wait for that build.
+const PREPARE_AFTER: Duration = Duration::from_micros(50);
+
 /// How long `run` waits for the thread of a server being stopped before it starts a thread.
 const WAIT_FOR_STOPPING: Duration = Duration::from_millis(2);
 
@@ -126,10 +130,16 @@ fn next_job(slot: &Arc<Slot>, was_stopping: bool) -> Option<Job> {
         }
         PARKED.notify_one();
     }
-    // Parked: the next server may already be waiting, but it would build a Lua state at its
-    // first script anyway, and built now the state is ready for it (and lives in this
-    // thread's allocator heap, as the server's own would).
-    crate::lua::prepared::prepare_here();
+    // While no server is waiting for this thread (a test is running its body), it builds the
+    // Lua state the next server's first script will take: in this thread's allocator heap, as
+    // the server's own would be. A suite that starts the next server at once finds the thread
+    // free instead, and that server builds its state at its first script, as without a spare.
+    if crate::lua::prepared::wanted_here() {
+        std::thread::park_timeout(PREPARE_AFTER);
+        if lock(&slot.job).is_none() {
+            crate::lua::prepared::prepare_here();
+        }
+    }
     let deadline = Instant::now() + IDLE_FOR;
     loop {
         if let Some(job) = lock(&slot.job).take() {
