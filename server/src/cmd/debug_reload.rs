@@ -22,10 +22,13 @@ use crate::engine::Engine;
 use crate::errors;
 use crate::reply::Reply;
 
-/// What a save keeps: per database, (key, DUMP payload, deadline); then the libraries' code.
+/// One saved key: its name, its DUMP payload and its deadline.
+type SavedKey = (Vec<u8>, Vec<u8>, Option<i64>);
+
+/// What a save keeps: per database, its keys; then the libraries' code.
 #[derive(Clone, Debug, Default)]
 pub struct Image {
-    dbs: Vec<Vec<(Vec<u8>, Vec<u8>, Option<i64>)>>,
+    dbs: Vec<Vec<SavedKey>>,
     libraries: Vec<Bytes>,
 }
 

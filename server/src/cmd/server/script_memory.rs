@@ -88,9 +88,9 @@ mod tests {
             assert_eq!(eval_scripts([len].into_iter()), want, "body of {len} bytes");
         }
         // Twenty scripts `return 101` .. `return 120` once the rehash is over.
-        assert_eq!(eval_scripts(std::iter::repeat(10).take(4)), 448);
-        assert_eq!(eval_scripts(std::iter::repeat(10).take(8)), 896);
-        assert_eq!(eval_scripts(std::iter::repeat(10).take(12)), 1376);
+        assert_eq!(eval_scripts(std::iter::repeat_n(10, 4)), 448);
+        assert_eq!(eval_scripts(std::iter::repeat_n(10, 8)), 896);
+        assert_eq!(eval_scripts(std::iter::repeat_n(10, 12)), 1376);
         assert_eq!(eval_scripts(std::iter::empty()), 0);
     }
 
