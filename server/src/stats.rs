@@ -31,6 +31,9 @@ pub struct Stats {
     pub per_command: HashMap<usize, CommandStats, foldhash::fast::FixedState>,
     /// Error replies by their code (the first word: ERR, WRONGTYPE, ...), for INFO errorstats.
     pub errors_by_code: BTreeMap<String, u64>,
+    /// Errors counted inside the running script (`count_script_error`): the script's own
+    /// error reply that begins with one of them is that error passed on, not a new one.
+    pub counted_in_script: Vec<String>,
 }
 
 impl Stats {
@@ -58,6 +61,28 @@ impl Stats {
     /// row appears in INFO commandstats even with no call.
     pub fn record_rejected(&mut self, cmd: &'static Command, name: &str) {
         self.entry(cmd, name).rejected_calls += 1;
+    }
+
+    /// Counts an error a script's redis.call or redis.pcall met (Redis counts it inside the
+    /// script), remembering it so the script's reply does not count it twice.
+    pub fn count_script_error(&mut self, text: String) {
+        self.total_error_replies += 1;
+        self.record_error(&text);
+        self.counted_in_script.push(text);
+    }
+
+    /// Counts a command's error reply unless a script already counted it; forgets the
+    /// script's errors either way (the command is over).
+    pub fn count_reply_error(&mut self, text: &str) {
+        let counted = self
+            .counted_in_script
+            .iter()
+            .any(|t| text.starts_with(t.as_str()));
+        if !counted {
+            self.total_error_replies += 1;
+            self.record_error(text);
+        }
+        self.counted_in_script.clear();
     }
 
     /// Counts a call of `cmd`, whose full name is `name`.

@@ -138,7 +138,9 @@ fn quicklist_packed_threshold(e: &mut Engine, arg: &[u8]) -> CmdResult {
 fn object(e: &mut Engine, call: &mut Call) -> Reply {
     let now = e.now_ms;
     let limits = crate::db::encoding::Limits::from_config(&e.config);
-    let Some(entry) = e.db(call.db).peek(call.arg(2)) else {
+    // As stored: Redis looks the key up in its dict directly, so a key past its deadline that
+    // nothing has expired yet is still shown.
+    let Some(entry) = e.dbs[call.db].stored_entry(call.arg(2)) else {
         return Reply::err(errors::NO_SUCH_KEY);
     };
     // The encoding OBJECT ENCODING reports, from the same rules.

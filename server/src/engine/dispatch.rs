@@ -22,8 +22,9 @@ impl Engine {
             crate::cluster::after_command(self, conn, asking);
         }
         if let Some(text) = reply.error_text() {
-            self.stats.total_error_replies += 1;
-            self.stats.record_error(&text);
+            self.stats.count_reply_error(&text);
+        } else {
+            self.stats.counted_in_script.clear();
         }
         reply
     }

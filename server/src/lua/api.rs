@@ -180,6 +180,10 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
         let resp = c.resp;
         let outcome = script_call(c, args);
         let failed = !matches!(&outcome, Ok(reply) if !reply.is_error());
+        if failed {
+            // SAFETY: as above.
+            count_script_error(unsafe { &mut *c.engine }, &outcome);
+        }
         Called::Ran {
             outcome: c.outcome.insert(outcome),
             resp,
@@ -328,6 +332,24 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
     }
     c.db = call.db;
     Ok(reply)
+}
+
+/// An error redis.call or redis.pcall met (a refusal or the command's own error reply) is
+/// counted where it happens, as Redis counts it, whether or not the script lets it through;
+/// the script's own error reply, when it is this one, is not counted again (`Stats`).
+fn count_script_error(e: &mut Engine, outcome: &Result<Reply, String>) {
+    let text = match outcome {
+        Ok(reply) => match reply.error_text() {
+            Some(t) => t.into_owned(),
+            None => return,
+        },
+        Err(msg) => match msg.strip_prefix('-') {
+            Some(rest) if rest.contains(' ') => rest.to_string(),
+            Some(rest) => format!("ERR {rest}"),
+            None => format!("ERR {msg}"),
+        },
+    };
+    e.stats.count_script_error(text);
 }
 
 /// The checks of Redis's scriptCall after the command is known: ACL, memory, redlab's strict
