@@ -416,3 +416,12 @@ pub const ERROR_OR_TIMEOUT_READING_TO_TARGET: &str =
 pub fn latency_no_samples(event: &[u8]) -> String {
     format!("ERR No samples available for event '{}'", c_str(event))
 }
+
+// ---- connections ----
+/// Sent to a connection refused because maxclients connections are open (before it has a
+/// client, so it is written as raw RESP).
+pub const MAX_CLIENTS_REACHED_WIRE: &[u8] = b"-ERR max number of clients reached\r\n";
+/// CONFIG SET maxclients beyond what the open-file limit can hold.
+pub fn maxclients_over_fd_limit(fits: u64) -> String {
+    format!("The operating system is not able to handle the specified number of clients, try with {fits}")
+}
