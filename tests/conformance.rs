@@ -202,5 +202,6 @@ groups!(
     compat_valkey,
     debug_digest,
     encoding,
-    latency
+    latency,
+    maxclients
 );

@@ -31,6 +31,10 @@ const USED: &[&str] = &[
     "proto-max-bulk-len",
     "protected-mode",
     "cluster-enabled",
+    "maxclients",
+    "latency-monitor-threshold",
+    "latency-tracking",
+    "latency-tracking-info-percentiles",
 ];
 
 /// Directives of redis.conf that are not parameters; accepted and ignored.

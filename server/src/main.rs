@@ -55,6 +55,7 @@ fn main() {
     if pidfile.is_empty() && daemonize {
         pidfile = process::DEFAULT_PIDFILE.to_string();
     }
+    fit_open_files(&mut config);
     let listen = cli::listen_address(&config.bind);
     if config.bind.split_whitespace().count() > 1 {
         tracing::warn!(
@@ -141,4 +142,57 @@ fn init_log(logfile: &str, loglevel: &str) {
         .with_ansi(false)
         .event_format(logline::RedisLine)
         .init();
+}
+
+/// Raises the open-file limit to what maxclients needs, or lowers maxclients to what the
+/// limit holds, with the log lines redis-server writes for either.
+fn fit_open_files(config: &mut redlab_server::Config) {
+    use redlab_server::config::fd_limit::{fit, Fit, RESERVED_FDS};
+    let maxclients: u64 = config
+        .get_by_name("maxclients")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    match fit(maxclients) {
+        Fit::Fits { raised_from: None } => {}
+        Fit::Fits {
+            raised_from: Some(old),
+        } => tracing::info!(
+            "Increased maximum number of open files to {} (it was originally set to {}).",
+            maxclients + RESERVED_FDS,
+            old
+        ),
+        Fit::Short {
+            needed,
+            best,
+            os_error,
+        } => {
+            if best <= RESERVED_FDS {
+                tracing::warn!(
+                    "Your current 'ulimit -n' of {} is not enough for the server to start. \
+                     Please increase your open file limit to at least {}. Exiting.",
+                    best,
+                    needed
+                );
+                std::process::exit(1);
+            }
+            let fits = best - RESERVED_FDS;
+            tracing::warn!(
+                "You requested maxclients of {} requiring at least {} max file descriptors.",
+                maxclients,
+                needed
+            );
+            tracing::warn!(
+                "Server can't set maximum open files to {} because of OS error: {}.",
+                needed,
+                os_error
+            );
+            tracing::warn!(
+                "Current maximum open files is {}. maxclients has been reduced to {} to \
+                 compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.",
+                best,
+                fits
+            );
+            let _ = config.set_by_name("maxclients", &fits.to_string());
+        }
+    }
 }

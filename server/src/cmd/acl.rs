@@ -197,18 +197,47 @@ fn setuser(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     let raw: Vec<String> = call.args[3..].iter().map(|a| text(a)).collect();
     let rules = acl::model::split_rules(&raw)
         .map_err(|start| Reply::err(errors::selector_unmatched(&start)))?;
+    let all_channels = pubsub_default_all(e);
     let mut user = e
         .acl
         .user(&name)
         .cloned()
-        .unwrap_or_else(|| User::new(&name));
+        .unwrap_or_else(|| new_user(&name, all_channels));
     for r in &rules {
-        user.apply(r)
+        apply_rule(&mut user, r, all_channels)
             .map_err(|err| Reply::err(errors::setuser_modifier(r, err.text())))?;
     }
     e.acl.users.insert(name, user);
     refresh_sessions(e, call.conn);
     Ok(Reply::ok())
+}
+
+/// acl-pubsub-default is allchannels: a new or reset user may use every channel.
+fn pubsub_default_all(e: &Engine) -> bool {
+    e.config.get_by_name("acl-pubsub-default").as_deref() == Some("allchannels")
+}
+
+/// A user as ACL SETUSER or an ACL file line creates it, its channels per
+/// acl-pubsub-default.
+fn new_user(name: &str, all_channels: bool) -> User {
+    let mut u = User::new(name);
+    if all_channels {
+        u.apply("allchannels").expect("valid rule");
+    }
+    u
+}
+
+/// One rule; `reset` gives the channels acl-pubsub-default gives a new user, as Redis does.
+fn apply_rule(
+    user: &mut User,
+    rule: &str,
+    all_channels: bool,
+) -> Result<(), acl::model::RuleError> {
+    user.apply(rule)?;
+    if all_channels && rule.eq_ignore_ascii_case("reset") {
+        user.apply("allchannels")?;
+    }
+    Ok(())
 }
 
 fn selector_fields(s: &acl::model::Selector) -> Vec<(Reply, Reply)> {
@@ -411,7 +440,7 @@ fn save(e: &mut Engine, _: &mut Call) -> Result<Reply, Reply> {
 }
 
 /// Reads an ACL file into users; the whole file or nothing, as Redis loads it.
-pub(crate) fn parse_acl_file(text: &str) -> Result<Vec<User>, String> {
+pub(crate) fn parse_acl_file(text: &str, all_channels: bool) -> Result<Vec<User>, String> {
     let mut users: Vec<User> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -422,11 +451,11 @@ pub(crate) fn parse_acl_file(text: &str) -> Result<Vec<User>, String> {
         if words[0] != "user" || words.len() < 2 {
             return Err(errors::aclfile_no_user_keyword(i + 1));
         }
-        let mut u = User::new(&words[1]);
+        let mut u = new_user(&words[1], all_channels);
         let rules = acl::model::split_rules(&words[2..])
             .map_err(|s| errors::aclfile_unmatched(i + 1, &s))?;
         for r in &rules {
-            u.apply(r)
+            apply_rule(&mut u, r, all_channels)
                 .map_err(|err| errors::aclfile_rule(i + 1, r, err.text()))?;
         }
         if users.iter().any(|x| x.name == u.name) {
@@ -441,7 +470,8 @@ fn load(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     let path = aclfile(e)?;
     let body = std::fs::read_to_string(&path)
         .map_err(|err| Reply::err(errors::aclfile_open(&path, &err)))?;
-    let loaded = parse_acl_file(&body).map_err(|m| Reply::err(errors::aclfile_load(&m)))?;
+    let loaded = parse_acl_file(&body, pubsub_default_all(e))
+        .map_err(|m| Reply::err(errors::aclfile_load(&m)))?;
     let mut users = std::collections::BTreeMap::new();
     users.insert("default".to_string(), User::default_user());
     for u in loaded {

@@ -5,6 +5,7 @@
 //! answers what was set and CONFIG GET * lists what Redis lists.
 
 pub mod client_limits;
+pub mod fd_limit;
 pub mod params;
 
 use std::collections::BTreeMap;

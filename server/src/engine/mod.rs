@@ -141,6 +141,9 @@ pub struct Engine {
     pub(crate) latency: crate::latency::LatencyMonitor,
     /// latency-tracking's per-command histograms (LATENCY HISTOGRAM, INFO latencystats).
     pub(crate) latency_tracking: crate::latency::tracking::CommandLatencies,
+    /// Connections the network shell refused at maxclients (INFO rejected_connections);
+    /// shared with the shell, which counts them even while a script holds the engine.
+    pub(crate) rejected_connections: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// Cluster mode: this node's membership (`crate::cluster`); None for a standalone server.
     pub(crate) cluster: Option<crate::cluster::NodeState>,
     /// Client-side caching: the tracking table, BCAST prefixes, held invalidations.
@@ -219,6 +222,7 @@ impl Engine {
             slowlog: Default::default(),
             latency: Default::default(),
             latency_tracking: Default::default(),
+            rejected_connections: Default::default(),
             cluster,
             tracking: Default::default(),
             pause: Default::default(),

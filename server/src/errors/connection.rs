@@ -103,3 +103,7 @@ pub fn setinfo_option(attr: &[u8]) -> String {
 pub fn setinfo_value(attr: &str) -> String {
     format!("ERR {attr} cannot contain spaces, newlines or special characters.")
 }
+
+/// Sent to a connection refused because maxclients connections are open (before it has a
+/// client, so it is written as raw RESP).
+pub const MAX_CLIENTS_REACHED_WIRE: &[u8] = b"-ERR max number of clients reached\r\n";

@@ -86,3 +86,8 @@ pub fn latency_no_samples(event: &[u8]) -> String {
         super::c_str(event)
     )
 }
+
+/// CONFIG SET maxclients beyond what the open-file limit can hold.
+pub fn maxclients_over_fd_limit(fits: u64) -> String {
+    format!("The operating system is not able to handle the specified number of clients, try with {fits}")
+}

@@ -153,7 +153,9 @@ fn admit(
     conn_ids: &AtomicU64,
     stream: NetStream,
 ) {
-    let (id, io) = registry.add(stream);
+    let Some((id, io)) = registry.admit(stream) else {
+        return;
+    };
     // Its engine id now, so a HELLO it sends during the script names it.
     io.state.borrow_mut().conn_id = Some(conn_ids.fetch_add(1, Ordering::Relaxed));
     if registry.config.borrow().refuses(&io.stream) {

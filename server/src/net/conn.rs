@@ -129,7 +129,7 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
 }
 
 /// Copies what the busy-script loop needs out of the configuration, when it changed.
-fn refresh_net_config(engine: &crate::Engine, registry: &Registry) {
+pub(crate) fn refresh_net_config(engine: &crate::Engine, registry: &Registry) {
     let config = engine.config();
     if registry.config.borrow().generation != config.generation {
         *registry.config.borrow_mut() = NetConfig::of(config);

@@ -91,6 +91,8 @@ pub(crate) struct NetConfig {
     /// For HELLO answered while a script is busy (`Config::hello_server`).
     pub hello_server: &'static str,
     pub hello_version: String,
+    /// maxclients: connections beyond it are refused at accept.
+    pub maxclients: u64,
 }
 
 impl NetConfig {
@@ -108,6 +110,10 @@ impl NetConfig {
             query_buffer_limit: c.client_query_buffer_limit,
             hello_server: c.hello_server().0,
             hello_version: c.hello_server().1.to_string(),
+            maxclients: c
+                .get_by_name("maxclients")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(u64::MAX),
         }
     }
 }
@@ -275,9 +281,26 @@ pub(crate) struct Registry {
     /// The `unixsocket` listener, when one is configured.
     pub unix_listener: RefCell<Option<Rc<UnixListener>>>,
     pub config: RefCell<NetConfig>,
+    /// Connections refused at maxclients (INFO rejected_connections); the engine holds the
+    /// same counter.
+    pub rejected: RefCell<Arc<std::sync::atomic::AtomicU64>>,
 }
 
 impl Registry {
+    /// A connection just accepted: registered, or, with maxclients connections already open,
+    /// told so and closed, as Redis does before it creates the client (best effort: the
+    /// error is written only if the socket takes it at once).
+    pub fn admit(&self, stream: NetStream) -> Option<(u64, Rc<ConnIo>)> {
+        if self.conns.borrow().len() as u64 >= self.config.borrow().maxclients {
+            let _ = stream.try_write(crate::errors::MAX_CLIENTS_REACHED_WIRE);
+            self.rejected
+                .borrow()
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return None;
+        }
+        Some(self.add(stream))
+    }
+
     pub fn add(&self, stream: NetStream) -> (u64, Rc<ConnIo>) {
         if let NetStream::Tcp(s) = &stream {
             let _ = s.set_nodelay(true);

@@ -553,6 +553,7 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
             engine.join_cluster(m);
         }
         engine.compat_report = compat_report;
+        let engine_rejected = engine.rejected_connections.clone();
         let unix = match unix.map(UnixListener::from_std).transpose() {
             Ok(u) => u.map(Rc::new),
             Err(e) => {
@@ -566,6 +567,7 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
         *registry.listener.borrow_mut() = Some(listener.clone());
         *registry.unix_listener.borrow_mut() = unix.clone();
         *registry.config.borrow_mut() = net_config;
+        *registry.rejected.borrow_mut() = engine_rejected;
         let shared = Rc::new(Shared {
             engine: RefCell::new(engine),
             registry: registry.clone(),
@@ -591,8 +593,10 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
             tokio::select! {
                 accepted = listener.accept() => match accepted {
                     Ok((stream, _)) => {
-                        let (id, io) = registry.add(NetStream::Tcp(stream));
-                        tokio::task::spawn_local(super::conn::serve(shared.clone(), id, io));
+                        super::conn::refresh_net_config(&shared.engine.borrow(), &registry);
+                        if let Some((id, io)) = registry.admit(NetStream::Tcp(stream)) {
+                            tokio::task::spawn_local(super::conn::serve(shared.clone(), id, io));
+                        }
                     }
                     // Shut from `Server::drop`, which sent the stop first.
                     Err(_) if !matches!(stop.try_recv(), Err(oneshot::error::TryRecvError::Empty)) => break,
@@ -604,8 +608,10 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
                 accepted = accept_unix(unix.as_deref()) => match accepted {
                     Ok(stream) => {
                         let path = unix_path.clone().unwrap_or_default();
-                        let (id, io) = registry.add(NetStream::Unix(stream, path));
-                        tokio::task::spawn_local(super::conn::serve(shared.clone(), id, io));
+                        super::conn::refresh_net_config(&shared.engine.borrow(), &registry);
+                        if let Some((id, io)) = registry.admit(NetStream::Unix(stream, path)) {
+                            tokio::task::spawn_local(super::conn::serve(shared.clone(), id, io));
+                        }
                     }
                     Err(e) => {
                         tracing::warn!("redlab: accept failed on the unix socket: {}", e);

@@ -83,6 +83,23 @@ fn set(e: &mut Engine, call: &mut Call) -> CmdResult {
             return Err(Reply::err(errors::config_set_failed(name, &reason)));
         }
     }
+    if pairs.iter().any(|(_, p, _)| p.name == "maxclients") {
+        // As Redis: the open-file limit must hold them, or everything set here is undone.
+        let n = e
+            .config
+            .get_by_name("maxclients")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        if let crate::config::fd_limit::Fit::Short { best, .. } = crate::config::fd_limit::fit(n) {
+            e.config = before;
+            return Err(Reply::err(errors::config_set_failed(
+                "maxclients",
+                &errors::maxclients_over_fd_limit(
+                    best.saturating_sub(crate::config::fd_limit::RESERVED_FDS),
+                ),
+            )));
+        }
+    }
     if pairs.iter().any(|(_, p, _)| p.name == "requirepass") {
         // requirepass is the password of the ACL user `default`.
         let pass = e.config.requirepass.clone();
@@ -129,6 +146,8 @@ fn resetstat(e: &mut Engine, _call: &mut Call) -> CmdResult {
     s.per_command.clear();
     s.errors_by_code.clear();
     e.latency_tracking.reset();
+    e.rejected_connections
+        .store(0, std::sync::atomic::Ordering::Relaxed);
     Ok(Reply::ok())
 }
 

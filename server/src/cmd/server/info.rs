@@ -277,7 +277,11 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             f("instantaneous_output_kbps", &"0.00");
             f("instantaneous_input_repl_kbps", &"0.00");
             f("instantaneous_output_repl_kbps", &"0.00");
-            f("rejected_connections", &0);
+            f(
+                "rejected_connections",
+                &e.rejected_connections
+                    .load(std::sync::atomic::Ordering::Relaxed),
+            );
             f("sync_full", &0);
             f("sync_partial_ok", &0);
             f("sync_partial_err", &0);
