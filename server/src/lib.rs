@@ -51,7 +51,7 @@ pub use faults::{Fault, FaultAction, Faults, Fired};
 pub use net::server::{Server, ServerBuilder};
 pub use reply::Reply;
 pub use session::ConnId;
-pub use snapshot::Snapshot;
+pub use snapshot::{Fork, Snapshot};
 
 /// Lua states prepared ahead on a builder thread (off by default): see `lua::prepared`.
 pub use lua::prepared::set_enabled as prepare_lua_states_ahead;

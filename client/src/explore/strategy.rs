@@ -72,9 +72,26 @@ impl Chooser for Dfs {
         self.pos += 1;
         Some(enabled[0])
     }
+
+    fn alternatives_left(&self) -> bool {
+        self.pos
+            .checked_sub(1)
+            .and_then(|p| self.path.get(p))
+            .is_some_and(|&(k, n)| k + 1 < n)
+    }
 }
 
 impl Dfs {
+    /// After `advance`: the depth of the first step where the new path leaves the last one.
+    pub fn diverged_at(&self) -> usize {
+        self.path.len().saturating_sub(1)
+    }
+
+    /// Goes on from step `depth` of the current path (the steps before it were replayed).
+    pub fn resume_at(&mut self, depth: usize) {
+        self.pos = depth.min(self.path.len());
+    }
+
     /// Moves to the next path; false when every schedule has been run.
     pub fn advance(&mut self) -> bool {
         self.path.truncate(self.pos);
