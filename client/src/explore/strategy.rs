@@ -1,7 +1,9 @@
 //! The choosers: who goes next at each step.
 //!
-//! - `Dfs`: every schedule, depth first, by re-running from scratch along a recorded path
-//!   (stateless model checking: client futures cannot be cloned, a fresh run is cheap);
+//! - `Dfs`: every schedule, depth first, along a recorded path (stateless model checking:
+//!   client futures cannot be cloned); the executor resumes the server at the deepest
+//!   branch point the next path shares and replays the clients on recorded replies
+//!   (`Executor::run_dfs`);
 //! - `RandomWalk`: a uniform pick among what can run, from a seed;
 //! - `Pct`: probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010): random
 //!   priorities and `depth - 1` priority change points find a bug of depth d with
