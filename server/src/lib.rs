@@ -52,7 +52,7 @@ pub use faults::{Fault, FaultAction, Faults, Fired};
 pub use net::server::{Server, ServerBuilder};
 pub use reply::Reply;
 pub use session::ConnId;
-pub use snapshot::Snapshot;
+pub use snapshot::{Fork, Snapshot};
 
 /// Lua states built ahead, by a server thread between two servers (off by default): see
 /// `lua::prepared`.

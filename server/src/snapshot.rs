@@ -21,15 +21,22 @@
 //!   replaced (SCRIPT FLUSH), the snapshot's scripts are compiled again;
 //! - function libraries: kept when they are still the snapshot's, otherwise loaded again
 //!   from the snapshot's code in a fresh function runtime.
+//!
+//! A `Fork` is a state in the middle of a run, for exhaustive search to branch from instead
+//! of replaying the prefix: the data, the clock, the RNG, INFO's counters and the open
+//! connections. `Engine::fork` gives one only while the run has stayed on plain ground
+//! (see `fork`), where that list is the whole state a command can change; elsewhere the
+//! explorer replays from the snapshot.
 
 use bytes::Bytes;
 
 use crate::cmd::pubsub::PubSub;
+use crate::cmd::table::flags;
 use crate::db::Db;
 use crate::engine::Engine;
 use crate::lua::cache::sha1_hex;
 use crate::rng::EngineRng;
-use crate::session::ConnId;
+use crate::session::{ConnId, Session};
 use crate::stats::Stats;
 use crate::Config;
 
@@ -46,6 +53,118 @@ pub struct Snapshot {
     scripts: Vec<([u8; 40], Bytes)>,
     /// (name, code) of every function library, by name.
     libraries: Vec<(String, Bytes)>,
+}
+
+/// An engine's state in the middle of a run, taken by `Engine::fork` and put back with
+/// `Engine::resume` (with the snapshot the run started from).
+pub struct Fork {
+    dbs: Vec<Db>,
+    clock_us: i64,
+    now_ms: i64,
+    rng: EngineRng,
+    dirty: u64,
+    maybe_expiring: u64,
+    last_save_s: i64,
+    stats: Stats,
+    next_conn_id: u64,
+    sessions: Vec<PlainSession>,
+}
+
+/// What a connection that only ran plain commands has of its own.
+struct PlainSession {
+    id: ConnId,
+    authenticated: bool,
+    acl_free: bool,
+    user: String,
+    addr: String,
+    laddr: String,
+    db: usize,
+    resp: u8,
+    created_ms: i64,
+    last_interaction_ms: i64,
+    last_command: std::borrow::Cow<'static, str>,
+}
+
+impl PlainSession {
+    /// The connection's state, if nothing but what this keeps differs from a new one.
+    fn of(s: &Session) -> Option<PlainSession> {
+        let plain = s.multi.is_none()
+            && s.watched.is_empty()
+            && !s.watch_dirty
+            && s.watched_expired.is_empty()
+            && !s.in_pubsub()
+            && s.name.is_none()
+            && s.lib_name.is_none()
+            && s.lib_ver.is_none()
+            && s.reply_mode == crate::session::ReplyMode::On
+            && !s.no_evict
+            && !s.no_touch
+            && !s.monitor
+            && !s.tracking.on
+            && s.blocked.is_none()
+            && s.outbox.is_empty()
+            && s.outbox_bytes == 0
+            && s.obuf_soft_since.is_none()
+            && !s.close_requested
+            && !s.close_now
+            && s.fault_delay.is_none()
+            && s.fault_truncate.is_none();
+        plain.then(|| PlainSession {
+            id: s.id,
+            authenticated: s.authenticated,
+            acl_free: s.acl_free,
+            user: s.user.clone(),
+            addr: s.addr.clone(),
+            laddr: s.laddr.clone(),
+            db: s.db,
+            resp: s.resp,
+            created_ms: s.created_ms,
+            last_interaction_ms: s.last_interaction_ms,
+            last_command: s.last_command.clone(),
+        })
+    }
+
+    fn session(&self) -> Session {
+        let mut s = Session::new(self.id, self.created_ms, self.authenticated);
+        s.acl_free = self.acl_free;
+        s.user.clone_from(&self.user);
+        s.addr.clone_from(&self.addr);
+        s.laddr.clone_from(&self.laddr);
+        s.db = self.db;
+        s.resp = self.resp;
+        s.last_interaction_ms = self.last_interaction_ms;
+        s.last_command = self.last_command.clone();
+        s
+    }
+}
+
+/// Whether a command changes nothing but the data and the state a `Fork` keeps: reads and
+/// writes of keys, scripts (their inner commands are counted, so checked, too) and
+/// transactions; not admin, pub/sub, blocking, CLIENT, CONFIG, SCRIPT or redlab controls.
+fn plain_command(name: &str, command_flags: u32) -> bool {
+    if command_flags & (flags::ADMIN | flags::PUBSUB | flags::BLOCKING) != 0
+        || name.starts_with("redlab")
+    {
+        return false;
+    }
+    command_flags & (flags::WRITE | flags::READONLY) != 0
+        || matches!(
+            name,
+            "eval"
+                | "evalsha"
+                | "eval_ro"
+                | "evalsha_ro"
+                | "fcall"
+                | "fcall_ro"
+                | "multi"
+                | "exec"
+                | "discard"
+                | "watch"
+                | "unwatch"
+                | "ping"
+                | "echo"
+                | "time"
+        )
 }
 
 impl Snapshot {
@@ -87,6 +206,11 @@ impl Engine {
 
     /// Puts the engine back into `snap`'s state (see the module docs).
     pub fn restore(&mut self, snap: &Snapshot) {
+        self.restore_all_but_data(snap);
+        self.dbs.clone_from(&snap.dbs);
+    }
+
+    fn restore_all_but_data(&mut self, snap: &Snapshot) {
         let ids: Vec<ConnId> = self.sessions.keys().copied().collect();
         for id in ids {
             self.disconnect(id);
@@ -107,8 +231,7 @@ impl Engine {
         self.time_frozen = false;
         self.shutdown_requested = false;
 
-        self.config = snap.config.clone();
-        self.dbs.clone_from(&snap.dbs);
+        self.config.clone_from(&snap.config);
         self.clock.set_unix_us(snap.clock_us);
         self.now_ms = snap.now_ms;
         self.rng = snap.rng.clone();
@@ -117,6 +240,83 @@ impl Engine {
 
         self.restore_scripts(snap);
         self.restore_libraries(snap);
+    }
+
+    /// The state now, to branch from, when the run since `base` was restored has stayed on
+    /// plain ground: only plain commands (see `plain_command`; INFO's per-command counters
+    /// tell which ran), the configuration, scripts and function libraries still the
+    /// snapshot's, no transaction, watch, subscription, block, tracking or fault open, and
+    /// the clock not frozen. None otherwise.
+    pub fn fork(&self, base: &Snapshot) -> Option<Fork> {
+        let plain = self
+            .stats
+            .per_command
+            .values()
+            .all(|c| plain_command(&c.name, c.flags))
+            && self.config.generation == base.config.generation
+            && self.watched_keys.is_empty()
+            && self.blocking_keys.is_empty()
+            && self.ready_keys.is_empty()
+            && self.wakeups.is_empty()
+            && self.monitors.is_empty()
+            && self.serving_key.is_none()
+            && self.tracking.clients == 0
+            && self.faults.is_empty()
+            && self.hash_ttl.is_empty()
+            && self.cluster.is_none()
+            && self.snapshot.is_none()
+            && !self.time_frozen
+            && !self.shutdown_requested
+            && self.scripting.cache.scripts.len() == base.scripts.len()
+            && self.libraries_are(base);
+        if !plain {
+            return None;
+        }
+        let sessions = self
+            .sessions
+            .values()
+            .map(PlainSession::of)
+            .collect::<Option<Vec<_>>>()?;
+        Some(Fork {
+            dbs: self.dbs.clone(),
+            clock_us: self.clock.now_us(),
+            now_ms: self.now_ms,
+            rng: self.rng.clone(),
+            dirty: self.dirty,
+            maybe_expiring: self.maybe_expiring,
+            last_save_s: self.last_save_s,
+            stats: self.stats.clone(),
+            next_conn_id: self.next_conn_id.load(std::sync::atomic::Ordering::Relaxed),
+            sessions,
+        })
+    }
+
+    /// Puts the engine into `fork`'s state; `base` is the snapshot `fork` was taken after.
+    pub fn resume(&mut self, base: &Snapshot, fork: &Fork) {
+        self.restore_all_but_data(base);
+        self.dbs.clone_from(&fork.dbs);
+        self.clock.set_unix_us(fork.clock_us);
+        self.now_ms = fork.now_ms;
+        self.rng = fork.rng.clone();
+        self.dirty = fork.dirty;
+        self.maybe_expiring = fork.maybe_expiring;
+        self.last_save_s = fork.last_save_s;
+        self.stats.clone_from(&fork.stats);
+        for s in &fork.sessions {
+            self.sessions.insert(s.id, s.session());
+        }
+        self.next_conn_id
+            .store(fork.next_conn_id, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether the function libraries are the snapshot's.
+    fn libraries_are(&self, snap: &Snapshot) -> bool {
+        let libs = &self.scripting.libs.libs;
+        libs.len() == snap.libraries.len()
+            && libs
+                .values()
+                .zip(&snap.libraries)
+                .all(|(l, (name, code))| l.name == *name && l.code == *code)
     }
 
     fn restore_scripts(&mut self, snap: &Snapshot) {
@@ -150,13 +350,7 @@ impl Engine {
     }
 
     fn restore_libraries(&mut self, snap: &Snapshot) {
-        let libs = &self.scripting.libs.libs;
-        let same = libs.len() == snap.libraries.len()
-            && libs
-                .values()
-                .zip(&snap.libraries)
-                .all(|(l, (name, code))| l.name == *name && l.code == *code);
-        if same {
+        if self.libraries_are(snap) {
             return;
         }
         self.scripting.libs = Default::default();

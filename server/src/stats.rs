@@ -4,17 +4,19 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::cmd::table::Command;
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct CommandStats {
     /// The full name INFO prints (`client|list` for a subcommand).
     pub name: String,
+    /// The command's table flags (`cmd::table::flags`), for `Engine::fork`'s check.
+    pub flags: u32,
     pub calls: u64,
     pub failed_calls: u64,
     /// Refused before running (arity, a check of the dispatcher or of redis.call).
     pub rejected_calls: u64,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Stats {
     pub total_commands_processed: u64,
     pub total_connections_received: u64,
@@ -53,6 +55,7 @@ impl Stats {
             .entry(cmd as *const Command as usize)
             .or_insert_with(|| CommandStats {
                 name: name.to_string(),
+                flags: cmd.flags,
                 ..Default::default()
             })
     }

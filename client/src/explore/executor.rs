@@ -10,9 +10,12 @@ use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
+use redlab_server::Fork;
+
 use super::report::{command_text, value_text, Row, Violation};
 use super::scenario::{ClientFuture, Outcome, Scenario};
 use super::schedule::Choice;
+use super::strategy::Dfs;
 use super::target::{Exec, Target};
 use super::transport::{lock, ParkedTransport, SharedSlot, Slot};
 use super::vclock::{VirtualClock, NO_TIMER_LIMIT};
@@ -59,6 +62,32 @@ pub(crate) trait Chooser {
     /// One of `enabled` (never empty; client commands first, then events), or a choice of
     /// its own (a replayed schedule), or None to stop the run here.
     fn choose(&mut self, step: usize, enabled: &[Choice], last: Option<u8>) -> Option<Choice>;
+
+    /// Whether the step just chosen has siblings still to run (exhaustive search): the
+    /// state before it is worth keeping.
+    fn alternatives_left(&self) -> bool {
+        false
+    }
+}
+
+/// Prefix sharing for exhaustive search: the server's state at the branch points of the
+/// current path and the reply of every step on it. The next schedule resumes the server
+/// at the deepest branch point it shares and replays the logical clients from the start,
+/// feeding them the recorded replies: client futures cannot be cloned, but they are
+/// deterministic, and running them costs far less than running their commands.
+#[derive(Default)]
+struct Share {
+    /// (depth, the server's state before the step at that depth), shallowest first.
+    forks: Vec<(usize, Fork)>,
+    /// The reply each step of the current path got.
+    replies: Vec<Value>,
+    /// The choices of the current path, kept while a run starts again.
+    prefix: Vec<Choice>,
+    /// The current run keeps forks and replies.
+    active: bool,
+    /// The scenario did something a fork does not capture (time passed, a client blocked
+    /// or panicked, an invariant kept state, an event): no sharing from here on.
+    dead: bool,
 }
 
 /// How a run ended.
@@ -97,6 +126,16 @@ pub(crate) struct Executor<'s> {
     pub invariant_log: Vec<String>,
     /// A client panicked or misbehaved during the last step; reported by the next check.
     panicked: Option<Violation>,
+    share: Share,
+    /// The reply the next send takes instead of running its command (a replayed prefix).
+    canned: Option<Value>,
+}
+
+/// Lock tokens drawn from the seed belong to explored schedules only.
+impl Drop for Executor<'_> {
+    fn drop(&mut self) {
+        crate::patterns::lock::unseed_tokens();
+    }
 }
 
 impl<'s> Executor<'s> {
@@ -124,11 +163,108 @@ impl<'s> Executor<'s> {
             rows: None,
             invariant_log: Vec::new(),
             panicked: None,
+            share: Share::default(),
+            canned: None,
+        }
+    }
+
+    /// The next schedule of exhaustive search, sharing the server's work on the prefix it
+    /// has in common with the last one (see `Share`) when the scenario allows it: client
+    /// steps only (no events, clock or timer steps), an in-process target.
+    pub fn run_dfs(&mut self, dfs: &mut Dfs) -> RunOutcome {
+        let sc = self.sc;
+        let plain = sc.clock_steps.is_empty()
+            && sc.max_timer_steps == 0
+            && sc.delays.is_empty()
+            && sc.pauses.is_empty()
+            && sc.crashes.is_empty()
+            && sc.faults.is_empty()
+            && sc.share_prefixes;
+        if !plain || self.share.dead {
+            self.share = Share {
+                dead: true,
+                ..Share::default()
+            };
+            return self.run(dfs, false);
+        }
+        let from = dfs.diverged_at();
+        while self.share.forks.last().is_some_and(|f| f.0 > from) {
+            self.share.forks.pop();
+        }
+        let depth = self.share.forks.last().map_or(0, |f| f.0);
+        if depth == 0 {
+            self.share.active = true;
+            let out = self.run(dfs, false);
+            return self.after_shared(out);
+        }
+        let mut prefix = std::mem::take(&mut self.share.prefix);
+        prefix.clear();
+        prefix.extend_from_slice(&self.executed[..depth]);
+        if let Some((_, fork)) = self.share.forks.last() {
+            self.target.resume(fork);
+        }
+        self.share.active = true;
+        if let Some(early) = self.start(false, false) {
+            self.share.prefix = prefix;
+            return self.after_shared(early);
+        }
+        for (k, &choice) in prefix.iter().enumerate() {
+            self.wake();
+            self.canned = Some(self.share.replies[k].clone());
+            let replayed = self.apply(choice);
+            self.canned = None;
+            if replayed.is_err()
+                || self.panicked.is_some()
+                || self.share.dead
+                || self.executed.len() != k + 1
+            {
+                // The clients did not retrace their steps: not deterministic. Run the
+                // schedule from scratch and share nothing more.
+                self.share = Share {
+                    dead: true,
+                    ..Share::default()
+                };
+                dfs.resume_at(0);
+                return self.run(dfs, false);
+            }
+        }
+        self.share.prefix = prefix;
+        dfs.resume_at(depth);
+        let out = self.steps(dfs);
+        self.after_shared(out)
+    }
+
+    fn after_shared(&mut self, out: RunOutcome) -> RunOutcome {
+        self.share.active = false;
+        // An invariant that keeps state between steps (`View::scratch`) has no fork of it.
+        if self.scratch.iter().any(Option::is_some) {
+            self.unshare();
+        }
+        out
+    }
+
+    /// This run did something a fork cannot bring back: no more sharing.
+    fn unshare(&mut self) {
+        if self.share.active || !self.share.forks.is_empty() {
+            self.share = Share {
+                dead: true,
+                ..Share::default()
+            };
         }
     }
 
     /// Runs one schedule from a fresh server; `record` keeps the timeline.
     pub fn run(&mut self, chooser: &mut dyn Chooser, record: bool) -> RunOutcome {
+        if let Some(early) = self.start(record, true) {
+            return early;
+        }
+        self.steps(chooser)
+    }
+
+    /// Starts a run: the executor's state, the server (when `reset_target`; otherwise the
+    /// caller has put it where the run starts), and the clients, polled to their first
+    /// command. Some(outcome) when the run ended there.
+    fn start(&mut self, record: bool, reset_target: bool) -> Option<RunOutcome> {
         let sc = self.sc;
         self.executed.clear();
         self.clients.clear();
@@ -160,12 +296,15 @@ impl<'s> Executor<'s> {
             steps,
         };
 
-        if let Err(e) = self.target.reset(sc.clients.len(), &sc.setup) {
-            return end(None, Some(format!("the target failed: {}", e)), 0);
+        if reset_target {
+            if let Err(e) = self.target.reset(sc.clients.len(), &sc.setup) {
+                return Some(end(None, Some(format!("the target failed: {}", e)), 0));
+            }
         }
         for f in &sc.before_each {
             f();
         }
+        crate::patterns::lock::seed_tokens(sc.engine_seed());
         for (_, factory) in &sc.clients {
             let slot: SharedSlot = Arc::new(Mutex::new(Slot::default()));
             let conn = Connection::new(Arc::new(ParkedTransport { slot: slot.clone() }));
@@ -182,10 +321,20 @@ impl<'s> Executor<'s> {
         }
         for i in 0..self.clients.len() {
             if let Some(v) = self.poll(i) {
-                return end(Some(v), None, 0);
+                return Some(end(Some(v), None, 0));
             }
         }
+        None
+    }
 
+    /// Runs steps until the schedule ends.
+    fn steps(&mut self, chooser: &mut dyn Chooser) -> RunOutcome {
+        let sc = self.sc;
+        let end = |violation, diverged, steps| RunOutcome {
+            violation,
+            diverged,
+            steps,
+        };
         loop {
             if self.step + self.idle_steps >= sc.max_steps {
                 let v = Violation::new(
@@ -209,6 +358,7 @@ impl<'s> Executor<'s> {
                     break;
                 }
                 self.idle_steps += 1;
+                self.unshare();
                 if let Some(v) = self.pass_time("time passes") {
                     return end(Some(v), None, self.step);
                 }
@@ -221,6 +371,15 @@ impl<'s> Executor<'s> {
                     self.step,
                 );
             };
+            if self.share.active
+                && self.step > 0
+                && chooser.alternatives_left()
+                && self.share.forks.last().is_none_or(|f| f.0 < self.step)
+            {
+                if let Some(fork) = self.target.fork() {
+                    self.share.forks.push((self.step, fork));
+                }
+            }
             if let Err(why) = self.apply(choice) {
                 return end(None, Some(why), self.step);
             }
@@ -464,7 +623,21 @@ impl<'s> Executor<'s> {
         let text = self.rows.is_some().then(|| command_text(&command));
         self.clients[i].commands += 1;
         let clock_ms = self.target.elapsed_ms();
-        let exec = self.target.exec(i, command);
+        let canned = self.canned.take();
+        let replayed = canned.is_some();
+        let exec = match canned {
+            Some(v) => Exec::Reply(v),
+            None => self.target.exec(i, command),
+        };
+        if self.share.active && !replayed {
+            match (&exec, delay) {
+                (Exec::Reply(v), None) => {
+                    self.share.replies.truncate(self.step);
+                    self.share.replies.push(v.clone());
+                }
+                _ => self.unshare(),
+            }
+        }
         let reply = match (&exec, delay) {
             (Exec::Reply(v), Some(ms)) => self
                 .rows
@@ -522,6 +695,9 @@ impl<'s> Executor<'s> {
 
     fn apply(&mut self, choice: Choice) -> Result<(), String> {
         let now = self.vclock.elapsed_ms();
+        if !choice.is_run() {
+            self.unshare();
+        }
         match choice {
             Choice::Run(i) => self.send(i, None)?,
             Choice::Delay(i, ms) => {
@@ -612,6 +788,7 @@ impl<'s> Executor<'s> {
     }
 
     fn pending_panic(&mut self, v: Violation) {
+        self.unshare();
         self.panicked = Some(v);
     }
 

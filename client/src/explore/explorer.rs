@@ -123,7 +123,7 @@ impl Scenario {
         let mut dfs = Dfs::default();
         let mut sampler = Sampler::new(self);
         loop {
-            let out = ex.run(&mut dfs, false);
+            let out = ex.run_dfs(&mut dfs);
             t.schedules += 1;
             t.steps += out.steps as u64;
             if let Some(v) = out.violation {

@@ -62,6 +62,7 @@ pub struct Scenario {
     pub(crate) config: Config,
     pub(crate) real: Option<(SocketAddr, usize)>,
     pub(crate) before_each: Vec<Box<dyn Fn()>>,
+    pub(crate) share_prefixes: bool,
 }
 
 impl Default for Scenario {
@@ -84,6 +85,7 @@ impl Scenario {
             crashes: Vec::new(),
             faults: Vec::new(),
             preemption_bound: None,
+            share_prefixes: true,
             max_steps: 1000,
             // Every schedule of one scenario (and every replay of it) runs engines with the
             // same seed, so random replies repeat; REDLAB_SEED picks it, as a failure prints.
@@ -234,6 +236,16 @@ impl Scenario {
     /// `n` times per schedule (most bugs need one or two preemptions).
     pub fn preemption_bound(mut self, n: usize) -> Scenario {
         self.preemption_bound = Some(n);
+        self
+    }
+
+    /// Exhaustive search shares the server's work on the prefix a schedule has in common with
+    /// the last one (on by default): it puts the engine back to the branch point and replays
+    /// the clients on recorded replies. That relies on the clients being deterministic,
+    /// as every replay does; `false` runs each schedule from scratch instead (the same
+    /// schedules and results, slower).
+    pub fn share_prefixes(mut self, on: bool) -> Scenario {
+        self.share_prefixes = on;
         self
     }
 

@@ -1,7 +1,9 @@
 //! The choosers: who goes next at each step.
 //!
-//! - `Dfs`: every schedule, depth first, by re-running from scratch along a recorded path
-//!   (stateless model checking: client futures cannot be cloned, a fresh run is cheap);
+//! - `Dfs`: every schedule, depth first, along a recorded path (stateless model checking:
+//!   client futures cannot be cloned); the executor resumes the server at the deepest
+//!   branch point the next path shares and replays the clients on recorded replies
+//!   (`Executor::run_dfs`);
 //! - `RandomWalk`: a uniform pick among what can run, from a seed;
 //! - `Pct`: probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010): random
 //!   priorities and `depth - 1` priority change points find a bug of depth d with
@@ -72,9 +74,26 @@ impl Chooser for Dfs {
         self.pos += 1;
         Some(enabled[0])
     }
+
+    fn alternatives_left(&self) -> bool {
+        self.pos
+            .checked_sub(1)
+            .and_then(|p| self.path.get(p))
+            .is_some_and(|&(k, n)| k + 1 < n)
+    }
 }
 
 impl Dfs {
+    /// After `advance`: the depth of the first step where the new path leaves the last one.
+    pub fn diverged_at(&self) -> usize {
+        self.path.len().saturating_sub(1)
+    }
+
+    /// Goes on from step `depth` of the current path (the steps before it were replayed).
+    pub fn resume_at(&mut self, depth: usize) {
+        self.pos = depth.min(self.path.len());
+    }
+
     /// Moves to the next path; false when every schedule has been run.
     pub fn advance(&mut self) -> bool {
         self.path.truncate(self.pos);

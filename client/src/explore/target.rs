@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use redlab_server::faults::Fault;
-use redlab_server::{Clock, Config, ConnId, Engine, Reply, Snapshot};
+use redlab_server::{Clock, Config, ConnId, Engine, Fork, Reply, Snapshot};
 
 use crate::codec;
 use crate::value::Value;
@@ -48,6 +48,13 @@ pub(crate) trait Target {
     /// Adds a fault rule; false when this target cannot inject faults.
     fn add_fault(&mut self, fault: &Fault) -> bool;
     fn is_real(&self) -> bool;
+    /// The server's state now, to branch from with `resume`: None when this target cannot
+    /// keep one, or the run has left the ground a fork covers (`Engine::fork`).
+    fn fork(&mut self) -> Option<Fork> {
+        None
+    }
+    /// Puts the server back into a state `fork` gave, with the same connections.
+    fn resume(&mut self, _fork: &Fork) {}
 }
 
 /// The explorer's own engine. The first reset builds it and runs the setup, then takes a
@@ -168,6 +175,17 @@ impl Target for InProcessTarget {
 
     fn is_real(&self) -> bool {
         false
+    }
+
+    fn fork(&mut self) -> Option<Fork> {
+        let (_, base) = self.snapshot.as_ref()?;
+        self.engine.fork(base)
+    }
+
+    fn resume(&mut self, fork: &Fork) {
+        if let Some((_, base)) = &self.snapshot {
+            self.engine.resume(base, fork);
+        }
     }
 }
 

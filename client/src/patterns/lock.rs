@@ -49,9 +49,44 @@ pub enum Acquire {
     },
 }
 
-/// A random 128-bit token, hex.
+thread_local! {
+    /// The explorer's token generator for the schedule running on this thread (see
+    /// `seed_tokens`); None outside the explorer.
+    static TOKEN_RNG: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// A random 128-bit token, hex. Under the explorer the tokens come from the scenario's
+/// seed, in the order the schedule asks for them, so a replay prints the same tokens.
 pub fn new_token() -> String {
-    format!("{:032x}", rand::random::<u128>())
+    let seeded = TOKEN_RNG.with(|c| {
+        let mut state = c.get()?;
+        let hi = splitmix(&mut state);
+        let lo = splitmix(&mut state);
+        c.set(Some(state));
+        Some(((hi as u128) << 64) | lo as u128)
+    });
+    format!("{:032x}", seeded.unwrap_or_else(rand::random::<u128>))
+}
+
+/// Makes the tokens `new_token` gives on this thread a sequence drawn from `seed`: the
+/// explorer calls it as each schedule starts. Explored clients run on the explorer's
+/// thread only, so the tokens of a schedule depend on the seed and the schedule alone.
+pub(crate) fn seed_tokens(seed: u64) {
+    TOKEN_RNG.with(|c| c.set(Some(seed ^ 0x70CE_4E5E_ED00_0001)));
+}
+
+/// Ends seeded tokens on this thread (the explorer is done with it).
+pub(crate) fn unseed_tokens() {
+    TOKEN_RNG.with(|c| c.set(None));
+}
+
+/// One SplitMix64 step.
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 impl Lock {
