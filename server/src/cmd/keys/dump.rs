@@ -86,15 +86,12 @@ pub fn restore(e: &mut Engine, call: &mut Call) -> CmdResult {
     let limits = crate::db::encoding::Limits::from_config(&e.config);
     let raw = matches!(value, crate::db::Value::Set(_))
         && crate::db::encoding::of(&value, &limits) == crate::db::encoding::Encoding::Hashtable;
-    e.db(call.db).insert_entry(
-        &key,
-        Entry {
-            value,
-            expire_at: deadline,
-            last_access,
-            raw,
-        },
-    );
+    e.db(call.db).insert_entry(&key, {
+        let mut entry = Entry::new(value, deadline);
+        entry.last_access = last_access;
+        entry.raw = raw;
+        entry
+    });
     e.modified(call.db, &key, notify::GENERIC, "restore");
     Ok(Reply::ok())
 }
