@@ -28,7 +28,7 @@ fn command(r: u64) -> Vec<String> {
         14 => vec!["RENAME", &key, &other],
         15 => vec!["MOVE", &key, "1"],
         16 => vec!["SWAPDB", "0", "1"],
-        17 => vec!["SELECT", if r % 2 == 0 { "0" } else { "1" }],
+        17 => vec!["SELECT", if r.is_multiple_of(2) { "0" } else { "1" }],
         18 => vec![
             "EVAL",
             "redis.call('HSET', KEYS[1], ARGV[1], ARGV[1]) return 1",
@@ -51,14 +51,14 @@ fn run_sequence(seed: u64, maxmemory: &str) {
     let (mut e, clock) = engine();
     run(&mut e, &["CONFIG", "SET", "maxmemory", maxmemory]);
     let mut x = seed;
-    for step in 0..3000 {
+    for step in 0..3000u32 {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         let cmd = command(x);
         let args: Vec<&str> = cmd.iter().map(String::as_str).collect();
         run(&mut e, &args);
-        if step % 97 == 0 {
+        if step.is_multiple_of(97) {
             clock.advance(std::time::Duration::from_millis(3));
         }
         for (i, db) in e.dbs.iter().enumerate() {
