@@ -34,7 +34,7 @@ pub fn run(e: &mut Engine, args: &[&str]) -> Reply {
 pub fn put_list(e: &mut Engine, key: &str) {
     let mut l = ListValue::new();
     l.push_back(b"x".to_vec());
-    e.db(0).set(key.as_bytes(), Value::List(l));
+    e.db(0).set(key.as_bytes(), Value::List(Box::new(l)));
 }
 
 /// Turns every notification on and subscribes connection 2 to every keyevent channel.

@@ -95,7 +95,7 @@ pub fn add_entry(d: &mut Digest, entry: &Entry) {
             );
         }
     }
-    if entry.expire_at.is_some() {
+    if entry.expire_at().is_some() {
         xor_in(d, b"!!expire!!");
     }
 }
@@ -138,12 +138,7 @@ mod tests {
     use super::*;
 
     fn entry(value: Value, expire_at: Option<i64>) -> Entry {
-        Entry {
-            value,
-            expire_at,
-            last_access: 0,
-            raw: false,
-        }
+        Entry::new(value, expire_at)
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod digest;
 pub mod encoding;
 pub mod hash_ttl;
 pub mod key;
+pub mod keyspace;
 pub mod rdb;
 pub mod scan;
 pub mod stream;
@@ -23,10 +24,9 @@ pub mod zset;
 use std::collections::BTreeSet;
 
 use foldhash::fast::FixedState;
-use hashbrown::hash_map::EntryRef;
-use hashbrown::HashMap;
 
 pub use key::Key;
+use keyspace::Keyspace;
 pub use strvalue::StrValue;
 pub use value::{HashValue, ListValue, SetValue, Value, ValueType};
 pub use zset::ZSet;
@@ -40,13 +40,20 @@ pub fn is_expired(t: i64, now: i64) -> bool {
     now > t
 }
 
+/// `Entry::expire`'s value for a key without a deadline. A deadline this far in the past is
+/// never stored: setting one deletes the key at once.
+const NO_DEADLINE: i64 = i64::MIN;
+
 #[derive(Clone, Debug)]
 pub struct Entry {
     pub value: Value,
-    /// Absolute deadline in Unix milliseconds.
-    pub expire_at: Option<i64>,
+    /// Absolute deadline in Unix milliseconds, or `NO_DEADLINE` (an `Option<i64>` would take
+    /// 16 bytes of every key). Only `Db` changes it, keeping its deadline index in step.
+    expire: i64,
     /// Last access in Unix milliseconds, for OBJECT IDLETIME.
     pub last_access: i64,
+    /// What this entry counts for in used_memory, as last measured (`keyspace::entry_size`).
+    size: u32,
     /// The value is in its non-compact encoding for good, whatever it holds now: a string
     /// changed in place (APPEND, SETRANGE, SETBIT, BITFIELD) or built by BITOP is "raw", and a
     /// set that once held a non-integer or grew past set-max-intset-entries is a "hashtable"
@@ -56,7 +63,7 @@ pub struct Entry {
 
 #[derive(Clone, Debug, Default)]
 pub struct Db {
-    map: HashMap<Key, Entry, FixedState>,
+    map: Keyspace,
     expires: BTreeSet<(i64, Vec<u8>)>,
     /// "Now" for this command, set by the engine before every access (frozen during a script).
     pub(crate) now: i64,
@@ -74,6 +81,44 @@ pub struct Db {
     /// logged in `new_log` for the engine's `new` events (Redis sends one from dbAdd).
     pub(crate) log_new: bool,
     pub(crate) new_log: Vec<Vec<u8>>,
+    /// The accounting of used_memory (`Db::memory`).
+    sizes: Sizes,
+}
+
+/// Keeps the keyspace's running total of used_memory true when values change in place: a
+/// value handed out by `get_mut` may be changed by the caller, so its key is measured again
+/// before the total is next read. While `track` is off (no maxmemory: only INFO and MEMORY
+/// read the total) the keys are not listed; the total is recounted in full when next read.
+#[derive(Clone, Debug, Default)]
+struct Sizes {
+    track: bool,
+    /// Keys handed out by `get_mut` since the total was last brought up to date.
+    dirty: Vec<Vec<u8>>,
+    /// Some value may have changed in place while `track` was off.
+    stale: bool,
+}
+
+impl Entry {
+    /// A new entry; its access time is set when it is stored.
+    pub fn new(value: Value, expire_at: Option<i64>) -> Entry {
+        Entry {
+            value,
+            expire: expire_at.unwrap_or(NO_DEADLINE),
+            last_access: 0,
+            size: 0,
+            raw: false,
+        }
+    }
+
+    /// The absolute deadline in Unix milliseconds, if the key has one.
+    #[inline]
+    pub fn expire_at(&self) -> Option<i64> {
+        (self.expire != NO_DEADLINE).then_some(self.expire)
+    }
+
+    fn set_expire_at(&mut self, t: Option<i64>) {
+        self.expire = t.unwrap_or(NO_DEADLINE);
+    }
 }
 
 impl Db {
@@ -108,7 +153,7 @@ impl Db {
     }
 
     fn is_live(&self, e: &Entry) -> bool {
-        self.count_due || e.expire_at.is_none_or(|t| !is_expired(t, self.now))
+        self.count_due || e.expire_at().is_none_or(|t| !is_expired(t, self.now))
     }
 
     fn expire_if_needed(&mut self, key: &[u8]) -> bool {
@@ -117,7 +162,7 @@ impl Db {
         if self.expires.is_empty() {
             return false;
         }
-        let expired = matches!(self.map.get(key), Some(e) if e.expire_at.is_some_and(|t| is_expired(t, self.now)));
+        let expired = matches!(self.map.get(key), Some(e) if e.expire_at().is_some_and(|t| is_expired(t, self.now)));
         if expired && !self.hold_expired {
             self.take(key);
             self.expired_log.push(key.to_vec());
@@ -127,10 +172,22 @@ impl Db {
 
     /// Looks a key up, expiring it first if its deadline passed; updates its access time.
     pub fn get(&mut self, key: &[u8]) -> Option<&Entry> {
-        self.get_mut(key).map(|e| &*e)
+        self.lookup(key).map(|e| &*e)
     }
 
+    /// Looks a key up for a change in place (see `get`).
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        if self.map.get(key).is_some() {
+            if self.sizes.track {
+                self.sizes.dirty.push(key.to_vec());
+            } else {
+                self.sizes.stale = true;
+            }
+        }
+        self.lookup(key)
+    }
+
+    fn lookup(&mut self, key: &[u8]) -> Option<&mut Entry> {
         if self.expire_if_needed(key) && self.hold_expired {
             return None;
         }
@@ -157,14 +214,14 @@ impl Db {
     pub fn get_shared(&self, key: &[u8]) -> Option<&Entry> {
         self.map
             .get(key)
-            .filter(|e| e.expire_at.is_none_or(|t| !is_expired(t, self.now)))
+            .filter(|e| e.expire_at().is_none_or(|t| !is_expired(t, self.now)))
     }
 
     /// Whether `key` is still stored but past its deadline (expiry has not removed it yet).
     pub fn is_stale(&self, key: &[u8]) -> bool {
         self.map
             .get(key)
-            .is_some_and(|e| e.expire_at.is_some_and(|t| is_expired(t, self.now)))
+            .is_some_and(|e| e.expire_at().is_some_and(|t| is_expired(t, self.now)))
     }
 
     /// Marks a value as held in its non-compact encoding for good (see `Entry::raw`).
@@ -186,7 +243,7 @@ impl Db {
     /// Stores a value, keeping the key's deadline if it had one (KEEPTTL, SETRANGE, ...).
     pub fn set_keep_ttl(&mut self, key: &[u8], value: Value) {
         self.expire_if_needed(key);
-        let ttl = self.map.get(key).and_then(|e| e.expire_at);
+        let ttl = self.map.get(key).and_then(|e| e.expire_at());
         self.set_with_expire(key, value, ttl);
     }
 
@@ -194,23 +251,11 @@ impl Db {
     /// whose deadline had passed is logged as expired, as the lookup Redis's `setKey` does
     /// first would have expired it.
     pub fn set_with_expire(&mut self, key: &[u8], value: Value, expire_at: Option<i64>) {
-        let entry = Entry {
-            value,
-            expire_at,
-            last_access: self.now,
-            raw: false,
-        };
-        // Alike `insert_entry` below, apart on purpose: this is SET's path, and `entry_ref`
-        // builds no owned key when the key exists already.
-        let old = match self.map.entry_ref(key) {
-            EntryRef::Occupied(mut o) => Some(o.insert(entry)),
-            EntryRef::Vacant(v) => {
-                v.insert_with_key(Key::from(key), entry);
-                None
-            }
-        };
+        let mut entry = Entry::new(value, expire_at);
+        entry.last_access = self.now;
+        let old = self.map.insert(key, entry);
         let mut created = old.is_none();
-        if let Some(t) = old.and_then(|o| o.expire_at) {
+        if let Some(t) = old.and_then(|o| o.expire_at()) {
             self.expires.remove(&(t, key.to_vec()));
             if is_expired(t, self.now) {
                 self.expired_log.push(key.to_vec());
@@ -228,11 +273,11 @@ impl Db {
     /// Stores a whole entry (value, deadline and access time), replacing any old one:
     /// RENAME, MOVE and RESTORE keep what the entry carries.
     pub fn insert_entry(&mut self, key: &[u8], entry: Entry) {
-        let expire_at = entry.expire_at;
+        let expire_at = entry.expire_at();
         let mut created = true;
-        if let Some(old) = self.map.insert(Key::from(key), entry) {
+        if let Some(old) = self.map.insert(key, entry) {
             created = false;
-            if let Some(t) = old.expire_at {
+            if let Some(t) = old.expire_at() {
                 self.expires.remove(&(t, key.to_vec()));
                 if is_expired(t, self.now) {
                     self.expired_log.push(key.to_vec());
@@ -252,7 +297,7 @@ impl Db {
     /// expired instead (logged, and not returned), as the lookup before Redis's delete would.
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
         let old = self.take(key)?;
-        if old.expire_at.is_some_and(|t| is_expired(t, self.now)) {
+        if old.expire_at().is_some_and(|t| is_expired(t, self.now)) {
             self.expired_log.push(key.to_vec());
             return None;
         }
@@ -261,7 +306,7 @@ impl Db {
 
     fn take(&mut self, key: &[u8]) -> Option<Entry> {
         let old = self.map.remove(key)?;
-        if let Some(t) = old.expire_at {
+        if let Some(t) = old.expire_at() {
             self.expires.remove(&(t, key.to_vec()));
         }
         Some(old)
@@ -273,10 +318,10 @@ impl Db {
         let Some(entry) = self.map.get_mut(key) else {
             return false;
         };
-        if let Some(t) = entry.expire_at {
+        if let Some(t) = entry.expire_at() {
             self.expires.remove(&(t, key.to_vec()));
         }
-        entry.expire_at = expire_at;
+        entry.set_expire_at(expire_at);
         if let Some(t) = expire_at {
             self.expires.insert((t, key.to_vec()));
         }
@@ -318,6 +363,8 @@ impl Db {
     pub fn clear(&mut self) {
         self.map.clear();
         self.expires.clear();
+        self.sizes.dirty.clear();
+        self.sizes.stale = false;
     }
 
     /// All live keys, in the map's (fixed-seed, so repeatable) order.
@@ -350,10 +397,49 @@ impl Db {
         FixedState::with_seed(0x5ca7).hash_one(key)
     }
 
-    /// Approximate memory held by this database's keys and values.
-    pub fn approx_memory(&self) -> usize {
-        self.iter()
-            .map(|(k, e)| k.len() + 48 + e.value.approx_size())
-            .sum()
+    /// Approximate memory held by this database's stored keys and values (INFO used_memory):
+    /// the running total, with the values changed in place since it was last settled
+    /// measured again (all of them when they were not listed, see `Sizes`).
+    pub fn memory(&self) -> u64 {
+        if self.sizes.stale {
+            return self.map.measure();
+        }
+        let mut total = self.map.total();
+        let mut seen = std::collections::HashSet::new();
+        for key in &self.sizes.dirty {
+            if let Some(e) = self.map.get(key).filter(|_| seen.insert(&key[..])) {
+                total = total - u64::from(e.size) + u64::from(keyspace::entry_size(key, e));
+            }
+        }
+        total
+    }
+
+    /// Brings the running total up to date after a command. `track` says whether values
+    /// handed out for a change in place are listed from now on (maxmemory is set: the total
+    /// is read before every command) or only noted, for a full recount when next read.
+    pub fn settle_memory(&mut self, track: bool) {
+        if self.sizes.stale {
+            self.sizes.stale = false;
+            self.sizes.dirty.clear();
+            self.map.recount();
+        }
+        for key in std::mem::take(&mut self.sizes.dirty) {
+            self.map.resize(&key);
+        }
+        self.sizes.track = track;
+        // The check of the running total: in debug builds, while it is relied on.
+        if cfg!(debug_assertions) && track {
+            assert_eq!(
+                self.map.total(),
+                self.map.measure(),
+                "the running total of used_memory strayed from a full recount"
+            );
+        }
+    }
+
+    /// The total `memory` would find, recounted from scratch (its check, in tests).
+    #[cfg(test)]
+    pub fn memory_recount(&self) -> u64 {
+        self.map.measure()
     }
 }

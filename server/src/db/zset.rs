@@ -164,13 +164,11 @@ impl ZSet {
             member: Vec::new(),
             score: 0.0,
             backward: NIL,
-            levels: vec![
-                Link {
-                    forward: NIL,
-                    span: 0
-                };
-                MAX_LEVEL
-            ],
+            // One link; more are added as the set's level grows (see `insert`).
+            levels: vec![Link {
+                forward: NIL,
+                span: 0,
+            }],
         };
         ZSet {
             scores: HashMap::default(),
@@ -598,6 +596,17 @@ impl ZSet {
         // The set's length before this insert: the member is already in `scores`.
         let len_before = self.scores.len() - 1;
         if lvl > self.level {
+            // The header's links grow with the set's level (most small sets stay low).
+            let header = &mut self.nodes[HEAD as usize].levels;
+            if header.len() < lvl {
+                header.resize(
+                    lvl,
+                    Link {
+                        forward: NIL,
+                        span: 0,
+                    },
+                );
+            }
             for i in self.level..lvl {
                 rank[i] = 0;
                 update[i] = HEAD;

@@ -6,6 +6,10 @@
 //! approximate size (`Value::approx_size`: the bytes of its elements plus a per-element
 //! overhead). It tracks Redis's figure in shape (it grows and shrinks with the data) but not
 //! to the byte, so a test's maxmemory evicts at about the same point, not at the same key.
+//! It counts every stored key, as Redis's does (those past their deadline that expiry has
+//! not removed yet too), and is a running total: each database adds and subtracts entries as
+//! they are stored and removed, and measures again, after each command, the values handed
+//! out for a change in place (`Db::settle_memory`), so reading it costs no walk over the keys.
 //!
 //! Candidates are sampled as Redis does: `maxmemory-samples` random keys per database (only
 //! keys with a deadline for the volatile-* policies), the best of them evicted, and again
@@ -80,12 +84,12 @@ impl Engine {
             .map(|db| {
                 self.dbs[db]
                     .iter()
-                    .filter(|(_, e)| !volatile || e.expire_at.is_some())
+                    .filter(|(_, e)| !volatile || e.expire_at().is_some())
                     .map(|(k, e)| Candidate {
                         db,
                         key: k.to_vec(),
                         last_access: e.last_access,
-                        expire_at: e.expire_at,
+                        expire_at: e.expire_at(),
                     })
                     .collect()
             })

@@ -84,6 +84,7 @@ impl Engine {
         self.drain_expired();
         crate::cmd::stream::unblock_lost_groups(self);
         self.serve_ready_keys();
+        self.settle_memory();
     }
 
     /// The database `idx`, with "now" set for lazy expiry.

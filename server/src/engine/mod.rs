@@ -31,6 +31,8 @@ mod evict;
 mod expiry;
 mod fault_hooks;
 mod field_ttl;
+#[cfg(test)]
+mod memory_tests;
 pub(crate) mod pause;
 pub(crate) mod tracking;
 mod watch;
@@ -473,15 +475,21 @@ impl Engine {
         pushes_only(reply)
     }
 
-    /// Used memory as INFO reports it: a fixed baseline plus the data's approximate size.
+    /// Used memory as INFO reports it: a fixed baseline plus the data's approximate size,
+    /// each database's running total (`Db::memory`), so reading it costs no walk over the
+    /// keys while maxmemory is set (`settle_memory` runs after every command then).
     pub(crate) fn used_memory(&self) -> u64 {
         const BASELINE: u64 = 900 * 1024;
-        BASELINE
-            + self
-                .dbs
-                .iter()
-                .map(|d| d.approx_memory() as u64)
-                .sum::<u64>()
+        BASELINE + self.dbs.iter().map(|d| d.memory()).sum::<u64>()
+    }
+
+    /// Brings each database's running total up to date with the values changed in place
+    /// by the command that ran (see `Db::settle_memory`).
+    pub(crate) fn settle_memory(&mut self) {
+        let track = self.config.maxmemory > 0;
+        for d in &mut self.dbs {
+            d.settle_memory(track);
+        }
     }
 
     pub(crate) fn over_maxmemory(&self) -> bool {

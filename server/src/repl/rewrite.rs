@@ -23,7 +23,7 @@ fn is(a: &[u8], name: &str) -> bool {
 
 /// The deadline `key` has now in `db`, or None when the key is gone (or has none).
 fn deadline(e: &Engine, db: usize, key: &[u8]) -> Option<Option<i64>> {
-    e.dbs[db].get_shared(key).map(|en| en.expire_at)
+    e.dbs[db].get_shared(key).map(|en| en.expire_at())
 }
 
 /// What to propagate for `args`, which ran in `db` and answered `reply`, having changed the

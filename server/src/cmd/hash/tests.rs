@@ -315,7 +315,7 @@ fn an_expired_hash_is_gone_and_comes_back_without_ttl() {
     assert_eq!(run(&mut e, &["HGET", "h", "a"]), Reply::Nil);
     assert_eq!(run(&mut e, &["HLEN", "h"]), Reply::Int(0));
     assert_eq!(run(&mut e, &["HINCRBY", "h", "a", "5"]), Reply::Int(5));
-    assert_eq!(e.db(0).get(b"h").unwrap().expire_at, None);
+    assert_eq!(e.db(0).get(b"h").unwrap().expire_at(), None);
 }
 
 #[test]

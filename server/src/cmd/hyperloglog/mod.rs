@@ -55,7 +55,7 @@ fn sparse_max_bytes(e: &Engine) -> usize {
 /// Creates an empty HyperLogLog at `key`, in the raw encoding Redis gives it.
 fn create(e: &mut Engine, db: usize, key: &[u8]) {
     e.db(db)
-        .set(key, Value::Str(StrValue::Heap(sketch::new_sparse())));
+        .set(key, Value::Str(StrValue::from(sketch::new_sparse())));
     e.db(db).mark_raw(key);
 }
 

@@ -124,10 +124,8 @@ pub(crate) fn loaded_entry(
     let limits = Limits::from_config(&e.config);
     let raw = matches!(value, crate::db::Value::Set(_))
         && crate::db::encoding::of(&value, &limits) == crate::db::encoding::Encoding::Hashtable;
-    Entry {
-        value,
-        expire_at,
-        last_access,
-        raw,
-    }
+    let mut entry = Entry::new(value, expire_at);
+    entry.last_access = last_access;
+    entry.raw = raw;
+    entry
 }

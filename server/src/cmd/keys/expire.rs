@@ -70,7 +70,7 @@ fn expire_generic(e: &mut Engine, call: &mut Call, relative: bool, seconds: bool
     let Some(entry) = db.get(&key) else {
         return Reply::Int(0);
     };
-    let current = entry.expire_at;
+    let current = entry.expire_at();
     if f.nx && current.is_some() {
         return Reply::Int(0);
     }
@@ -116,7 +116,7 @@ fn ttl_generic(e: &mut Engine, call: &mut Call, ms: bool, absolute: bool) -> Rep
     let Some(entry) = e.db(call.db).peek(call.arg(1)) else {
         return Reply::Int(-2);
     };
-    let Some(at) = entry.expire_at else {
+    let Some(at) = entry.expire_at() else {
         return Reply::Int(-1);
     };
     if absolute {
@@ -145,7 +145,7 @@ pub fn pexpiretime(e: &mut Engine, call: &mut Call) -> CmdResult {
 pub fn persist(e: &mut Engine, call: &mut Call) -> CmdResult {
     let key = call.arg(1);
     let db = e.db(call.db);
-    let had_deadline = db.get(key).is_some_and(|en| en.expire_at.is_some());
+    let had_deadline = db.get(key).is_some_and(|en| en.expire_at().is_some());
     if !had_deadline {
         return Ok(Reply::Int(0));
     }

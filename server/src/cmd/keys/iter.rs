@@ -12,7 +12,10 @@ pub fn keys(e: &mut Engine, call: &mut Call) -> CmdResult {
     let now = db.now;
     let out = db
         .iter()
-        .filter(|(_, en)| en.expire_at.is_none_or(|t| !crate::db::is_expired(t, now)))
+        .filter(|(_, en)| {
+            en.expire_at()
+                .is_none_or(|t| !crate::db::is_expired(t, now))
+        })
         .filter(|(k, _)| all || crate::glob::matches(pattern, k, false))
         .map(|(k, _)| Reply::bulk(k))
         .collect();
@@ -25,9 +28,10 @@ pub fn scan(e: &mut Engine, call: &mut Call) -> CmdResult {
     let opts = scan::parse_options(&call.args[2..], true)?;
     let db = e.db(call.db);
     let now = db.now;
-    let live = db
-        .iter()
-        .filter(|(_, en)| en.expire_at.is_none_or(|t| !crate::db::is_expired(t, now)));
+    let live = db.iter().filter(|(_, en)| {
+        en.expire_at()
+            .is_none_or(|t| !crate::db::is_expired(t, now))
+    });
     let (batch, next) = scan::step(
         live.map(|(k, en)| (Db::key_hash(k), (k, en))),
         cursor,
@@ -53,7 +57,10 @@ pub fn randomkey(e: &mut Engine, call: &mut Call) -> CmdResult {
     fn live(db: &Db) -> impl Iterator<Item = &[u8]> + '_ {
         let now = db.now;
         db.iter()
-            .filter(move |(_, en)| en.expire_at.is_none_or(|t| !crate::db::is_expired(t, now)))
+            .filter(move |(_, en)| {
+                en.expire_at()
+                    .is_none_or(|t| !crate::db::is_expired(t, now))
+            })
             .map(|(k, _)| k)
     }
     let n = live(e.db(call.db)).count();

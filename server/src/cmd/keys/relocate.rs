@@ -105,7 +105,7 @@ pub fn copy(e: &mut Engine, call: &mut Call) -> CmdResult {
     let Some(entry) = e.db(src_db).get(&src) else {
         return Ok(Reply::Int(0));
     };
-    let (value, expire_at, raw) = (entry.value.clone(), entry.expire_at, entry.raw);
+    let (value, expire_at, raw) = (entry.value.clone(), entry.expire_at(), entry.raw);
     if e.db(dst_db).get(&dst).is_some() {
         if !replace {
             return Ok(Reply::Int(0));

@@ -85,7 +85,9 @@ pub(super) fn move_element(
             };
             match lookup_mut::<ListValue>(e, db, dst) {
                 Ok(Some(dlist)) => push_end(dlist, v.clone(), to),
-                _ => e.db(db).set(dst, Value::List(VecDeque::from([v.clone()]))),
+                _ => e
+                    .db(db)
+                    .set(dst, Value::List(Box::new(VecDeque::from([v.clone()])))),
             }
             v
         }

@@ -48,7 +48,7 @@ fn push(e: &mut Engine, call: &mut Call, end: End, only_existing: bool) -> Reply
                 push_end(&mut list, el.to_vec(), end);
             }
             let len = list.len();
-            e.db(call.db).set(key, Value::List(list));
+            e.db(call.db).set(key, Value::List(Box::new(list)));
             len
         }
     };

@@ -214,7 +214,7 @@ fn generic(e: &mut Engine, call: &mut Call, readonly: bool) -> CmdResult {
             }
             let n = list.len() as i64;
             if n > 0 {
-                e.db(db).set(&dst, Value::List(list));
+                e.db(db).set(&dst, Value::List(Box::new(list)));
                 e.modified(db, &dst, notify::LIST, "sortstore");
                 e.signal_ready(db, &dst);
             } else if e.db(db).remove(&dst).is_some() {

@@ -298,7 +298,7 @@ pub(super) fn getex(e: &mut Engine, call: &mut Call) -> CmdResult {
             let had_ttl = e
                 .db(call.db)
                 .peek(key)
-                .is_some_and(|en| en.expire_at.is_some());
+                .is_some_and(|en| en.expire_at().is_some());
             if had_ttl {
                 e.db(call.db).set_expire(key, None);
                 e.modified(call.db, key, notify::GENERIC, "persist");

@@ -11,7 +11,7 @@ use crate::reply::Reply;
 use crate::test_support::{engine, engine_as, events, listen, put_list, run, T0};
 
 fn ttl(e: &mut Engine, key: &str) -> Option<i64> {
-    e.db(0).peek(key.as_bytes()).and_then(|en| en.expire_at)
+    e.db(0).peek(key.as_bytes()).and_then(|en| en.expire_at())
 }
 
 fn bulk(s: &str) -> Reply {

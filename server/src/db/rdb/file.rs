@@ -70,7 +70,7 @@ pub fn write_file<'a>(
         write_len(&mut out, db.len() as u64);
         write_len(&mut out, db.expires_len() as u64);
         for (key, en) in db.stored() {
-            if let Some(at) = en.expire_at {
+            if let Some(at) = en.expire_at() {
                 out.push(OPCODE_EXPIRETIME_MS);
                 out.extend_from_slice(&at.to_le_bytes());
             }
@@ -214,7 +214,7 @@ mod tests {
         let keys: Vec<_> = loaded
             .keys
             .iter()
-            .map(|(db, k, e)| (*db, k.clone(), e.expire_at))
+            .map(|(db, k, _, at)| (*db, k.clone(), *at))
             .collect();
         assert_eq!(
             keys,

@@ -348,7 +348,7 @@ fn read_object(r: &mut reader::Reader, t: u8) -> Option<Value> {
             for _ in 0..n {
                 l.push_back(r.string()?);
             }
-            Some(Value::List(l))
+            Some(Value::List(Box::new(l)))
         }
         types::SET => {
             let n = r.len()?;
@@ -392,9 +392,9 @@ fn read_object(r: &mut reader::Reader, t: u8) -> Option<Value> {
             let blob = r.string()?;
             Some(Value::Set(Box::new(parse_intset(&blob)?)))
         }
-        types::LIST_ZIPLIST => Some(Value::List(
+        types::LIST_ZIPLIST => Some(Value::List(Box::new(
             ziplist::parse(&r.string()?)?.into_iter().collect(),
-        )),
+        ))),
         types::HASH_ZIPLIST => hash_from_pairs(ziplist::parse(&r.string()?)?),
         types::HASH_LISTPACK => hash_from_pairs(listpack::parse(&r.string()?)?),
         types::ZSET_ZIPLIST => zset_from_pairs(ziplist::parse(&r.string()?)?),
@@ -422,7 +422,7 @@ fn read_object(r: &mut reader::Reader, t: u8) -> Option<Value> {
                     _ => return None,
                 }
             }
-            Some(Value::List(l))
+            Some(Value::List(Box::new(l)))
         }
         stream::STREAM_LISTPACKS | stream::STREAM_LISTPACKS_2 => stream::read(r, t),
         _ => None,

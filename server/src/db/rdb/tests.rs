@@ -15,7 +15,9 @@ fn s(v: &str) -> Value {
 }
 
 fn list(items: &[&str]) -> Value {
-    Value::List(items.iter().map(|i| i.as_bytes().to_vec()).collect())
+    Value::List(Box::new(
+        items.iter().map(|i| i.as_bytes().to_vec()).collect(),
+    ))
 }
 
 fn hash(pairs: &[(&str, &str)]) -> Value {
@@ -164,7 +166,7 @@ fn reads_redis6_ziplist_payloads() {
     let crc = crc64::crc64(0, &body);
     body.extend_from_slice(&crc.to_le_bytes());
     match restore(&body).unwrap() {
-        Value::List(l) => assert_eq!(l, vec![b"a".to_vec(), b"1".to_vec()]),
+        Value::List(l) => assert_eq!(*l, vec![b"a".to_vec(), b"1".to_vec()]),
         other => panic!("{other:?}"),
     }
 }
