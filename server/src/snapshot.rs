@@ -57,6 +57,10 @@ pub struct Snapshot {
 
 /// An engine's state in the middle of a run, taken by `Engine::fork` and put back with
 /// `Engine::resume` (with the snapshot the run started from).
+///
+/// Its first fields repeat `Snapshot`'s on purpose rather than embedding one: a fork leaves
+/// out what a run may not change (config, scripts, libraries), and adds the connections,
+/// counters and save time a run does change.
 pub struct Fork {
     dbs: Vec<Db>,
     clock_us: i64,

@@ -247,27 +247,12 @@ impl Db {
         self.set_with_expire(key, value, ttl);
     }
 
-    /// Stores a value with one lookup, without copying the key when it exists. An old entry
-    /// whose deadline had passed is logged as expired, as the lookup Redis's `setKey` does
-    /// first would have expired it.
+    /// Stores a value with a fresh access time. An old entry whose deadline had passed is
+    /// logged as expired, as the lookup Redis's `setKey` does first would have expired it.
     pub fn set_with_expire(&mut self, key: &[u8], value: Value, expire_at: Option<i64>) {
         let mut entry = Entry::new(value, expire_at);
         entry.last_access = self.now;
-        let old = self.map.insert(key, entry);
-        let mut created = old.is_none();
-        if let Some(t) = old.and_then(|o| o.expire_at()) {
-            self.expires.remove(&(t, key.to_vec()));
-            if is_expired(t, self.now) {
-                self.expired_log.push(key.to_vec());
-                created = true;
-            }
-        }
-        if let Some(t) = expire_at {
-            self.expires.insert((t, key.to_vec()));
-        }
-        if created && self.log_new {
-            self.new_log.push(key.to_vec());
-        }
+        self.insert_entry(key, entry);
     }
 
     /// Stores a whole entry (value, deadline and access time), replacing any old one:
