@@ -422,10 +422,39 @@ fn dryrun(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
 }
 
 fn aclfile(e: &Engine) -> Result<String, Reply> {
-    match e.config.get_by_name("aclfile") {
-        Some(f) if !f.is_empty() => Ok(f),
-        _ => Err(Reply::err(errors::NO_ACLFILE)),
+    aclfile_path(&e.config).ok_or_else(|| Reply::err(errors::NO_ACLFILE))
+}
+
+/// The aclfile's path: a relative one is under `dir`, where redis-server runs from.
+fn aclfile_path(config: &crate::Config) -> Option<String> {
+    let f = config.get_by_name("aclfile").filter(|f| !f.is_empty())?;
+    let dir = config.extra.get("dir").filter(|d| !d.is_empty());
+    match dir {
+        Some(d) if std::path::Path::new(&f).is_relative() => {
+            Some(std::path::Path::new(d).join(&f).display().to_string())
+        }
+        _ => Some(f),
     }
+}
+
+/// Loads the aclfile, when one is configured, into a new server's users (Redis reads it
+/// at start). The error says why the file was not loaded; the users are then left as they
+/// were.
+pub(crate) fn load_at_start(acl: &mut acl::Acl, config: &crate::Config) -> Result<(), String> {
+    let Some(path) = aclfile_path(config) else {
+        return Ok(());
+    };
+    let body = std::fs::read_to_string(&path)
+        .map_err(|err| format!("Error loading ACLs opening file '{path}': {err}"))?;
+    let all = config.get_by_name("acl-pubsub-default").as_deref() == Some("allchannels");
+    let loaded = parse_acl_file(&body, all)?;
+    let mut users = std::collections::BTreeMap::new();
+    users.insert("default".to_string(), User::default_user());
+    for u in loaded {
+        users.insert(u.name.clone(), u);
+    }
+    acl.users = users;
+    Ok(())
 }
 
 fn save(e: &mut Engine, _: &mut Call) -> Result<Reply, Reply> {
@@ -478,6 +507,18 @@ fn load(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
         users.insert(u.name.clone(), u);
     }
     e.acl.users = users;
+    // Redis frees every user but `default` on a load, and with them their clients, even
+    // when the file defines the user again.
+    let mut freed: Vec<ConnId> = e
+        .sessions
+        .values()
+        .filter(|s| s.user != "default")
+        .map(|s| s.id)
+        .collect();
+    freed.sort_unstable();
+    for id in freed {
+        crate::cmd::connection::kill_connection(e, call.conn, id);
+    }
     refresh_sessions(e, call.conn);
     Ok(Reply::ok())
 }

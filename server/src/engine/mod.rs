@@ -176,6 +176,9 @@ impl Engine {
         let seed = *config.seed.get_or_insert_with(crate::rng::fresh_seed);
         let mut acl = crate::acl::Acl::new();
         acl.set_requirepass(config.requirepass.as_deref());
+        if let Err(why) = crate::cmd::acl::load_at_start(&mut acl, &config) {
+            tracing::warn!("Aborting Redis startup because of ACL errors: {}", why);
+        }
         let cluster = crate::cluster::NodeState::if_enabled(&config);
         let valkey = config.compat.family() == crate::compat::Family::Valkey;
         let scripting = Scripting {
