@@ -237,67 +237,40 @@ fn read_only_flag(e: &Engine) -> u8 {
     u8::from(e.config.get_by_name("replica-read-only").as_deref() != Some("no"))
 }
 
-/// What Redis refuses for replication's sake before running a command (EXEC is judged by
-/// the commands it queued): a write on a read-only replica (READONLY), a write on a primary
-/// with fewer good replicas than min-replicas-to-write (NOREPLICAS), and, on a replica whose
-/// link is down with replica-serve-stale-data no, any command not flagged stale
-/// (MASTERDOWN). The configuration is read only when its generation changed.
+/// What a replica refuses before running a command (EXEC is judged by the commands it
+/// queued): a write while replica-read-only (READONLY), and, while its link is down with
+/// replica-serve-stale-data no, any command not flagged stale (MASTERDOWN). The
+/// configuration is read only when its generation changed. A primary's min-replicas-to-write
+/// is judged by `cmd::scripting::replicas_short`, which also knows which scripts write.
 pub(crate) fn refusal(e: &mut Engine, conn: ConnId, cmd: &Command) -> Option<Reply> {
-    let replica = e.repl.is_replica();
-    if replica && e.repl.is_primary_link(conn) {
+    if !e.repl.is_replica() || e.repl.is_primary_link(conn) {
         return None;
     }
     let generation = e.config.generation;
     if e.repl.policy.0 != Some(generation) {
-        let int = |name: &str| {
-            e.config
-                .get_by_name(name)
-                .and_then(|v| v.parse::<i64>().ok())
-                .unwrap_or(0)
-        };
         let yes = |name: &str| e.config.get_by_name(name).as_deref() != Some("no");
         e.repl.policy = (
             Some(generation),
-            int("min-replicas-to-write"),
-            int("min-replicas-max-lag"),
             yes("replica-read-only"),
             yes("replica-serve-stale-data"),
         );
     }
-    let (_, min_write, max_lag, read_only, serve_stale) = e.repl.policy;
-    if !replica && min_write <= 0 {
-        return None;
-    }
+    let (_, read_only, serve_stale) = e.repl.policy;
     let (write, denystale) = if cmd.name == "exec" {
         queued_flags(e, conn)
     } else {
         (cmd.has(WRITE), !cmd.has(STALE))
     };
-    if replica {
-        let down = e
-            .repl
-            .following
-            .as_ref()
-            .is_some_and(|f| f.state != "connected");
-        if down && !serve_stale && denystale {
-            return Some(Reply::err(errors::MASTERDOWN));
-        }
-        if write && read_only {
-            return Some(Reply::err(errors::READONLY_REPLICA));
-        }
-        return None;
+    let down = e
+        .repl
+        .following
+        .as_ref()
+        .is_some_and(|f| f.state != "connected");
+    if down && !serve_stale && denystale {
+        return Some(Reply::err(errors::MASTERDOWN));
     }
-    if write {
-        let now = e.now_ms;
-        let good = e
-            .repl
-            .replicas
-            .iter()
-            .filter(|r| (now - r.ack_ms) / 1000 <= max_lag)
-            .count() as i64;
-        if good < min_write {
-            return Some(Reply::err(errors::NOREPLICAS));
-        }
+    if write && read_only {
+        return Some(Reply::err(errors::READONLY_REPLICA));
     }
     None
 }

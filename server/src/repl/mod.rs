@@ -92,9 +92,8 @@ pub(crate) struct Repl {
     /// Lag and partition of this replica's link, and what the lag holds back.
     pub(crate) faults: faults::LinkFaults,
     /// The configuration `commands::refusal` reads, as of a config generation:
-    /// (generation, min-replicas-to-write, min-replicas-max-lag, replica-read-only,
-    /// replica-serve-stale-data).
-    pub(crate) policy: (Option<u64>, i64, i64, bool, bool),
+    /// (generation, replica-read-only, replica-serve-stale-data).
+    pub(crate) policy: (Option<u64>, bool, bool),
 }
 
 impl Default for Repl {
@@ -116,7 +115,7 @@ impl Default for Repl {
             ack_requested: false,
             waiters: Vec::new(),
             faults: Default::default(),
-            policy: (None, 0, 10, true, true),
+            policy: (None, true, true),
         }
     }
 }

@@ -14,10 +14,14 @@ use crate::engine::{resolve, Engine};
 use crate::lua::shebang;
 use crate::session::ConnId;
 
-/// Connected replicas that count as good (acknowledged within min-replicas-max-lag). redlab
-/// serves no replicas here, so none.
-fn good_replicas(_e: &Engine) -> u64 {
-    0
+/// Connected replicas that count as good: acknowledged within `max_lag` seconds.
+fn good_replicas(e: &Engine, max_lag: u64) -> u64 {
+    let now = e.now_ms;
+    e.repl
+        .replicas
+        .iter()
+        .filter(|r| (now - r.ack_ms) / 1000 <= max_lag as i64)
+        .count() as u64
 }
 
 /// True when writes must be refused now: min-replicas-to-write and min-replicas-max-lag are
@@ -29,7 +33,7 @@ pub(crate) fn replicas_short(e: &Engine) -> bool {
         return false;
     }
     let max_lag = param("min-replicas-max-lag").unwrap_or(10);
-    max_lag > 0 && good_replicas(e) < to_write
+    max_lag > 0 && good_replicas(e, max_lag) < to_write
 }
 
 /// Redis's `is_write_command` for `args` (resolved to `cmd`) sent by `conn`.
