@@ -235,6 +235,10 @@ fn a_primary_and_replica_pair_answers_as_redis() {
         cmd(&mut lp, &["SET", "k", "v"]),
         cmd(&mut rp, &["SET", "k", "v"])
     );
+    // Both replicas have applied the write before they are read: WAIT returns once the
+    // replica acknowledged it.
+    assert_eq!(cmd(&mut lp, &["WAIT", "1", "5000"]), ":1\\r\\n");
+    assert_eq!(cmd(&mut rp, &["WAIT", "1", "5000"]), ":1\\r\\n");
     // The same texts and shapes on both.
     for args in [
         &["SET", "k", "v"][..],
