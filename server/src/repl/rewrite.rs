@@ -113,13 +113,13 @@ pub(super) fn rewrite(e: &Engine, db: usize, args: &[Bytes], reply: &Reply) -> V
     }
 }
 
-/// SET: a relative or absolute-seconds deadline becomes `SET key value PXAT ms`; GET is
-/// dropped (the replica has no one to answer).
+/// SET: any deadline (EX, PX, EXAT, PXAT) becomes `SET key value PXAT ms`, as Redis writes
+/// it whatever the client typed; GET is dropped (the replica has no one to answer).
 fn set(e: &Engine, db: usize, args: &[Bytes]) -> Vec<Op> {
     let opts = &args[3.min(args.len())..];
     let relative = opts
         .iter()
-        .any(|a| is(a, "ex") || is(a, "px") || is(a, "exat"));
+        .any(|a| is(a, "ex") || is(a, "px") || is(a, "exat") || is(a, "pxat"));
     if relative {
         return match deadline(e, db, &args[1]) {
             Some(Some(at)) => vec![vec![
