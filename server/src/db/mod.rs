@@ -403,7 +403,9 @@ impl Db {
     /// handed out for a change in place are listed from now on (maxmemory is set: the total
     /// is read before every command) or only noted, for a full recount when next read.
     pub fn settle_memory(&mut self, track: bool) {
-        if self.sizes.stale {
+        // Untracked (no maxmemory), a stale total waits for its next reader (`memory`
+        // measures then): recounting here would walk every key after each write.
+        if self.sizes.stale && track {
             self.sizes.stale = false;
             self.sizes.dirty.clear();
             self.map.recount();
