@@ -141,6 +141,11 @@ impl Keyspace {
         *self = Keyspace::default();
     }
 
+    /// The entry at position `i` of the dense order (what `iter` walks).
+    pub fn nth(&self, i: usize) -> Option<(&Key, &Entry)> {
+        self.slots.get(i).map(|(k, e)| (k, e))
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (&Key, &Entry)> + '_ {
         self.slots.iter().map(|(k, e)| (k, e))
     }

@@ -371,6 +371,16 @@ impl Db {
         self.map.iter().map(|(k, e)| (k.as_bytes(), e))
     }
 
+    /// How many entries are stored, those past their deadline included.
+    pub fn stored_len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// The `i`th stored entry in the map's order, live or not (RANDOMKEY's draw).
+    pub fn stored_nth(&self, i: usize) -> Option<(&[u8], &Entry)> {
+        self.map.nth(i).map(|(k, e)| (k.as_bytes(), e))
+    }
+
     /// A stored entry, live or not, without expiring or touching it (DEBUG DIGEST-VALUE).
     pub fn stored_entry(&self, key: &[u8]) -> Option<&Entry> {
         self.map.get(key)

@@ -84,6 +84,12 @@ impl Engine {
     /// its command with `reprocessing` set and `serving_key` naming the ready key. Keys made
     /// ready while serving (BLMOVE's push) are handled in a further round.
     pub(super) fn serve_ready_keys(&mut self) {
+        if !self.ready_keys.is_empty() && !self.time_frozen {
+            // As Redis (updateCachedTime before serving): the command that made the keys
+            // ready may have taken time (DEBUG SLEEP inside MULTI), and a key that expired
+            // meanwhile serves no one; it is expired here and goes to replicas as DEL.
+            self.now_ms = self.clock.now_ms();
+        }
         while !self.ready_keys.is_empty() {
             let ready = std::mem::take(&mut self.ready_keys);
             for (db, key) in ready {

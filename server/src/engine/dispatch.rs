@@ -96,7 +96,7 @@ impl Engine {
                 return redirect.reply();
             }
         }
-        if let Some(refused) = crate::repl::commands::refusal(self, conn, cmd) {
+        if let Some(refused) = crate::repl::commands::refusal(self, conn, cmd, &args) {
             return self.reject(conn, &args[0], refused);
         }
         if self.postpone_if_paused(conn, cmd, &args) {

@@ -83,7 +83,11 @@ impl Engine {
         self.drain_new_keys();
         self.drain_expired();
         crate::cmd::stream::unblock_lost_groups(self);
-        self.serve_ready_keys();
+        if !self.ready_keys.is_empty() {
+            self.serve_ready_keys();
+            // Keys found expired while serving (see `serve_ready_keys`) are announced now.
+            self.drain_expired();
+        }
         self.settle_memory();
     }
 

@@ -68,6 +68,10 @@ impl Call {
     }
 }
 
+/// The shell's way to listen on another TCP port: given the `bind` address and the port,
+/// it binds (the error is CONFIG SET's) and swaps the listener the shell accepts on.
+pub(crate) type ListenHook = Box<dyn FnMut(&str, u16) -> std::io::Result<()>>;
+
 /// The Redis-compatible engine. See the module documentation.
 pub struct Engine {
     pub(crate) config: Config,
@@ -106,6 +110,9 @@ pub struct Engine {
     pub(crate) scripting: Scripting,
     /// Installed by the network shell; see `busy`. None when the engine is used in-process.
     pub(crate) busy_hook: Option<crate::busy::BusyHook>,
+    /// Installed by the network shell: listens on a new TCP port (CONFIG SET port). None
+    /// when the engine is used in-process, where the port is only a number.
+    pub(crate) listen_hook: Option<ListenHook>,
     pub(crate) faults: Faults,
     /// Hash field deadlines (`db::hash_ttl`, Redis 7.4's field expiration).
     pub(crate) hash_ttl: crate::db::hash_ttl::FieldTtls,
@@ -207,6 +214,7 @@ impl Engine {
             own_monitor_lines: Vec::new(),
             scripting,
             busy_hook: None,
+            listen_hook: None,
             faults: Faults::default(),
             compat_report: crate::compat::Report::default(),
             hash_ttl: Default::default(),
@@ -264,6 +272,10 @@ impl Engine {
     }
 
     /// Lets the network shell serve other connections while a script runs long.
+    pub(crate) fn set_listen_hook(&mut self, hook: ListenHook) {
+        self.listen_hook = Some(hook);
+    }
+
     pub fn set_busy_hook(&mut self, hook: crate::busy::BusyHook) {
         self.busy_hook = Some(hook);
     }

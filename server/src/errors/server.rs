@@ -26,6 +26,16 @@ pub fn config_set_failed(name: &str, reason: &str) -> String {
         name, reason
     )
 }
+/// CONFIG SET port's reason when the port cannot be listened on: `Unable to listen on this
+/// port: <strerror>` (the OS text without Rust's "(os error N)").
+pub fn unable_to_listen(err: &std::io::Error) -> String {
+    let text = err.to_string();
+    let text = match text.rfind(" (os error ") {
+        Some(at) => &text[..at],
+        None => &text,
+    };
+    format!("Unable to listen on this port: {}", text)
+}
 pub const THE_CLOCK_ONLY_MOVES_FORWARD_WITH: &str =
     "ERR the clock only moves forward with ADVANCE; use SET to jump back";
 pub const REDLAB_FAULT_ADD_NEEDS_AN_ACTION: &str = "ERR REDLAB.FAULT ADD needs an action: ERROR, CLOSE-BEFORE, CLOSE-AFTER, DELAY, DELAY-US, TRUNCATE, STALL, FLUSH-SCRIPTS or ROLLBACK";

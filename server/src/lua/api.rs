@@ -362,6 +362,9 @@ fn script_checks(
     args: &[Bytes],
 ) -> Result<(), String> {
     crate::cmd::acl::script_permission(e, c.conn, cmd, parent, args)?;
+    if cmd.has(flags::WRITE) && crate::repl::commands::script_write_refused(e, c.conn) {
+        return Err(format!("-{}", errors::READONLY_REPLICA));
+    }
     if !c.allow_oom
         && c.oom_at_start
         && !c.has_written

@@ -6,6 +6,7 @@ pub mod busy;
 pub mod conn;
 pub mod flush;
 pub mod io;
+mod listen;
 pub mod parser;
 pub mod server;
 pub(crate) mod stream;

@@ -562,9 +562,11 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
             }
         };
         let unix_path = unix.as_deref().map(super::busy::unix_path);
-        let listener = Rc::new(listener);
+        let mut listener = Some(Rc::new(listener));
+        let swap = Rc::new(super::listen::Swap::default());
+        engine.set_listen_hook(swap.hook());
         let registry = Rc::new(Registry::default());
-        *registry.listener.borrow_mut() = Some(listener.clone());
+        registry.listener.borrow_mut().clone_from(&listener);
         *registry.unix_listener.borrow_mut() = unix.clone();
         *registry.config.borrow_mut() = net_config;
         *registry.rejected.borrow_mut() = engine_rejected;
@@ -591,7 +593,14 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
         let _ = ready.send(Ok(()));
         loop {
             tokio::select! {
-                accepted = listener.accept() => match accepted {
+                _ = swap.changed.notified() => {
+                    // CONFIG SET port: accept on the new listener from now on.
+                    if let Some(next) = swap.take(listener.as_deref()) {
+                        listener = next;
+                        registry.listener.borrow_mut().clone_from(&listener);
+                    }
+                }
+                accepted = super::listen::accept(listener.as_deref()) => match accepted {
                     Ok((stream, _)) => {
                         super::conn::refresh_net_config(&shared.engine.borrow(), &registry);
                         if let Some((id, io)) = registry.admit(NetStream::Tcp(stream)) {
@@ -626,7 +635,9 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
         shared.flusher.flush_queued(&mut Vec::new());
         // Stopped by SHUTDOWN, the port refuses connections now, though the `Server`
         // still holds a descriptor of the socket.
-        let _ = socket2::SockRef::from(&*listener).shutdown(std::net::Shutdown::Read);
+        if let Some(listener) = &listener {
+            let _ = socket2::SockRef::from(&**listener).shutdown(std::net::Shutdown::Read);
+        }
     });
     // The connections' tasks, and with them the sockets and the engine, go here.
     drop(local);

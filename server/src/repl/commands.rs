@@ -242,24 +242,23 @@ fn read_only_flag(e: &Engine) -> u8 {
 /// replica-serve-stale-data no, any command not flagged stale (MASTERDOWN). The
 /// configuration is read only when its generation changed. A primary's min-replicas-to-write
 /// is judged by `cmd::scripting::replicas_short`, which also knows which scripts write.
-pub(crate) fn refusal(e: &mut Engine, conn: ConnId, cmd: &Command) -> Option<Reply> {
+pub(crate) fn refusal(
+    e: &mut Engine,
+    conn: ConnId,
+    cmd: &Command,
+    args: &[bytes::Bytes],
+) -> Option<Reply> {
     if !e.repl.is_replica() || e.repl.is_primary_link(conn) {
         return None;
     }
-    let generation = e.config.generation;
-    if e.repl.policy.0 != Some(generation) {
-        let yes = |name: &str| e.config.get_by_name(name).as_deref() != Some("no");
-        e.repl.policy = (
-            Some(generation),
-            yes("replica-read-only"),
-            yes("replica-serve-stale-data"),
-        );
-    }
-    let (_, read_only, serve_stale) = e.repl.policy;
-    let (write, denystale) = if cmd.name == "exec" {
-        queued_flags(e, conn)
+    let (read_only, serve_stale) = policy(e);
+    // A script that declares it writes (a shebang or a function without no-writes) counts
+    // as a write, as Redis's is_write_command has it.
+    let write = crate::cmd::scripting::is_write(e, conn, cmd, args);
+    let denystale = if cmd.name == "exec" {
+        queued_denystale(e, conn)
     } else {
-        (cmd.has(WRITE), !cmd.has(STALE))
+        !cmd.has(STALE)
     };
     let down = e
         .repl
@@ -275,17 +274,34 @@ pub(crate) fn refusal(e: &mut Engine, conn: ConnId, cmd: &Command) -> Option<Rep
     None
 }
 
-/// Whether the transaction `conn` queued holds a write, and a command not flagged stale.
-fn queued_flags(e: &Engine, conn: ConnId) -> (bool, bool) {
-    let Some(m) = e.sessions.get(&conn).and_then(|s| s.multi.as_ref()) else {
-        return (false, false);
-    };
-    let mut out = (false, false);
-    for args in &m.queue {
-        if let Ok((c, _)) = crate::cmd::table::resolve(args) {
-            out.0 |= c.has(WRITE);
-            out.1 |= !c.has(STALE);
-        }
+/// (replica-read-only, replica-serve-stale-data), read again only when the configuration's
+/// generation changed.
+fn policy(e: &mut Engine) -> (bool, bool) {
+    let generation = e.config.generation;
+    if e.repl.policy.0 != Some(generation) {
+        let yes = |name: &str| e.config.get_by_name(name).as_deref() != Some("no");
+        e.repl.policy = (
+            Some(generation),
+            yes("replica-read-only"),
+            yes("replica-serve-stale-data"),
+        );
     }
-    out
+    (e.repl.policy.1, e.repl.policy.2)
+}
+
+/// A write command a script runs through redis.call on a read-only replica: refused with
+/// READONLY, as Redis's scriptVerifyWriteCommandAllow refuses it (the script itself was let
+/// run because, without declared flags, it was not known to write).
+pub(crate) fn script_write_refused(e: &mut Engine, conn: ConnId) -> bool {
+    e.repl.is_replica() && !e.repl.is_primary_link(conn) && policy(e).0
+}
+
+/// Whether the transaction `conn` queued holds a command not flagged stale.
+fn queued_denystale(e: &Engine, conn: ConnId) -> bool {
+    let Some(m) = e.sessions.get(&conn).and_then(|s| s.multi.as_ref()) else {
+        return false;
+    };
+    m.queue
+        .iter()
+        .any(|args| crate::cmd::table::resolve(args).is_ok_and(|(c, _)| !c.has(STALE)))
 }

@@ -75,6 +75,8 @@ pub(crate) struct Repl {
     stream_db: Option<usize>,
     /// The ops of the execution unit running now.
     pending: Vec<(usize, Vec<Bytes>)>,
+    /// What the running handler asked to send instead of itself (`Engine::replicate_as`).
+    own: Option<Vec<(usize, Vec<Bytes>)>>,
     /// Per database: how many keys of its `expired_log` went out as DEL already.
     expired_sent: Vec<usize>,
     pub(crate) replicas: Vec<Replica>,
@@ -106,6 +108,7 @@ impl Default for Repl {
             second_offset: -1,
             stream_db: None,
             pending: Vec::new(),
+            own: None,
             expired_sent: Vec::new(),
             replicas: Vec::new(),
             announced: Vec::new(),
@@ -194,6 +197,13 @@ impl Engine {
         reply: &Reply,
         dirty_before: u64,
     ) {
+        if let Some(ops) = self.repl.own.take() {
+            self.repl.pending.extend(ops);
+            if call.reprocessing {
+                self.repl_flush();
+            }
+            return;
+        }
         if runs_others(cmd) || reply.is_error() && self.dirty == dirty_before {
             return;
         }
@@ -208,6 +218,16 @@ impl Engine {
             // A blocked client served after another's command: a unit of its own.
             self.repl_flush();
         }
+    }
+
+    /// A handler's own account of what it changed, sent instead of the command itself (what
+    /// Redis's `alsoPropagate` with the command's own propagation prevented does). An empty
+    /// list sends nothing even though the dataset changed. Call it only while `feeding`.
+    pub(crate) fn replicate_as(&mut self, db: usize, ops: Vec<Vec<Bytes>>) {
+        self.repl
+            .own
+            .get_or_insert_with(Vec::new)
+            .extend(ops.into_iter().map(|op| (db, op)));
     }
 
     /// Ends an execution unit: its ops go to the backlog and the replicas, in MULTI/EXEC

@@ -100,6 +100,18 @@ fn set(e: &mut Engine, call: &mut Call) -> CmdResult {
             )));
         }
     }
+    if e.config.port != before.port {
+        // As Redis: the new port is listened on before the old one is let go, and a port
+        // that cannot be listened on undoes everything set here.
+        let (bind, port) = (e.config.bind.clone(), e.config.port);
+        if let Some(Err(err)) = e.listen_hook.as_mut().map(|listen| listen(&bind, port)) {
+            e.config = before;
+            return Err(Reply::err(errors::config_set_failed(
+                "port",
+                &errors::unable_to_listen(&err),
+            )));
+        }
+    }
     if pairs.iter().any(|(_, p, _)| p.name == "requirepass") {
         // requirepass is the password of the ACL user `default`.
         let pass = e.config.requirepass.clone();

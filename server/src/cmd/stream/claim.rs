@@ -1,6 +1,7 @@
 //! XCLAIM and XAUTOCLAIM: moving pending entries that have been idle long enough to another
 //! consumer. Idle time is the engine clock's now minus the entry's last delivery.
 
+use super::propagate::{self, Op};
 use super::{id_reply, no_group, parse_bound, parse_id, IdForm};
 use crate::cmd::args;
 use crate::cmd::lookup::lookup_mut;
@@ -95,21 +96,33 @@ pub(super) fn xclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
         Some(t) if (0..=now).contains(&t) => t,
         _ => now,
     };
+    // What goes on the replication stream instead of XCLAIM (`propagate`).
+    let mut ops: Option<Vec<Op>> = e.repl.feeding().then(Vec::new);
     let s = lookup_mut::<Stream>(e, db, &key)?.expect("checked");
-    {
+    let mut changes = 0u64;
+    let moved_last = {
         let g = s.groups.get_mut(&group[..]).expect("checked");
-        if last_id > g.last_id {
+        let moved = last_id > g.last_id;
+        if moved {
             g.last_id = last_id;
+            changes += 1;
         }
-    }
+        moved
+    };
     let mut out = Vec::new();
     let mut consumer_ready = false;
     let mut created = false;
-    let mut changes = 0u64;
+    let mut claims = 0usize;
     for id in ids {
         let exists = s.contains(id);
         let g = s.groups.get_mut(&group[..]).expect("checked");
         if !exists {
+            // A deleted entry leaves the PEL; the replica drops it through an XCLAIM of the
+            // pending entry as it was (FORCE JUSTID on a missing entry only removes it).
+            if let (Some(ops), Some(n)) = (ops.as_mut(), g.pel.get(&id)) {
+                ops.push(propagate::xclaim(&key, &group, id, n, g.last_id));
+                claims += 1;
+            }
             if g.ack(id) {
                 changes += 1;
             }
@@ -136,6 +149,10 @@ pub(super) fn xclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
                 _ if !justid => 2,
                 _ => 1,
             };
+            if let Some(ops) = ops.as_mut() {
+                ops.push(propagate::xclaim(&key, &group, id, n, g.last_id));
+                claims += 1;
+            }
             out.push(claimed_reply(s, id, justid));
             changes += 1;
             continue;
@@ -156,11 +173,23 @@ pub(super) fn xclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
             _ if !justid => n.delivery_count += 1,
             _ => {}
         }
+        if let Some(ops) = ops.as_mut() {
+            let n = &g.pel[&id];
+            ops.push(propagate::xclaim(&key, &group, id, n, g.last_id));
+            claims += 1;
+        }
         out.push(claimed_reply(s, id, justid));
         changes += 1;
     }
+    if let Some(ops) = ops.as_mut().filter(|_| moved_last && claims == 0) {
+        // LASTID moved the group and no XCLAIM carries it.
+        ops.push(propagate::setid(&key, &group, &s.groups[&group[..]]));
+    }
     if created {
         notify::keyspace_event(e, notify::STREAM, "xgroup-createconsumer", db, &key);
+    }
+    if let Some(ops) = ops {
+        e.replicate_as(db, ops);
     }
     e.dirty += changes;
     Ok(Reply::Array(out))
@@ -202,6 +231,7 @@ pub(super) fn xautoclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
         }
         j += 1;
     }
+    let mut ops: Option<Vec<Op>> = e.repl.feeding().then(Vec::new);
     let Some(s) = lookup_mut::<Stream>(e, db, &key)?.filter(|s| s.groups.contains_key(&group[..]))
     else {
         return Err(no_group(&key, &group));
@@ -238,7 +268,11 @@ pub(super) fn xautoclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
         };
         let idle = now - nack.delivery_time;
         if !s.contains(id) {
-            s.groups.get_mut(&group[..]).expect("checked").ack(id);
+            let g = s.groups.get_mut(&group[..]).expect("checked");
+            if let Some(ops) = ops.as_mut() {
+                ops.push(propagate::xclaim(&key, &group, id, &g.pel[&id], g.last_id));
+            }
+            g.ack(id);
             deleted.push(id_reply(id));
             count -= 1;
             changes += 1;
@@ -254,6 +288,9 @@ pub(super) fn xautoclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
             if !justid {
                 n.delivery_count += 1;
             }
+            if let Some(ops) = ops.as_mut() {
+                ops.push(propagate::xclaim(&key, &group, id, &g.pel[&id], g.last_id));
+            }
             claimed.push(claimed_reply(s, id, justid));
             count -= 1;
             changes += 1;
@@ -265,6 +302,9 @@ pub(super) fn xautoclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
     }
     if created {
         notify::keyspace_event(e, notify::STREAM, "xgroup-createconsumer", db, &key);
+    }
+    if let Some(ops) = ops {
+        e.replicate_as(db, ops);
     }
     e.dirty += changes;
     Ok(Reply::Array(vec![

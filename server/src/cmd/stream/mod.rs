@@ -11,6 +11,7 @@ mod add;
 mod claim;
 mod group;
 mod info;
+mod propagate;
 mod range;
 mod read;
 

@@ -12,6 +12,7 @@
 use crate::cmd::lookup::lookup_mut;
 use bytes::Bytes;
 
+use super::propagate::{self, Op};
 use super::{entry_reply, id_reply, parse_id, IdForm};
 use crate::cmd::args;
 use crate::cmd::table::CmdResult;
@@ -159,6 +160,8 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
     }
 
     let now = e.now_ms;
+    // What goes on the replication stream instead of XREADGROUP (`propagate`).
+    let mut ops: Option<Vec<Op>> = (group_cmd && e.repl.feeding()).then(Vec::new);
     let mut served: Vec<(Reply, Reply)> = Vec::new();
     for (k, &gt) in ids.iter().enumerate() {
         let key = call.args[a.keys_at + k].clone();
@@ -186,10 +189,21 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
                 }
                 // The consumer is looked up (or created) only for a stream being served.
                 let created = touch_consumer(s, group, consumer, now);
+                if let Some(ops) = ops.as_mut().filter(|_| created && a.noack) {
+                    ops.push(propagate::create_consumer(&key, group, consumer));
+                }
                 let reply = if history {
                     history_reply(s, group, consumer, gt, a.count, now)
                 } else {
-                    deliver_new(s, group, consumer, last, a.count, a.noack, now)
+                    let to = Delivery {
+                        group,
+                        consumer,
+                        last,
+                        count: a.count,
+                        noack: a.noack,
+                        now,
+                    };
+                    deliver_new(s, &to, ops.as_mut().map(|o| (&key[..], o)))
                 };
                 if created {
                     notify::keyspace_event(e, notify::STREAM, "xgroup-createconsumer", db, &key);
@@ -199,6 +213,9 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
             }
         };
         served.push((Reply::Bulk(key), reply));
+    }
+    if let Some(ops) = ops {
+        e.replicate_as(db, ops);
     }
     if !served.is_empty() {
         return Ok(keyed_reply(call.resp, served));
@@ -250,20 +267,26 @@ fn touch_consumer(s: &mut Stream, group: &[u8], consumer: &[u8], now: i64) -> bo
     }
 }
 
-/// Delivers entries after `last` to `consumer`: the group's last ID and read counter move
-/// with each one, and unless NOACK each becomes pending for the consumer.
-fn deliver_new(
-    s: &mut Stream,
-    group: &[u8],
-    consumer: &[u8],
+/// A delivery of new entries to a consumer of a group.
+struct Delivery<'a> {
+    group: &'a [u8],
+    consumer: &'a [u8],
+    /// The group's last ID before it.
     last: StreamId,
     count: usize,
     noack: bool,
     now: i64,
-) -> Reply {
-    let Some(start) = last.incr() else {
+}
+
+/// Delivers entries after `to.last` to the consumer: the group's last ID and read counter
+/// move with each one, and unless NOACK each becomes pending for the consumer. With `ops`
+/// (a replica is attached), what the replica needs goes there for the stream `key`: an
+/// XCLAIM per pending entry, or for NOACK one XGROUP SETID.
+fn deliver_new(s: &mut Stream, to: &Delivery, mut ops: Option<(&[u8], &mut Vec<Op>)>) -> Reply {
+    let Some(start) = to.last.incr() else {
         return Reply::Array(Vec::new());
     };
+    let count = to.count;
     let mut items = Vec::new();
     let mut out = Vec::new();
     s.visit(start, StreamId::MAX, false, |node, en| {
@@ -271,11 +294,12 @@ fn deliver_new(
         out.push(entry_reply(node, en));
         count == 0 || out.len() < count
     });
+    let delivered = !items.is_empty();
     for id in items {
         let tomb = s.range_has_tombstones(id, StreamId::MAX);
         let estimate = s.estimate_distance(id);
         let added = s.entries_added;
-        let g = s.groups.get_mut(group).expect("checked");
+        let g = s.groups.get_mut(to.group).expect("checked");
         if id > g.last_id {
             if g.entries_read != crate::db::stream::INVALID_ENTRIES_READ && !tomb {
                 g.entries_read += 1;
@@ -284,9 +308,15 @@ fn deliver_new(
             }
             g.last_id = id;
         }
-        if !noack {
-            g.deliver(id, consumer, now);
+        if !to.noack {
+            g.deliver(id, to.consumer, to.now);
+            if let Some((key, ops)) = ops.as_mut() {
+                ops.push(propagate::xclaim(key, to.group, id, &g.pel[&id], g.last_id));
+            }
         }
+    }
+    if let Some((key, ops)) = ops.filter(|_| to.noack && delivered) {
+        ops.push(propagate::setid(key, to.group, &s.groups[to.group]));
     }
     Reply::Array(out)
 }
@@ -333,6 +363,7 @@ fn history_reply(
 fn serve_blocked(e: &mut Engine, call: &Call, a: &ReadArgs, key: &[u8]) -> CmdResult {
     let db = call.db;
     let now = e.now_ms;
+    let feeding = e.repl.feeding();
     let Some(k) = (0..a.nkeys).find(|&k| &call.args[a.keys_at + k][..] == key) else {
         return Ok(Reply::None);
     };
@@ -374,9 +405,24 @@ fn serve_blocked(e: &mut Engine, call: &Call, a: &ReadArgs, key: &[u8]) -> CmdRe
                 return Ok(Reply::None);
             }
             let created = touch_consumer(s, group, consumer, now);
-            let r = deliver_new(s, group, consumer, last, count, a.noack, now);
+            let mut ops: Option<Vec<Op>> = feeding.then(Vec::new);
+            if let Some(ops) = ops.as_mut().filter(|_| created && a.noack) {
+                ops.push(propagate::create_consumer(key, group, consumer));
+            }
+            let to = Delivery {
+                group,
+                consumer,
+                last,
+                count,
+                noack: a.noack,
+                now,
+            };
+            let r = deliver_new(s, &to, ops.as_mut().map(|o| (key, o)));
             if created {
                 notify::keyspace_event(e, notify::STREAM, "xgroup-createconsumer", db, key);
+            }
+            if let Some(ops) = ops {
+                e.replicate_as(db, ops);
             }
             e.dirty += 1;
             r
