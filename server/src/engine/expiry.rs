@@ -16,6 +16,7 @@ impl Engine {
         });
         self.expire_blocked();
         self.end_command();
+        crate::repl::failover::update(self);
         self.serve_postponed();
         if !self.cron_paused {
             self.tracking_limit();

@@ -35,6 +35,9 @@ pub(crate) struct Pause {
     end_ms: i64,
     /// Clients whose command waits, in the order they were postponed.
     postponed: VecDeque<ConnId>,
+    /// A FAILOVER holds writes until it ends (Redis's PAUSE_DURING_FAILOVER), whatever
+    /// CLIENT PAUSE and UNPAUSE do.
+    failover: bool,
 }
 
 impl Engine {
@@ -52,17 +55,26 @@ impl Engine {
         self.pause.end_ms = 0;
     }
 
+    /// FAILOVER's own write pause, on while it waits and hands over.
+    pub(crate) fn set_failover_pause(&mut self, on: bool) {
+        self.pause.failover = on;
+    }
+
     /// The pause in effect now, ending it when its time is up.
     pub(crate) fn pause_in_effect(&mut self) -> PauseKind {
         if self.pause.kind != PauseKind::Off && self.clock.now_ms() >= self.pause.end_ms {
             self.unpause_clients();
+        }
+        if self.pause.failover {
+            return self.pause.kind.max(PauseKind::Write);
         }
         self.pause.kind
     }
 
     /// Whether expiry must leave keys alone: any pause is in effect.
     pub(crate) fn expiry_paused(&self) -> bool {
-        self.pause.kind != PauseKind::Off && self.clock.now_ms() < self.pause.end_ms
+        self.pause.failover
+            || self.pause.kind != PauseKind::Off && self.clock.now_ms() < self.pause.end_ms
     }
 
     /// At dispatch: postpones the command if the pause covers it. Returns true when it did
@@ -141,7 +153,7 @@ impl Engine {
             if reply != Reply::None {
                 self.push_to(conn, reply);
             }
-            if self.pause.kind != PauseKind::Off {
+            if self.pause.kind != PauseKind::Off || self.pause.failover {
                 break;
             }
         }

@@ -6,6 +6,8 @@ pub const READONLY_REPLICA: &str = "READONLY You can't write against a read only
 pub const WAIT_ON_REPLICA: &str = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.";
 pub const REPLICAOF_IN_CLUSTER: &str = "ERR REPLICAOF not allowed in cluster mode.";
 pub const INVALID_MASTER_PORT: &str = "ERR Invalid master port";
+/// PSYNC ... FAILOVER sent to a replica whose primary's history is another one.
+pub const PSYNC_FAILOVER_REPLID: &str = "ERR PSYNC FAILOVER replid must match my replid.";
 
 pub fn unrecognized_replconf_option(opt: &str) -> String {
     format!("ERR Unrecognized REPLCONF option: {opt}")

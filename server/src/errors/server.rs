@@ -43,6 +43,13 @@ pub const NO_FAILOVER_IN_PROGRESS: &str = "ERR No failover in progress.";
 pub const FAILOVER_TIMEOUT_MUST_BE_GREATER_THAN: &str =
     "ERR FAILOVER timeout must be greater than 0";
 pub const FAILOVER_REQUIRES_CONNECTED_REPLICAS: &str = "ERR FAILOVER requires connected replicas.";
+pub const FAILOVER_ALREADY_IN_PROGRESS: &str = "ERR FAILOVER already in progress.";
+pub const FAILOVER_ON_REPLICA: &str = "ERR FAILOVER is not valid when server is a replica.";
+pub const FAILOVER_IN_CLUSTER: &str = "ERR FAILOVER not allowed in cluster mode.";
+pub const FAILOVER_FORCE_NEEDS_TIMEOUT_AND_TARGET: &str =
+    "ERR FAILOVER with force option requires both a timeout and target HOST and IP.";
+pub const FAILOVER_TARGET_NOT_A_REPLICA: &str =
+    "ERR FAILOVER target HOST and PORT is not a replica.";
 pub const RESP2_IS_NOT_SUPPORTED_BY_THIS: &str = "ERR RESP2 is not supported by this command";
 pub const WRONG_PROTOCOL_TYPE_NAME_PLEASE_USE: &str = "ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false";
 pub const GETKEYS_INVALID_COMMAND: &str = "ERR Invalid command specified";

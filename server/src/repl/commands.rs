@@ -209,7 +209,10 @@ pub(crate) fn info_fields(e: &Engine) -> Vec<(String, String)> {
             ),
         );
     }
-    f("master_failover_state", "no-failover".into());
+    f(
+        "master_failover_state",
+        super::failover::state_name(e).into(),
+    );
     f("master_replid", e.repl.replid.clone());
     f("master_replid2", e.repl.replid2.clone());
     f("master_repl_offset", e.repl.master_offset().to_string());

@@ -102,17 +102,27 @@ async fn session(
             None => ("?".to_string(), "-1".to_string()),
         }
     };
+    // A FAILOVER hands over with its PSYNC (`super::failover`).
+    let hand_over = super::failover::psync_hands_over(&shared.engine.borrow());
+    let psync: &[&str] = if hand_over {
+        &["PSYNC", &psync_id, &psync_offset, "FAILOVER"]
+    } else {
+        &["PSYNC", &psync_id, &psync_offset]
+    };
     let handshake: [&[&str]; 4] = [
         &["PING"],
         &["REPLCONF", "listening-port", &my_port],
         &["REPLCONF", "capa", "eof", "capa", "psync2"],
-        &["PSYNC", &psync_id, &psync_offset],
+        psync,
     ];
     let mut last = String::new();
     for req in handshake {
         send(&mut stream, req).await?;
         last = read_line(&mut stream, &mut buf).await?;
         if last.starts_with('-') && req[0] != "REPLCONF" {
+            if req[0] == "PSYNC" {
+                super::failover::psync_answered(&mut shared.engine.borrow_mut(), false);
+            }
             return Err(format!("the primary answered {:?} with {last}", req[0]));
         }
     }
@@ -135,8 +145,10 @@ async fn session(
             e.repl.second_offset = offset + 1;
         }
     } else {
+        super::failover::psync_answered(&mut shared.engine.borrow_mut(), false);
         return Err(format!("unexpected PSYNC reply {last}"));
     }
+    super::failover::psync_answered(&mut shared.engine.borrow_mut(), true);
     let conn = {
         let mut e = shared.engine.borrow_mut();
         let conn = e.connect_from(&format!("{host}:{port}"), "127.0.0.1:0");

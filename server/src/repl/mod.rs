@@ -18,6 +18,7 @@
 
 pub(crate) mod backlog;
 pub(crate) mod commands;
+pub(crate) mod failover;
 pub(crate) mod faults;
 pub(crate) mod link;
 pub(crate) mod primary;
@@ -96,6 +97,8 @@ pub(crate) struct Repl {
     /// The configuration `commands::refusal` reads, as of a config generation:
     /// (generation, replica-read-only, replica-serve-stale-data).
     pub(crate) policy: (Option<u64>, bool, bool),
+    /// A FAILOVER under way on this primary.
+    pub(crate) failover: Option<failover::Failover>,
 }
 
 impl Default for Repl {
@@ -119,6 +122,7 @@ impl Default for Repl {
             waiters: Vec::new(),
             faults: Default::default(),
             policy: (None, true, true),
+            failover: None,
         }
     }
 }

@@ -103,6 +103,11 @@ pub(crate) fn sync(e: &mut Engine, call: &mut Call) -> CmdResult {
 /// PSYNC replid offset: +CONTINUE and what the replica missed, when the backlog still
 /// holds it and the history is ours; otherwise +FULLRESYNC replid offset and the payload.
 pub(crate) fn psync(e: &mut Engine, call: &mut Call) -> CmdResult {
+    if call.argc() > 3 && call.arg(3).eq_ignore_ascii_case(b"failover") {
+        // A primary handing over (FAILOVER): this replica takes over first.
+        let replid = call.arg(1).to_vec();
+        super::failover::target_side(e, &replid)?;
+    }
     check_can_serve(e, call.conn)?;
     let asked_id = call.arg(1).to_vec();
     let asked_offset = std::str::from_utf8(call.arg(2))

@@ -187,7 +187,7 @@ pub static COMMANDS: &[Command] = &[
         -1,
         ADMIN | NOSCRIPT | STALE,
         "server",
-        standalone::failover,
+        crate::repl::failover::failover,
     ),
 ];
 

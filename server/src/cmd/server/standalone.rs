@@ -1,6 +1,6 @@
-//! Commands about replicas and the cluster, as a standalone server without replicas answers
-//! them: WAIT (no replica ever acknowledges) and FAILOVER (there is no replica to fail over
-//! to). READONLY / READWRITE / ASKING live with the cluster (`crate::cluster::commands`).
+//! WAIT's arguments (the count of acknowledging replicas is `crate::repl::primary::wait`'s).
+//! FAILOVER lives with replication (`crate::repl::failover`); READONLY / READWRITE / ASKING
+//! with the cluster (`crate::cluster::commands`).
 
 use super::args;
 use crate::cmd::table::CmdResult;
@@ -25,45 +25,4 @@ pub(super) fn wait(e: &mut Engine, call: &mut Call) -> CmdResult {
     }
     let deadline = (timeout > 0).then(|| e.now_ms.saturating_add(timeout));
     Ok(crate::repl::primary::wait(e, call, wanted, deadline))
-}
-
-/// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]: the arguments are checked as Redis
-/// checks them, then it fails for want of replicas.
-pub(super) fn failover(_e: &mut Engine, call: &mut Call) -> CmdResult {
-    let (mut to, mut force, mut abort, mut timeout) = (false, false, false, None);
-    let mut i = 1;
-    while i < call.argc() {
-        let a = call.arg(i);
-        let more = call.argc() - i - 1;
-        if args::is(a, "to") && more >= 2 && !to {
-            args::int(call.arg(i + 2))?;
-            to = true;
-            i += 3;
-        } else if args::is(a, "timeout") && more >= 1 && timeout.is_none() {
-            timeout = Some(args::int(call.arg(i + 1))?);
-            i += 2;
-        } else if args::is(a, "force") && !force {
-            force = true;
-            i += 1;
-        } else if args::is(a, "abort") && !abort {
-            abort = true;
-            i += 1;
-        } else {
-            return Err(Reply::err(errors::SYNTAX));
-        }
-    }
-    if abort {
-        if to || force || timeout.is_some() {
-            return Err(Reply::err(errors::SYNTAX));
-        }
-        return Err(Reply::err(crate::errors::NO_FAILOVER_IN_PROGRESS));
-    }
-    if timeout.is_some_and(|t| t <= 0) {
-        return Err(Reply::err(
-            crate::errors::FAILOVER_TIMEOUT_MUST_BE_GREATER_THAN,
-        ));
-    }
-    Err(Reply::err(
-        crate::errors::FAILOVER_REQUIRES_CONNECTED_REPLICAS,
-    ))
 }
