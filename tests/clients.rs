@@ -121,6 +121,57 @@ fn dropping_the_server_closes_its_port() {
     );
 }
 
+/// One inline request on a fresh connection to `addr`, and the first line of its reply.
+fn ask(addr: std::net::SocketAddr, request: &str) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    s.write_all(format!("{request}\r\n").as_bytes()).unwrap();
+    let mut r = BufReader::new(s);
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    if line.starts_with('*') {
+        // CONFIG GET: the value is the fourth line.
+        for _ in 0..4 {
+            line.clear();
+            r.read_line(&mut line).unwrap();
+        }
+    }
+    line.trim_end().to_string()
+}
+
+/// CONFIG SET port listens on the new port and lets the old one go, as Redis does. A port
+/// that cannot be listened on fails with Redis's text, and every parameter of that CONFIG
+/// SET keeps its old value.
+#[test]
+fn config_set_port_moves_the_listener() {
+    let server = redlab::Server::start();
+    let addr = server.addr();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = taken.local_addr().unwrap().port();
+    assert_eq!(
+        ask(
+            addr,
+            &format!("CONFIG SET maxmemory 10000001 port {busy} client-query-buffer-limit 10mb")
+        ),
+        "-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port: Address already in use"
+    );
+    assert_eq!(ask(addr, "CONFIG GET maxmemory"), "0");
+    assert_eq!(ask(addr, "CONFIG GET port"), addr.port().to_string());
+    assert_eq!(ask(addr, "PING"), "+PONG");
+    // A free port: the listener moves there.
+    drop(taken);
+    assert_eq!(ask(addr, &format!("CONFIG SET port {busy}")), "+OK");
+    let moved: std::net::SocketAddr = format!("127.0.0.1:{busy}").parse().unwrap();
+    assert_eq!(ask(moved, "CONFIG GET port"), busy.to_string());
+    let gone = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::net::TcpStream::connect(addr).is_err()
+    });
+    assert!(gone, "the old port still takes connections");
+}
+
 #[test]
 fn redis_cli_works_unchanged() {
     let Some(cli) = tools::redis_cli_or_skip("redis-cli test") else {

@@ -248,8 +248,26 @@ fn a_primary_and_replica_pair_answers_as_redis() {
         &["WAIT", "1", "0"],
         &["EVAL", "return 1", "0"],
         &["GET", "k"],
+        // A script's write on a read-only replica: refused inside (no declared flags) or
+        // before it runs (a shebang without no-writes).
+        &["EVAL", "return redis.call('set','x','1')", "0"],
+        &["EVAL", "return redis.pcall('set','x','1')", "0"],
+        &["EVAL", "#!lua\nreturn redis.call('set','x','1')", "0"],
+        &["EVAL_RO", "return redis.call('set','x','1')", "0"],
+        &["FAILOVER"],
+        &["FAILOVER", "ABORT"],
     ] {
         assert_eq!(cmd(&mut lr, args), cmd(&mut rr, args), "replica: {args:?}");
+    }
+    // FAILOVER's checks on a primary with a replica.
+    for args in [
+        &["FAILOVER", "TO", "127.0.0.1", "1"][..],
+        &["FAILOVER", "TO", "127.0.0.1", "1", "FORCE"],
+        &["FAILOVER", "FORCE", "TIMEOUT", "10"],
+        &["FAILOVER", "ABORT"],
+        &["FAILOVER", "TIMEOUT", "0"],
+    ] {
+        assert_eq!(cmd(&mut lp, args), cmd(&mut rp, args), "primary: {args:?}");
     }
     assert_eq!(cmd(&mut lp, &["WAIT", "1", "5000"]), ":1\\r\\n");
     assert_eq!(cmd(&mut rp, &["WAIT", "1", "5000"]), ":1\\r\\n");
@@ -460,4 +478,422 @@ fn a_cluster_failover_can_lose_the_writes_its_replica_had_not_applied() {
     ));
     assert_eq!(cluster.failover_losing_writes(3).unwrap(), 1);
     assert_eq!(cmd(&mut r, &["GET", "b"]), "$1\\r\\n1\\r\\n");
+}
+
+/// The stream as a list of commands, each argument as text; bare newlines and PINGs (the
+/// primary's keep-alives) left out.
+fn ops(stream: &[u8]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < stream.len() {
+        if stream[pos] == b'\n' {
+            pos += 1;
+            continue;
+        }
+        let n = support::resp::frame_len(&stream[pos..]).expect("a whole frame");
+        let (_, items) = support::resp::elements(&stream[pos..pos + n]).expect("an array");
+        let op: Vec<String> = items
+            .iter()
+            .map(|b| {
+                let start = b.windows(2).position(|w| w == b"\r\n").unwrap() + 2;
+                String::from_utf8_lossy(&b[start..b.len() - 2]).into_owned()
+            })
+            .collect();
+        if !op[0].eq_ignore_ascii_case("ping") {
+            out.push(op);
+        }
+        pos += n;
+    }
+    out
+}
+
+/// Runs `script` on one connection to `addr` with a SYNC attached, and returns the stream
+/// it produced (up to a closing `SET end end`). A clock reading (the two servers' clocks
+/// differ) is replaced by `<t>` when it follows a word of `after` or is an argument of a
+/// command named in `after` (TIME in XCLAIM, PEXPIREAT).
+fn stream_of(addr: SocketAddr, script: &[&[&str]], after: &[&str]) -> Vec<Vec<String>> {
+    let (mut stream, _) = attach(addr);
+    let mut c = RawConn::connect(addr);
+    for args in script {
+        cmd(&mut c, args);
+    }
+    cmd(&mut c, &["SET", "end", "end"]);
+    let mut got = ops(&read_until(&mut stream, b"$3\r\nend\r\n$3\r\nend\r\n"));
+    for op in &mut got {
+        for i in 1..op.len() {
+            let clock = op[i].parse::<i64>().is_ok_and(|t| t > 1_000_000_000_000);
+            let named =
+                |w: &&str| op[i - 1].eq_ignore_ascii_case(w) || op[0].eq_ignore_ascii_case(w);
+            if clock && after.iter().any(named) {
+                op[i] = "<t>".into();
+            }
+        }
+    }
+    got
+}
+
+/// XREADGROUP, XCLAIM and XAUTOCLAIM as Redis 7.0.15 writes them on the stream: an
+/// idempotent XCLAIM per delivery or claim (the pending entry's state after the command),
+/// XGROUP SETID for a NOACK read or a LASTID no XCLAIM carries, XGROUP CREATECONSUMER for a
+/// consumer only a NOACK read created; in MULTI/EXEC when a command sends several.
+const GROUP_SCRIPT: &[&[&str]] = &[
+    &["XADD", "s", "1-1", "a", "1"],
+    &["XADD", "s", "2-1", "b", "2"],
+    &["XADD", "s", "3-1", "c", "3"],
+    &["XADD", "t", "1-1", "a", "1"],
+    &["XGROUP", "CREATE", "s", "g", "0"],
+    &["XGROUP", "CREATE", "t", "g", "0"],
+    &[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c1",
+        "COUNT",
+        "2",
+        "STREAMS",
+        "s",
+        ">",
+    ],
+    &[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c2",
+        "NOACK",
+        "STREAMS",
+        "s",
+        ">",
+    ],
+    &["XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", ">"],
+    &["XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", "0"],
+    &[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c3",
+        "NOACK",
+        "STREAMS",
+        "s",
+        "0",
+    ],
+    &[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c4",
+        "STREAMS",
+        "s",
+        "t",
+        ">",
+        ">",
+    ],
+    &["XCLAIM", "s", "g", "c5", "0", "1-1", "2-1"],
+    &["XCLAIM", "s", "g", "c6", "0", "1-1", "JUSTID"],
+    &[
+        "XCLAIM",
+        "s",
+        "g",
+        "c6",
+        "0",
+        "1-1",
+        "RETRYCOUNT",
+        "7",
+        "TIME",
+        "12345",
+    ],
+    &["XCLAIM", "s", "g", "c6", "0", "1-1", "IDLE", "500"],
+    &["XCLAIM", "s", "g", "c7", "100000000", "1-1"],
+    &[
+        "XCLAIM",
+        "s",
+        "g",
+        "c7",
+        "100000000",
+        "1-1",
+        "LASTID",
+        "5-5",
+    ],
+    &["XCLAIM", "s", "g", "c7", "0", "1-1", "LASTID", "6-6"],
+    &["XCLAIM", "s", "g", "c7", "0", "3-1", "FORCE", "JUSTID"],
+    &["XCLAIM", "s", "g", "c7", "0", "9-9", "FORCE"],
+    &["XDEL", "s", "2-1"],
+    &["XAUTOCLAIM", "s", "g", "c8", "0", "0", "COUNT", "10"],
+    &["XAUTOCLAIM", "s", "g", "c9", "0", "0", "JUSTID"],
+    &["XAUTOCLAIM", "s", "g", "c9", "100000000", "0"],
+    &["MULTI"],
+    &["XADD", "s", "7-1", "d", "4"],
+    &[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c1",
+        "COUNT",
+        "1",
+        "STREAMS",
+        "s",
+        ">",
+    ],
+    &["XADD", "s", "8-1", "e", "5"],
+    &["XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", ">"],
+    &["EXEC"],
+    &["XGROUP", "SETID", "s", "g", "2-0"],
+    &["XGROUP", "SETID", "s", "g", "3-0", "ENTRIESREAD", "2"],
+    &["XACK", "s", "g", "1-1"],
+];
+
+#[test]
+fn consumer_group_reads_and_claims_travel_as_redis_writes_them() {
+    let Some(real) = RealRedis::start_or_skip("consumer_group_reads_and_claims") else {
+        return;
+    };
+    let lab = Server::start();
+    let theirs = stream_of(real.addr(), GROUP_SCRIPT, &["TIME"]);
+    let ours = stream_of(lab.addr(), GROUP_SCRIPT, &["TIME"]);
+    assert!(
+        ours.iter().any(|op| op[0] == "XCLAIM"),
+        "the script claims: {ours:?}"
+    );
+    assert_eq!(ours, theirs, "redlab's stream, then Redis's");
+}
+
+/// With active expiry off, SCAN and RANDOMKEY expire the keys they meet: each goes out as a
+/// DEL of its own, not wrapped in MULTI/EXEC. A blocked client whose key expired while the
+/// transaction that filled it ran (DEBUG SLEEP) is not served: the key goes out as DEL
+/// after the transaction.
+#[test]
+fn keys_expired_on_the_way_travel_as_plain_dels() {
+    let Some(real) = RealRedis::start_or_skip("keys_expired_on_the_way") else {
+        return;
+    };
+    let lab = Server::start();
+    for (name, addr) in [("redis", real.addr()), ("redlab", lab.addr())] {
+        for walk in ["SCAN", "RANDOMKEY"] {
+            let mut c = RawConn::connect(addr);
+            cmd(&mut c, &["FLUSHALL"]);
+            cmd(&mut c, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+            cmd(&mut c, &["SET", "foo1", "bar", "PX", "1"]);
+            cmd(&mut c, &["SET", "foo2", "bar", "PX", "1"]);
+            // A lower bound only: the keys are past their deadline by then.
+            std::thread::sleep(Duration::from_millis(20));
+            let walk_args: &[&str] = if walk == "SCAN" {
+                &["SCAN", "0"]
+            } else {
+                &["RANDOMKEY"]
+            };
+            let mut got = stream_of(addr, &[walk_args], &[]);
+            cmd(&mut c, &["DEBUG", "SET-ACTIVE-EXPIRE", "1"]);
+            got[1..3].sort();
+            let want: Vec<Vec<String>> = [
+                &["SELECT", "0"][..],
+                &["DEL", "foo1"],
+                &["DEL", "foo2"],
+                &["SET", "end", "end"],
+            ]
+            .iter()
+            .map(|op| op.iter().map(|a| a.to_string()).collect())
+            .collect();
+            assert_eq!(got, want, "{name}, {walk}");
+        }
+        // The blocked client and the transaction.
+        let mut c = RawConn::connect(addr);
+        cmd(&mut c, &["FLUSHALL"]);
+        cmd(&mut c, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+        let mut b = RawConn::connect(addr);
+        let id = cmd(&mut b, &["CLIENT", "ID"]);
+        let id = id
+            .trim_start_matches(':')
+            .trim_end_matches("\\r\\n")
+            .to_string();
+        b.send_strs(&["BRPOP", "k", "0"]);
+        assert!(eventually(
+            || cmd(&mut c, &["INFO", "clients"]).contains("blocked_clients:1")
+        ));
+        let got = stream_of(
+            addr,
+            &[
+                &["MULTI"],
+                &["RPUSH", "k", "hello"],
+                &["PEXPIRE", "k", "100"],
+                &["DEBUG", "SLEEP", "0.2"],
+                &["EXEC"],
+            ],
+            &["PEXPIREAT"],
+        );
+        assert_eq!(
+            cmd(&mut c, &["CLIENT", "UNBLOCK", &id]),
+            ":1\\r\\n",
+            "{name}"
+        );
+        cmd(&mut c, &["DEBUG", "SET-ACTIVE-EXPIRE", "1"]);
+        let want: Vec<Vec<String>> = [
+            &["SELECT", "0"][..],
+            &["MULTI"],
+            &["RPUSH", "k", "hello"],
+            &["PEXPIREAT", "k", "<t>"],
+            &["EXEC"],
+            &["DEL", "k"],
+            &["SET", "end", "end"],
+        ]
+        .iter()
+        .map(|op| op.iter().map(|a| a.to_string()).collect())
+        .collect();
+        assert_eq!(got, want, "{name}, a blocked client and an expired key");
+    }
+}
+
+/// ROLE's first word on `addr`.
+fn role_of(addr: SocketAddr) -> String {
+    let r = cmd(&mut RawConn::connect(addr), &["ROLE"]);
+    r.split("\\r\\n").nth(2).unwrap_or_default().to_string()
+}
+
+fn failover_state(addr: SocketAddr) -> String {
+    let info = cmd(&mut RawConn::connect(addr), &["INFO", "replication"]);
+    info.split("\\r\\n")
+        .find_map(|l| l.strip_prefix("master_failover_state:"))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// FAILOVER hands the primary's role to a caught-up replica without losing a write: the
+/// old primary follows the new one. Checked with redlab on both sides, and with a real
+/// redis-server on either side, so each half of the handshake (PSYNC ... FAILOVER) meets
+/// Redis's own.
+#[test]
+fn failover_hands_the_primary_role_to_a_replica() {
+    enum Node {
+        Lab(Server),
+        Real(RealRedis),
+    }
+    impl Node {
+        fn addr(&self) -> SocketAddr {
+            match self {
+                Node::Lab(s) => s.addr(),
+                Node::Real(r) => r.addr(),
+            }
+        }
+    }
+    let real = || {
+        RealRedis::start_with(&["--repl-diskless-sync-delay", "0"])
+            .ok()
+            .map(Node::Real)
+    };
+    let lab = || Some(Node::Lab(Server::start()));
+    for (what, primary, replica) in [
+        ("redlab to redlab", lab(), lab()),
+        ("redlab to redis", lab(), real()),
+        ("redis to redlab", real(), lab()),
+    ] {
+        let (Some(primary), Some(replica)) = (primary, replica) else {
+            eprintln!("skipped {what}: no redis-server");
+            continue;
+        };
+        let (pa, ra) = (primary.addr(), replica.addr());
+        let mut p = RawConn::connect(pa);
+        let mut r = RawConn::connect(ra);
+        cmd(&mut r, &["REPLICAOF", "127.0.0.1", &pa.port().to_string()]);
+        assert!(eventually(|| cmd(&mut r, &["ROLE"]).contains("connected")));
+        cmd(&mut p, &["SET", "before", "1"]);
+        assert_eq!(cmd(&mut p, &["WAIT", "1", "5000"]), ":1\\r\\n", "{what}");
+        assert_eq!(failover_state(pa), "no-failover", "{what}");
+        let to = [
+            "FAILOVER",
+            "TO",
+            "127.0.0.1",
+            &ra.port().to_string(),
+            "TIMEOUT",
+            "10000",
+        ];
+        assert_eq!(cmd(&mut p, &to), "+OK\\r\\n", "{what}");
+        assert!(
+            eventually(|| role_of(pa) == "slave" && role_of(ra) == "master"),
+            "{what}: roles {} and {}",
+            role_of(pa),
+            role_of(ra)
+        );
+        assert!(eventually(|| failover_state(pa) == "no-failover"), "{what}");
+        // The new primary takes writes; the old one follows it and refuses them.
+        assert_eq!(cmd(&mut r, &["GET", "before"]), "$1\\r\\n1\\r\\n", "{what}");
+        assert_eq!(cmd(&mut r, &["SET", "after", "2"]), "+OK\\r\\n", "{what}");
+        let mut old = RawConn::connect(pa);
+        assert!(
+            eventually(|| cmd(&mut old, &["GET", "after"]) == "$1\\r\\n2\\r\\n"),
+            "{what}"
+        );
+        assert_eq!(
+            cmd(&mut old, &["SET", "x", "1"]),
+            "-READONLY You can't write against a read only replica.\\r\\n",
+            "{what}"
+        );
+        assert_eq!(
+            cmd(&mut old, &["FAILOVER"]),
+            "-ERR FAILOVER is not valid when server is a replica.\\r\\n",
+            "{what}"
+        );
+    }
+}
+
+/// A replica that never catches up (its link holds what it gets): FAILOVER waits with writes paused, ABORT and TIMEOUT
+/// give up (the primary stays one), and FORCE goes ahead at the timeout, losing the write
+/// the target never got.
+#[test]
+fn failover_waits_aborts_times_out_and_forces() {
+    let primary = Server::start();
+    let replica = Server::start();
+    let (pa, ra) = (primary.addr(), replica.addr());
+    let mut p = RawConn::connect(pa);
+    let mut r = RawConn::connect(ra);
+    cmd(&mut r, &["REPLICAOF", "127.0.0.1", &pa.port().to_string()]);
+    assert!(eventually(|| cmd(&mut r, &["ROLE"]).contains("connected")));
+    cmd(&mut p, &["SET", "kept", "1"]);
+    assert_eq!(cmd(&mut p, &["WAIT", "1", "5000"]), ":1\\r\\n");
+    // The replica stays attached but applies (and acknowledges) nothing more.
+    cmd(&mut r, &["REDLAB.REPL", "LAG", "COMMANDS", "1000"]);
+    cmd(&mut p, &["SET", "lost", "1"]);
+
+    assert_eq!(cmd(&mut p, &["FAILOVER"]), "+OK\\r\\n");
+    assert_eq!(failover_state(pa), "waiting-for-sync");
+    assert_eq!(
+        cmd(&mut p, &["FAILOVER"]),
+        "-ERR FAILOVER already in progress.\\r\\n"
+    );
+    // Writes wait for the failover's end; reads go on.
+    let mut w = RawConn::connect(pa);
+    w.send_strs(&["SET", "paused", "1"]);
+    assert!(eventually(
+        || cmd(&mut p, &["INFO", "clients"]).contains("blocked_clients:1")
+    ));
+    assert_eq!(cmd(&mut p, &["GET", "kept"]), "$1\\r\\n1\\r\\n");
+    assert_eq!(cmd(&mut p, &["FAILOVER", "ABORT"]), "+OK\\r\\n");
+    assert_eq!(failover_state(pa), "no-failover");
+    assert_eq!(
+        w.read_frame(WAIT).map(|f| support::resp::show(&f)),
+        Some("+OK\\r\\n".to_string())
+    );
+
+    // A timeout without FORCE gives up.
+    assert_eq!(cmd(&mut p, &["FAILOVER", "TIMEOUT", "50"]), "+OK\\r\\n");
+    assert!(eventually(|| failover_state(pa) == "no-failover"));
+    assert_eq!(role_of(pa), "master");
+
+    // With FORCE the failover goes ahead at the timeout; the target never got "lost".
+    let to = [
+        "FAILOVER",
+        "TO",
+        "127.0.0.1",
+        &ra.port().to_string(),
+        "TIMEOUT",
+        "50",
+        "FORCE",
+    ];
+    assert_eq!(cmd(&mut p, &to), "+OK\\r\\n");
+    assert!(eventually(
+        || role_of(pa) == "slave" && role_of(ra) == "master"
+    ));
+    assert_eq!(cmd(&mut r, &["GET", "kept"]), "$1\\r\\n1\\r\\n");
+    assert_eq!(cmd(&mut r, &["EXISTS", "lost"]), ":0\\r\\n");
+    let mut old = RawConn::connect(pa);
+    assert!(eventually(
+        || cmd(&mut old, &["EXISTS", "lost"]) == ":0\\r\\n"
+    ));
 }
