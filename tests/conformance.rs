@@ -205,3 +205,181 @@ groups!(
     latency,
     maxclients
 );
+
+/// The case files that also run against one-node clusters (issue 19, point 6): the data
+/// families and scripting, whose replies a cluster node gives as a standalone server does.
+/// Files about the server itself (INFO, CONFIG, CLIENT, MONITOR, ACL, latency...) describe a
+/// standalone process and stay out.
+const CLUSTER_GROUPS: &[&str] = &[
+    "basics",
+    "strings",
+    "bitmap",
+    "list",
+    "hash",
+    "set",
+    "zset",
+    "keys",
+    "transactions",
+    "scripting",
+    "scripting_libs",
+    "functions",
+    "hyperloglog",
+    "geo",
+    "sort",
+    "stream",
+    "stream_groups",
+];
+
+/// The declared rule for a case that cannot run in cluster mode: a line that uses another
+/// database (SELECT, SWAPDB, MOVE, COPY ... DB), or a line whose keys (as the reference
+/// node's COMMAND GETKEYS names them) hash to more than one slot. Such a case is skipped and
+/// named in the output, never dropped silently.
+fn cluster_skip_reason(case: &cases::Case, probe: &mut support::resp::RawConn) -> Option<String> {
+    for line in &case.lines {
+        let Some(name) = line.args.first() else {
+            continue;
+        };
+        let name = String::from_utf8_lossy(name).to_ascii_uppercase();
+        let db_arg = line.args.iter().any(|a| a.eq_ignore_ascii_case(b"db"));
+        if ["SELECT", "SWAPDB", "MOVE"].contains(&name.as_str()) || (name == "COPY" && db_arg) {
+            return Some(format!(
+                "line {}: {} (one database in cluster mode)",
+                line.lineno, name
+            ));
+        }
+        if line.mods.iter().any(|m| m == "raw") {
+            continue;
+        }
+        let mut getkeys = vec![b"COMMAND".to_vec(), b"GETKEYS".to_vec()];
+        getkeys.extend(line.args.iter().cloned());
+        probe.send(&getkeys);
+        let Some(frame) = probe.read_frame(std::time::Duration::from_secs(10)) else {
+            continue;
+        };
+        let Some((_, keys)) = support::resp::elements(&frame) else {
+            continue;
+        };
+        let mut slots = std::collections::BTreeSet::new();
+        for key in keys {
+            // A bulk frame: `$<len>\r\n<key>\r\n`.
+            let Some(start) = key.windows(2).position(|w| w == b"\r\n") else {
+                continue;
+            };
+            let key = key[start + 2..key.len() - 2].to_vec();
+            probe.send(&[b"CLUSTER".to_vec(), b"KEYSLOT".to_vec(), key]);
+            if let Some(slot) = probe.read_frame(std::time::Duration::from_secs(10)) {
+                slots.insert(slot);
+            }
+        }
+        if slots.len() > 1 {
+            return Some(format!(
+                "line {}: {} over keys of {} slots",
+                line.lineno,
+                name,
+                slots.len()
+            ));
+        }
+    }
+    None
+}
+
+/// A real redis-server cluster of one node owning all 16384 slots, or None outside CI when
+/// redis-server is missing.
+fn real_one_node_cluster() -> Option<RealRedis> {
+    let real = match RealRedis::start_with(&["--cluster-enabled", "yes"]) {
+        Ok(r) => r,
+        Err(e) => {
+            if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+                panic!("conformance in cluster mode: {e}, and CI=true: the comparison cannot be skipped");
+            }
+            eprintln!("\n!!!! conformance in cluster mode: SKIPPED, {e} !!!!\n");
+            return None;
+        }
+    };
+    let mut c = support::resp::RawConn::connect(real.addr());
+    let wait = std::time::Duration::from_secs(30);
+    assert_eq!(
+        c.call(&["CLUSTER", "ADDSLOTSRANGE", "0", "16383"], wait),
+        "+OK\\r\\n"
+    );
+    // The node says ok once it has looked at its slots; no time bound beyond a hang guard.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        if c.call(&["CLUSTER", "INFO"], wait)
+            .contains("cluster_state:ok")
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the one-node cluster never came up"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Some(real)
+}
+
+/// The single-server differential suite against a one-node redlab cluster and a one-node
+/// redis-server cluster, byte for byte.
+#[test]
+fn single_server_cases_in_a_one_node_cluster() {
+    let Some(real) = real_one_node_cluster() else {
+        return;
+    };
+    let cluster = redlab::Cluster::builder().primaries(1).start();
+    let mine = cluster.server(0).addr();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance");
+    let known = cases::known_differences(
+        &std::fs::read_to_string(dir.join("DIFFERENCES.md")).unwrap_or_default(),
+    );
+    // The rule is judged first, on a connection of its own that is closed before the cases
+    // run (each case starts with the reference's only client).
+    let mut probe = support::resp::RawConn::connect(real.addr());
+    let mut total = 0;
+    let mut groups = Vec::new();
+    for group in CLUSTER_GROUPS {
+        let text = std::fs::read_to_string(dir.join(format!("{group}.txt"))).expect("case file");
+        let parsed = cases::parse(&text);
+        total += parsed.len();
+        let mut kept = Vec::new();
+        for case in parsed {
+            match cluster_skip_reason(&case, &mut probe) {
+                Some(why) => eprintln!("cluster mode: skipped {group}: {}: {why}", case.name),
+                None => kept.push(case),
+            }
+        }
+        groups.push((group, kept));
+    }
+    drop(probe);
+    let (mut ran, mut failures) = (0, Vec::new());
+    for (group, kept) in &groups {
+        ran += kept.len();
+        let mismatches = cases::run_cases(kept, real.addr(), mine);
+        let listed = |case: &str| {
+            known
+                .iter()
+                .any(|k| *k == format!("cluster: {case}") || k == case)
+        };
+        for m in mismatches {
+            if listed(&m.case) {
+                eprintln!("known difference in cluster mode (DIFFERENCES.md): {m}");
+            } else {
+                failures.push(format!("{group}: {m}"));
+            }
+        }
+    }
+    eprintln!(
+        "conformance in cluster mode: {} cases in {} files, {} ran, {} skipped by the rule, {} differ",
+        total,
+        CLUSTER_GROUPS.len(),
+        ran,
+        total - ran,
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} cases differ in cluster mode:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -110,6 +110,8 @@ pub(crate) struct Executor<'s> {
     crash_used: Vec<bool>,
     fault_used: Vec<bool>,
     delay_used: Vec<bool>,
+    /// The schedule failed over already (`Choice::Failover`, once per schedule).
+    failover_used: bool,
     clock_used: usize,
     timer_used: usize,
     /// Time passages the run made on its own (nobody could send), for the step limit.
@@ -151,6 +153,7 @@ impl<'s> Executor<'s> {
             crash_used: Vec::new(),
             fault_used: Vec::new(),
             delay_used: Vec::new(),
+            failover_used: false,
             clock_used: 0,
             timer_used: 0,
             idle_steps: 0,
@@ -278,6 +281,7 @@ impl<'s> Executor<'s> {
         self.fault_used.resize(sc.faults.len(), false);
         self.delay_used.clear();
         self.delay_used.resize(sc.delays.len(), false);
+        self.failover_used = false;
         self.clock_used = 0;
         self.timer_used = 0;
         self.idle_steps = 0;
@@ -588,6 +592,12 @@ impl<'s> Executor<'s> {
                 self.enabled.push(Choice::Fault(j as u8));
             }
         }
+        if sc.replica && self.target.unreplicated() > 0 {
+            self.enabled.push(Choice::Replicate);
+        }
+        if sc.failover && !self.failover_used {
+            self.enabled.push(Choice::Failover);
+        }
     }
 
     fn alive(&self, i: u8) -> Option<&ClientRun> {
@@ -752,6 +762,34 @@ impl<'s> Executor<'s> {
                 lock(&c.slot).close("the client crashed");
                 self.target.crash(i as usize);
                 self.row(Some(i as usize), "(crashed)".into(), String::new());
+            }
+            Choice::Replicate => {
+                let what = self
+                    .target
+                    .replicate()
+                    .map_err(|e| format!("step {}: {}", self.step + 1, e))?;
+                self.row(None, format!("replica applies {}", what), String::new());
+            }
+            Choice::Failover => {
+                if self.failover_used || !self.sc.failover {
+                    return Err(format!(
+                        "step {}: the scenario allows one failover",
+                        self.step + 1
+                    ));
+                }
+                let lost = self
+                    .target
+                    .failover()
+                    .map_err(|e| format!("step {}: {}", self.step + 1, e))?;
+                self.failover_used = true;
+                self.row(
+                    None,
+                    format!(
+                        "failover: the replica is the primary now; {} unit(s) of the stream it had not received are lost",
+                        lost
+                    ),
+                    String::new(),
+                );
             }
             Choice::Fault(j) => {
                 let Some(fault) = self.sc.faults.get(j as usize) else {

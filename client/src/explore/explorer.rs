@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use super::executor::{Chooser, Executor, Status};
+use super::replica::{PairTarget, RealPairTarget};
 use super::report::{Failure, RealCheck, Report, Run, Timeline, Violation};
 use super::scenario::Scenario;
 use super::schedule::{Choice, Schedule};
@@ -39,8 +40,35 @@ impl Replay<'_> {
     /// Runs it on the redis-server at `addr` (FLUSHALL and SCRIPT FLUSH first): one
     /// connection per logical client, one command in flight at a time, clock advances as
     /// sleeps.
+    /// A scenario with a replica (`Scenario::replica`) runs there with the replica that
+    /// `Scenario::real_redis_pair` named; `on_real_pair` names one for this replay.
     pub fn on_real_redis(&self, addr: SocketAddr) -> Run {
-        let mut ex = Executor::new(self.scenario, Box::new(RealTarget::new(addr)));
+        let target: Box<dyn super::target::Target> = match (self.scenario.replica, self.scenario.real_replica) {
+            (false, _) => Box::new(RealTarget::new(addr)),
+            (true, Some(replica)) => Box::new(RealPairTarget::new(addr, replica)),
+            (true, None) => panic!(
+                "redlab explore: this scenario has a replica: replay it with on_real_pair(primary, replica), or give Scenario::real_redis_pair"
+            ),
+        };
+        let mut ex = Executor::new(self.scenario, target);
+        self.scenario.recorded(
+            &mut ex,
+            &mut Follow {
+                choices: &self.schedule.0,
+                pos: 0,
+                strict: true,
+            },
+        )
+    }
+
+    /// Runs it on the redis-server at `primary` with the one at `replica` as its replica
+    /// (see `Scenario::real_redis_pair`): the stream reaches `replica` when the schedule
+    /// delivers it, and a failover moves the clients there.
+    pub fn on_real_pair(&self, primary: SocketAddr, replica: SocketAddr) -> Run {
+        let mut ex = Executor::new(
+            self.scenario,
+            Box::new(RealPairTarget::new(primary, replica)),
+        );
         self.scenario.recorded(
             &mut ex,
             &mut Follow {
@@ -96,6 +124,9 @@ struct Tally {
 
 impl Scenario {
     fn executor(&self) -> Executor<'_> {
+        if self.replica {
+            return Executor::new(self, Box::new(PairTarget::new(self.config.clone())));
+        }
         Executor::new(self, Box::new(InProcessTarget::new(self.config.clone())))
     }
 

@@ -151,6 +151,7 @@
 mod executor;
 mod explorer;
 pub mod linearizable;
+mod replica;
 mod report;
 mod scenario;
 mod schedule;

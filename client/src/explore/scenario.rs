@@ -63,6 +63,12 @@ pub struct Scenario {
     pub(crate) real: Option<(SocketAddr, usize)>,
     pub(crate) before_each: Vec<Box<dyn Fn()>>,
     pub(crate) share_prefixes: bool,
+    /// The schedules run on a primary and a replica (`replica`), and may fail over
+    /// (`failover`).
+    pub(crate) replica: bool,
+    pub(crate) failover: bool,
+    /// The real replica that confirms counterexamples beside `real`'s primary.
+    pub(crate) real_replica: Option<SocketAddr>,
 }
 
 impl Default for Scenario {
@@ -100,6 +106,9 @@ impl Scenario {
             },
             real: None,
             before_each: Vec::new(),
+            replica: false,
+            failover: false,
+            real_replica: None,
         }
     }
 
@@ -232,6 +241,26 @@ impl Scenario {
         self
     }
 
+    /// Runs every schedule on a primary and a replica: the clients talk to the primary, and
+    /// the primary's replication stream (one unit per command, transaction or script, as
+    /// Redis sends it) reaches the replica only when a schedule says so (`r`, one unit at a
+    /// time, in order). On its own this changes nothing the clients see; it is the ground
+    /// `failover` stands on.
+    pub fn replica(mut self) -> Scenario {
+        self.replica = true;
+        self
+    }
+
+    /// Lets schedules fail over once (`^`): the replica is promoted, the clients' next
+    /// commands go to it (as a client that reconnects through Sentinel or a cluster's
+    /// redirect would), and the units of the stream it had not received are lost, as a
+    /// failover to a lagging replica loses them. Implies `replica`.
+    pub fn failover(mut self) -> Scenario {
+        self.replica = true;
+        self.failover = true;
+        self
+    }
+
     /// Exhaustive exploration only switches away from a client that could go on at most
     /// `n` times per schedule (most bugs need one or two preemptions).
     pub fn preemption_bound(mut self, n: usize) -> Scenario {
@@ -287,6 +316,23 @@ impl Scenario {
     /// schedules are replayed there and must hold too.
     pub fn real_redis(mut self, addr: SocketAddr, sample: usize) -> Scenario {
         self.real = Some((addr, sample));
+        self
+    }
+
+    /// `real_redis` for a scenario with a replica: counterexamples are confirmed on the
+    /// redis-server at `primary`, with the one at `replica` as its replica. The explorer
+    /// attaches to the primary as a replica itself (SYNC) and passes the stream on to
+    /// `replica` unit by unit when a schedule delivers (`r`); `replica` must be a writable
+    /// primary of its own (never REPLICAOF, or detached with REPLICAOF NO ONE), so a
+    /// failover is the clients moving to it.
+    pub fn real_redis_pair(
+        mut self,
+        primary: SocketAddr,
+        replica: SocketAddr,
+        sample: usize,
+    ) -> Scenario {
+        self.real = Some((primary, sample));
+        self.real_replica = Some(replica);
         self
     }
 

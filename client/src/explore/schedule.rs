@@ -4,7 +4,8 @@
 //! and typed by a person: `ABAB` is "A, B, A, B each send their next command";
 //! `A+1500pB1500xAf0` mixes in a clock advance of 1500 ms, a 1500 ms pause of B, a crash
 //! of A and the first declared fault; `t` lets virtual time run to the next timer, and
-//! `dA200` runs A's next command with its reply delayed by 200 ms. Clients are letters by declaration order (A = the
+//! `dA200` runs A's next command with its reply delayed by 200 ms; with a replica, `r`
+//! delivers the next unit of the replication stream and `^` fails over to the replica. Clients are letters by declaration order (A = the
 //! first client, whatever its name).
 
 use std::fmt;
@@ -29,6 +30,12 @@ pub enum Choice {
     /// The client's next command runs on the server now, but its reply reaches the client
     /// only after this many milliseconds (a slow network): its timeouts may fire first.
     Delay(u8, u32),
+    /// The replica applies the oldest unit of the primary's replication stream it has not
+    /// received yet (a scenario with `Scenario::replica`).
+    Replicate,
+    /// The replica is promoted and the clients move to it; whatever of the stream it had not
+    /// received is lost (`Scenario::failover`).
+    Failover,
 }
 
 impl Choice {
@@ -92,6 +99,8 @@ impl fmt::Display for Schedule {
                 Choice::Fault(j) => write!(f, "f{}", j)?,
                 Choice::Timer => write!(f, "t")?,
                 Choice::Delay(i, ms) => write!(f, "d{}{}", client_letter(i as usize), ms)?,
+                Choice::Replicate => write!(f, "r")?,
+                Choice::Failover => write!(f, "^")?,
             }
         }
         Ok(())
@@ -160,6 +169,14 @@ impl std::str::FromStr for Schedule {
                     i += 1;
                     out.push(Choice::Timer);
                 }
+                b'r' => {
+                    i += 1;
+                    out.push(Choice::Replicate);
+                }
+                b'^' => {
+                    i += 1;
+                    out.push(Choice::Failover);
+                }
                 b'd' => {
                     i += 1;
                     let c = letter(&mut i)?;
@@ -200,9 +217,11 @@ mod tests {
             Choice::Run(2),
             Choice::Timer,
             Choice::Delay(1, 250),
+            Choice::Replicate,
+            Choice::Failover,
         ]);
         let text = s.to_string();
-        assert_eq!(text, "AB+1500pB200xAf3CtdB250");
+        assert_eq!(text, "AB+1500pB200xAf3CtdB250r^");
         assert_eq!(text.parse::<Schedule>().unwrap(), s);
         assert_eq!(
             "A B . A,B".parse::<Schedule>().unwrap().to_string(),

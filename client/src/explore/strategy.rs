@@ -130,7 +130,7 @@ pub(crate) struct Pct {
 impl Pct {
     /// A fresh schedule: new priorities for `actors`, `depth - 1` change points in 0..len.
     pub fn new(rng: &mut Rng, clients: usize, faults: usize, depth: usize, len: usize) -> Pct {
-        let actors = 4 * clients + 2 + faults;
+        let actors = 4 * clients + 4 + faults;
         let d = depth.max(1) as u64;
         let prio = (0..actors).map(|_| d + (rng.next_u64() >> 8)).collect();
         let change_points = (1..depth.max(1)).map(|_| rng.below(len.max(1))).collect();
@@ -150,7 +150,9 @@ impl Pct {
             Choice::Crash(i) => 2 * n + 1 + i as usize,
             Choice::Timer => 3 * n + 1,
             Choice::Delay(i, _) => 3 * n + 2 + i as usize,
-            Choice::Fault(j) => 4 * n + 2 + j as usize,
+            Choice::Replicate => 4 * n + 2,
+            Choice::Failover => 4 * n + 3,
+            Choice::Fault(j) => 4 * n + 4 + j as usize,
         }
     }
 

@@ -55,6 +55,21 @@ pub(crate) trait Target {
     }
     /// Puts the server back into a state `fork` gave, with the same connections.
     fn resume(&mut self, _fork: &Fork) {}
+    /// Units of the primary's replication stream the replica has not applied yet (a target
+    /// with a replica, `explore::replica`; 0 for the others).
+    fn unreplicated(&self) -> usize {
+        0
+    }
+    /// The replica applies the oldest unit it has not received; its commands, for the
+    /// timeline.
+    fn replicate(&mut self) -> Result<String, String> {
+        Err("this target has no replica".into())
+    }
+    /// Promotes the replica and moves every connection to it; the units it had not
+    /// received are lost. Returns how many.
+    fn failover(&mut self) -> Result<usize, String> {
+        Err("this target has no replica".into())
+    }
 }
 
 /// The explorer's own engine. The first reset builds it and runs the setup, then takes a
@@ -125,34 +140,11 @@ impl Target for InProcessTarget {
         } else {
             self.conns[who]
         };
-        if !self.engine.is_connected(conn) {
-            return Exec::Closed("connection closed".into());
-        }
-        let args: Vec<Bytes> = command.into_iter().map(Bytes::from).collect();
-        let reply = self.engine.execute_args(conn, args);
-        if reply == Reply::None && self.engine.is_blocked(conn) {
-            return Exec::Blocked;
-        }
-        if self.engine.should_close(conn) && reply == Reply::None {
-            self.engine.disconnect(conn);
-            return Exec::Closed("the server closed the connection".into());
-        }
-        let resp = self.engine.resp(conn);
-        let v = to_value(reply, resp);
-        if self.engine.should_close(conn) {
-            self.engine.disconnect(conn);
-        }
-        Exec::Reply(v)
+        exec_on(&mut self.engine, conn, command)
     }
 
     fn poll_blocked(&mut self, who: usize) -> Option<Value> {
-        let conn = self.conns[who];
-        let resp = self.engine.resp(conn);
-        let mut out = self.engine.take_output(conn);
-        if out.is_empty() {
-            return None;
-        }
-        Some(to_value(out.swap_remove(0), resp))
+        poll_blocked_on(&mut self.engine, self.conns[who])
     }
 
     fn advance(&mut self, ms: u64) {
@@ -187,6 +179,38 @@ impl Target for InProcessTarget {
             self.engine.resume(base, fork);
         }
     }
+}
+
+/// Runs one command on an in-process engine's connection, as a client of it sees it.
+pub(crate) fn exec_on(engine: &mut Engine, conn: ConnId, command: Vec<Vec<u8>>) -> Exec {
+    if !engine.is_connected(conn) {
+        return Exec::Closed("connection closed".into());
+    }
+    let args: Vec<Bytes> = command.into_iter().map(Bytes::from).collect();
+    let reply = engine.execute_args(conn, args);
+    if reply == Reply::None && engine.is_blocked(conn) {
+        return Exec::Blocked;
+    }
+    if engine.should_close(conn) && reply == Reply::None {
+        engine.disconnect(conn);
+        return Exec::Closed("the server closed the connection".into());
+    }
+    let resp = engine.resp(conn);
+    let v = to_value(reply, resp);
+    if engine.should_close(conn) {
+        engine.disconnect(conn);
+    }
+    Exec::Reply(v)
+}
+
+/// The late reply of a client blocked on an in-process engine, if it has one now.
+pub(crate) fn poll_blocked_on(engine: &mut Engine, conn: ConnId) -> Option<Value> {
+    let resp = engine.resp(conn);
+    let mut out = engine.take_output(conn);
+    if out.is_empty() {
+        return None;
+    }
+    Some(to_value(out.swap_remove(0), resp))
 }
 
 /// A reply as a client reading this protocol would decode it (the same values the TCP
@@ -291,6 +315,17 @@ impl Conn {
 }
 
 impl RealTarget {
+    /// Opens a fresh connection per logical client, and a fresh observer, without touching
+    /// the data (the clients move here after a failover).
+    pub(crate) fn open_clients(&mut self, clients: usize) -> Result<(), String> {
+        self.conns.clear();
+        for _ in 0..clients {
+            self.conns.push(Some(Conn::open(self.addr)?));
+        }
+        self.observer = Some(Conn::open(self.addr)?);
+        Ok(())
+    }
+
     pub fn new(addr: SocketAddr) -> RealTarget {
         RealTarget {
             addr,

@@ -86,6 +86,7 @@ impl NodeState {
         route::ConnFlags {
             asking: self.asking.contains(&conn),
             readonly: self.readonly.contains(&conn),
+            reads_when_down: false,
         }
     }
 

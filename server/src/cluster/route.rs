@@ -60,6 +60,9 @@ pub struct ConnFlags {
     pub asking: bool,
     /// READONLY: reads may be served by a replica of the slot's primary.
     pub readonly: bool,
+    /// cluster-allow-reads-when-down: while the cluster is down, reads are still served
+    /// and writes get the read-only CLUSTERDOWN (filled in by `decide` from the config).
+    pub reads_when_down: bool,
 }
 
 /// The shard channels of a shard pub/sub command, which Redis routes like keys.
@@ -89,13 +92,18 @@ pub fn may_have_keys(cmd: &Command) -> bool {
 pub fn decide(
     e: &mut Engine,
     commands: &[(&'static Command, &[Bytes])],
-    conn: ConnFlags,
+    mut conn: ConnFlags,
 ) -> Result<Option<u16>, Redirect> {
     let Some(node) = e.cluster.as_ref() else {
         return Ok(None);
     };
     let shared = node.shared.clone();
     let topo = lock(&shared);
+    // Read only when it matters: the cluster is down.
+    conn.reads_when_down = !topo.is_ok()
+        && e.config
+            .get_by_name("cluster-allow-reads-when-down")
+            .is_some_and(|v| v == "yes");
     let node = e.cluster.as_ref().expect("checked above");
     let now = e.now_ms;
     let db = &mut e.dbs[0];
@@ -166,8 +174,15 @@ pub fn decide_in(
         return Ok(None);
     };
     if !topo.is_ok() && !shard_pubsub {
-        // cluster-allow-reads-when-down is off by default: everything is refused.
-        return Err(Redirect::Down);
+        // cluster-allow-reads-when-down is off by default: everything is refused. With it
+        // on, a write (any write of a transaction) gets the read-only refusal and a read
+        // goes on to the usual checks.
+        if !conn.reads_when_down {
+            return Err(Redirect::Down);
+        }
+        if any_write {
+            return Err(Redirect::DownReadOnly);
+        }
     }
     if (migrating || importing) && migrate_cmd {
         return Ok(Some(slot));

@@ -68,6 +68,10 @@ pub const GEO_NEGATIVE_BOX: &str = "ERR height or width cannot be negative";
 pub const GEO_NO_MEMBER: &str = "ERR could not decode requested zset member";
 pub const GEO_COUNT: &str = "ERR COUNT must be > 0";
 pub const GEO_ANY_COUNT: &str = "ERR the ANY argument requires COUNT argument";
+/// SORT's BY with a pattern, and its GET, read keys the node may not own: refused in
+/// cluster mode.
+pub const SORT_BY_IN_CLUSTER: &str = "ERR BY option of SORT denied in Cluster mode.";
+pub const SORT_GET_IN_CLUSTER: &str = "ERR GET option of SORT denied in Cluster mode.";
 pub const SORT_NOT_NUMBER: &str = "ERR One or more scores can't be converted into double";
 pub const HFE_FIELDS_MISSING: &str =
     "ERR Mandatory argument FIELDS is missing or not at the right position";

@@ -72,9 +72,15 @@ fn generic(e: &mut Engine, call: &mut Call, readonly: bool) -> CmdResult {
         } else if args::is(a, "by") && left >= 1 {
             let p = call.args[j + 1].clone();
             dontsort = !pattern::c_str(&p).contains(&b'*');
+            if !dontsort && e.cluster.is_some() {
+                return Err(Reply::err(errors::SORT_BY_IN_CLUSTER));
+            }
             by = Some(p);
             j += 1;
         } else if args::is(a, "get") && left >= 1 {
+            if e.cluster.is_some() {
+                return Err(Reply::err(errors::SORT_GET_IN_CLUSTER));
+            }
             gets.push(call.args[j + 1].clone());
             j += 1;
         } else {

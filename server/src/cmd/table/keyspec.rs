@@ -164,7 +164,9 @@ fn from_specs(specs: &[KeySpec], args: &[Bytes]) -> Option<Vec<KeyRef>> {
                     return None;
                 }
                 first += firstkey as i64;
-                (first + numkeys - 1, keystep as i64)
+                // A numkeys near i64::MAX (EVAL s 9223372036854775807) is past argc, not an
+                // overflow.
+                (first.saturating_add(numkeys) - 1, keystep as i64)
             }
         };
         if last >= argc || last < first || first >= argc {
