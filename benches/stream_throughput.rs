@@ -12,7 +12,7 @@ mod support;
 
 use std::process::Command;
 
-use support::{cli, server_pid, with_cpu_per_op};
+use support::{cli, env_count, server_pid, with_cpu_per_op};
 
 const RUNS: usize = 3;
 const REQUESTS: usize = 200_000;
@@ -49,12 +49,12 @@ fn rss_kib(pid: u32) -> u64 {
 
 /// Prepares what a row reads: 1000 entries in `r`; a fresh `q` with a group and enough
 /// entries for every consumer step.
-fn prepare(port: u16) {
+fn prepare(port: u16, requests: usize) {
     cli(port, &["DEL", "r", "q", "s"]);
     redis_benchmark(port, 1000, 16, &["XADD", "r", "*", "field", "value"]);
     redis_benchmark(
         port,
-        REQUESTS + 1000,
+        requests + 1000,
         64,
         &["XADD", "q", "*", "field", "value"],
     );
@@ -77,7 +77,9 @@ fn main() {
     let only: Vec<String> = std::env::var("REDLAB_BENCH_ROWS")
         .map(|v| v.split(',').map(str::to_string).collect())
         .unwrap_or_default();
-    println!("{RUNS} runs each, median; 50 clients");
+    let runs = env_count("REDLAB_BENCH_RUNS", RUNS);
+    let requests = REQUESTS / env_count("REDLAB_BENCH_DIVIDE", 1);
+    println!("{runs} runs each, median; 50 clients");
     println!("cpu: server CPU microseconds (user+system, /proc/<pid>/stat) per request, median; cpu ratio = redis/redlab (above 1: redlab spends less)");
     println!(
         "{:<36} {:>14} {:>14} {:>8} {:>10} {:>10} {:>9}",
@@ -104,16 +106,16 @@ fn main() {
             }
             let (mut ours, mut theirs) = (Vec::new(), Vec::new());
             let (mut ours_cpu, mut theirs_cpu) = (Vec::new(), Vec::new());
-            for _ in 0..RUNS {
-                prepare(a);
-                let (ops, cpu) = with_cpu_per_op(pid_a, REQUESTS, || {
-                    redis_benchmark(a, REQUESTS, pipeline, &args)
+            for _ in 0..runs {
+                prepare(a, requests);
+                let (ops, cpu) = with_cpu_per_op(pid_a, requests, || {
+                    redis_benchmark(a, requests, pipeline, &args)
                 });
                 ours.push(ops);
                 ours_cpu.push(cpu);
-                prepare(b);
-                let (ops, cpu) = with_cpu_per_op(pid_b, REQUESTS, || {
-                    redis_benchmark(b, REQUESTS, pipeline, &args)
+                prepare(b, requests);
+                let (ops, cpu) = with_cpu_per_op(pid_b, requests, || {
+                    redis_benchmark(b, requests, pipeline, &args)
                 });
                 theirs.push(ops);
                 theirs_cpu.push(cpu);

@@ -20,7 +20,7 @@ mod support;
 
 use std::process::Command;
 
-use support::{cli, server_pid, with_cpu_per_op};
+use support::{cli, env_count, server_pid, with_cpu_per_op};
 
 const MAX_SCRIPT: &str = "local cur = tonumber(redis.call('GET', KEYS[1])) \
 local v = tonumber(ARGV[1]) \
@@ -105,10 +105,12 @@ fn main() {
         && std::env::var_os("REDLAB_BENCH_NO_PIN").is_none()
         && pin(std::process::id(), SERVER_CPU)
         && server_pid(b).is_some_and(|pid| pin(pid, SERVER_CPU));
+    let runs = env_count("REDLAB_BENCH_RUNS", RUNS);
+    let divide = env_count("REDLAB_BENCH_DIVIDE", 1) as u32;
     if pinned {
-        println!("servers pinned to CPU {SERVER_CPU}, redis-benchmark to CPU {CLIENT_CPU}; {RUNS} runs each, median (lowest-highest)");
+        println!("servers pinned to CPU {SERVER_CPU}, redis-benchmark to CPU {CLIENT_CPU}; {runs} runs each, median (lowest-highest)");
     } else {
-        println!("not pinned (REDLAB_BENCH_NO_PIN, no taskset, or one CPU): -P 1 figures vary with placement; {RUNS} runs each");
+        println!("not pinned (REDLAB_BENCH_NO_PIN, no taskset, or one CPU): -P 1 figures vary with placement; {runs} runs each");
     }
     println!("cpu: server CPU microseconds (user+system, /proc/<pid>/stat) per request, median; cpu ratio = redis/redlab (above 1: redlab spends less)");
     println!(
@@ -160,12 +162,12 @@ fn main() {
                 10_000
             } else {
                 200_000
-            };
+            } / divide;
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let mut ours = Vec::new();
             let mut theirs = Vec::new();
             let (mut ours_cpu, mut theirs_cpu) = (Vec::new(), Vec::new());
-            for _ in 0..RUNS {
+            for _ in 0..runs {
                 let (ops, cpu) = with_cpu_per_op(pid_a, requests as usize, || {
                     redis_benchmark(a, pipeline, &args, pinned, requests)
                 });

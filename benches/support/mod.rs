@@ -113,3 +113,14 @@ pub fn with_cpu_per_op<T>(pid: u32, requests: usize, f: impl FnOnce() -> T) -> (
     let used = cpu_seconds(pid) - before;
     (out, used * 1e6 / requests.max(1) as f64)
 }
+
+/// A count from the environment, or `default`: `REDLAB_BENCH_RUNS` (runs per row) and
+/// `REDLAB_BENCH_DIVIDE` (every row's request count divided by it) make a quick pass on a
+/// busy machine, where the CPU-per-request column still compares the servers.
+pub fn env_count(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(default)
+}
