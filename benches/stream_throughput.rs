@@ -10,6 +10,11 @@
 
 mod support;
 
+/// The allocator the `redlab-server` binary runs with, so that the redlab measured here (a
+/// server thread of this process) is the one a user starts.
+#[global_allocator]
+static GLOBAL: redlab_server::MiMalloc = redlab_server::MiMalloc;
+
 use std::process::Command;
 
 use support::{cli, env_count, server_pid, with_cpu_per_op};
