@@ -2,16 +2,22 @@
 //! generator (redis-benchmark, 50 clients, pipelines of 1 and 16): XADD with `*` and
 //! MAXLEN ~ 1000, XRANGE of 10 entries, and a consumer step (XREADGROUP of one entry and
 //! its XACK, in one EVALSHA). Then the memory 1 M entries take in each server.
-//! `cargo bench --bench stream_throughput`.
+//! `cargo bench --bench stream_throughput` (`REDLAB_BENCH_ROWS=XADD,XRANGE` runs only the rows
+//! whose names start with one of those words, and skips the memory figure).
 //!
 //! Both servers and the load generator share the machine: the ratio is the result. Each row
 //! runs alternately against both servers RUNS times; the median is kept.
 
 mod support;
 
+/// The allocator the `redlab-server` binary runs with, so that the redlab measured here (a
+/// server thread of this process) is the one a user starts.
+#[global_allocator]
+static GLOBAL: redlab_server::MiMalloc = redlab_server::MiMalloc;
+
 use std::process::Command;
 
-use support::{cli, server_pid};
+use support::{cli, env_count, server_pid, with_cpu_per_op};
 
 const RUNS: usize = 3;
 const REQUESTS: usize = 200_000;
@@ -48,12 +54,12 @@ fn rss_kib(pid: u32) -> u64 {
 
 /// Prepares what a row reads: 1000 entries in `r`; a fresh `q` with a group and enough
 /// entries for every consumer step.
-fn prepare(port: u16) {
+fn prepare(port: u16, requests: usize) {
     cli(port, &["DEL", "r", "q", "s"]);
     redis_benchmark(port, 1000, 16, &["XADD", "r", "*", "field", "value"]);
     redis_benchmark(
         port,
-        REQUESTS + 1000,
+        requests + 1000,
         64,
         &["XADD", "q", "*", "field", "value"],
     );
@@ -65,12 +71,24 @@ fn main() {
         return;
     };
     let (a, b) = (redlab.port(), real.port());
+    // The CPU each server uses per request: redlab serves from a thread of this process (the
+    // main thread only waits for redis-benchmark), redis-server is a child process.
+    let (pid_a, pid_b) = (
+        std::process::id(),
+        server_pid(b).expect("redis-server reports its pid"),
+    );
     let sha = cli(a, &["SCRIPT", "LOAD", CONSUME]);
     assert_eq!(sha, cli(b, &["SCRIPT", "LOAD", CONSUME]));
-    println!("{RUNS} runs each, median; 50 clients");
+    let only: Vec<String> = std::env::var("REDLAB_BENCH_ROWS")
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    let runs = env_count("REDLAB_BENCH_RUNS", RUNS);
+    let requests = REQUESTS / env_count("REDLAB_BENCH_DIVIDE", 1);
+    println!("{runs} runs each, median; 50 clients");
+    println!("cpu: server CPU microseconds (user+system, /proc/<pid>/stat) per request, median; cpu ratio = redis/redlab (above 1: redlab spends less)");
     println!(
-        "{:<36} {:>14} {:>14} {:>8}",
-        "test", "redlab ops/s", "redis ops/s", "ratio"
+        "{:<36} {:>14} {:>14} {:>8} {:>10} {:>10} {:>9}",
+        "test", "redlab ops/s", "redis ops/s", "ratio", "redlab cpu", "redis cpu", "cpu ratio"
     );
     for pipeline in [1u32, 16] {
         let rows: Vec<(&str, Vec<&str>)> = vec![
@@ -88,25 +106,45 @@ fn main() {
             ),
         ];
         for (name, args) in rows {
+            if !only.is_empty() && !only.iter().any(|w| name.starts_with(w.as_str())) {
+                continue;
+            }
             let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-            for _ in 0..RUNS {
-                prepare(a);
-                ours.push(redis_benchmark(a, REQUESTS, pipeline, &args));
-                prepare(b);
-                theirs.push(redis_benchmark(b, REQUESTS, pipeline, &args));
+            let (mut ours_cpu, mut theirs_cpu) = (Vec::new(), Vec::new());
+            for _ in 0..runs {
+                prepare(a, requests);
+                let (ops, cpu) = with_cpu_per_op(pid_a, requests, || {
+                    redis_benchmark(a, requests, pipeline, &args)
+                });
+                ours.push(ops);
+                ours_cpu.push(cpu);
+                prepare(b, requests);
+                let (ops, cpu) = with_cpu_per_op(pid_b, requests, || {
+                    redis_benchmark(b, requests, pipeline, &args)
+                });
+                theirs.push(ops);
+                theirs_cpu.push(cpu);
             }
             let (o, t) = (median(ours), median(theirs));
+            let (oc, tc) = (median(ours_cpu), median(theirs_cpu));
             println!(
-                "{:<36} {:>14.0} {:>14.0} {:>7.2}x",
+                "{:<36} {:>14.0} {:>14.0} {:>7.2}x {:>8.2}us {:>8.2}us {:>8.2}x",
                 format!("{name} -P {pipeline}"),
                 o,
                 t,
-                o / t
+                o / t,
+                oc,
+                tc,
+                tc / oc
             );
         }
     }
 
-    // Memory of 1 M entries (`field value`, auto IDs): resident size before and after.
+    // Memory of 1 M entries (`field value`, auto IDs): resident size before and after. Only
+    // in a full run: REDLAB_BENCH_ROWS asks for some speed rows.
+    if !only.is_empty() {
+        return;
+    }
     println!("\nmemory of 1,000,000 entries (XADD m * field value), resident size growth:");
     for (label, port, pid) in [
         ("redlab", a, std::process::id()),

@@ -18,9 +18,14 @@
 
 mod support;
 
+/// The allocator the `redlab-server` binary runs with, so that the redlab measured here (a
+/// server thread of this process) is the one a user starts.
+#[global_allocator]
+static GLOBAL: redlab_server::MiMalloc = redlab_server::MiMalloc;
+
 use std::process::Command;
 
-use support::{cli, server_pid};
+use support::{cli, env_count, server_pid, with_cpu_per_op};
 
 const MAX_SCRIPT: &str = "local cur = tonumber(redis.call('GET', KEYS[1])) \
 local v = tonumber(ARGV[1]) \
@@ -86,6 +91,12 @@ fn main() {
         return;
     };
     let (a, b) = (redlab.port(), real.port());
+    // The CPU each server uses per request: redlab serves from a thread of this process (the
+    // main thread only waits for redis-benchmark), redis-server is a child process.
+    let (pid_a, pid_b) = (
+        std::process::id(),
+        server_pid(b).expect("redis-server reports its pid"),
+    );
     let sha = script_load(a);
     assert_eq!(sha, script_load(b), "both servers hash the script alike");
     setup(a);
@@ -99,14 +110,23 @@ fn main() {
         && std::env::var_os("REDLAB_BENCH_NO_PIN").is_none()
         && pin(std::process::id(), SERVER_CPU)
         && server_pid(b).is_some_and(|pid| pin(pid, SERVER_CPU));
+    let runs = env_count("REDLAB_BENCH_RUNS", RUNS);
+    let divide = env_count("REDLAB_BENCH_DIVIDE", 1) as u32;
     if pinned {
-        println!("servers pinned to CPU {SERVER_CPU}, redis-benchmark to CPU {CLIENT_CPU}; {RUNS} runs each, median (lowest-highest)");
+        println!("servers pinned to CPU {SERVER_CPU}, redis-benchmark to CPU {CLIENT_CPU}; {runs} runs each, median (lowest-highest)");
     } else {
-        println!("not pinned (REDLAB_BENCH_NO_PIN, no taskset, or one CPU): -P 1 figures vary with placement; {RUNS} runs each");
+        println!("not pinned (REDLAB_BENCH_NO_PIN, no taskset, or one CPU): -P 1 figures vary with placement; {runs} runs each");
     }
+    println!("cpu: server CPU microseconds (user+system, /proc/<pid>/stat) per request, median; cpu ratio = redis/redlab (above 1: redlab spends less)");
     println!(
-        "{:<28} {:>26} {:>26} {:>8}",
-        "test (50 clients)", "redlab ops/s", "redis ops/s", "ratio"
+        "{:<28} {:>26} {:>26} {:>8} {:>10} {:>10} {:>9}",
+        "test (50 clients)",
+        "redlab ops/s",
+        "redis ops/s",
+        "ratio",
+        "redlab cpu",
+        "redis cpu",
+        "cpu ratio"
     );
     for pipeline in [1, 16] {
         let words = |s: &str| s.split(' ').map(str::to_string).collect::<Vec<_>>();
@@ -143,26 +163,41 @@ fn main() {
             // The heavy rows take fewer requests so that a run stays within seconds.
             let requests = if name.starts_with("SORT") || name.starts_with("PFCOUNT") {
                 20_000
+            } else if name.starts_with("GEOSEARCH") {
+                10_000
             } else {
                 200_000
-            };
+            } / divide;
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let mut ours = Vec::new();
             let mut theirs = Vec::new();
-            for _ in 0..RUNS {
-                ours.push(redis_benchmark(a, pipeline, &args, pinned, requests));
-                theirs.push(redis_benchmark(b, pipeline, &args, pinned, requests));
+            let (mut ours_cpu, mut theirs_cpu) = (Vec::new(), Vec::new());
+            for _ in 0..runs {
+                let (ops, cpu) = with_cpu_per_op(pid_a, requests as usize, || {
+                    redis_benchmark(a, pipeline, &args, pinned, requests)
+                });
+                ours.push(ops);
+                ours_cpu.push(cpu);
+                let (ops, cpu) = with_cpu_per_op(pid_b, requests as usize, || {
+                    redis_benchmark(b, pipeline, &args, pinned, requests)
+                });
+                theirs.push(ops);
+                theirs_cpu.push(cpu);
             }
             let ((o, olo, ohi), (t, tlo, thi)) = (summary(ours), summary(theirs));
+            let (oc, tc) = (summary(ours_cpu).0, summary(theirs_cpu).0);
             let spread = |m: f64, lo: f64, hi: f64| {
                 format!("{m:.0} ({:.0}-{:.0}k)", lo / 1000.0, hi / 1000.0)
             };
             println!(
-                "{:<28} {:>26} {:>26} {:>7.2}x",
+                "{:<28} {:>26} {:>26} {:>7.2}x {:>8.2}us {:>8.2}us {:>8.2}x",
                 format!("{name} -P {pipeline}"),
                 spread(o, olo, ohi),
                 spread(t, tlo, thi),
-                o / t
+                o / t,
+                oc,
+                tc,
+                tc / oc
             );
         }
     }

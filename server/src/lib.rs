@@ -27,6 +27,7 @@ pub mod faults;
 #[doc(hidden)]
 pub mod fuzzing;
 pub(crate) mod glob;
+mod global_alloc;
 pub(crate) mod latency;
 pub(crate) mod ldouble;
 pub(crate) mod lua;
@@ -49,6 +50,7 @@ pub use compat::Profile;
 pub use config::Config;
 pub use engine::Engine;
 pub use faults::{Fault, FaultAction, Faults, Fired};
+pub use global_alloc::MiMalloc;
 pub use net::server::{Server, ServerBuilder};
 pub use reply::Reply;
 pub use session::ConnId;

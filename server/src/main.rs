@@ -9,6 +9,10 @@ mod process;
 use tracing_subscriber::fmt::writer::BoxMakeWriter;
 use tracing_subscriber::EnvFilter;
 
+/// mimalloc for every Rust allocation of the server (see `redlab_server::MiMalloc`).
+#[global_allocator]
+static GLOBAL: redlab_server::MiMalloc = redlab_server::MiMalloc;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let read = |path: &str| std::fs::read_to_string(path).map_err(|e| e.to_string());

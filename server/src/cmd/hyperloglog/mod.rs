@@ -62,12 +62,15 @@ fn create(e: &mut Engine, db: usize, key: &[u8]) {
 /// PFADD key [element ...]: 1 when a register changed or the key was created.
 fn pfadd(e: &mut Engine, call: &mut Call) -> CmdResult {
     let key = call.args[1].clone();
-    let max = sparse_max_bytes(e);
     let mut updated = false;
     if !is_hll(e, call.db, &key)? {
         create(e, call.db, &key);
         updated = true;
     }
+    // Only a sparse value consults the limit (a dense one never turns back), and reading a
+    // parameter by name costs more than the rest of a one-element PFADD.
+    let dense = lookup::<StrValue>(e, call.db, &key)?.is_some_and(|s| s[4] == sketch::DENSE);
+    let max = if dense { 0 } else { sparse_max_bytes(e) };
     let v = lookup_str_for_update(e, call.db, &key)?.ok_or_else(invalid)?;
     for elem in &call.args[2..] {
         match sketch::add(v, elem, max) {

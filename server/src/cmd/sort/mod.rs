@@ -30,10 +30,14 @@ use crate::reply::Reply;
 
 /// One element and what it sorts by.
 struct Item {
-    elem: Vec<u8>,
+    /// Where the element's bytes sit in the arena (`Elems`): one buffer for every element
+    /// instead of an allocation each.
+    elem: std::ops::Range<usize>,
     score: f64,
     /// The BY value under ALPHA; None when it is missing.
     cmp: Option<Vec<u8>>,
+    /// The element's position in the key, which breaks ties as a stable sort does.
+    pos: usize,
 }
 
 fn sort(e: &mut Engine, call: &mut Call) -> CmdResult {
@@ -92,17 +96,19 @@ fn generic(e: &mut Engine, call: &mut Call, readonly: bool) -> CmdResult {
     let db = call.db;
     let key = call.args[1].clone();
     let max_intset = crate::cmd::set::max_intset(e);
+    let mut arena = Vec::new();
     let (mut items, is_set) = match e.db(db).get(&key).map(|en| &en.value) {
         None => (Vec::new(), false),
-        Some(Value::List(l)) => (l.iter().map(|m| item(m)).collect::<Vec<_>>(), false),
+        Some(Value::List(l)) => (items_of(&mut arena, l.iter().map(|m| &m[..])), false),
         Some(Value::Set(s)) => {
             let mut members: Vec<&[u8]> = s.iter().map(|m| m.as_slice()).collect();
             crate::cmd::set::reply_order(&mut members, max_intset);
-            (members.into_iter().map(item).collect(), true)
+            (items_of(&mut arena, members.into_iter()), true)
         }
-        Some(Value::ZSet(z)) => (z.iter().map(|(m, _)| item(m)).collect(), false),
+        Some(Value::ZSet(z)) => (items_of(&mut arena, z.iter().map(|(m, _)| &m[..])), false),
         Some(_) => return Err(Reply::err(errors::WRONGTYPE)),
     };
+    let arena = arena;
     if dontsort && is_set && (store.is_some() || call.in_script) {
         dontsort = false;
         alpha = true;
@@ -144,13 +150,13 @@ fn generic(e: &mut Engine, call: &mut Call, readonly: bool) -> CmdResult {
         let mut bad_number = false;
         for it in items.iter_mut() {
             let value = match &by {
-                Some(p) => match pattern::lookup(e, db, p, &it.elem) {
+                Some(p) => match pattern::lookup(e, db, p, &arena[it.elem.clone()]) {
                     Some(v) => v,
                     None => continue,
                 },
                 None => {
                     if !alpha {
-                        match pattern::strtod(&it.elem) {
+                        match pattern::strtod(&arena[it.elem.clone()]) {
                             Some(s) => it.score = s,
                             None => bad_number = true,
                         }
@@ -172,14 +178,32 @@ fn generic(e: &mut Engine, call: &mut Call, readonly: bool) -> CmdResult {
         }
         let by_pattern = by.is_some();
         let binary = store.is_some();
-        items.sort_by(|a, b| {
-            let o = compare(a, b, alpha, by_pattern, binary);
+        let order = |a: &Item, b: &Item| {
+            let o = compare(&arena, a, b, alpha, by_pattern, binary);
             if desc {
                 o.reverse()
             } else {
                 o
             }
-        });
+        };
+        let wanted = if end >= start && start >= 0 {
+            end as usize + 1
+        } else {
+            0
+        };
+        if wanted < items.len() {
+            // LIMIT reads a prefix: select it, then sort only that part. Ties are broken by
+            // the position in the key, which makes the order total and the prefix exactly the
+            // one the full stable sort below gives.
+            let tied = |a: &Item, b: &Item| order(a, b).then(a.pos.cmp(&b.pos));
+            if wanted > 0 {
+                items.select_nth_unstable_by(wanted - 1, tied);
+            }
+            items.truncate(wanted);
+            items.sort_unstable_by(tied);
+        } else {
+            items.sort_by(order);
+        }
     }
 
     let range: Vec<Item> = if end >= start && start >= 0 {
@@ -197,10 +221,10 @@ fn generic(e: &mut Engine, call: &mut Call, readonly: bool) -> CmdResult {
             let mut out = Vec::new();
             for it in &range {
                 if gets.is_empty() {
-                    out.push(Reply::bulk(&it.elem));
+                    out.push(Reply::bulk(&arena[it.elem.clone()]));
                 }
                 for g in &gets {
-                    out.push(match pattern::lookup(e, db, g, &it.elem) {
+                    out.push(match pattern::lookup(e, db, g, &arena[it.elem.clone()]) {
                         Some(v) => Reply::bulk(v),
                         None => Reply::Nil,
                     });
@@ -212,10 +236,12 @@ fn generic(e: &mut Engine, call: &mut Call, readonly: bool) -> CmdResult {
             let mut list = std::collections::VecDeque::new();
             for it in &range {
                 if gets.is_empty() {
-                    list.push_back(it.elem.clone());
+                    list.push_back(arena[it.elem.clone()].to_vec());
                 }
                 for g in &gets {
-                    list.push_back(pattern::lookup(e, db, g, &it.elem).unwrap_or_default());
+                    list.push_back(
+                        pattern::lookup(e, db, g, &arena[it.elem.clone()]).unwrap_or_default(),
+                    );
                 }
             }
             let n = list.len() as i64;
@@ -231,16 +257,33 @@ fn generic(e: &mut Engine, call: &mut Call, readonly: bool) -> CmdResult {
     }
 }
 
-fn item(m: &[u8]) -> Item {
-    Item {
-        elem: m.to_vec(),
-        score: 0.0,
-        cmp: None,
-    }
+/// The elements as items, their bytes copied into `arena`, in the key's order.
+fn items_of<'a>(arena: &mut Vec<u8>, elems: impl Iterator<Item = &'a [u8]>) -> Vec<Item> {
+    elems
+        .enumerate()
+        .map(|(pos, m)| {
+            let at = arena.len();
+            arena.extend_from_slice(m);
+            Item {
+                elem: at..arena.len(),
+                score: 0.0,
+                cmp: None,
+                pos,
+            }
+        })
+        .collect()
 }
 
 /// Redis's `sortCompare`, before DESC flips it.
-fn compare(a: &Item, b: &Item, alpha: bool, by_pattern: bool, binary: bool) -> Ordering {
+fn compare(
+    arena: &[u8],
+    a: &Item,
+    b: &Item,
+    alpha: bool,
+    by_pattern: bool,
+    binary: bool,
+) -> Ordering {
+    let (ea, eb) = (&arena[a.elem.clone()], &arena[b.elem.clone()]);
     let strings = |x: &[u8], y: &[u8]| {
         if binary {
             x.cmp(y)
@@ -250,7 +293,7 @@ fn compare(a: &Item, b: &Item, alpha: bool, by_pattern: bool, binary: bool) -> O
     };
     if !alpha {
         return match a.score.partial_cmp(&b.score) {
-            Some(Ordering::Equal) | None => a.elem.cmp(&b.elem),
+            Some(Ordering::Equal) | None => ea.cmp(eb),
             Some(o) => o,
         };
     }
@@ -262,7 +305,7 @@ fn compare(a: &Item, b: &Item, alpha: bool, by_pattern: bool, binary: bool) -> O
             (Some(x), Some(y)) => strings(x, y),
         };
     }
-    strings(&a.elem, &b.elem)
+    strings(ea, eb)
 }
 
 /// SORT's keys: the sorted key and the STORE destination.

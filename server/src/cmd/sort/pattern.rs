@@ -40,6 +40,15 @@ pub fn lookup(e: &mut Engine, db: usize, pattern: &[u8], elem: &[u8]) -> Option<
 /// A SORT score: C's `strtod` must read the whole C string (an empty one is 0), without
 /// ERANGE (overflow or underflow) and not NaN.
 pub fn strtod(s: &[u8]) -> Option<f64> {
+    // The common case first: a short decimal integer, which strtod reads exactly (below
+    // 2^53 every integer is a double) and which has no NUL, space, dot or exponent.
+    let digits = s.strip_prefix(b"-").unwrap_or(s);
+    if !digits.is_empty() && digits.len() <= 15 && digits.iter().all(u8::is_ascii_digit) {
+        let n = digits
+            .iter()
+            .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')) as f64;
+        return Some(if digits.len() < s.len() { -n } else { n });
+    }
     let c = c_str(s);
     let r = crate::cmd::cfloat::strtod(c);
     let whole = r.consumed == c.len();

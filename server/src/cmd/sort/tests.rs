@@ -21,3 +21,13 @@ fn strtod_reads_what_c_reads() {
     assert_eq!(strtod(b"abc"), None);
     assert_eq!(c_str(b"ab\0cd"), b"ab");
 }
+
+#[test]
+fn short_integers_read_as_strtod_reads_them() {
+    assert_eq!(strtod(b"123456789012345"), Some(123456789012345.0));
+    assert_eq!(strtod(b"-42"), Some(-42.0));
+    assert_eq!(strtod(b"007"), Some(7.0));
+    assert!(strtod(b"-0").is_some_and(|v| v == 0.0 && v.is_sign_negative()));
+    assert_eq!(strtod(b"-"), None);
+    assert_eq!(strtod(b"1234567890123456789"), Some(1234567890123456789.0));
+}

@@ -136,7 +136,14 @@ pub(crate) fn node_limits(e: &Engine) -> (u64, u64) {
 }
 
 pub(crate) fn id_reply(id: StreamId) -> Reply {
-    Reply::Bulk(Bytes::from(id.to_string()))
+    // Every entry of an XRANGE or XREADGROUP reply has one: itoa, not the formatter.
+    let (mut ms, mut seq) = (itoa::Buffer::new(), itoa::Buffer::new());
+    let (ms, seq) = (ms.format(id.ms), seq.format(id.seq));
+    let mut text = Vec::with_capacity(ms.len() + 1 + seq.len());
+    text.extend_from_slice(ms.as_bytes());
+    text.push(b'-');
+    text.extend_from_slice(seq.as_bytes());
+    Reply::Bulk(Bytes::from(text))
 }
 
 /// An entry as Redis replies it: `[id, [field, value, ...]]`.
