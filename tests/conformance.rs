@@ -203,5 +203,6 @@ groups!(
     debug_digest,
     encoding,
     latency,
-    maxclients
+    maxclients,
+    lfu
 );

@@ -141,6 +141,11 @@ impl Keyspace {
         *self = Keyspace::default();
     }
 
+    /// The entry in position `i` (0..len), for picking entries at random.
+    pub fn at(&self, i: usize) -> Option<(&Key, &Entry)> {
+        self.slots.get(i).map(|(k, e)| (k, e))
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (&Key, &Entry)> + '_ {
         self.slots.iter().map(|(k, e)| (k, e))
     }
