@@ -5,6 +5,11 @@
 //! `cargo bench --bench tcp_throughput` (`REDLAB_BENCH_ROWS=PFADD,SORT` runs only the rows
 //! whose names start with one of those words).
 //!
+//! The `ACL` rows (issue 16) measure what a permission check costs: GET, SET and the EVALSHA
+//! over keys under `app:`, once as the `default` user and once as a user limited to
+//! `~app:*` (`--user`), on both servers; they print each server's ratio ACL / default. The
+//! goal is redlab's ratio within 5% of Redis's.
+//!
 //! Both servers and the load generator share the machine, so absolute figures depend on it;
 //! the ratio is the result. Each row runs alternately against both servers, several times,
 //! and the median is kept; the spread (lowest-highest) is printed beside it.
@@ -70,6 +75,35 @@ for i = 1, 1000 do redis.call('RPUSH', 'sortme', r(1000000)) end return 1";
 
 fn setup(port: u16) {
     assert_eq!(cli(port, &["EVAL", SETUP, "0"]), "1", "setup on {port}");
+    let user = [
+        "ACL", "SETUSER", ACL_USER, "on", ">benchpw", "~app:*", "+@all",
+    ];
+    assert_eq!(cli(port, &user), "OK", "ACL user on {port}");
+}
+
+/// The restricted user of the ACL rows: every command, keys under `app:` only.
+const ACL_USER: &str = "benchapp";
+
+/// One ACL row: the command as `default` and as `ACL_USER` on both servers, medians of
+/// `RUNS` runs each, and the ratio ACL / default of each server.
+fn acl_row(ports: (u16, u16), name: &str, args: &[&str], pipeline: u32, pinned: bool) {
+    let as_user = [&["--user", ACL_USER, "-a", "benchpw"], args].concat();
+    let median = |port: u16, args: &[&str]| {
+        let runs = (0..RUNS).map(|_| redis_benchmark(port, pipeline, args, pinned, 200_000));
+        summary(runs.collect()).0
+    };
+    let (ours_default, theirs_default) = (median(ports.0, args), median(ports.1, args));
+    let (ours_acl, theirs_acl) = (median(ports.0, &as_user), median(ports.1, &as_user));
+    println!(
+        "{:<28} {:>12.0} {:>12.0} {:>12.0} {:>12.0}   ACL/default: redlab {:.3}  redis {:.3}",
+        format!("{name} -P {pipeline}"),
+        ours_default,
+        ours_acl,
+        theirs_default,
+        theirs_acl,
+        ours_acl / ours_default,
+        theirs_acl / theirs_default
+    );
 }
 
 /// Median, lowest and highest.
@@ -199,6 +233,34 @@ fn main() {
                 tc,
                 tc / oc
             );
+        }
+        let acl_rows: [(&str, Vec<&str>); 3] = [
+            ("ACL GET app:", vec!["GET", "app:__rand_int__"]),
+            ("ACL SET app:", vec!["SET", "app:__rand_int__", "xxx"]),
+            (
+                "ACL EVALSHA max script",
+                vec![
+                    "EVALSHA",
+                    &sha,
+                    "2",
+                    "app:max:__rand_int__",
+                    "app:dirty",
+                    "__rand_int__",
+                ],
+            ),
+        ];
+        let wanted =
+            |name: &str| only.is_empty() || only.iter().any(|w| name.starts_with(w.as_str()));
+        if acl_rows.iter().any(|(name, _)| wanted(name)) {
+            println!(
+                "{:<28} {:>12} {:>12} {:>12} {:>12}",
+                "", "redlab dflt", "redlab ACL", "redis dflt", "redis ACL"
+            );
+        }
+        for (name, args) in &acl_rows {
+            if wanted(name) {
+                acl_row((a, b), name, args, pipeline, pinned);
+            }
         }
     }
 }

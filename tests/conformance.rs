@@ -203,7 +203,8 @@ groups!(
     debug_digest,
     encoding,
     latency,
-    maxclients
+    maxclients,
+    lfu
 );
 
 /// The case files that also run against one-node clusters (issue 19, point 6): the data

@@ -18,6 +18,9 @@ pub struct BusyScript {
     /// The function FCALL runs, for FUNCTION STATS, which Redis answers while it is busy;
     /// None for EVAL.
     pub function: Option<std::sync::Arc<RunningFunction>>,
+    /// The ACL users as they were when the script became busy, for AUTH, HELLO AUTH and the
+    /// permission checks of the commands the shell answers meanwhile.
+    pub users: std::sync::Arc<crate::acl::Users>,
 }
 
 /// What FUNCTION STATS reports about a running function and the libraries around it.

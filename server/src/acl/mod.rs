@@ -16,6 +16,11 @@ use std::collections::{BTreeMap, VecDeque};
 pub use check::{check, Denied, DeniedKind};
 pub use model::User;
 
+/// The users by name. The busy-script loop answers AUTH, HELLO and the permission checks
+/// from a copy taken when the script first passes busy-reply-threshold: no ACL command can
+/// run while the script holds the server, so the copy stays exact until it ends.
+pub type Users = BTreeMap<String, User>;
+
 /// One ACL LOG entry.
 #[derive(Debug, Clone)]
 pub struct LogEntry {
@@ -37,7 +42,7 @@ const GROUPING_MS: i64 = 60_000;
 #[derive(Debug)]
 pub struct Acl {
     /// Users by name; sorted, as ACL USERS and LIST show them.
-    pub users: BTreeMap<String, User>,
+    pub users: Users,
     /// Newest first.
     pub log: VecDeque<LogEntry>,
 }
@@ -91,10 +96,7 @@ impl Acl {
 
     /// Whether `user`/`pass` log in.
     pub fn authenticate(&self, user: &[u8], pass: &[u8]) -> bool {
-        std::str::from_utf8(user)
-            .ok()
-            .and_then(|u| self.users.get(u))
-            .is_some_and(|u| u.password_ok(pass))
+        authenticate_in(&self.users, user, pass)
     }
 
     /// Adds a refusal to the log, counting it into a recent equal entry when there is one.
@@ -116,6 +118,14 @@ impl Acl {
         self.log.push_front(entry);
         self.log.truncate(max_len);
     }
+}
+
+/// Whether `user`/`pass` log in among `users` (the engine's, or the busy loop's copy).
+pub fn authenticate_in(users: &Users, user: &[u8], pass: &[u8]) -> bool {
+    std::str::from_utf8(user)
+        .ok()
+        .and_then(|u| users.get(u))
+        .is_some_and(|u| u.password_ok(pass))
 }
 
 #[cfg(test)]

@@ -153,12 +153,12 @@ fn object(e: &mut Engine, call: &mut Call) -> Reply {
         Value::ZSet(z) => z.len(),
         Value::Stream(s) => s.len() as usize,
     };
-    let idle = (now - entry.last_access).max(0) / 1000;
+    let idle = entry.access.idle_ms(now) / 1000;
     Reply::Status(format!(
         "Value at:0x7f0000000000 refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
         encoding,
         len + 1,
-        (entry.last_access / 1000) & 0xFFFFFF,
+        entry.access.raw(),
         idle
     ))
 }

@@ -5,7 +5,8 @@
 //! primary sends a replica, taken by SAVE, BGSAVE and DEBUG RELOAD (unless NOSAVE). Loading
 //! it goes through the same decoder as RESTORE, so what a reload changes in Redis changes
 //! here too: encodings are chosen afresh
-//! (a set emptied down to integers is an intset again), access times restart, and keys past
+//! (a set emptied down to integers is an intset again), access records are kept as the RDB
+//! file keeps them (idle times under an LRU policy, counters under LFU), and keys past
 //! their deadline are not loaded.
 //!
 //! Redis's loader reads the libraries before the keys. A library that already exists fails
@@ -79,14 +80,14 @@ fn load(e: &mut Engine, merge: bool) -> CmdResult {
             .map_err(|_| failed())?;
     }
     let now = e.now_ms;
-    for (index, key, value, deadline) in loaded.keys {
+    for (index, key, value, deadline, hint) in loaded.keys {
         if index >= e.dbs.len() || deadline.is_some_and(|t| t < now) {
             continue;
         }
         if !merge && e.dbs[index].stored_entry(&key).is_some() {
             return Err(failed());
         }
-        let entry = crate::cmd::keys::dump::loaded_entry(e, value, deadline, now);
+        let entry = crate::cmd::keys::dump::loaded_entry(e, value, deadline, hint);
         e.dbs[index].insert_entry(&key, entry);
     }
     Ok(Reply::ok())

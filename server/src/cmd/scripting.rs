@@ -118,6 +118,7 @@ pub(crate) fn new_ctx(
         threshold_ms: e.config.busy_reply_threshold_ms,
         busy_hook: None,
         function: None,
+        busy_users: None,
         stop: None,
         outcome: None,
     })

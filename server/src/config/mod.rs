@@ -29,6 +29,10 @@ pub struct Config {
     pub maxmemory: u64,
     /// `maxmemory-policy`.
     pub maxmemory_policy: String,
+    /// `lfu-log-factor`: how slowly the LFU counter grows (`db::access`).
+    pub lfu_log_factor: u32,
+    /// `lfu-decay-time`: minutes per step the LFU counter decays; 0 never decays.
+    pub lfu_decay_time: u32,
     /// `busy-reply-threshold` (alias `lua-time-limit`) in milliseconds.
     pub busy_reply_threshold_ms: u64,
     /// `notify-keyspace-events`, as the flags string Redis accepts.
@@ -75,6 +79,8 @@ impl Default for Config {
             databases: 16,
             maxmemory: 0,
             maxmemory_policy: "noeviction".into(),
+            lfu_log_factor: 10,
+            lfu_decay_time: 1,
             busy_reply_threshold_ms: 5000,
             notify_keyspace_events: String::new(),
             proto_max_bulk_len: 512 * 1024 * 1024,
@@ -93,6 +99,16 @@ impl Default for Config {
 }
 
 impl Config {
+    /// The LFU parameters when an LFU policy is selected (Redis's MAXMEMORY_FLAG_LFU).
+    pub fn lfu(&self) -> Option<crate::db::access::Lfu> {
+        self.maxmemory_policy
+            .ends_with("-lfu")
+            .then_some(crate::db::access::Lfu {
+                log_factor: self.lfu_log_factor,
+                decay_time: self.lfu_decay_time,
+            })
+    }
+
     /// Answers as `profile`: its commands, and its version in INFO, HELLO and scripts.
     pub fn set_compat(&mut self, profile: crate::compat::Profile) {
         self.compat = profile;
@@ -117,6 +133,8 @@ impl Config {
             "databases" => self.databases.to_string(),
             "maxmemory" => self.maxmemory.to_string(),
             "maxmemory-policy" => self.maxmemory_policy.clone(),
+            "lfu-log-factor" => self.lfu_log_factor.to_string(),
+            "lfu-decay-time" => self.lfu_decay_time.to_string(),
             "busy-reply-threshold" => self.busy_reply_threshold_ms.to_string(),
             "notify-keyspace-events" => crate::notify::flags_to_string(
                 crate::notify::parse_flags(&self.notify_keyspace_events).unwrap_or(0),
@@ -159,6 +177,8 @@ impl Config {
             "databases" => self.databases = num() as usize,
             "maxmemory" => self.maxmemory = num(),
             "maxmemory-policy" => self.maxmemory_policy = v,
+            "lfu-log-factor" => self.lfu_log_factor = v.parse().unwrap_or(10),
+            "lfu-decay-time" => self.lfu_decay_time = v.parse().unwrap_or(1),
             "busy-reply-threshold" => self.busy_reply_threshold_ms = num(),
             "notify-keyspace-events" => self.notify_keyspace_events = v,
             "proto-max-bulk-len" => self.proto_max_bulk_len = num(),

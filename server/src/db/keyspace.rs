@@ -141,7 +141,8 @@ impl Keyspace {
         *self = Keyspace::default();
     }
 
-    /// The entry at position `i` of the dense order (what `iter` walks).
+    /// The entry at position `i` of the dense order (what `iter` walks), for picking
+    /// entries at random.
     pub fn nth(&self, i: usize) -> Option<(&Key, &Entry)> {
         self.slots.get(i).map(|(k, e)| (k, e))
     }

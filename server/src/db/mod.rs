@@ -9,6 +9,7 @@
 //! leave them out, so DBSIZE, SCAN and KEYS are exact at once. Keys that expire are logged
 //! so the engine can send `expired` notifications, once per key.
 
+pub mod access;
 pub mod digest;
 pub mod encoding;
 pub mod hash_ttl;
@@ -25,6 +26,7 @@ use std::collections::BTreeSet;
 
 use foldhash::fast::FixedState;
 
+pub use access::Access;
 pub use key::Key;
 use keyspace::Keyspace;
 pub use strvalue::StrValue;
@@ -50,8 +52,9 @@ pub struct Entry {
     /// Absolute deadline in Unix milliseconds, or `NO_DEADLINE` (an `Option<i64>` would take
     /// 16 bytes of every key). Only `Db` changes it, keeping its deadline index in step.
     expire: i64,
-    /// Last access in Unix milliseconds, for OBJECT IDLETIME.
-    pub last_access: i64,
+    /// The last access (LRU policies and OBJECT IDLETIME) or the access counter (LFU
+    /// policies and OBJECT FREQ): Redis's 24-bit `lru` field, see `access`.
+    pub access: Access,
     /// What this entry counts for in used_memory, as last measured (`keyspace::entry_size`).
     size: u32,
     /// The value is in its non-compact encoding for good, whatever it holds now: a string
@@ -69,8 +72,14 @@ pub struct Db {
     pub(crate) now: i64,
     /// Keys removed by expiry since the engine last drained the log.
     pub(crate) expired_log: Vec<Vec<u8>>,
+    /// Set while the latency monitor is on: each deletion by expiry is timed, and the
+    /// slowest since the log was last drained kept for its `expire-del` event.
+    pub(crate) time_expiry: bool,
+    pub(crate) slowest_expiry_ms: u64,
     /// Set while a CLIENT NO-TOUCH client runs a command: lookups leave access times alone.
     pub(crate) no_touch: bool,
+    /// How a lookup records an access (the LRU clock or the LFU counter), set by the engine.
+    pub(crate) touch: access::Touch,
     /// Count keys past their deadline that are still stored, as Redis does when active
     /// expiry is off (DEBUG SET-ACTIVE-EXPIRE 0); otherwise counts leave them out.
     pub(crate) count_due: bool,
@@ -99,12 +108,12 @@ struct Sizes {
 }
 
 impl Entry {
-    /// A new entry; its access time is set when it is stored.
+    /// A new entry; its access record is set when it is stored.
     pub fn new(value: Value, expire_at: Option<i64>) -> Entry {
         Entry {
             value,
             expire: expire_at.unwrap_or(NO_DEADLINE),
-            last_access: 0,
+            access: Access::default(),
             size: 0,
             raw: false,
         }
@@ -164,10 +173,20 @@ impl Db {
         }
         let expired = matches!(self.map.get(key), Some(e) if e.expire_at().is_some_and(|t| is_expired(t, self.now)));
         if expired && !self.hold_expired {
-            self.take(key);
+            let started = self.time_expiry.then(std::time::Instant::now);
+            drop(self.take(key));
+            self.timed_expiry(started);
             self.expired_log.push(key.to_vec());
         }
         expired
+    }
+
+    /// Keeps the duration of one deletion by expiry when it is the slowest so far.
+    fn timed_expiry(&mut self, started: Option<std::time::Instant>) {
+        if let Some(t) = started {
+            let ms = t.elapsed().as_millis() as u64;
+            self.slowest_expiry_ms = self.slowest_expiry_ms.max(ms);
+        }
     }
 
     /// Looks a key up, expiring it first if its deadline passed; updates its access time.
@@ -195,7 +214,7 @@ impl Db {
         let touch = !self.no_touch;
         let e = self.map.get_mut(key)?;
         if touch {
-            e.last_access = now;
+            e.access.touch(&mut self.touch, now);
         }
         Some(e)
     }
@@ -247,12 +266,31 @@ impl Db {
         self.set_with_expire(key, value, ttl);
     }
 
-    /// Stores a value with a fresh access time. An old entry whose deadline had passed is
+    /// Stores a value with a fresh access record. An old entry whose deadline had passed is
     /// logged as expired, as the lookup Redis's `setKey` does first would have expired it.
+    /// Under an LFU policy a value that replaces a live one keeps its counter, counted once
+    /// more: Redis's setKey looks the key up for writing (an access) and its dbOverwrite
+    /// carries the old object's counter over to the new one.
     pub fn set_with_expire(&mut self, key: &[u8], value: Value, expire_at: Option<i64>) {
         let mut entry = Entry::new(value, expire_at);
-        entry.last_access = self.now;
+        entry.access = self.fresh_access();
+        if self.touch.lfu.is_some() {
+            let now = self.now;
+            let live = |e: &&Entry| e.expire_at().is_none_or(|t| !is_expired(t, now));
+            if let Some(old) = self.map.get(key).filter(live) {
+                let mut access = old.access;
+                if !self.no_touch {
+                    access.touch(&mut self.touch, now);
+                }
+                entry.access = access;
+            }
+        }
         self.insert_entry(key, entry);
+    }
+
+    /// The access record of a value created now (Redis's createObject).
+    pub fn fresh_access(&self) -> Access {
+        Access::fresh(self.touch.lfu, self.now)
     }
 
     /// Stores a whole entry (value, deadline and access time), replacing any old one:
@@ -327,7 +365,9 @@ impl Db {
                 _ => return true,
             }
             let (_, key) = self.expires.pop_first().expect("checked non-empty");
-            self.map.remove(&key[..]);
+            let started = self.time_expiry.then(std::time::Instant::now);
+            drop(self.map.remove(&key[..]));
+            self.timed_expiry(started);
             self.expired_log.push(key);
         }
         self.next_deadline()
@@ -384,6 +424,57 @@ impl Db {
     /// A stored entry, live or not, without expiring or touching it (DEBUG DIGEST-VALUE).
     pub fn stored_entry(&self, key: &[u8]) -> Option<&Entry> {
         self.map.get(key)
+    }
+
+    /// Up to `n` stored entries picked at random, the candidates of one eviction round
+    /// (Redis's dictGetSomeKeys): distinct keys of the whole keyspace, or with `volatile`
+    /// keys with a deadline, taken in deadline order from a random point of the deadline
+    /// index (Redis too takes neighbours from a random point of its table). Like Redis's
+    /// sample, keys past their deadline that expiry has not removed yet are included.
+    pub fn sample(
+        &self,
+        rng: &mut crate::rng::EngineRng,
+        n: usize,
+        volatile: bool,
+    ) -> Vec<(&[u8], &Entry)> {
+        if !volatile {
+            return rng
+                .distinct(self.map.len(), n)
+                .into_iter()
+                .filter_map(|i| self.map.nth(i))
+                .map(|(k, e)| (k.as_bytes(), e))
+                .collect();
+        }
+        let (Some((first, _)), Some((last, _))) = (self.expires.first(), self.expires.last())
+        else {
+            return Vec::new();
+        };
+        let span = (*last as i128 - *first as i128 + 1) as u128;
+        let from = *first + ((u128::from(rng.next_u64()) % span) as i64);
+        let start = (from, Vec::new());
+        self.expires
+            .range(start..)
+            .chain(self.expires.iter())
+            .take(n.min(self.expires.len()))
+            .filter_map(|(_, k)| self.map.get(k).map(|e| (&k[..], e)))
+            .collect()
+    }
+
+    /// Whether `key` is stored (live or past its deadline), and with `volatile` has a
+    /// deadline: whether an eviction candidate still exists.
+    pub fn holds(&self, key: &[u8], volatile: bool) -> bool {
+        self.map
+            .get(key)
+            .is_some_and(|e| !volatile || e.expire_at().is_some())
+    }
+
+    /// Number of stored keys (with `volatile`, of those with a deadline), live or not.
+    pub fn stored_len(&self, volatile: bool) -> usize {
+        if volatile {
+            self.expires.len()
+        } else {
+            self.map.len()
+        }
     }
 
     /// The hash the keyspace SCAN cursor is built on; the same every run.

@@ -11,13 +11,16 @@
 //! they are stored and removed, and measures again, after each command, the values handed
 //! out for a change in place (`Db::settle_memory`), so reading it costs no walk over the keys.
 //!
-//! Candidates are sampled as Redis does: `maxmemory-samples` random keys per database (only
-//! keys with a deadline for the volatile-* policies), the best of them evicted, and again
-//! until memory is under the limit. Best means: the longest idle (lru), the lowest access
-//! counter (lfu: redlab counts no accesses, so the counter is the initial one decayed by the
-//! idle minutes, see OBJECT FREQ), the nearest deadline (volatile-ttl), any (random). Each
-//! eviction counts in INFO evicted_keys, sends the `evicted` keyspace event, breaks WATCHes
-//! and invalidates tracking clients, before the command that caused it replies.
+//! Candidates are picked as Redis picks them. The random policies take a random key of the
+//! next database in turn. The others keep Redis's eviction pool: each round samples
+//! `maxmemory-samples` keys of every database (only keys with a deadline for the volatile-*
+//! policies), ranks them, and keeps the 16 best candidates seen so far across rounds and
+//! commands; the best one still stored is evicted. Best means: the longest idle by the LRU
+//! clock (lru), the lowest access counter after decay (lfu, see `db::access`), the nearest
+//! deadline (volatile-ttl). Each eviction counts in INFO evicted_keys, sends the `evicted`
+//! keyspace event, breaks WATCHes and invalidates tracking clients, before the command that
+//! caused it replies. The latency monitor records each deletion (`eviction-del`) and the
+//! whole run (`eviction-cycle`).
 
 use super::Engine;
 use crate::notify;
@@ -45,15 +48,51 @@ fn policy_of(name: &str) -> (Policy, bool) {
     }
 }
 
-/// The LFU counter of a new object (Redis's LFU_INIT_VAL).
-const LFU_INIT_VAL: i64 = 5;
+/// How many candidates the eviction pool keeps (Redis's EVPOOL_SIZE).
+const POOL_SIZE: usize = 16;
 
-/// A key that may be evicted: its database, name, and what the policy ranks it by.
-struct Candidate {
+/// A candidate kept in the pool: higher `score` is evicted first.
+#[derive(Clone, Debug)]
+struct PoolEntry {
+    score: u64,
     db: usize,
     key: Vec<u8>,
-    last_access: i64,
-    expire_at: Option<i64>,
+}
+
+/// Redis's EvictionPoolLRU: the best candidates seen, in ascending order of score. It lives
+/// as long as the engine, as Redis's does, so candidates found by one command's eviction
+/// stay in the running for the next.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct EvictionPool {
+    entries: Vec<PoolEntry>,
+}
+
+impl EvictionPool {
+    /// Offers a candidate (evictionPoolPopulate's insertion): when the pool is full, a
+    /// candidate worse than all of them is dropped, otherwise the worst one makes room.
+    fn offer(&mut self, score: u64, db: usize, key: &[u8]) {
+        let k = self.entries.partition_point(|p| p.score < score);
+        if self.entries.len() < POOL_SIZE {
+            self.entries.insert(
+                k,
+                PoolEntry {
+                    score,
+                    db,
+                    key: key.to_vec(),
+                },
+            );
+        } else if k > 0 {
+            self.entries.remove(0);
+            self.entries.insert(
+                k - 1,
+                PoolEntry {
+                    score,
+                    db,
+                    key: key.to_vec(),
+                },
+            );
+        }
+    }
 }
 
 impl Engine {
@@ -80,93 +119,109 @@ impl Engine {
             .and_then(|v| v.parse::<usize>().ok())
             .unwrap_or(5)
             .max(1);
-        let mut pools: Vec<Vec<Candidate>> = (0..self.dbs.len())
-            .map(|db| {
-                self.dbs[db]
-                    .iter()
-                    .filter(|(_, e)| !volatile || e.expire_at().is_some())
-                    .map(|(k, e)| Candidate {
-                        db,
-                        key: k.to_vec(),
-                        last_access: e.last_access,
-                        expire_at: e.expire_at(),
-                    })
-                    .collect()
-            })
-            .collect();
+        let monitored = self.latency.enabled(&self.config);
+        let cycle = monitored.then(std::time::Instant::now);
         let mut to_free = used - max;
         let now = self.now_ms;
-        let mut next_db = 0;
+        let mut freed_all = true;
         while to_free > 0 {
             let pick = match policy {
-                Policy::Random => self.pick_random(&pools, &mut next_db),
-                _ => self.pick_best(&pools, policy, samples, now),
+                Policy::Random => self.pick_random(volatile),
+                _ => self.pick_best(policy, volatile, samples, now),
             };
-            let Some((db, i)) = pick else {
-                return false;
+            let Some((db, key)) = pick else {
+                freed_all = false;
+                break;
             };
-            let c = pools[db].swap_remove(i);
-            let size = self.dbs[c.db]
-                .get_shared(&c.key)
-                .map_or(0, |e| c.key.len() + 48 + e.value.approx_size())
+            let size = self.dbs[db]
+                .stored_entry(&key)
+                .map_or(0, |e| crate::db::keyspace::entry_size(&key, e))
                 as u64;
-            self.db(c.db).remove(&c.key);
+            let started = monitored.then(std::time::Instant::now);
+            self.db(db).remove(&key);
+            if let Some(t) = started {
+                self.latency.record(
+                    &self.config,
+                    "eviction-del",
+                    t.elapsed().as_millis() as u64,
+                    now.div_euclid(1000),
+                );
+            }
             self.stats.evicted_keys += 1;
             // Redis's signalModifiedKey with no client: WATCH and tracking, then the event.
             let modifier = self.tracking.modifier.take();
-            self.touch_watched(c.db, &c.key);
+            self.touch_watched(db, &key);
             self.tracking.modifier = modifier;
-            notify::keyspace_event(self, notify::EVICTED, "evicted", c.db, &c.key);
+            notify::keyspace_event(self, notify::EVICTED, "evicted", db, &key);
             to_free = to_free.saturating_sub(size.max(1));
         }
-        true
+        if let Some(t) = cycle {
+            self.latency.record(
+                &self.config,
+                "eviction-cycle",
+                t.elapsed().as_millis() as u64,
+                now.div_euclid(1000),
+            );
+        }
+        freed_all
     }
 
-    /// Random policies: a random key of the next database that has one (round robin).
-    fn pick_random(
-        &mut self,
-        pools: &[Vec<Candidate>],
-        next_db: &mut usize,
-    ) -> Option<(usize, usize)> {
-        for _ in 0..pools.len() {
-            let db = *next_db % pools.len();
-            *next_db = db + 1;
-            if !pools[db].is_empty() {
-                return Some((db, self.rng.below(pools[db].len())));
+    /// Random policies: a random key of the next database that has one, in turn.
+    fn pick_random(&mut self, volatile: bool) -> Option<(usize, Vec<u8>)> {
+        let n = self.dbs.len();
+        for _ in 0..n {
+            let db = self.evict_next_db % n;
+            self.evict_next_db = db + 1;
+            let picked = self.dbs[db].sample(&mut self.rng, 1, volatile);
+            if let Some((k, _)) = picked.first() {
+                return Some((db, k.to_vec()));
             }
         }
         None
     }
 
-    /// Sampling policies: `samples` random keys of each database, the best one overall.
+    /// Pool policies: sample every database into the pool, then take the best candidate
+    /// still stored; again while the pool held only keys gone since.
     fn pick_best(
         &mut self,
-        pools: &[Vec<Candidate>],
         policy: Policy,
+        volatile: bool,
         samples: usize,
         now: i64,
-    ) -> Option<(usize, usize)> {
-        let mut best: Option<(i64, usize, usize)> = None;
-        for (db, pool) in pools.iter().enumerate() {
-            if pool.is_empty() {
-                continue;
+    ) -> Option<(usize, Vec<u8>)> {
+        let lfu = self.config.lfu();
+        loop {
+            let mut total = 0;
+            for db in 0..self.dbs.len() {
+                let d = &self.dbs[db];
+                let size = d.stored_len(volatile);
+                if size == 0 {
+                    continue;
+                }
+                total += size;
+                for (key, e) in d.sample(&mut self.rng, samples, volatile) {
+                    let score = match (policy, lfu) {
+                        (Policy::Lfu, Some(p)) => 255 - u64::from(e.access.decayed(p, now)),
+                        (Policy::Ttl, _) => {
+                            u64::MAX - e.expire_at().map_or(u64::MAX, |t| t.max(0) as u64)
+                        }
+                        _ => e.access.idle_ms(now),
+                    };
+                    self.evict_pool.offer(score, db, key);
+                }
             }
-            // Distinct keys, as Redis's dictGetSomeKeys gives.
-            for i in self.rng.distinct(pool.len(), samples.min(pool.len())) {
-                let c = &pool[i];
-                let idle = (now - c.last_access).max(0);
-                // Higher is a better candidate.
-                let score = match policy {
-                    Policy::Lru => idle,
-                    Policy::Lfu => 255 - (LFU_INIT_VAL - idle / 60_000).max(0),
-                    Policy::Ttl => i64::MAX - c.expire_at.unwrap_or(i64::MAX),
-                    Policy::Random | Policy::NoEviction => 0,
-                };
-                if best.is_none_or(|(s, _, _)| score > s) {
-                    best = Some((score, db, i));
+            if total == 0 {
+                return None;
+            }
+            while let Some(best) = self.evict_pool.entries.pop() {
+                if self
+                    .dbs
+                    .get(best.db)
+                    .is_some_and(|d| d.holds(&best.key, volatile))
+                {
+                    return Some((best.db, best.key));
                 }
             }
         }
-        best.map(|(_, db, i)| (db, i))
     }
 }

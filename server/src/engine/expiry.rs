@@ -46,9 +46,11 @@ impl Engine {
         // The active expiry's own duration, for the latency monitor's "expire-cycle".
         let mut cycle: Option<std::time::Instant> = None;
         let monitored = self.latency.enabled(&self.config);
+        self.latency_on = monitored;
         for idx in self.maybe_expiring_dbs() {
             let db = &mut self.dbs[idx];
             db.now = now;
+            db.time_expiry = monitored;
             db.count_due = !self.active_expire || self.expiry_hold;
             db.hold_expired = self.expiry_hold;
             if self.active_expire
@@ -100,10 +102,14 @@ impl Engine {
         let now = self.now_ms;
         let hold = self.expiry_hold;
         let log_new = self.notify_flags & notify::NEW != 0;
+        let lfu = self.config.lfu();
+        let timed = self.latency_on;
         let db = &mut self.dbs[idx];
         db.now = now;
+        db.time_expiry = timed;
         db.hold_expired = hold;
         db.log_new = log_new;
+        db.touch.lfu = lfu;
         db
     }
 
@@ -172,6 +178,14 @@ impl Engine {
     pub(super) fn drain_db(&mut self, idx: usize) {
         self.repl_before_expired_drain(idx);
         let keys = std::mem::take(&mut self.dbs[idx].expired_log);
+        // Redis's `expire-del`: the slowest single deletion by expiry (the monitor keeps the
+        // highest of each second anyway).
+        let slowest = std::mem::take(&mut self.dbs[idx].slowest_expiry_ms);
+        if self.latency_on && !keys.is_empty() {
+            let now_s = self.now_ms.div_euclid(1000);
+            self.latency
+                .record(&self.config, "expire-del", slowest, now_s);
+        }
         for key in keys {
             self.stats.expired_keys += 1;
             self.touch_watched_expired(idx, &key);

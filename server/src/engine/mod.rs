@@ -28,6 +28,8 @@ use crate::stats::Stats;
 mod blocking;
 mod dispatch;
 mod evict;
+#[cfg(test)]
+mod evict_tests;
 mod expiry;
 mod fault_hooks;
 mod field_ttl;
@@ -144,6 +146,13 @@ pub struct Engine {
     pub(crate) buffer_peaks: crate::session::BufferPeaks,
     /// Every random choice the engine makes; seeded from `config.seed` or afresh.
     pub(crate) rng: crate::rng::EngineRng,
+    /// maxmemory eviction's pool of candidates and the random policies' next database
+    /// (`evict.rs`).
+    pub(crate) evict_pool: evict::EvictionPool,
+    pub(crate) evict_next_db: usize,
+    /// The latency monitor is on (latency-monitor-threshold > 0), as read before this
+    /// command: deletions by expiry are timed for its `expire-del` event.
+    pub(crate) latency_on: bool,
     /// SLOWLOG's entries and parameters.
     pub(crate) slowlog: crate::slowlog::SlowLog,
     /// LATENCY's samples and threshold.
@@ -181,6 +190,8 @@ impl Engine {
         let dbs = (0..dbs_len).map(|_| Db::new()).collect();
         let notify_flags = notify::parse_flags(&config.notify_keyspace_events).unwrap_or(0);
         let seed = *config.seed.get_or_insert_with(crate::rng::fresh_seed);
+        let mut dbs: Vec<Db> = dbs;
+        crate::db::access::seed_dbs(&mut dbs, seed);
         let mut acl = crate::acl::Acl::new();
         acl.set_requirepass(config.requirepass.as_deref());
         if let Err(why) = crate::cmd::acl::load_at_start(&mut acl, &config) {
@@ -232,6 +243,9 @@ impl Engine {
             arg_buffer: Default::default(),
             buffer_peaks: Default::default(),
             rng: crate::rng::EngineRng::new(seed),
+            evict_pool: Default::default(),
+            evict_next_db: 0,
+            latency_on: false,
             slowlog: Default::default(),
             latency: Default::default(),
             latency_tracking: Default::default(),
@@ -347,11 +361,20 @@ impl Engine {
         self.sessions.get(&conn).map(view_of)
     }
 
-    /// AUTH succeeded while a script held the engine (the busy loop checked the password).
-    pub(crate) fn grant_auth(&mut self, conn: ConnId) {
-        if let Some(s) = self.sessions.get_mut(&conn) {
-            s.authenticated = true;
+    /// Copies the connection's ACL user name into `into` when it differs (a compare per
+    /// command, a copy only after AUTH), for the network shell's copy next to `conn_view`.
+    pub(crate) fn copy_conn_user(&self, conn: ConnId, into: &mut String) {
+        if let Some(s) = self.sessions.get(&conn) {
+            if s.user != *into {
+                into.clone_from(&s.user);
+            }
         }
+    }
+
+    /// AUTH as `user` succeeded while a script held the engine (the busy loop checked the
+    /// password against the users as they were when the script became busy).
+    pub(crate) fn grant_auth(&mut self, conn: ConnId, user: &[u8]) {
+        crate::cmd::acl::login(self, conn, user);
     }
 
     /// Whether the connection is waiting in a blocking command.

@@ -341,6 +341,9 @@ pub struct RunCtx {
     pub busy_hook: Option<BusyHook>,
     /// The function FCALL runs (None for EVAL), for FUNCTION STATS while it is busy.
     pub function: Option<std::sync::Arc<crate::busy::RunningFunction>>,
+    /// The ACL users, copied when the script first passes busy-reply-threshold (see
+    /// `BusyScript::users`).
+    pub busy_users: Option<std::sync::Arc<crate::acl::Users>>,
     pub stop: Option<Stop>,
     /// The outcome of the redis.call being converted to Lua (see `api::call_body`).
     pub outcome: Option<Result<Reply, String>>,
@@ -419,11 +422,26 @@ unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut lua_Debug) {
         let Some(h) = c.busy_hook.as_mut() else {
             return HookAction::Continue;
         };
+        let engine = c.engine;
+        let users = c
+            .busy_users
+            .get_or_insert_with(|| {
+                // SAFETY: `engine` is the engine running this script, alive and not borrowed
+                // elsewhere while the hook runs (the script is the only thing executing);
+                // the users are only read, and cloning them cannot raise a Lua error.
+                std::sync::Arc::new(if engine.is_null() {
+                    crate::acl::Users::new()
+                } else {
+                    unsafe { (*engine).acl.users.clone() }
+                })
+            })
+            .clone();
         let info = BusyScript {
             is_function: c.is_function,
             has_written: c.has_written,
             elapsed_ms: elapsed,
             function: c.function.clone(),
+            users,
         };
         match h(&info) {
             BusyVerdict::Continue => return HookAction::Continue,

@@ -37,8 +37,8 @@ use crate::session::ConnId;
 /// What the engine's session must learn of a request the busy loop answered.
 #[derive(Debug)]
 pub(crate) enum CatchUp {
-    /// AUTH succeeded.
-    GrantAuth,
+    /// AUTH as this user succeeded.
+    GrantAuth(Bytes),
     /// Run the command in the engine and drop its reply (it was answered already): MULTI,
     /// DISCARD, WATCH, UNWATCH, RESET, or a command to queue in the open transaction.
     Run(Vec<Bytes>),
@@ -51,7 +51,7 @@ pub(crate) enum CatchUp {
 /// Applies one `CatchUp` to the engine, before the connection's next command.
 pub(crate) fn catch_up(engine: &mut Engine, conn: ConnId, op: CatchUp) {
     match op {
-        CatchUp::GrantAuth => engine.grant_auth(conn),
+        CatchUp::GrantAuth(user) => engine.grant_auth(conn, &user),
         CatchUp::Run(args) => {
             engine.execute_args(conn, args);
         }
@@ -214,7 +214,21 @@ fn run(
         is_function: script.is_function,
     };
     let admitted = crate::engine::resolve(&args).and_then(|(cmd, name)| {
-        admission::admit(cmd, &name, &st.view, Some(kind), false, || Ok(())).map(|()| (cmd, name))
+        // The connection's user's permissions, checked from the users as they were when
+        // the script became busy (Redis checks them before -BUSY: a command the user may
+        // not run answers NOPERM, one it may run answers BUSY).
+        let perm = || match script.users.get(&st.user) {
+            Some(u) => crate::acl::check(u, cmd, &name, &args)
+                .map_err(|d| crate::cmd::acl::noperm(d, &name)),
+            None => Err(crate::cmd::acl::noperm(
+                crate::acl::Denied {
+                    kind: crate::acl::DeniedKind::Command,
+                    pos: 0,
+                },
+                &name,
+            )),
+        };
+        admission::admit(cmd, &name, &st.view, Some(kind), false, perm).map(|()| (cmd, name))
     });
     let (cmd, name) = match admitted {
         Ok(found) => found,
@@ -234,9 +248,12 @@ fn run(
         return BusyVerdict::Continue;
     }
     let (reply, verdict) = match &*name {
-        "hello" if st.conn_id.is_some() => (hello(st, args, config), BusyVerdict::Continue),
+        "hello" if st.conn_id.is_some() => (
+            hello(st, args, config, &script.users),
+            BusyVerdict::Continue,
+        ),
         "multi" | "discard" | "watch" | "unwatch" | "reset" => (
-            transaction_command(st, &name, args, config),
+            transaction_command(st, &name, args, &script.users),
             BusyVerdict::Continue,
         ),
         "script|kill" | "function|kill" => {
@@ -270,10 +287,11 @@ fn run(
             ),
             None => (admission::busy_error(kind), BusyVerdict::Continue),
         },
-        "auth" => match crate::cmd::connection::check_auth(config.requirepass.as_deref(), &args) {
-            Ok(()) => {
-                st.view.authenticated = true;
-                st.catch_up.push(CatchUp::GrantAuth);
+        "auth" => match crate::cmd::connection::check_auth(&script.users, &args) {
+            Ok(user) => {
+                let user = Bytes::copy_from_slice(user);
+                log_in(st, &user, &script.users);
+                st.catch_up.push(CatchUp::GrantAuth(user));
                 (Reply::ok(), BusyVerdict::Continue)
             }
             Err(text) => (Reply::err(text), BusyVerdict::Continue),
@@ -289,6 +307,15 @@ fn run(
     };
     reply.encode(st.view.resp, &mut st.wbuf);
     verdict
+}
+
+/// The connection's copy of its state after logging in as `user` (AUTH or HELLO AUTH while
+/// the script runs), as the engine's login sets the session.
+fn log_in(st: &mut ConnState, user: &[u8], users: &crate::acl::Users) {
+    let name = String::from_utf8_lossy(user).into_owned();
+    st.view.authenticated = true;
+    st.view.acl_free = users.get(&name).is_some_and(crate::acl::User::unrestricted);
+    st.user = name;
 }
 
 /// A request refused during the busy script (Redis's rejectCommand): an open transaction is
@@ -314,7 +341,7 @@ fn transaction_command(
     st: &mut ConnState,
     name: &str,
     args: Vec<Bytes>,
-    config: &NetConfig,
+    users: &crate::acl::Users,
 ) -> Reply {
     let view = &mut st.view;
     let reply = match name {
@@ -330,9 +357,12 @@ fn transaction_command(
         }
         "watch" if view.in_multi => return Reply::err(errors::WATCH_IN_MULTI),
         "reset" => {
-            // RESET leaves the connection as a new one: RESP2, no transaction, and
-            // authenticated only if no password is needed.
-            *view = ConnView::fresh(config.requirepass.as_deref().is_none_or(str::is_empty));
+            // RESET leaves the connection as a new one: RESP2, no transaction, the
+            // `default` user, and authenticated only if that user needs no password.
+            let default = users.get("default");
+            *view = ConnView::fresh(default.is_some_and(|d| d.enabled && d.nopass));
+            view.acl_free = default.is_some_and(crate::acl::User::unrestricted);
+            st.user = "default".into();
             Reply::Status("RESET".into())
         }
         _ => Reply::ok(),
@@ -343,18 +373,22 @@ fn transaction_command(
 
 /// HELLO while the script runs: decided as the engine decides it (`plan_hello`), answered in
 /// the protocol it switches to, and run in the engine afterwards for its effects.
-fn hello(st: &mut ConnState, args: Vec<Bytes>, config: &NetConfig) -> Reply {
-    let password = config.requirepass.as_deref().filter(|p| !p.is_empty());
+fn hello(
+    st: &mut ConnState,
+    args: Vec<Bytes>,
+    config: &NetConfig,
+    users: &crate::acl::Users,
+) -> Reply {
     let plan = match crate::cmd::connection::plan_hello(
         &args,
-        |u, p| crate::cmd::connection::password_matches(password, u, p),
+        |u, p| crate::acl::authenticate_in(users, u, p),
         st.view.authenticated,
     ) {
         Ok(plan) => plan,
         Err(e) => return e,
     };
-    if plan.authenticates {
-        st.view.authenticated = true;
+    if let (true, Some(u)) = (plan.authenticates, plan.user) {
+        log_in(st, &args[u], users);
     }
     if let Some(v) = plan.version {
         st.view.resp = v;

@@ -214,6 +214,7 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
     }
     if let Some(view) = engine.conn_view(conn) {
         st.view = view;
+        engine.copy_conn_user(conn, &mut st.user);
     }
     // A client closed for its output is not paused: it goes.
     st.paused = st.paused && !engine.must_close_now(conn);

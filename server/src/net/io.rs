@@ -46,6 +46,9 @@ pub(crate) struct ConnState {
     /// The engine's view of this connection after its last command (admission reads it
     /// while a busy script holds the engine).
     pub view: ConnView,
+    /// The ACL user the connection runs as, kept with `view` (the busy loop checks its
+    /// permissions while the engine is held by the script).
+    pub user: String,
     /// What the busy loop answered that the engine's session must learn before this
     /// connection's next command (AUTH, MULTI, WATCH, a transaction flagged...), in order.
     pub catch_up: Vec<super::busy::CatchUp>,
@@ -136,6 +139,7 @@ impl ConnIo {
                 queued: false,
                 write_pending: false,
                 view: ConnView::fresh(authenticated),
+                user: "default".into(),
                 catch_up: Vec::new(),
                 conn_id: None,
                 deferred: VecDeque::new(),

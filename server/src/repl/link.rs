@@ -109,21 +109,45 @@ async fn session(
     } else {
         &["PSYNC", &psync_id, &psync_offset]
     };
-    let handshake: [&[&str]; 4] = [
+    // masterauth (with masteruser, AUTH's two-argument form) logs in after the PING.
+    let (user, pass) = {
+        let c = &shared.engine.borrow().config;
+        let get = |name: &str| c.get_by_name(name).filter(|v| !v.is_empty());
+        (get("masteruser"), get("masterauth"))
+    };
+    let auth: Vec<&str> = match (&user, &pass) {
+        (Some(u), Some(p)) => vec!["AUTH", u, p],
+        (None, Some(p)) => vec!["AUTH", p],
+        _ => Vec::new(),
+    };
+    let handshake: [&[&str]; 5] = [
         &["PING"],
+        &auth[..],
         &["REPLCONF", "listening-port", &my_port],
         &["REPLCONF", "capa", "eof", "capa", "psync2"],
         psync,
     ];
     let mut last = String::new();
-    for req in handshake {
+    for req in handshake.into_iter().filter(|r| !r.is_empty()) {
         send(&mut stream, req).await?;
         last = read_line(&mut stream, &mut buf).await?;
-        if last.starts_with('-') && req[0] != "REPLCONF" {
-            if req[0] == "PSYNC" {
-                super::failover::psync_answered(&mut shared.engine.borrow_mut(), false);
+        if !last.starts_with('-') || req[0] == "REPLCONF" {
+            continue;
+        }
+        // A primary with a password refuses the PING before AUTH; Redis goes on to AUTH.
+        let auth_pending = last.starts_with("-NOAUTH") || last.starts_with("-NOPERM");
+        match req[0] {
+            "PING" if auth_pending => {}
+            "AUTH" => {
+                let err = last.trim_start_matches('-');
+                tracing::warn!("Unable to AUTH to MASTER: {err}");
+                return Err(format!("the primary refused AUTH: {last}"));
             }
-            return Err(format!("the primary answered {:?} with {last}", req[0]));
+            "PSYNC" => {
+                super::failover::psync_answered(&mut shared.engine.borrow_mut(), false);
+                return Err(format!("the primary answered {:?} with {last}", req[0]));
+            }
+            _ => return Err(format!("the primary answered {:?} with {last}", req[0])),
         }
     }
     if current(shared, generation).is_none() {
@@ -367,10 +391,9 @@ fn load(shared: &Shared, file: &[u8], id: &str, offset: i64) -> Result<(), Strin
         db.clear();
     }
     let n = e.dbs.len();
-    let now = e.now_ms;
-    for (db, key, value, expire_at) in loaded.keys {
+    for (db, key, value, expire_at, hint) in loaded.keys {
         if db < n {
-            let entry = crate::cmd::keys::dump::loaded_entry(&e, value, expire_at, now);
+            let entry = crate::cmd::keys::dump::loaded_entry(&e, value, expire_at, hint);
             e.dbs[db].insert_entry(&key, entry);
         }
     }

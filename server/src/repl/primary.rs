@@ -25,6 +25,9 @@ pub(crate) fn snapshot(e: &Engine, offset: i64) -> Vec<u8> {
         repl_stream_db: 0,
         repl_id: &e.repl.replid,
         repl_offset: offset,
+        policy: &e.config.maxmemory_policy,
+        lfu: e.config.lfu(),
+        now_ms: e.now_ms,
     };
     write_file(&e.dbs, libs, &meta, &limits)
 }

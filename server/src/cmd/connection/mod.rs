@@ -89,27 +89,23 @@ pub(crate) fn client_info_line(s: &crate::session::Session, now_ms: i64) -> Stri
 
 pub(crate) use client::kill_connection;
 
-/// Whether `user` and `pass` log in as `default` with `requirepass` as its password (the
-/// busy-script loop's view, which has no ACL).
-pub(crate) fn password_matches(password: Option<&str>, user: &[u8], pass: &[u8]) -> bool {
-    user == b"default" && password.is_none_or(|p| p.as_bytes() == pass)
-}
-
-/// AUTH's verdict from the arguments and `requirepass` alone (no engine), so the loop that
-/// serves clients during a busy script authenticates exactly as the command does.
-pub(crate) fn check_auth(
-    requirepass: Option<&str>,
-    args: &[bytes::Bytes],
-) -> Result<(), &'static str> {
-    let password = requirepass.filter(|p| !p.is_empty());
+/// AUTH's verdict from the arguments and the users alone (no engine), so the loop that
+/// serves clients during a busy script authenticates exactly as the command does: the name
+/// of the user it logs in as, or the error text. (The command itself also logs a failure in
+/// ACL LOG, which the busy loop cannot reach.)
+pub(crate) fn check_auth<'a>(
+    users: &crate::acl::Users,
+    args: &'a [bytes::Bytes],
+) -> Result<&'a [u8], &'static str> {
+    let nopass = users.get("default").is_none_or(|d| d.nopass);
     let (user, pass): (&[u8], &[u8]) = match args.len() {
-        2 if password.is_none() => return Err(errors::AUTH_NOT_CONFIGURED),
+        2 if nopass => return Err(errors::AUTH_NOT_CONFIGURED),
         2 => (b"default", &args[1]),
         3 => (&args[1], &args[2]),
         _ => return Err(errors::SYNTAX),
     };
-    if password_matches(password, user, pass) {
-        Ok(())
+    if crate::acl::authenticate_in(users, user, pass) {
+        Ok(user)
     } else {
         Err(errors::WRONGPASS)
     }

@@ -3,6 +3,7 @@
 use super::signal_if_blocking_type;
 use crate::cmd::args;
 use crate::cmd::table::CmdResult;
+use crate::db::access::{Access, Hint};
 use crate::db::encoding::Limits;
 use crate::db::rdb::{self, RestoreError};
 use crate::db::Entry;
@@ -79,37 +80,16 @@ pub fn restore(e: &mut Engine, call: &mut Call) -> CmdResult {
         return Ok(Reply::ok());
     }
     signal_if_blocking_type(e, call.db, &key, &value);
-    // IDLETIME sets the access time in the past, unless an LFU policy is in force (then
-    // Redis keeps no access time, only the counter); FREQ has no counter to set here.
-    let _ = freq;
-    let lfu = e.config.maxmemory_policy.contains("lfu");
-    let last_access = match idle {
-        Some(secs) if !lfu => now - lru_idle_seconds(now, secs) * 1000,
-        _ => now,
+    // IDLETIME counts under a policy that is not LFU, FREQ under LFU (objectSetLRUOrLFU).
+    let hint = match (idle, freq) {
+        (Some(secs), _) => Hint::Idle(secs),
+        (_, Some(n)) => Hint::Freq(n as u8),
+        _ => Hint::None,
     };
-    let entry = loaded_entry(e, value, deadline, last_access);
+    let entry = loaded_entry(e, value, deadline, hint);
     e.db(call.db).insert_entry(&key, entry);
     e.modified(call.db, &key, notify::GENERIC, "restore");
     Ok(Reply::ok())
-}
-
-/// The idle time OBJECT IDLETIME reports right after RESTORE ... IDLETIME `secs`: Redis
-/// keeps access times on a 24-bit clock of seconds, so an idle time beyond its range wraps
-/// as Redis's arithmetic makes it (objectSetLRUOrLFU, then estimateObjectIdleTime).
-fn lru_idle_seconds(now_ms: i64, secs: i64) -> i64 {
-    const LRU_CLOCK_MAX: i64 = (1 << 24) - 1;
-    let clock = (now_ms / 1000) & LRU_CLOCK_MAX;
-    let mut abs = clock.wrapping_sub(secs);
-    if abs < 0 {
-        abs = abs.wrapping_add(LRU_CLOCK_MAX);
-    }
-    // Stored in a 24-bit field: what is still negative keeps its low bits.
-    let lru = abs & LRU_CLOCK_MAX;
-    if clock >= lru {
-        clock - lru
-    } else {
-        clock + (LRU_CLOCK_MAX - lru)
-    }
 }
 
 /// A value read from a serialized payload (RESTORE, DEBUG RELOAD) as the entry Redis's
@@ -119,13 +99,13 @@ pub(crate) fn loaded_entry(
     e: &Engine,
     value: crate::db::Value,
     expire_at: Option<i64>,
-    last_access: i64,
+    hint: Hint,
 ) -> Entry {
     let limits = Limits::from_config(&e.config);
     let raw = matches!(value, crate::db::Value::Set(_))
         && crate::db::encoding::of(&value, &limits) == crate::db::encoding::Encoding::Hashtable;
     let mut entry = Entry::new(value, expire_at);
-    entry.last_access = last_access;
+    entry.access = Access::loaded(e.config.lfu(), hint, e.now_ms);
     entry.raw = raw;
     entry
 }

@@ -6,13 +6,6 @@ use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::reply::Reply;
 
-/// The LFU counter of a new object (LFU_INIT_VAL).
-const LFU_INIT_VAL: i64 = 5;
-
-fn lfu_policy(e: &Engine) -> bool {
-    e.config.maxmemory_policy.contains("lfu")
-}
-
 pub fn encoding(e: &mut Engine, call: &mut Call) -> CmdResult {
     let limits = Limits::from_config(&e.config);
     Ok(match e.db(call.db).peek(call.arg(2)) {
@@ -30,32 +23,32 @@ pub fn refcount(e: &mut Engine, call: &mut Call) -> CmdResult {
     Ok(Reply::Int(n))
 }
 
+/// The seconds since the key's last access by the LRU clock; refused under an LFU policy,
+/// where the field holds a counter instead.
 pub fn idletime(e: &mut Engine, call: &mut Call) -> CmdResult {
     let now = e.now_ms;
+    let lfu = e.config.lfu();
     let Some(en) = e.db(call.db).peek(call.arg(2)) else {
         return Ok(Reply::Nil);
     };
-    let last = en.last_access;
-    if lfu_policy(e) {
+    if lfu.is_some() {
         return Err(Reply::err(errors::LFU_SELECTED));
     }
-    Ok(Reply::Int((now - last).max(0) / 1000))
+    Ok(Reply::Int((en.access.idle_ms(now) / 1000) as i64))
 }
 
-/// redlab does not count accesses: the counter is the initial one, decayed by one per idle
-/// minute (lfu-decay-time 1), which is what Redis reports for a key not read since it was
-/// written.
+/// The key's LFU counter, decayed by the minutes since it was last decremented (the stored
+/// field only changes on an access); refused unless an LFU policy is selected.
 pub fn freq(e: &mut Engine, call: &mut Call) -> CmdResult {
     let now = e.now_ms;
+    let lfu = e.config.lfu();
     let Some(en) = e.db(call.db).peek(call.arg(2)) else {
         return Ok(Reply::Nil);
     };
-    let last = en.last_access;
-    if !lfu_policy(e) {
+    let Some(p) = lfu else {
         return Err(Reply::err(errors::LFU_NOT_SELECTED));
-    }
-    let idle_minutes = (now - last).max(0) / 60_000;
-    Ok(Reply::Int((LFU_INIT_VAL - idle_minutes).max(0)))
+    };
+    Ok(Reply::Int(i64::from(en.access.decayed(p, now))))
 }
 
 pub fn help(_: &mut Engine, _: &mut Call) -> CmdResult {

@@ -126,6 +126,7 @@ fn set(e: &mut Engine, call: &mut Call) -> CmdResult {
     if pairs.iter().any(|(_, p, _)| p.name == "redlab-seed") {
         // Setting the seed, even to its current value, restarts the random sequence.
         e.rng = crate::rng::EngineRng::new(e.config.seed.unwrap_or(0));
+        crate::db::access::seed_dbs(&mut e.dbs, e.config.seed.unwrap_or(0));
     }
     Ok(Reply::ok())
 }

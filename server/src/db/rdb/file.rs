@@ -7,6 +7,7 @@
 
 use super::reader::Reader;
 use super::{crc64, read_object, write_len, write_object, write_string, RDB_VERSION};
+use crate::db::access::{Hint, Lfu};
 use crate::db::encoding::Limits;
 use crate::db::{Db, Value};
 
@@ -30,6 +31,11 @@ pub struct FileMeta<'a> {
     pub repl_stream_db: usize,
     pub repl_id: &'a str,
     pub repl_offset: i64,
+    /// `maxmemory-policy` and the LFU parameters: they decide whether each key's idle time
+    /// (an LRU policy) or its counter (an LFU policy) is written, read at `now_ms`.
+    pub policy: &'a str,
+    pub lfu: Option<Lfu>,
+    pub now_ms: i64,
 }
 
 /// The RDB file of these databases and function libraries.
@@ -74,6 +80,14 @@ pub fn write_file<'a>(
                 out.push(OPCODE_EXPIRETIME_MS);
                 out.extend_from_slice(&at.to_le_bytes());
             }
+            match en.access.saved(meta.policy, meta.lfu, meta.now_ms) {
+                Hint::Idle(secs) => {
+                    out.push(OPCODE_IDLE);
+                    write_len(&mut out, secs as u64);
+                }
+                Hint::Freq(n) => out.extend_from_slice(&[OPCODE_FREQ, n]),
+                Hint::None => {}
+            }
             let mut entry_limits = *limits;
             if en.raw && matches!(en.value, Value::Set(_)) {
                 entry_limits.set_max_intset_entries = 0;
@@ -92,10 +106,10 @@ pub fn write_file<'a>(
     out
 }
 
-/// A key read back: its database, name, value and deadline. The caller makes the entry
-/// (`cmd::keys::dump::loaded_entry`), as RESTORE does, so encodings and access times start
-/// the same way on every load path.
-pub type LoadedKey = (usize, Vec<u8>, Value, Option<i64>);
+/// A key read back: its database, name, value, deadline and what the file said of its last
+/// access. The caller makes the entry (`cmd::keys::dump::loaded_entry`), as RESTORE does,
+/// so encodings and access records start the same way on every load path.
+pub type LoadedKey = (usize, Vec<u8>, Value, Option<i64>, Hint);
 
 /// A file read back: the keys, the function libraries' code, and the auxiliary fields.
 #[derive(Default)]
@@ -133,6 +147,7 @@ pub fn read_file(file: &[u8]) -> Result<Loaded, LoadError> {
     let mut out = Loaded::default();
     let mut db = 0usize;
     let mut expire_at: Option<i64> = None;
+    let mut hint = Hint::None;
     loop {
         let op = r.byte().ok_or(LoadError::BadFormat)?;
         match op {
@@ -158,17 +173,17 @@ pub fn read_file(file: &[u8]) -> Result<Loaded, LoadError> {
                 expire_at = Some(i64::from(s) * 1000);
             }
             OPCODE_IDLE => {
-                r.u64_len().ok_or(LoadError::BadFormat)?;
+                let secs = r.u64_len().ok_or(LoadError::BadFormat)?;
+                hint = Hint::Idle(i64::try_from(secs).unwrap_or(i64::MAX));
             }
-            OPCODE_FREQ => {
-                r.byte().ok_or(LoadError::BadFormat)?;
-            }
+            OPCODE_FREQ => hint = Hint::Freq(r.byte().ok_or(LoadError::BadFormat)?),
             OPCODE_FUNCTION2 => out.libraries.push(r.string().ok_or(LoadError::BadFormat)?),
             OPCODE_FUNCTION_PRE_GA | OPCODE_MODULE_AUX => return Err(LoadError::BadFormat),
             t => {
                 let key = r.string().ok_or(LoadError::BadFormat)?;
                 let value = read_object(&mut r, t).ok_or(LoadError::BadFormat)?;
-                out.keys.push((db, key, value, expire_at.take()));
+                out.keys.push((db, key, value, expire_at.take(), hint));
+                hint = Hint::None;
             }
         }
     }
@@ -205,6 +220,9 @@ mod tests {
             repl_stream_db: 0,
             repl_id: "x",
             repl_offset: 3,
+            policy: "noeviction",
+            lfu: None,
+            now_ms: 0,
         };
         let lib: &[u8] = b"#!lua name=l\nredis.register_function('f', function() end)";
         let file = write_file(&dbs, [lib], &meta, &Limits::default());
@@ -214,7 +232,7 @@ mod tests {
         let keys: Vec<_> = loaded
             .keys
             .iter()
-            .map(|(db, k, _, at)| (*db, k.clone(), *at))
+            .map(|(db, k, _, at, _)| (*db, k.clone(), *at))
             .collect();
         assert_eq!(
             keys,
