@@ -1,7 +1,8 @@
 //! Exhaustive search shares the server's work on common prefixes (it resumes the engine
-//! at a branch point and replays the clients on recorded replies). That must change
-//! nothing a schedule sees: every schedule observes the same replies, data and INFO
-//! counters with sharing on and off. And Lock tokens, drawn from the scenario's seed, print
+//! at a branch point and replays the clients on recorded replies), and random walks and
+//! PCT keep the tree of schedules they have seen (resuming from forks at its nodes). That
+//! must change nothing a schedule sees: every schedule observes the same replies, data and
+//! INFO counters with sharing on and off. And Lock tokens, drawn from the scenario's seed, print
 //! the same on every replay.
 
 use std::sync::{Arc, Mutex};
@@ -44,8 +45,20 @@ fn counters(v: &mut View) -> String {
 /// Every schedule's observations at its end, in the order exhaustive search runs them.
 fn observed(share: bool) -> Vec<String> {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let seen = log.clone();
-    let s = Scenario::new()
+    let s = scenario(share, log.clone());
+    let r = s.exhaustive();
+    assert!(r.holds(), "{r}");
+    let out = log.lock().unwrap().clone();
+    assert_eq!(out.len() as u64, r.schedules);
+    out
+}
+
+/// Three clients whose steps touch random replies, a script, a transaction and a token;
+/// C sends one more command when k has grown, so schedules differ in length. Each
+/// schedule's end (results, data, INFO counters) is pushed to `log`.
+fn scenario(share: bool, log: Arc<Mutex<Vec<String>>>) -> Scenario {
+    let seen = log;
+    Scenario::new()
         .setup(&[
             &["SET", "k", "1"],
             &["SADD", "s", "a", "b", "c", "d", "e", "f"],
@@ -70,7 +83,13 @@ fn observed(share: bool) -> Vec<String> {
             let a = c.cmd(&["GET", "k"]).await;
             let b = c.cmd(&["SRANDMEMBER", "s", "-3"]).await;
             let d = c.cmd(&["DEL", "tok"]).await;
-            format!("{a:?} {b:?} {d:?}")
+            let grown = a.as_ref().ok().and_then(|v| v.as_int()).unwrap_or(0) > 1;
+            let e = if grown {
+                Some(c.cmd(&["SCARD", "s"]).await)
+            } else {
+                None
+            };
+            format!("{a:?} {b:?} {d:?} {e:?}")
         })
         .invariant("records", move |v: &mut View| {
             if v.is_final() {
@@ -87,12 +106,54 @@ fn observed(share: bool) -> Vec<String> {
             true
         })
         .seed(7)
-        .share_prefixes(share);
-    let r = s.exhaustive();
-    assert!(r.holds(), "{r}");
-    let out = log.lock().unwrap().clone();
-    assert_eq!(out.len() as u64, r.schedules);
-    out
+        .share_prefixes(share)
+}
+
+/// The lines of `log` without repeats, in the order they first appeared.
+fn first_seen(log: &[String]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    log.iter().filter(|l| seen.insert(*l)).cloned().collect()
+}
+
+/// Random walks (or PCT) with the tree of seen schedules on and off: the same schedules
+/// (the same number of steps in all), the same observations at each new schedule's end.
+/// With the tree, a schedule seen before is not run again, so its end is not observed
+/// again: the lines compare without repeats.
+fn walks_agree(walk: impl Fn(&Scenario) -> redlab_client::explore::Report) {
+    let run = |share: bool| {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let r = walk(&scenario(share, log.clone()));
+        assert!(r.holds(), "{r}");
+        let out = log.lock().unwrap().clone();
+        (r, out)
+    };
+    let (cached, on) = run(true);
+    let (fresh, off) = run(false);
+    assert_eq!(cached.schedules, fresh.schedules);
+    assert_eq!(cached.steps, fresh.steps, "the walks took other paths");
+    assert_eq!(off.len() as u64, fresh.schedules);
+    assert!(
+        on.len() < off.len(),
+        "no walk repeated a schedule: {} of {}",
+        on.len(),
+        off.len()
+    );
+    assert!(on.len() > 500, "{} schedules run", on.len());
+    let (a, b) = (first_seen(&on), first_seen(&off));
+    assert_eq!(a.len(), b.len());
+    for (k, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert_eq!(x, y, "observation {k} differs");
+    }
+}
+
+#[test]
+fn the_random_walk_cache_changes_nothing_a_schedule_sees() {
+    walks_agree(|s| s.random(11, 3000));
+}
+
+#[test]
+fn the_pct_cache_changes_nothing_a_schedule_sees() {
+    walks_agree(|s| s.pct(5, 3, 3000));
 }
 
 #[test]

@@ -18,6 +18,7 @@ use super::schedule::Choice;
 use super::strategy::Dfs;
 use super::target::{Exec, Target};
 use super::transport::{lock, ParkedTransport, SharedSlot, Slot};
+use super::tree::{State, Tree, NONE};
 use super::vclock::{VirtualClock, NO_TIMER_LIMIT};
 use super::view::View;
 use crate::connection::Connection;
@@ -131,6 +132,40 @@ pub(crate) struct Executor<'s> {
     share: Share,
     /// The reply the next send takes instead of running its command (a replayed prefix).
     canned: Option<Value>,
+    /// The schedules random walks and PCT have seen (see `tree`).
+    tree: Tree,
+    /// A walk is running (`run_walk`): what cannot be forked kills the tree.
+    walking: bool,
+    /// The tree node of the current step while a walk records, None when it does not.
+    rec: Option<u32>,
+    /// The reply the last step got, for the node it leads to.
+    rec_reply: Option<Value>,
+    /// The choices of the current walk through the tree, and the node at each depth.
+    walk_path: Vec<Choice>,
+    walk_nodes: Vec<u32>,
+}
+
+/// A walk that departs from the tree mid-way: the path's steps after the fork it resumed
+/// from, then the choice the walk had already made at the departure node, then the walk's
+/// own chooser.
+struct Depart<'a> {
+    follow: &'a [Choice],
+    pos: usize,
+    pending: Option<Choice>,
+    inner: &'a mut dyn Chooser,
+}
+
+impl Chooser for Depart<'_> {
+    fn choose(&mut self, step: usize, enabled: &[Choice], last: Option<u8>) -> Option<Choice> {
+        if let Some(&c) = self.follow.get(self.pos) {
+            self.pos += 1;
+            return Some(c);
+        }
+        if let Some(c) = self.pending.take() {
+            return Some(c);
+        }
+        self.inner.choose(step, enabled, last)
+    }
 }
 
 /// Lock tokens drawn from the seed belong to explored schedules only.
@@ -168,6 +203,167 @@ impl<'s> Executor<'s> {
             panicked: None,
             share: Share::default(),
             canned: None,
+            tree: Tree::default(),
+            walking: false,
+            rec: None,
+            rec_reply: None,
+            walk_path: Vec::new(),
+            walk_nodes: Vec::new(),
+        }
+    }
+
+    /// Whether the walk cache may serve this scenario: client steps only (no events,
+    /// clock or timer steps), as for prefix sharing.
+    fn walk_cacheable(&self) -> bool {
+        let sc = self.sc;
+        sc.clock_steps.is_empty()
+            && sc.max_timer_steps == 0
+            && sc.delays.is_empty()
+            && sc.pauses.is_empty()
+            && sc.crashes.is_empty()
+            && sc.faults.is_empty()
+            && sc.share_prefixes
+            && !self.tree.dead
+    }
+
+    /// One schedule of a random walk or PCT, through the tree of schedules seen so far
+    /// (see `tree`): nothing runs while the walk stays on known ground; where it leaves
+    /// it, the server resumes from the deepest fork on the path, the clients replay on the
+    /// recorded replies and the rest runs for real. `chooser` must pick among the enabled
+    /// choices it is given. The same schedules, with the same outcomes, as `run`.
+    pub fn run_walk(&mut self, chooser: &mut dyn Chooser) -> RunOutcome {
+        if !self.walk_cacheable() {
+            return self.run(chooser, false);
+        }
+        let mut path = std::mem::take(&mut self.walk_path);
+        let mut nodes = std::mem::take(&mut self.walk_nodes);
+        path.clear();
+        nodes.clear();
+        let mut node = self.tree.root();
+        nodes.push(node);
+        let mut last = None;
+        // Down the known part of the tree.
+        let pending = loop {
+            let n = &self.tree.nodes[node as usize];
+            let (enabled, children) = match &n.state {
+                State::Open => break None,
+                State::Leaf => {
+                    self.executed.clear();
+                    self.executed.extend_from_slice(&path);
+                    let steps = path.len();
+                    self.walk_path = path;
+                    self.walk_nodes = nodes;
+                    return RunOutcome {
+                        violation: None,
+                        diverged: None,
+                        steps,
+                    };
+                }
+                State::Branch { enabled, children } => (enabled, children),
+            };
+            let Some(c) = chooser.choose(path.len(), enabled, last) else {
+                self.executed.clear();
+                self.executed.extend_from_slice(&path);
+                let steps = path.len();
+                self.walk_path = path;
+                self.walk_nodes = nodes;
+                return RunOutcome {
+                    violation: None,
+                    diverged: Some(format!("the schedule stopped at step {}", steps + 1)),
+                    steps,
+                };
+            };
+            if let Choice::Run(i) = c {
+                last = Some(i);
+            }
+            let next = enabled
+                .iter()
+                .position(|&e| e == c)
+                .map_or(NONE, |k| children[k]);
+            if next == NONE {
+                break Some(c);
+            }
+            path.push(c);
+            node = next;
+            nodes.push(node);
+        };
+        let out = self.depart(&path, &nodes, pending, chooser);
+        self.walk_path = path;
+        self.walk_nodes = nodes;
+        out
+    }
+
+    /// Runs a walk from the tree's node `nodes.last()` (reached by `path`) on: resumes the
+    /// server from the deepest fork on the path, replays the clients to there on recorded
+    /// replies, runs the path's remaining steps and `pending` for real, then `chooser`.
+    fn depart(
+        &mut self,
+        path: &[Choice],
+        nodes: &[u32],
+        pending: Option<Choice>,
+        chooser: &mut dyn Chooser,
+    ) -> RunOutcome {
+        let from = (1..nodes.len())
+            .rev()
+            .find(|&d| self.tree.nodes[nodes[d] as usize].fork.is_some())
+            .unwrap_or(0);
+        self.walking = true;
+        let early = if from == 0 {
+            self.start(false, true)
+        } else {
+            let id = nodes[from];
+            self.tree.touch(id);
+            if let Some(fork) = &self.tree.nodes[id as usize].fork {
+                self.target.resume(fork);
+            }
+            self.start(false, false)
+        };
+        if let Some(early) = early {
+            self.walking = false;
+            return early;
+        }
+        for (k, &choice) in path[..from].iter().enumerate() {
+            self.wake();
+            self.canned = self.tree.nodes[nodes[k + 1] as usize].reply.clone();
+            let replayed = self.apply(choice);
+            self.canned = None;
+            if replayed.is_err() || self.panicked.is_some() || self.executed.len() != k + 1 {
+                // The clients did not retrace their steps: run this schedule from scratch
+                // and use the tree no more.
+                self.tree.kill();
+                self.walking = false;
+                let mut again = Depart {
+                    follow: path,
+                    pos: 0,
+                    pending,
+                    inner: chooser,
+                };
+                return self.run(&mut again, false);
+            }
+        }
+        self.rec = (!self.tree.dead).then_some(nodes[from]);
+        let mut rest = Depart {
+            follow: &path[from..],
+            pos: 0,
+            pending,
+            inner: chooser,
+        };
+        let out = self.steps(&mut rest);
+        self.rec = None;
+        self.rec_reply = None;
+        self.walking = false;
+        // An invariant that keeps state between steps (`View::scratch`) has no fork of it.
+        if self.scratch.iter().any(Option::is_some) {
+            self.tree.kill();
+        }
+        out
+    }
+
+    /// The walk did something a fork cannot bring back: the tree is dropped.
+    fn drop_tree(&mut self) {
+        if self.walking {
+            self.tree.kill();
+            self.rec = None;
         }
     }
 
@@ -248,6 +444,7 @@ impl<'s> Executor<'s> {
 
     /// This run did something a fork cannot bring back: no more sharing.
     fn unshare(&mut self) {
+        self.drop_tree();
         if self.share.active || !self.share.forks.is_empty() {
             self.share = Share {
                 dead: true,
@@ -368,6 +565,9 @@ impl<'s> Executor<'s> {
                 }
                 continue;
             }
+            if let Some(node) = self.rec {
+                self.record_node(node);
+            }
             let Some(choice) = chooser.choose(self.step, &self.enabled, self.last) else {
                 return end(
                     None,
@@ -375,6 +575,7 @@ impl<'s> Executor<'s> {
                     self.step,
                 );
             };
+            let k = self.enabled.iter().position(|&e| e == choice);
             if self.share.active
                 && self.step > 0
                 && chooser.alternatives_left()
@@ -387,12 +588,34 @@ impl<'s> Executor<'s> {
             if let Err(why) = self.apply(choice) {
                 return end(None, Some(why), self.step);
             }
+            if let Some(node) = self.rec {
+                let reply = self.rec_reply.take();
+                self.rec = k.and_then(|k| self.tree.child(node, k, reply));
+            }
             if let Some(v) = self.check(false) {
                 return end(Some(v), None, self.step);
             }
         }
         let v = self.check(true);
+        if let (Some(node), None) = (self.rec, &v) {
+            self.tree.leaf(node);
+        }
         end(v, None, self.step)
+    }
+
+    /// A walk reached tree node `node` on a real run: records what is enabled, and a fork
+    /// of the server where the node branches.
+    fn record_node(&mut self, node: u32) {
+        if !self.tree.visit(node, &self.enabled) {
+            // Another set of choices than last time here: not deterministic.
+            self.drop_tree();
+            return;
+        }
+        if self.tree.wants_fork(node) {
+            if let Some(fork) = self.target.fork() {
+                self.tree.keep_fork(node, fork);
+            }
+        }
     }
 
     /// The earliest end of a pause or arrival of a held reply, in virtual ms.
@@ -639,6 +862,12 @@ impl<'s> Executor<'s> {
             Some(v) => Exec::Reply(v),
             None => self.target.exec(i, command),
         };
+        if self.rec.is_some() && !replayed {
+            match (&exec, delay) {
+                (Exec::Reply(v), None) => self.rec_reply = Some(v.clone()),
+                _ => self.drop_tree(),
+            }
+        }
         if self.share.active && !replayed {
             match (&exec, delay) {
                 (Exec::Reply(v), None) => {

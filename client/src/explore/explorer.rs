@@ -181,7 +181,7 @@ impl Scenario {
         };
         let mut sampler = Sampler::new(self);
         for _ in 0..n {
-            let out = ex.run(&mut chooser, false);
+            let out = ex.run_walk(&mut chooser);
             t.schedules += 1;
             t.steps += out.steps as u64;
             if let Some(v) = out.violation {
@@ -216,7 +216,7 @@ impl Scenario {
             .max(1);
         for _ in 0..n {
             let mut chooser = Pct::new(&mut rng, self.clients.len(), self.faults.len(), depth, len);
-            let out = ex.run(&mut chooser, false);
+            let out = ex.run_walk(&mut chooser);
             t.schedules += 1;
             t.steps += out.steps as u64;
             len = len.max(out.steps);

@@ -146,7 +146,12 @@
 //! scratch for every schedule; their futures are polled by hand, one step at a time. Each
 //! schedule starts from a snapshot of the engine taken after the setup (data, scripts with
 //! their compiled Lua, clock at [`START_MS`], RNG), restored instead of building a new
-//! engine.
+//! engine. Exhaustive search resumes the engine at the deepest branch point a schedule
+//! shares with the last one; random walks and PCT keep the tree of schedules they have
+//! seen, with the server forked at its branch points, so a walk runs nothing until it
+//! leaves known ground, and a schedule seen before is not run (nor checked) again. Both
+//! replay the clients on recorded replies and switch themselves off when a scenario does
+//! what a fork cannot capture (`Scenario::share_prefixes`).
 
 mod executor;
 mod explorer;
@@ -158,6 +163,7 @@ mod schedule;
 mod strategy;
 mod target;
 mod transport;
+mod tree;
 mod vclock;
 mod view;
 

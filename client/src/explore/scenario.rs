@@ -270,9 +270,12 @@ impl Scenario {
 
     /// Exhaustive search shares the server's work on the prefix a schedule has in common with
     /// the last one (on by default): it puts the engine back to the branch point and replays
-    /// the clients on recorded replies. That relies on the clients being deterministic,
-    /// as every replay does; `false` runs each schedule from scratch instead (the same
-    /// schedules and results, slower).
+    /// the clients on recorded replies. Random walks and PCT keep the tree of schedules
+    /// they have run: a walk runs nothing while it follows steps seen before, and a
+    /// schedule seen before is not run again (its invariants held then; they are not
+    /// called again for it). That relies on the clients being deterministic, as every
+    /// replay does; `false` runs each schedule from scratch instead (the same schedules
+    /// and results, slower).
     pub fn share_prefixes(mut self, on: bool) -> Scenario {
         self.share_prefixes = on;
         self

@@ -503,7 +503,22 @@ impl Db {
     /// Brings the running total up to date after a command. `track` says whether values
     /// handed out for a change in place are listed from now on (maxmemory is set: the total
     /// is read before every command) or only noted, for a full recount when next read.
+    #[inline]
     pub fn settle_memory(&mut self, track: bool) {
+        // Most commands leave most databases alone: nothing to do, without a call (debug
+        // builds still check the total below while it is relied on).
+        let checked = cfg!(debug_assertions) && track;
+        if self.sizes.track == track
+            && self.sizes.dirty.is_empty()
+            && !(self.sizes.stale && track)
+            && !checked
+        {
+            return;
+        }
+        self.settle_sizes(track);
+    }
+
+    fn settle_sizes(&mut self, track: bool) {
         // Untracked (no maxmemory), a stale total waits for its next reader (`memory`
         // measures then): recounting here would walk every key after each write.
         if self.sizes.stale && track {

@@ -1,0 +1,192 @@
+//! The schedule tree that random walks and PCT have visited, kept so that a walk runs
+//! nothing on the part of the tree it has seen before.
+//!
+//! A node is the state after a prefix of choices. It keeps what a walk needs to go on
+//! through it without the server or the clients: the choices that were enabled there (the
+//! chooser picks among them exactly as it would in a real run, so a seed gives the same
+//! schedules with the cache as without), the child reached by each choice, and the reply
+//! the step into it got. A branching node also keeps a `Fork` of the server at that point.
+//!
+//! A walk that reaches a node it has not seen (or a choice not taken before) departs
+//! there: the server resumes from the deepest fork on the path, the clients run from the
+//! start on the recorded replies (as exhaustive search's prefix sharing does; client
+//! futures cannot be cloned, but they are deterministic), and the rest of the schedule
+//! runs for real, recording new nodes as it goes. A walk that ends on a leaf it has seen
+//! ran that exact schedule before, with every invariant holding at each step: it is counted
+//! and costs nothing more. Invariants therefore run once per distinct step of the tree,
+//! not once per walk.
+//!
+//! Memory is bounded twice. At most `MAX_NODES` nodes: past that the tree stops growing
+//! (walks still use what it has, and run the rest of their schedule unrecorded). At most
+//! `MAX_FORKS` forks: past that, the fork least recently used is dropped (a second-chance
+//! "clock" over the nodes holding one); a walk departing from a node without its fork
+//! resumes from a fork higher up the path and runs the steps between for real.
+
+use std::collections::VecDeque;
+
+use redlab_server::Fork;
+
+use super::schedule::Choice;
+use crate::value::Value;
+
+/// Nodes kept at most (a 3-client x 4-command scenario has 110,251).
+pub(crate) const MAX_NODES: usize = 1 << 17;
+/// Server forks kept at most.
+pub(crate) const MAX_FORKS: usize = 1 << 14;
+
+/// No child recorded for this choice yet.
+pub(crate) const NONE: u32 = u32::MAX;
+
+pub(crate) enum State {
+    /// Reached, but the run stopped before it chose here.
+    Open,
+    /// The choices enabled here, and the child each one led to (`NONE` if not taken yet).
+    Branch {
+        enabled: Box<[Choice]>,
+        children: Box<[u32]>,
+    },
+    /// The schedule ended here and the final check held.
+    Leaf,
+}
+
+pub(crate) struct Node {
+    /// The reply of the step into this node (None at the root).
+    pub reply: Option<Value>,
+    pub state: State,
+    pub fork: Option<Box<Fork>>,
+    /// Resumed from since the clock hand last passed (second chance before eviction).
+    used: bool,
+}
+
+pub(crate) struct Tree {
+    pub nodes: Vec<Node>,
+    /// Nodes holding a fork, in the order the clock hand visits them.
+    forked: VecDeque<u32>,
+    max_nodes: usize,
+    max_forks: usize,
+    /// The scenario did something the tree cannot stand for (time passed, a client
+    /// blocked or panicked, an invariant kept state, clients did not retrace their steps):
+    /// it is not used again in this exploration.
+    pub dead: bool,
+}
+
+impl Default for Tree {
+    fn default() -> Tree {
+        Tree::with_limits(MAX_NODES, MAX_FORKS)
+    }
+}
+
+impl Tree {
+    pub fn with_limits(max_nodes: usize, max_forks: usize) -> Tree {
+        Tree {
+            nodes: Vec::new(),
+            forked: VecDeque::new(),
+            max_nodes: max_nodes.max(1),
+            max_forks,
+            dead: false,
+        }
+    }
+
+    /// Drops everything and refuses to be used again.
+    pub fn kill(&mut self) {
+        *self = Tree {
+            dead: true,
+            ..Tree::with_limits(self.max_nodes, self.max_forks)
+        };
+    }
+
+    /// The root, made on first use.
+    pub fn root(&mut self) -> u32 {
+        if self.nodes.is_empty() {
+            self.nodes.push(Node {
+                reply: None,
+                state: State::Open,
+                fork: None,
+                used: false,
+            });
+        }
+        0
+    }
+
+    /// Records what is enabled at `node`. False when the node saw something else before:
+    /// the clients are not deterministic.
+    pub fn visit(&mut self, node: u32, enabled: &[Choice]) -> bool {
+        let n = &mut self.nodes[node as usize];
+        match &n.state {
+            State::Open => {
+                n.state = State::Branch {
+                    enabled: enabled.into(),
+                    children: vec![NONE; enabled.len()].into(),
+                };
+                true
+            }
+            State::Branch { enabled: seen, .. } => **seen == *enabled,
+            State::Leaf => false,
+        }
+    }
+
+    /// Whether `node` should get a fork: it branches and has none.
+    pub fn wants_fork(&self, node: u32) -> bool {
+        let n = &self.nodes[node as usize];
+        n.fork.is_none() && matches!(&n.state, State::Branch { enabled, .. } if enabled.len() > 1)
+    }
+
+    /// Keeps `fork` at `node`, dropping the least recently used fork if over the limit.
+    pub fn keep_fork(&mut self, node: u32, fork: Fork) {
+        if self.max_forks == 0 {
+            return;
+        }
+        while self.forked.len() >= self.max_forks {
+            let Some(old) = self.forked.pop_front() else {
+                break;
+            };
+            let n = &mut self.nodes[old as usize];
+            if n.used {
+                n.used = false;
+                self.forked.push_back(old);
+            } else {
+                n.fork = None;
+            }
+        }
+        self.nodes[node as usize].fork = Some(Box::new(fork));
+        self.forked.push_back(node);
+    }
+
+    /// Marks `node`'s fork as just used.
+    pub fn touch(&mut self, node: u32) {
+        self.nodes[node as usize].used = true;
+    }
+
+    /// The child of `node` by its `k`th enabled choice: the one recorded, or a new one with
+    /// `reply`. None when the node does not branch there or the tree is full.
+    pub fn child(&mut self, node: u32, k: usize, reply: Option<Value>) -> Option<u32> {
+        let next = self.nodes.len();
+        let full = next >= self.max_nodes;
+        let State::Branch { children, .. } = &mut self.nodes[node as usize].state else {
+            return None;
+        };
+        let slot = children.get_mut(k)?;
+        if *slot != NONE {
+            return Some(*slot);
+        }
+        if full {
+            return None;
+        }
+        *slot = next as u32;
+        self.nodes.push(Node {
+            reply,
+            state: State::Open,
+            fork: None,
+            used: false,
+        });
+        Some(next as u32)
+    }
+
+    /// The schedule ended at `node` with every invariant holding.
+    pub fn leaf(&mut self, node: u32) {
+        let n = &mut self.nodes[node as usize];
+        if matches!(n.state, State::Open) {
+            n.state = State::Leaf;
+        }
+    }
+}
