@@ -14,10 +14,9 @@
 //! - round trips on an open connection, redis-rs PING, and the cost of opening a redis-rs
 //!   connection to a running server, against both servers.
 //!
-//! (c) is run with Lua states prepared ahead (`redlab_server::prepare_lua_states_ahead(true)`:
-//! a reused server thread builds a spare state between servers) and without (the default),
-//! alternating in blocks, so the difference is measured on the same machine at the same time. (a) has no state built ahead: the engine
-//! runs on the test's own thread.
+//! (a) and (c) are run with the process-wide pool of Lua states built ahead on a background
+//! thread (`redlab_server::pool_lua_states`, the default) and without it, alternating in
+//! blocks, so the difference is measured on the same machine at the same time.
 //!
 //! The machine's load average is printed before and after: on a shared machine the medians
 //! move with it, while the ratios of figures taken in the same run move much less.
@@ -348,17 +347,18 @@ fn load_average() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-/// `n` runs of `f` with Lua states prepared ahead and `n` without, alternating in blocks.
+/// `n` runs of `f` with the pool of Lua states on (the default) and `n` with it off,
+/// alternating in blocks.
 fn ab<T>(n: usize, mut f: impl FnMut() -> T) -> (Vec<T>, Vec<T>) {
     let block = 25;
     let (mut on, mut off) = (Vec::with_capacity(n), Vec::with_capacity(n));
     while on.len() < n {
-        redlab_server::prepare_lua_states_ahead(true);
+        redlab_server::pool_lua_states(true);
         on.extend((0..block).map(|_| f()));
-        redlab_server::prepare_lua_states_ahead(false);
+        redlab_server::pool_lua_states(false);
         off.extend((0..block).map(|_| f()));
     }
-    redlab_server::prepare_lua_states_ahead(false);
+    redlab_server::pool_lua_states(true);
     (on, off)
 }
 
@@ -379,26 +379,26 @@ fn main() {
     // takes; back to back is shown too.
     let n = scale(1000);
     let body = Duration::from_micros(200);
-    let a = median(
-        (0..n)
-            .map(|_| {
-                let d = engine_first_eval();
-                std::thread::sleep(body);
-                d
-            })
-            .collect(),
-    );
+    let (a, a_off) = ab(n, || {
+        let d = engine_first_eval();
+        std::thread::sleep(body);
+        d
+    });
+    let (a, a_off) = (median(a), median(a_off));
     let cpu_before = thread_cpu();
     let a_tight = median((0..n).map(|_| engine_first_eval()).collect());
     // The mean CPU time of a back-to-back run, dropping the engine included.
     let a_cpu = (thread_cpu() - cpu_before) / n as u32;
-    // (c) with Lua states prepared ahead and without (the default), alternating in blocks so
+    redlab_server::pool_lua_states(false);
+    let a_tight_off = median((0..n).map(|_| engine_first_eval()).collect());
+    redlab_server::pool_lua_states(true);
+    // (c) with the pool of Lua states (the default) and without, alternating in blocks so
     // both see the same machine.
 
     let nb = scale(500);
     let raw: Vec<RawSplit> = (0..nb).map(|_| server_raw_ping()).collect();
     let nc = scale(500);
-    let (tests_on, tests) = ab(nc, server_redis_rs_test);
+    let (tests, tests_off) = ab(nc, server_redis_rs_test);
     let nd = scale(5).min(5);
     let d = median((0..nd).map(|_| thousand_tests()).collect());
 
@@ -435,7 +435,7 @@ fn main() {
 
     let m = |f: &dyn Fn(&RawSplit) -> Duration| median(raw.iter().map(f).collect());
     let mc = |f: &dyn Fn(&TestSplit) -> Duration| median(tests.iter().map(f).collect());
-    let mc_on = |f: &dyn Fn(&TestSplit) -> Duration| median(tests_on.iter().map(f).collect());
+    let mc_off = |f: &dyn Fn(&TestSplit) -> Duration| median(tests_off.iter().map(f).collect());
     let rows = [
         Row {
             what: "(a) Engine::new + first EVAL (in-process)",
@@ -444,8 +444,20 @@ fn main() {
             runs: format!("{n}"),
         },
         Row {
+            what: "    without the pool of Lua states",
+            redlab: a_off,
+            redis: None,
+            runs: format!("{n}"),
+        },
+        Row {
             what: "    back to back (no test body between runs)",
             redlab: a_tight,
+            redis: None,
+            runs: format!("{n}"),
+        },
+        Row {
+            what: "    back to back, without the pool",
+            redlab: a_tight_off,
             redis: None,
             runs: format!("{n}"),
         },
@@ -492,8 +504,8 @@ fn main() {
             runs: format!("{nc} / {nr} spawns"),
         },
         Row {
-            what: "    Lua states prepared ahead (a spare between servers)",
-            redlab: mc_on(&|t| t.total),
+            what: "    without the pool of Lua states",
+            redlab: mc_off(&|t| t.total),
             redis: None,
             runs: format!("{nc}"),
         },
@@ -516,8 +528,8 @@ fn main() {
             runs: String::new(),
         },
         Row {
-            what: "    first EVAL, Lua states prepared ahead",
-            redlab: mc_on(&|t| t.eval),
+            what: "    first EVAL, without the pool",
+            redlab: mc_off(&|t| t.eval),
             redis: None,
             runs: String::new(),
         },

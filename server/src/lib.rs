@@ -59,6 +59,10 @@ pub use snapshot::{Fork, Snapshot};
 /// Lua states built ahead, by a server thread between two servers (off by default): see
 /// `lua::prepared`.
 pub use lua::prepared::set_enabled as prepare_lua_states_ahead;
+/// The process-wide pool of Lua states in-process engines (outside server threads) take at
+/// their first script, refilled by a background thread at idle priority (on by default): see
+/// `lua::prepared`.
+pub use lua::prepared::set_pool_enabled as pool_lua_states;
 /// A fresh random seed, as the explorer draws one for a scenario without a fixed seed.
 pub use rng::fresh_seed;
 

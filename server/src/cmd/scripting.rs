@@ -114,7 +114,8 @@ pub(crate) fn new_ctx(
         is_function,
         has_written: false,
         strict_keys,
-        start: Instant::now(),
+        // The dispatcher read the clock as the command started: the same instant.
+        start: e.call_started.unwrap_or_else(Instant::now),
         threshold_ms: e.config.busy_reply_threshold_ms,
         busy_hook: None,
         function: None,

@@ -98,6 +98,9 @@ pub struct Db {
 /// value handed out by `get_mut` may be changed by the caller, so its key is measured again
 /// before the total is next read. While `track` is off (no maxmemory: only INFO and MEMORY
 /// read the total) the keys are not listed; the total is recounted in full when next read.
+/// Keys listed in `Sizes::dirty` before the total is marked stale instead.
+const MAX_DIRTY: usize = 1024;
+
 #[derive(Clone, Debug, Default)]
 struct Sizes {
     track: bool,
@@ -197,7 +200,10 @@ impl Db {
     /// Looks a key up for a change in place (see `get`).
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
         if self.map.get(key).is_some() {
-            if self.sizes.track {
+            // A long list is a full recount anyway; bounded, it cannot grow without end in a
+            // database whose tracking the engine no longer settles (one restored from a
+            // snapshot taken under maxmemory, say).
+            if self.sizes.track && self.sizes.dirty.len() < MAX_DIRTY {
                 self.sizes.dirty.push(key.to_vec());
             } else {
                 self.sizes.stale = true;

@@ -125,7 +125,9 @@ impl Engine {
         // latency-tracking (see `crate::slowlog`, `crate::latency`).
         let started = self.timing_wanted().then(std::time::Instant::now);
         self.tracking.executing = true;
+        self.call_started = started;
         let reply = self.call(cmd, &mut call);
+        self.call_started = None;
         let took = started.map(|s| s.elapsed());
         if let Some(took) = took {
             self.note_slow(conn, cmd, &call.args, &reply, took);
@@ -219,7 +221,9 @@ impl Engine {
                 // both count in latency-tracking.
                 let started = self.timing_wanted().then(std::time::Instant::now);
                 self.feed_monitors_first(call.conn, call.db, &call.args, cmd);
+                self.call_started = started;
                 let reply = self.call(cmd, call);
+                self.call_started = None;
                 let took = started.map(|s| s.elapsed());
                 if let Some(took) = took {
                     if call.in_multi && !call.in_script {

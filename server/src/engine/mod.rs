@@ -175,6 +175,11 @@ pub struct Engine {
     pub(crate) cron_paused: bool,
     /// Replication: the stream, the backlog, attached replicas, the primary followed.
     pub(crate) repl: crate::repl::Repl,
+    /// The last `settle_memory` ran with maxmemory set (the databases track their sizes).
+    pub(crate) memory_tracked: bool,
+    /// When the handler the dispatcher (or EXEC) is running started, if it was timed: a
+    /// script's run starts its busy clock there instead of reading the clock again.
+    pub(crate) call_started: Option<std::time::Instant>,
 }
 
 impl Engine {
@@ -256,6 +261,8 @@ impl Engine {
             expiry_hold: false,
             cron_paused: false,
             repl: Default::default(),
+            memory_tracked: false,
+            call_started: None,
         }
     }
 
@@ -525,6 +532,12 @@ impl Engine {
     /// by the command that ran (see `Db::settle_memory`).
     pub(crate) fn settle_memory(&mut self) {
         let track = self.config.maxmemory > 0;
+        // Untracked, there is nothing to settle: each database only marks its total stale
+        // (`Db::settle_memory`), once it has been told tracking is off.
+        if !track && !self.memory_tracked {
+            return;
+        }
+        self.memory_tracked = track;
         for d in &mut self.dbs {
             d.settle_memory(track);
         }

@@ -108,13 +108,14 @@ pub(crate) fn hook(
 
 fn accept_pending(registry: &Registry, spawn: &dyn Fn(u64, Rc<ConnIo>), conn_ids: &AtomicU64) {
     if let Some(listener) = registry.listener.borrow().clone() {
-        while let Ok((socket, _)) = socket2::SockRef::from(&*listener).accept() {
+        while let Ok((socket, peer)) = socket2::SockRef::from(&*listener).accept() {
+            let peer = peer.as_socket();
             let std_stream: std::net::TcpStream = socket.into();
             if std_stream.set_nonblocking(true).is_err() {
                 continue;
             }
             if let Ok(stream) = tokio::net::TcpStream::from_std(std_stream) {
-                admit(registry, spawn, conn_ids, NetStream::Tcp(stream));
+                admit(registry, spawn, conn_ids, NetStream::Tcp(stream, peer));
             }
         }
     }

@@ -306,7 +306,7 @@ impl Registry {
     }
 
     pub fn add(&self, stream: NetStream) -> (u64, Rc<ConnIo>) {
-        if let NetStream::Tcp(s) = &stream {
+        if let NetStream::Tcp(s, _) = &stream {
             let _ = s.set_nodelay(true);
         }
         let id = self.next_id.get() + 1;

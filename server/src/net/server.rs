@@ -601,9 +601,9 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
                     }
                 }
                 accepted = super::listen::accept(listener.as_deref()) => match accepted {
-                    Ok((stream, _)) => {
+                    Ok((stream, peer)) => {
                         super::conn::refresh_net_config(&shared.engine.borrow(), &registry);
-                        if let Some((id, io)) = registry.admit(NetStream::Tcp(stream)) {
+                        if let Some((id, io)) = registry.admit(NetStream::Tcp(stream, Some(peer))) {
                             tokio::task::spawn_local(super::conn::serve(shared.clone(), id, io));
                         }
                     }

@@ -4,6 +4,7 @@
 //! them, so the rest of the shell does not care which listener a client came through.
 
 use std::io;
+use std::net::SocketAddr;
 use std::os::fd::{AsFd, BorrowedFd};
 
 use bytes::BytesMut;
@@ -11,7 +12,9 @@ use tokio::io::Interest;
 use tokio::net::{TcpStream, UnixStream};
 
 pub(crate) enum NetStream {
-    Tcp(TcpStream),
+    /// A TCP client, and its address as accept returned it (asking the socket again costs a
+    /// system call per use, and a connection's setup used it twice).
+    Tcp(TcpStream, Option<SocketAddr>),
     /// A Unix socket client, and the path of the socket it came through (Redis shows that
     /// path as the client's address, with port 0).
     Unix(UnixStream, String),
@@ -20,14 +23,14 @@ pub(crate) enum NetStream {
 impl NetStream {
     pub fn try_read_buf(&self, buf: &mut BytesMut) -> io::Result<usize> {
         match self {
-            NetStream::Tcp(s) => s.try_read_buf(buf),
+            NetStream::Tcp(s, _) => s.try_read_buf(buf),
             NetStream::Unix(s, _) => s.try_read_buf(buf),
         }
     }
 
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            NetStream::Tcp(s) => s.try_write(buf),
+            NetStream::Tcp(s, _) => s.try_write(buf),
             NetStream::Unix(s, _) => s.try_write(buf),
         }
     }
@@ -38,21 +41,21 @@ impl NetStream {
         f: impl FnOnce() -> io::Result<R>,
     ) -> io::Result<R> {
         match self {
-            NetStream::Tcp(s) => s.try_io(interest, f),
+            NetStream::Tcp(s, _) => s.try_io(interest, f),
             NetStream::Unix(s, _) => s.try_io(interest, f),
         }
     }
 
     pub async fn readable(&self) -> io::Result<()> {
         match self {
-            NetStream::Tcp(s) => s.readable().await,
+            NetStream::Tcp(s, _) => s.readable().await,
             NetStream::Unix(s, _) => s.readable().await,
         }
     }
 
     pub async fn writable(&self) -> io::Result<()> {
         match self {
-            NetStream::Tcp(s) => s.writable().await,
+            NetStream::Tcp(s, _) => s.writable().await,
             NetStream::Unix(s, _) => s.writable().await,
         }
     }
@@ -60,7 +63,11 @@ impl NetStream {
     /// The peer's address as CLIENT LIST shows it (`ip:port`, or `path:0`).
     pub fn peer_text(&self) -> String {
         match self {
-            NetStream::Tcp(s) => s.peer_addr().map(|a| a.to_string()).unwrap_or_default(),
+            NetStream::Tcp(s, peer) => peer
+                .map(Ok)
+                .unwrap_or_else(|| s.peer_addr())
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
             NetStream::Unix(_, path) => format!("{}:0", path),
         }
     }
@@ -68,7 +75,7 @@ impl NetStream {
     /// The local address as CLIENT LIST shows it (`laddr`).
     pub fn local_text(&self) -> String {
         match self {
-            NetStream::Tcp(s) => s.local_addr().map(|a| a.to_string()).unwrap_or_default(),
+            NetStream::Tcp(s, _) => s.local_addr().map(|a| a.to_string()).unwrap_or_default(),
             NetStream::Unix(_, path) => format!("{}:0", path),
         }
     }
@@ -77,8 +84,9 @@ impl NetStream {
     /// client is always local.
     pub fn is_remote(&self) -> bool {
         match self {
-            NetStream::Tcp(s) => s
-                .peer_addr()
+            NetStream::Tcp(s, peer) => peer
+                .map(Ok)
+                .unwrap_or_else(|| s.peer_addr())
                 .is_ok_and(|a| !a.ip().is_loopback() && !a.ip().to_canonical().is_loopback()),
             NetStream::Unix(..) => false,
         }
@@ -88,7 +96,7 @@ impl NetStream {
 impl AsFd for NetStream {
     fn as_fd(&self) -> BorrowedFd<'_> {
         match self {
-            NetStream::Tcp(s) => s.as_fd(),
+            NetStream::Tcp(s, _) => s.as_fd(),
             NetStream::Unix(s, _) => s.as_fd(),
         }
     }

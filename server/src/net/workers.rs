@@ -90,6 +90,8 @@ pub(crate) fn run(job: Job) -> io::Result<()> {
 
 /// A server thread: its runtime is built once and serves job after job.
 fn worker(first: Job) {
+    // Its engines keep their Lua states in this thread's heap (`lua::prepared`).
+    crate::lua::prepared::mark_server_thread();
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
