@@ -475,7 +475,7 @@ impl Db {
     }
 
     /// Number of stored keys (with `volatile`, of those with a deadline), live or not.
-    pub fn stored_len(&self, volatile: bool) -> usize {
+    pub fn stored_len_of(&self, volatile: bool) -> usize {
         if volatile {
             self.expires.len()
         } else {

@@ -194,7 +194,7 @@ impl Engine {
             let mut total = 0;
             for db in 0..self.dbs.len() {
                 let d = &self.dbs[db];
-                let size = d.stored_len(volatile);
+                let size = d.stored_len_of(volatile);
                 if size == 0 {
                     continue;
                 }
