@@ -121,7 +121,14 @@ pub(crate) fn mark_server_thread() {
 
 /// A state from the pool, if one is ready; starts or wakes the builder to replace it.
 fn take_pooled() -> Option<Box<Runtime>> {
-    let mut pool = lock_pool();
+    // The builder holds the lock a moment at a time, but at idle priority it can be
+    // preempted there for long on a busy machine: an engine never waits for it, and builds
+    // its own state instead.
+    let mut pool = match POOL.try_lock() {
+        Ok(pool) => pool,
+        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return None,
+    };
     let taken = pool.ready.pop().map(|p| p.0);
     if !pool.builder {
         pool.builder = true;
