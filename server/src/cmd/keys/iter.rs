@@ -24,8 +24,10 @@ pub fn keys(e: &mut Engine, call: &mut Call) -> CmdResult {
 
 /// SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]: see `db::scan` for the cursor.
 pub fn scan(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let cursor = scan::parse_cursor(call.arg(1))?;
-    let opts = scan::parse_options(&call.args[2..], true)?;
+    let cursor = scan::parse_cursor_in(e.profile(), call.arg(1))?;
+    let opts = scan::parse_options(&call.args[2..], scan::Scanned::Keys, || {
+        crate::cmd::hash::novalues_known(e)
+    })?;
     let db = e.db(call.db);
     let now = db.now;
     let live = db.iter().filter(|(_, en)| {
