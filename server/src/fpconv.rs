@@ -1,8 +1,8 @@
 //! Doubles printed as Redis 7.2+ and Valkey print them: `fpconv_dtoa`, which finds its
 //! digits with Florian Loitsch's Grisu2 and lays them out in its own way. Grisu2 does not
 //! always find the shortest digits that read back (Ryu does), and where it does not, the
-//! text a client sees differs: `-3.13843689e19` prints as `-31384368899999998000`, and
-//! `785902906929085.75` as `...085.7`, not `...085.8`. So redlab runs the same algorithm,
+//! text a client sees differs: `-3.13843689e19` prints as `-31384368899999998000`. So
+//! redlab runs the same algorithm,
 //! with the same cached powers, the same rounded multiply and the same final rounding
 //! loop, and checks it against a real valkey-server (tests/valkey_doubles.rs).
 
