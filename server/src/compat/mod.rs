@@ -127,6 +127,13 @@ impl Profile {
         }
     }
 
+    /// Whether doubles are printed with the shortest digits that read back (Redis 7.2's
+    /// switch from `%.17g` to `fpconv_dtoa`, which Valkey inherited): ZSCORE of 0.1 answers
+    /// `0.1` instead of `0.10000000000000001`.
+    pub fn shortest_doubles(self) -> bool {
+        self.family() == Family::Valkey || self.level() >= 72
+    }
+
     /// Whether this profile has what arrived at `since`.
     pub fn has(self, since: Since) -> bool {
         let arrived = match self.family() {

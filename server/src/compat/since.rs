@@ -90,3 +90,5 @@ pub fn of(full: &str) -> Since {
 pub const SET_IFEQ: Since = Since::both(84, 81);
 /// SET ... IFNE / IFDEQ / IFDNE: Redis 8.4 only.
 pub const SET_DIGEST_CONDITIONS: Since = R84;
+/// HSCAN ... NOVALUES: Redis 7.4, Valkey 8.0.
+pub const HSCAN_NOVALUES: Since = Since::both(74, 80);

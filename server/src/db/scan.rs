@@ -98,13 +98,63 @@ pub fn parse_cursor(arg: &[u8]) -> Result<u64, Reply> {
     Ok(if neg { v.wrapping_neg() } else { v })
 }
 
-/// The options after the cursor: MATCH pattern, COUNT n (default 10), and TYPE t for SCAN.
+/// The cursor as the profile's server reads it: Redis with `parse_cursor`; Valkey 8 with
+/// `string2ull`, which refuses an empty or negative cursor that Redis reads as 0 or wraps.
+pub fn parse_cursor_in(profile: crate::compat::Profile, arg: &[u8]) -> Result<u64, Reply> {
+    match profile.family() {
+        crate::compat::Family::Redis => parse_cursor(arg),
+        crate::compat::Family::Valkey => parse_cursor_valkey(arg),
+    }
+}
+
+/// Valkey's `string2ull` over a C string: a strict integer (`string2ll`) that must not be
+/// negative, else `strtoull`'s reading (leading white space, a sign, digits to the end, a
+/// negative number wrapping), with overflow or anything left over refused.
+fn parse_cursor_valkey(arg: &[u8]) -> Result<u64, Reply> {
+    let err = || Reply::err(errors::INVALID_CURSOR);
+    let s = errors::c_prefix(arg);
+    if let Some(v) = crate::numfmt::parse_i64(s) {
+        return u64::try_from(v).map_err(|_| err());
+    }
+    let s = &s[s
+        .iter()
+        .take_while(|c| matches!(c, b' ' | b'\t'..=b'\r'))
+        .count()..];
+    let (neg, digits) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(err());
+    }
+    let v = std::str::from_utf8(digits)
+        .ok()
+        .and_then(|d| d.parse::<u64>().ok())
+        .ok_or_else(err)?;
+    Ok(if neg { v.wrapping_neg() } else { v })
+}
+
+/// What is being scanned: the options each scan takes differ (TYPE only for SCAN, NOVALUES
+/// only for HSCAN), and so do the errors for the ones it does not take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scanned {
+    Keys,
+    Hash,
+    Set,
+    ZSet,
+}
+
+/// The options after the cursor: MATCH pattern, COUNT n (default 10), TYPE t for SCAN and
+/// NOVALUES for HSCAN.
 #[derive(Debug, Default)]
 pub struct ScanOptions {
     pub count: usize,
     /// None when absent or `*` (everything matches).
     pub pattern: Option<Vec<u8>>,
     pub type_name: Option<Vec<u8>>,
+    /// HSCAN NOVALUES: fields only.
+    pub novalues: bool,
 }
 
 impl ScanOptions {
@@ -115,12 +165,18 @@ impl ScanOptions {
     }
 }
 
-/// Parses `args` (what follows the cursor) with Redis's errors; `allow_type` only for SCAN.
-pub fn parse_options(rest: &[bytes::Bytes], allow_type: bool) -> Result<ScanOptions, Reply> {
+/// Parses `rest` (what follows the cursor) with Redis's errors, for one of the four scans.
+/// `novalues_known` is asked when NOVALUES stands where an option goes: whether the server's
+/// version has it (Redis 7.4, Valkey 8.0). A version without it answers a syntax error, one
+/// with it refuses it outside HSCAN.
+pub fn parse_options(
+    rest: &[bytes::Bytes],
+    scanned: Scanned,
+    novalues_known: impl Fn() -> bool,
+) -> Result<ScanOptions, Reply> {
     let mut o = ScanOptions {
         count: 10,
-        pattern: None,
-        type_name: None,
+        ..ScanOptions::default()
     };
     let mut i = 0;
     while i < rest.len() {
@@ -135,13 +191,21 @@ pub fn parse_options(rest: &[bytes::Bytes], allow_type: bool) -> Result<ScanOpti
             o.count = usize::try_from(n).unwrap_or(usize::MAX);
         } else if a.eq_ignore_ascii_case(b"match") && more {
             let p = &rest[i + 1];
+            // "*" matches everything: skip the matcher, as Redis does.
             o.pattern = if &p[..] == b"*" {
                 None
             } else {
                 Some(p.to_vec())
             };
-        } else if a.eq_ignore_ascii_case(b"type") && allow_type && more {
+        } else if a.eq_ignore_ascii_case(b"type") && scanned == Scanned::Keys && more {
             o.type_name = Some(rest[i + 1].to_vec());
+        } else if a.eq_ignore_ascii_case(b"novalues") && novalues_known() {
+            if scanned != Scanned::Hash {
+                return Err(Reply::err(errors::NOVALUES_ONLY_HSCAN));
+            }
+            o.novalues = true;
+            i += 1;
+            continue;
         } else {
             return Err(Reply::err(errors::SYNTAX));
         }
@@ -288,5 +352,21 @@ mod tests {
         assert!(parse_cursor(b"-").is_err());
         assert_eq!(parse_cursor(b"\0\xff\r\n").unwrap(), 0);
         assert_eq!(parse_cursor(b"12\0x").unwrap(), 12);
+    }
+
+    #[test]
+    fn valkey_cursors_parse_like_string2ull() {
+        let valkey = |a: &[u8]| parse_cursor_in(crate::compat::Profile::Valkey81, a);
+        assert!(valkey(b"").is_err());
+        assert!(valkey(b"-1").is_err());
+        assert!(valkey(b"-").is_err());
+        assert!(valkey(b"1 ").is_err());
+        assert!(valkey(b"18446744073709551616").is_err());
+        assert_eq!(valkey(b" 1").unwrap(), 1);
+        assert_eq!(valkey(b"+5").unwrap(), 5);
+        assert_eq!(valkey(b"007").unwrap(), 7);
+        assert_eq!(valkey(b"-0").unwrap(), 0);
+        assert_eq!(valkey(b"-18446744073709551615").unwrap(), 1);
+        assert_eq!(valkey(b"18446744073709551615").unwrap(), u64::MAX);
     }
 }

@@ -425,6 +425,7 @@ impl Engine {
 
     /// `execute` for arguments already in `Bytes` (the network shell's path: no copy).
     pub fn execute_args(&mut self, conn: ConnId, args: Vec<Bytes>) -> Reply {
+        crate::numfmt::set_shortest_doubles(self.config.compat.shortest_doubles());
         if !self.sessions.contains_key(&conn) {
             let mut s = Session::new(
                 conn,

@@ -12,7 +12,7 @@ use crate::arg_buffer::ArgBuffer;
 use crate::cmd::table::{self, flags};
 use crate::engine::{Call, Engine};
 use crate::lua_cfn;
-use crate::numfmt::format_double;
+use crate::numfmt::format_lua_number_arg;
 use crate::reply::Reply;
 
 /// Fills the `redis` table into the globals at `g`.
@@ -243,7 +243,7 @@ unsafe fn command_args(l: *mut lua_State, argc: c_int, out: &mut ArgBuffer) -> O
         for i in 1..=argc {
             match lua_type(l, i) {
                 LUA_TSTRING => out.push(to_bytes(l, i).unwrap_or_default()),
-                LUA_TNUMBER => out.push(format_double(lua_tonumber(l, i)).as_bytes()),
+                LUA_TNUMBER => out.push(format_lua_number_arg(lua_tonumber(l, i)).as_bytes()),
                 _ => return None,
             }
         }

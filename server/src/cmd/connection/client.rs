@@ -199,9 +199,14 @@ fn list(e: &mut Engine, call: &mut Call) -> CmdResult {
             None => return Err(Reply::err(errors::unknown_client_type(call.arg(3)))),
         }
     } else if call.argc() > 3 && args::is(call.arg(2), "ID") {
+        let valkey = e.profile().family() == crate::compat::Family::Valkey;
         let mut wanted = Vec::with_capacity(call.argc() - 3);
         for a in &call.args[3..] {
-            wanted.push(numfmt::parse_i64(a).ok_or(Reply::err(errors::INVALID_CLIENT_ID))?);
+            wanted.push(if valkey {
+                valkey_client_id(a)?
+            } else {
+                numfmt::parse_i64(a).ok_or(Reply::err(errors::INVALID_CLIENT_ID))?
+            });
         }
         // Listed in the order asked, once per mention, as Redis does.
         ids = Some(
@@ -238,6 +243,16 @@ fn list(e: &mut Engine, call: &mut Call) -> CmdResult {
     Ok(text_reply(text))
 }
 
+/// A client ID in Valkey 8's CLIENT LIST and KILL filters: not a number is a syntax error,
+/// and it must be positive (Redis 7.0 has a text of its own for each command).
+fn valkey_client_id(arg: &[u8]) -> Result<i64, Reply> {
+    match numfmt::parse_i64(arg) {
+        None => Err(Reply::err(errors::SYNTAX)),
+        Some(n) if n < 1 => Err(Reply::err(errors::CLIENT_ID_POSITIVE)),
+        Some(n) => Ok(n),
+    }
+}
+
 /// CLIENT KILL, both forms: `KILL addr` (may kill the caller; +OK or an error) and
 /// `KILL <filter> <value> ...` (skips the caller unless SKIPME no; answers the count).
 fn kill(e: &mut Engine, call: &mut Call) -> CmdResult {
@@ -261,10 +276,14 @@ fn kill(e: &mut Engine, call: &mut Call) -> CmdResult {
             }
             let val = call.arg(i + 1);
             if args::is(opt, "ID") {
-                match numfmt::parse_i64(val) {
-                    Some(n) if n >= 1 => id = Some(n as ConnId),
-                    _ => return Err(Reply::err(errors::CLIENT_ID_POSITIVE)),
-                }
+                id = Some(if e.profile().family() == crate::compat::Family::Valkey {
+                    valkey_client_id(val)?
+                } else {
+                    match numfmt::parse_i64(val) {
+                        Some(n) if n >= 1 => n,
+                        _ => return Err(Reply::err(errors::CLIENT_ID_POSITIVE)),
+                    }
+                } as ConnId);
             } else if args::is(opt, "TYPE") {
                 match client_type_by_name(val) {
                     Some(t) => ctype = Some(t),
@@ -424,14 +443,16 @@ fn reply(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 fn unblock(e: &mut Engine, call: &mut Call) -> CmdResult {
-    if call.argc() > 4 {
+    // Valkey 8 ignores what follows the reason.
+    let valkey = e.profile().family() == crate::compat::Family::Valkey;
+    if call.argc() > 4 && !valkey {
         return Err(Reply::err(errors::subcommand_syntax(
             &call.args[0],
             &call.args[1],
         )));
     }
     let mut error = false;
-    if call.argc() == 4 {
+    if call.argc() >= 4 {
         if args::is(call.arg(3), "timeout") {
             error = false;
         } else if args::is(call.arg(3), "error") {

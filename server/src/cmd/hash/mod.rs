@@ -131,32 +131,43 @@ fn hgetall(e: &mut Engine, call: &mut Call) -> CmdResult {
     })
 }
 
-/// HSCAN key cursor [MATCH pattern] [COUNT count]. As in Redis, the cursor is checked before
-/// the key, and the options only once the key is known to be a hash.
+/// HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]. As in Redis, the cursor is
+/// checked before the key, and the options only once the key is known to be a hash.
 fn hscan(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let cursor = scan::parse_cursor(call.arg(2))?;
+    let cursor = scan::parse_cursor_in(e.profile(), call.arg(2))?;
+    // Parsed before the lookup (so the profile's report sees NOVALUES even on a missing key),
+    // but as in Redis its errors come only once the key is known to be a hash.
+    let opts = scan::parse_options(&call.args[3..], scan::Scanned::Hash, || novalues_known(e));
     let limits = listpack_limits(e);
     let h = match lookup::<HashValue>(e, call.db, call.arg(1))? {
         None => return Ok(scan::reply(0, Vec::new())),
         Some(h) => h,
     };
-    let opts = scan::parse_options(&call.args[3..])?;
-    let pair = |k: &[u8], v: &[u8]| [Reply::bulk(k), Reply::bulk(v)];
+    let opts = opts?;
+    let push = |out: &mut Vec<Reply>, k: &[u8], v: &[u8]| {
+        out.push(Reply::bulk(k));
+        if !opts.novalues {
+            out.push(Reply::bulk(v));
+        }
+    };
+    let mut items = Vec::new();
     if is_listpack(h, limits) {
-        let items = h
-            .iter()
-            .filter(|(k, _)| opts.matches(k))
-            .flat_map(|(k, v)| pair(k, v))
-            .collect();
+        for (k, v) in h.iter().filter(|(k, _)| opts.matches(k)) {
+            push(&mut items, k, v);
+        }
         return Ok(scan::reply(0, items));
     }
     let (next, found) = scan::page(h.iter().map(|(k, v)| (&k[..], (k, v))), cursor, opts.count);
-    let items = found
-        .into_iter()
-        .filter(|(k, _)| opts.matches(k))
-        .flat_map(|(k, v)| pair(k, v))
-        .collect();
+    for (k, v) in found.into_iter().filter(|(k, _)| opts.matches(k)) {
+        push(&mut items, k, v);
+    }
     Ok(scan::reply(next, items))
+}
+
+/// Whether the profile has HSCAN's NOVALUES (asked when a scan meets it); recorded in the
+/// profile's report when not.
+pub(crate) fn novalues_known(e: &Engine) -> bool {
+    e.has_option(crate::compat::since::HSCAN_NOVALUES, "hscan NOVALUES")
 }
 
 pub static COMMANDS: &[Command] = &[

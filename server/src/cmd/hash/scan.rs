@@ -8,58 +8,15 @@
 
 use std::hash::BuildHasher;
 
-use bytes::Bytes;
 use foldhash::fast::FixedState;
 
-use crate::cmd::args;
-use crate::errors;
 use crate::reply::Reply;
 
-/// The options of one HSCAN/SSCAN call.
-pub(crate) struct ScanOptions<'a> {
-    pub pattern: Option<&'a [u8]>,
-    pub count: usize,
-}
+/// HSCAN's and SSCAN's cursor: the one parser SCAN and its kin share.
+pub(crate) use crate::db::scan::parse_cursor_in;
 
-impl ScanOptions<'_> {
-    /// Whether an element (a hash field, a set member) passes MATCH.
-    pub fn matches(&self, item: &[u8]) -> bool {
-        match self.pattern {
-            None => true,
-            Some(p) => crate::glob::matches(p, item, false),
-        }
-    }
-}
-
-/// HSCAN's cursor: the one parser SCAN and its kin share.
-pub(crate) use crate::db::scan::parse_cursor;
-
-/// Parses `[MATCH pattern] [COUNT count]` (any order, repeats allowed, last one wins).
-pub(crate) fn parse_options(opts: &[Bytes]) -> Result<ScanOptions<'_>, Reply> {
-    let mut out = ScanOptions {
-        pattern: None,
-        count: 10,
-    };
-    let mut i = 0;
-    while i < opts.len() {
-        let has_value = i + 1 < opts.len();
-        if has_value && args::is(&opts[i], "count") {
-            let n = args::int(&opts[i + 1])?;
-            if n < 1 {
-                return Err(Reply::err(errors::SYNTAX));
-            }
-            out.count = usize::try_from(n).unwrap_or(usize::MAX);
-        } else if has_value && args::is(&opts[i], "match") {
-            let p = &opts[i + 1][..];
-            // "*" matches everything: skip the matcher, as Redis does.
-            out.pattern = if p == b"*" { None } else { Some(p) };
-        } else {
-            return Err(Reply::err(errors::SYNTAX));
-        }
-        i += 2;
-    }
-    Ok(out)
-}
+/// The options: the one parser every scan shares.
+pub(crate) use crate::db::scan::{parse_options, Scanned};
 
 fn scan_hash(item: &[u8]) -> u64 {
     FixedState::with_seed(0x5ca7_5ca7).hash_one(item)
@@ -86,25 +43,6 @@ pub(crate) fn reply(cursor: u64, items: Vec<Reply>) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cursors_parse_like_strtoul() {
-        assert_eq!(parse_cursor(b"").unwrap(), 0);
-        assert_eq!(parse_cursor(b"007").unwrap(), 7);
-        assert_eq!(parse_cursor(b"+5").unwrap(), 5);
-        assert_eq!(parse_cursor(b"-1").unwrap(), u64::MAX);
-        assert_eq!(parse_cursor(b"18446744073709551615").unwrap(), u64::MAX);
-        for bad in [
-            &b"18446744073709551616"[..],
-            b" 1",
-            b"1 ",
-            b"-",
-            b"0x1",
-            b"abc",
-        ] {
-            assert!(parse_cursor(bad).is_err(), "{:?}", bad);
-        }
-    }
 
     #[test]
     fn paging_visits_every_element_once() {

@@ -29,8 +29,10 @@ pub fn keys(e: &mut Engine, call: &mut Call) -> CmdResult {
 /// deadline is expired then and there: it leaves the reply and goes to replicas as a DEL
 /// of its own (what matters while active expiry is off, DEBUG SET-ACTIVE-EXPIRE 0).
 pub fn scan(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let cursor = scan::parse_cursor(call.arg(1))?;
-    let opts = scan::parse_options(&call.args[2..], true)?;
+    let cursor = scan::parse_cursor_in(e.profile(), call.arg(1))?;
+    let opts = scan::parse_options(&call.args[2..], scan::Scanned::Keys, || {
+        crate::cmd::hash::novalues_known(e)
+    })?;
     let db = e.db(call.db);
     let now = db.now;
     let (batch, next) = scan::step(

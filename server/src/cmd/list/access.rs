@@ -112,8 +112,17 @@ pub(super) fn linsert(e: &mut Engine, call: &mut Call) -> CmdResult {
     Ok(Reply::Int(len as i64))
 }
 
+/// Valkey 8 reads LREM's count and LPOS's rank in -LONG_MAX..=LONG_MAX, so -2^63 is out of
+/// range there; Redis 7.0 takes it (and treats it as its magnitude's wrap).
+fn valkey_long(e: &Engine, n: i64) -> Result<i64, Reply> {
+    if n == i64::MIN && e.profile().family() == crate::compat::Family::Valkey {
+        return Err(Reply::err(errors::COUNT_NOT_IN_LONG_RANGE));
+    }
+    Ok(n)
+}
+
 pub(super) fn lrem(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let count = args::int(call.arg(2))?;
+    let count = valkey_long(e, args::int(call.arg(2))?)?;
     let key = call.arg(1);
     let list = match lookup_mut::<ListValue>(e, call.db, key)? {
         None => return Ok(Reply::Int(0)),
@@ -183,7 +192,7 @@ pub(super) fn lpos(e: &mut Engine, call: &mut Call) -> CmdResult {
         let has_value = j + 1 < call.argc();
         if args::is(opt, "rank") && has_value {
             j += 1;
-            rank = args::int(call.arg(j))?;
+            rank = valkey_long(e, args::int(call.arg(j))?)?;
             if rank == 0 {
                 return Err(Reply::err(errors::LPOS_RANK_ZERO));
             }

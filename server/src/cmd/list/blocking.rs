@@ -50,7 +50,7 @@ fn bpop(e: &mut Engine, call: &mut Call, end: End) -> Reply {
         return serve_pop(e, call.db, &key, end);
     }
     let timeout_idx = call.argc() - 1;
-    let deadline = match args::timeout_deadline(call.arg(timeout_idx), e.now_ms) {
+    let deadline = match args::block_timeout(e, call.arg(timeout_idx)) {
         Ok(d) => d,
         Err(err) => return err,
     };
@@ -109,7 +109,7 @@ fn bmove(e: &mut Engine, call: &mut Call, from: End, to: End, timeout_idx: usize
         // A destination of another type unblocks the client with WRONGTYPE, element kept.
         return move_element(e, call.db, &src, &dst, from, to, 0);
     }
-    let deadline = match args::timeout_deadline(call.arg(timeout_idx), e.now_ms) {
+    let deadline = match args::block_timeout(e, call.arg(timeout_idx)) {
         Ok(d) => d,
         Err(err) => return err,
     };
@@ -135,7 +135,7 @@ pub(super) fn blmpop(e: &mut Engine, call: &mut Call) -> CmdResult {
         };
         return Ok(popped_with_key(e, call.db, &key, parsed.end, items));
     }
-    let deadline = args::timeout_deadline(call.arg(1), e.now_ms)?;
+    let deadline = args::block_timeout(e, call.arg(1))?;
     let keys = &call.args[parsed.keys.clone()];
     if let Some(reply) = mpop_first(e, call.db, keys, parsed.end, parsed.count) {
         return Ok(reply);

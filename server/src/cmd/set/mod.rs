@@ -196,13 +196,17 @@ fn smove(e: &mut Engine, call: &mut Call) -> CmdResult {
 /// SSCAN key cursor [MATCH pattern] [COUNT count]: an intset answers in one page, in
 /// ascending order, with cursor 0.
 fn sscan(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let cursor = scan::parse_cursor(call.arg(2))?;
+    let cursor = scan::parse_cursor_in(e.profile(), call.arg(2))?;
+    // Option errors come after the key's (as HSCAN's).
+    let opts = scan::parse_options(&call.args[3..], scan::Scanned::Set, || {
+        crate::cmd::hash::novalues_known(e)
+    });
     let max = max_intset(e);
     let s = match lookup::<SetValue>(e, call.db, call.arg(1))? {
         None => return Ok(scan::reply(0, Vec::new())),
         Some(s) => s,
     };
-    let opts = scan::parse_options(&call.args[3..])?;
+    let opts = opts?;
     let (next, mut found): (u64, Vec<&[u8]>) = if is_intset(s, max) {
         (0, s.iter().map(|m| &m[..]).collect())
     } else {

@@ -67,7 +67,11 @@ fn with_count(z: &ZSet, l: i64, ranks: Vec<usize>, withscores: bool, resp: u8) -
 }
 
 pub fn zscan(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let cursor = scan::parse_cursor(call.arg(2))?;
+    let cursor = scan::parse_cursor_in(e.profile(), call.arg(2))?;
+    // Option errors come after the key's (as HSCAN's).
+    let opts = scan::parse_options(&call.args[3..], scan::Scanned::ZSet, || {
+        crate::cmd::hash::novalues_known(e)
+    });
     let z = match lookup::<ZSet>(e, call.db, call.arg(1))? {
         None => {
             return Ok(Reply::Array(vec![
@@ -77,26 +81,8 @@ pub fn zscan(e: &mut Engine, call: &mut Call) -> CmdResult {
         }
         Some(z) => z,
     };
-    let mut count: i64 = 10;
-    let mut pattern: Option<&[u8]> = None;
-    let mut i = 3;
-    while i < call.argc() {
-        let left = call.argc() - i;
-        if args::is(call.arg(i), "count") && left >= 2 {
-            count = args::int(call.arg(i + 1))?;
-            if count < 1 {
-                return Err(Reply::err(errors::SYNTAX));
-            }
-            i += 2;
-        } else if args::is(call.arg(i), "match") && left >= 2 {
-            let p = call.arg(i + 1);
-            pattern = if p == b"*" { None } else { Some(p) };
-            i += 2;
-        } else {
-            return Err(Reply::err(errors::SYNTAX));
-        }
-    }
-    let matches = |m: &[u8]| pattern.is_none_or(|p| crate::glob::matches(p, m, false));
+    let opts = opts?;
+    let matches = |m: &[u8]| opts.matches(m);
     let mut items = Vec::new();
     let mut next = 0u64;
     if z.is_listpack() {
@@ -112,7 +98,7 @@ pub fn zscan(e: &mut Engine, call: &mut Call) -> CmdResult {
         let (found, after) = scan::step(
             z.iter().map(|(m, s)| (Db::key_hash(m), (m, s))),
             cursor,
-            count as usize,
+            opts.count,
         );
         next = after;
         for (m, s) in found {

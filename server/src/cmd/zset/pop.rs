@@ -140,7 +140,7 @@ fn blocking_pop(
     count: i64,
     shape: Shape,
 ) -> Reply {
-    let deadline = match crate::cmd::args::timeout_deadline(call.arg(timeout_idx), e.now_ms) {
+    let deadline = match crate::cmd::args::block_timeout(e, call.arg(timeout_idx)) {
         Ok(d) => d,
         Err(r) => return r,
     };
