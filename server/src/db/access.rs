@@ -39,6 +39,11 @@ pub struct Touch {
     /// SplitMix64 state of the LFU draws. Seeded from the engine's seed (`Engine::seed_dbs`)
     /// so that a replayed schedule draws the same numbers and counts the same.
     pub rng: u64,
+    /// The command call now running (`Engine::call_epoch`). Redis's handlers look a key up
+    /// once per call, and each lookup is an access; redlab's handlers sometimes look the
+    /// same key up twice (to create it, then change it), so under LFU a key counts once per
+    /// call (`Db::first_access`), as in Redis.
+    pub epoch: u64,
 }
 
 impl Touch {

@@ -15,6 +15,10 @@ impl Engine {
             EXPIRE_SLICE_PER_TICK
         });
         self.expire_blocked();
+        // Redis's eviction timer: memory over a lowered maxmemory is freed while idle too.
+        if self.config.maxmemory > 0 && !self.cron_paused {
+            self.perform_evictions();
+        }
         self.end_command();
         self.serve_postponed();
         if !self.cron_paused {
@@ -105,6 +109,7 @@ impl Engine {
         db.hold_expired = hold;
         db.log_new = log_new;
         db.touch.lfu = lfu;
+        db.touch.epoch = self.call_epoch;
         db
     }
 
