@@ -214,6 +214,7 @@ mod tests {
         let mut t = Touch {
             lfu: Some(P0),
             rng: 1,
+            epoch: 0,
         };
         let mut a = Access::fresh(Some(P0), 0);
         assert_eq!(a.decayed(P0, 0), 5);
@@ -232,6 +233,7 @@ mod tests {
         let mut t = Touch {
             lfu: Some(p),
             rng: 42,
+            epoch: 0,
         };
         let mut a = Access::fresh(Some(p), 0);
         // The first access past the initial value always counts.

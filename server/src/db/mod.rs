@@ -451,8 +451,8 @@ impl Db {
 
     /// Up to `n` stored entries picked at random, the candidates of one eviction round
     /// (Redis's dictGetSomeKeys): distinct keys of the whole keyspace, or with `volatile`
-    /// keys with a deadline, taken in deadline order from a random point of the deadline
-    /// index (Redis too takes neighbours from a random point of its table). Like Redis's
+    /// keys with a deadline (random keys of the keyspace that have one, or, when they are
+    /// rare, neighbours in deadline order from a random point of the deadline index). Like Redis's
     /// sample, keys past their deadline that expiry has not removed yet are included.
     pub fn sample(
         &self,
@@ -467,6 +467,25 @@ impl Db {
                 .filter_map(|i| self.map.at(i))
                 .map(|(k, e)| (k.as_bytes(), e))
                 .collect();
+        }
+        // Keys with a deadline are picked among all keys where they are a fair share, so
+        // the sample is not ordered by deadline (keys written together would be sampled
+        // together); a deadline window is the fallback when they are rare.
+        if self.expires.len() * 8 >= self.map.len() {
+            let mut picked: Vec<(&[u8], &Entry)> = Vec::with_capacity(n);
+            for _ in 0..n * 32 {
+                if picked.len() >= n.min(self.expires.len()) {
+                    break;
+                }
+                if let Some((k, e)) = self.map.at(rng.below(self.map.len())) {
+                    if e.expire_at().is_some() && !picked.iter().any(|(p, _)| *p == k.as_bytes()) {
+                        picked.push((k.as_bytes(), e));
+                    }
+                }
+            }
+            if !picked.is_empty() {
+                return picked;
+            }
         }
         let (Some((first, _)), Some((last, _))) = (self.expires.first(), self.expires.last())
         else {
