@@ -241,7 +241,7 @@ fn main() {
                 "ACL EVALSHA max script",
                 vec![
                     "EVALSHA",
-                    &sha,
+                    sha.as_str(),
                     "2",
                     "app:max:__rand_int__",
                     "app:dirty",

@@ -39,6 +39,11 @@ pub struct Touch {
     /// SplitMix64 state of the LFU draws. Seeded from the engine's seed (`Engine::seed_dbs`)
     /// so that a replayed schedule draws the same numbers and counts the same.
     pub rng: u64,
+    /// The command call now running (`Engine::call_epoch`). Redis's handlers look a key up
+    /// once per call, and each lookup is an access; redlab's handlers sometimes look the
+    /// same key up twice (to create it, then change it), so under LFU a key counts once per
+    /// call (`Db::first_access`), as in Redis.
+    pub epoch: u64,
 }
 
 impl Touch {
@@ -209,6 +214,7 @@ mod tests {
         let mut t = Touch {
             lfu: Some(P0),
             rng: 1,
+            epoch: 0,
         };
         let mut a = Access::fresh(Some(P0), 0);
         assert_eq!(a.decayed(P0, 0), 5);
@@ -227,6 +233,7 @@ mod tests {
         let mut t = Touch {
             lfu: Some(p),
             rng: 42,
+            epoch: 0,
         };
         let mut a = Access::fresh(Some(p), 0);
         // The first access past the initial value always counts.

@@ -80,6 +80,9 @@ pub struct Db {
     pub(crate) no_touch: bool,
     /// How a lookup records an access (the LRU clock or the LFU counter), set by the engine.
     pub(crate) touch: access::Touch,
+    /// Keys already counted as accessed in the call `seen_epoch` (LFU only).
+    seen: Vec<Vec<u8>>,
+    seen_epoch: u64,
     /// Count keys past their deadline that are still stored, as Redis does when active
     /// expiry is off (DEBUG SET-ACTIVE-EXPIRE 0); otherwise counts leave them out.
     pub(crate) count_due: bool,
@@ -217,12 +220,38 @@ impl Db {
             return None;
         }
         let now = self.now;
-        let touch = !self.no_touch;
+        let touch = !self.no_touch && (self.touch.lfu.is_none() || self.first_access(key));
         let e = self.map.get_mut(key)?;
         if touch {
             e.access.touch(&mut self.touch, now);
         }
         Some(e)
+    }
+
+    /// Whether this is the current call's first access to `key` (under LFU a key counts one
+    /// access per call, see `access::Touch::epoch`); notes it.
+    fn first_access(&mut self, key: &[u8]) -> bool {
+        if self.seen_epoch != self.touch.epoch {
+            self.seen_epoch = self.touch.epoch;
+            self.seen.clear();
+        }
+        if self.seen.iter().any(|k| k == key) {
+            return false;
+        }
+        self.seen.push(key.to_vec());
+        true
+    }
+
+    /// Counts one more access to `key` even if this call accessed it already: the second
+    /// lookup Redis's SET ... GET and GETSET make (one to read, one to write).
+    pub fn access_again(&mut self, key: &[u8]) {
+        let now = self.now;
+        if self.no_touch {
+            return;
+        }
+        if let Some(e) = self.map.get_mut(key) {
+            e.access.touch(&mut self.touch, now);
+        }
     }
 
     /// Looks a key up without changing its access time (OBJECT IDLETIME, TYPE-free peeks).
@@ -283,9 +312,9 @@ impl Db {
         if self.touch.lfu.is_some() {
             let now = self.now;
             let live = |e: &&Entry| e.expire_at().is_none_or(|t| !is_expired(t, now));
-            if let Some(old) = self.map.get(key).filter(live) {
-                let mut access = old.access;
-                if !self.no_touch {
+            if let Some(mut access) = self.map.get(key).filter(live).map(|e| e.access) {
+                // Counted once per call: a handler that looked the key up already did.
+                if !self.no_touch && self.first_access(key) {
                     access.touch(&mut self.touch, now);
                 }
                 entry.access = access;
@@ -302,6 +331,10 @@ impl Db {
     /// Stores a whole entry (value, deadline and access time), replacing any old one:
     /// RENAME, MOVE and RESTORE keep what the entry carries.
     pub fn insert_entry(&mut self, key: &[u8], entry: Entry) {
+        if self.touch.lfu.is_some() {
+            // A key created or replaced by this call is not counted again by its lookups.
+            self.first_access(key);
+        }
         let expire_at = entry.expire_at();
         let mut created = true;
         if let Some(old) = self.map.insert(key, entry) {
@@ -434,8 +467,8 @@ impl Db {
 
     /// Up to `n` stored entries picked at random, the candidates of one eviction round
     /// (Redis's dictGetSomeKeys): distinct keys of the whole keyspace, or with `volatile`
-    /// keys with a deadline, taken in deadline order from a random point of the deadline
-    /// index (Redis too takes neighbours from a random point of its table). Like Redis's
+    /// keys with a deadline (random keys of the keyspace that have one, or, when they are
+    /// rare, neighbours in deadline order from a random point of the deadline index). Like Redis's
     /// sample, keys past their deadline that expiry has not removed yet are included.
     pub fn sample(
         &self,
@@ -450,6 +483,25 @@ impl Db {
                 .filter_map(|i| self.map.nth(i))
                 .map(|(k, e)| (k.as_bytes(), e))
                 .collect();
+        }
+        // Keys with a deadline are picked among all keys where they are a fair share, so
+        // the sample is not ordered by deadline (keys written together would be sampled
+        // together); a deadline window is the fallback when they are rare.
+        if self.expires.len() * 8 >= self.map.len() {
+            let mut picked: Vec<(&[u8], &Entry)> = Vec::with_capacity(n);
+            for _ in 0..n * 32 {
+                if picked.len() >= n.min(self.expires.len()) {
+                    break;
+                }
+                if let Some((k, e)) = self.map.at(rng.below(self.map.len())) {
+                    if e.expire_at().is_some() && !picked.iter().any(|(p, _)| *p == k.as_bytes()) {
+                        picked.push((k.as_bytes(), e));
+                    }
+                }
+            }
+            if !picked.is_empty() {
+                return picked;
+            }
         }
         let (Some((first, _)), Some((last, _))) = (self.expires.first(), self.expires.last())
         else {

@@ -167,6 +167,7 @@ impl Engine {
     /// Runs a resolved command's handler with no checks: EXEC and scripts come here after
     /// doing their own.
     pub(crate) fn call(&mut self, cmd: &'static Command, call: &mut Call) -> Reply {
+        self.call_epoch = self.call_epoch.wrapping_add(1);
         let no_touch = self.any_no_touch
             && cmd.name != "touch"
             && self.sessions.get(&call.conn).is_some_and(|s| s.no_touch);

@@ -148,6 +148,7 @@ impl Engine {
                 );
             }
             self.stats.evicted_keys += 1;
+            self.repl_evicted(db, &key);
             // Redis's signalModifiedKey with no client: WATCH and tracking, then the event.
             let modifier = self.tracking.modifier.take();
             self.touch_watched(db, &key);

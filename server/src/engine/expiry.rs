@@ -15,6 +15,10 @@ impl Engine {
             EXPIRE_SLICE_PER_TICK
         });
         self.expire_blocked();
+        // Redis's eviction timer: memory over a lowered maxmemory is freed while idle too.
+        if self.config.maxmemory > 0 && !self.cron_paused {
+            self.perform_evictions();
+        }
         self.end_command();
         crate::repl::failover::update(self);
         self.serve_postponed();
@@ -110,6 +114,7 @@ impl Engine {
         db.hold_expired = hold;
         db.log_new = log_new;
         db.touch.lfu = lfu;
+        db.touch.epoch = self.call_epoch;
         db
     }
 

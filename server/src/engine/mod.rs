@@ -153,6 +153,9 @@ pub struct Engine {
     /// The latency monitor is on (latency-monitor-threshold > 0), as read before this
     /// command: deletions by expiry are timed for its `expire-del` event.
     pub(crate) latency_on: bool,
+    /// Counts command calls (redis.call's too): a key counts one LFU access per call
+    /// however often the handler looks it up (`db::access::Touch::epoch`).
+    pub(crate) call_epoch: u64,
     /// SLOWLOG's entries and parameters.
     pub(crate) slowlog: crate::slowlog::SlowLog,
     /// LATENCY's samples and threshold.
@@ -251,6 +254,7 @@ impl Engine {
             evict_pool: Default::default(),
             evict_next_db: 0,
             latency_on: false,
+            call_epoch: 0,
             slowlog: Default::default(),
             latency: Default::default(),
             latency_tracking: Default::default(),

@@ -294,6 +294,20 @@ impl Engine {
         }
     }
 
+    /// A key evicted for maxmemory: replicas delete it too (Redis propagates a DEL).
+    pub(crate) fn repl_evicted(&mut self, db: usize, key: &[u8]) {
+        if !self.repl.feeding() {
+            return;
+        }
+        let mut out = BytesMut::new();
+        self.select_into(db, &mut out);
+        encode_op(
+            &mut out,
+            &[Bytes::from_static(b"DEL"), Bytes::copy_from_slice(key)],
+        );
+        self.repl_feed(out.freeze());
+    }
+
     /// Expiry is about to forget database `idx`'s removed keys: they go out first.
     pub(crate) fn repl_before_expired_drain(&mut self, idx: usize) {
         if self.repl.feeding() {

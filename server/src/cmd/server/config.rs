@@ -119,10 +119,9 @@ fn set(e: &mut Engine, call: &mut Call) -> CmdResult {
         crate::cmd::acl::refresh_sessions(e, call.conn);
     }
     apply(e);
-    if pairs.iter().any(|(_, p, _)| p.name == "maxmemory") {
-        // As in Redis, a lower limit evicts at once, inside CONFIG SET.
-        e.perform_evictions();
-    }
+    // A lower maxmemory does not evict inside CONFIG SET: as in Redis 7.0 (which starts its
+    // eviction timer), keys go at the next tick or before the next command, so a MULTI that
+    // lowers the limit runs its remaining commands first.
     if pairs.iter().any(|(_, p, _)| p.name == "redlab-seed") {
         // Setting the seed, even to its current value, restarts the random sequence.
         e.rng = crate::rng::EngineRng::new(e.config.seed.unwrap_or(0));

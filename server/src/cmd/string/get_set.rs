@@ -151,9 +151,14 @@ fn set_generic(
     let mut old = None;
     let found = if o.get || o.cond.is_some() {
         old = lookup::<StrValue>(e, db, key)?.map(|s| s.to_vec());
+        if o.get && old.is_some() {
+            // Redis reads the old value (an access), then looks the key up to write it.
+            e.db(db).access_again(key);
+        }
         old.is_some()
     } else if o.nx || o.xx {
-        e.db(db).contains(key)
+        // Redis's lookup for writing: an access of the key.
+        e.db(db).get(key).is_some()
     } else {
         // A plain SET needs no lookup of its own: the store below finds the old entry (and
         // expires it first if its deadline passed, as this lookup would have).
@@ -252,6 +257,10 @@ pub(super) fn psetex(e: &mut Engine, call: &mut Call) -> CmdResult {
 pub(super) fn getset(e: &mut Engine, call: &mut Call) -> CmdResult {
     let key = call.arg(1);
     let old = lookup::<StrValue>(e, call.db, key)?.cloned();
+    if old.is_some() {
+        // Redis reads the old value, then looks the key up again to write it.
+        e.db(call.db).access_again(key);
+    }
     e.db(call.db).set(key, Value::Str(call.arg(2).into()));
     e.modified(call.db, key, notify::STRING, "set");
     Ok(Reply::opt_bulk(old))
