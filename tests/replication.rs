@@ -694,6 +694,59 @@ fn keys_expired_on_the_way_travel_as_plain_dels() {
             .collect();
             assert_eq!(got, want, "{name}, {walk}");
         }
+        // A key a command's lookup expires belongs to that command's unit: wrapped in
+        // MULTI/EXEC with the rest of a transaction or script, or with another such key.
+        let mut c = RawConn::connect(addr);
+        cmd(&mut c, &["FLUSHALL"]);
+        cmd(&mut c, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+        for k in ["e1", "e2", "e3", "e4", "e5", "e6"] {
+            cmd(&mut c, &["SET", k, "v", "PX", "1"]);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        let got = stream_of(
+            addr,
+            &[
+                &["MULTI"],
+                &["GET", "e1"],
+                &["SET", "x", "1"],
+                &["EXEC"],
+                &[
+                    "EVAL",
+                    "redis.call('get','e2'); redis.call('set','y','1')",
+                    "0",
+                ],
+                &["EXISTS", "e3", "e4"],
+                &["GET", "e5"],
+                &["SET", "e6", "new"],
+            ],
+            &[],
+        );
+        cmd(&mut c, &["DEBUG", "SET-ACTIVE-EXPIRE", "1"]);
+        let want: Vec<Vec<String>> = [
+            &["SELECT", "0"][..],
+            &["MULTI"],
+            &["DEL", "e1"],
+            &["SET", "x", "1"],
+            &["EXEC"],
+            &["MULTI"],
+            &["DEL", "e2"],
+            &["set", "y", "1"],
+            &["EXEC"],
+            &["MULTI"],
+            &["DEL", "e3"],
+            &["DEL", "e4"],
+            &["EXEC"],
+            &["DEL", "e5"],
+            &["MULTI"],
+            &["DEL", "e6"],
+            &["SET", "e6", "new"],
+            &["EXEC"],
+            &["SET", "end", "end"],
+        ]
+        .iter()
+        .map(|op| op.iter().map(|a| a.to_string()).collect())
+        .collect();
+        assert_eq!(got, want, "{name}, lookups that expire keys");
         // The blocked client and the transaction.
         let mut c = RawConn::connect(addr);
         cmd(&mut c, &["FLUSHALL"]);
