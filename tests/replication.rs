@@ -507,6 +507,11 @@ fn ops(stream: &[u8]) -> Vec<Vec<String>> {
     out
 }
 
+/// One op as text.
+fn owned(op: &[&str]) -> Vec<String> {
+    op.iter().map(|a| a.to_string()).collect()
+}
+
 /// Runs `script` on one connection to `addr` with a SYNC attached, and returns the stream
 /// it produced (up to a closing `SET end end`). A clock reading (the two servers' clocks
 /// differ) is replaced by `<t>` when it follows a word of `after` or is an argument of a
@@ -536,6 +541,7 @@ fn stream_of(addr: SocketAddr, script: &[&[&str]], after: &[&str]) -> Vec<Vec<St
 /// idempotent XCLAIM per delivery or claim (the pending entry's state after the command),
 /// XGROUP SETID for a NOACK read or a LASTID no XCLAIM carries, XGROUP CREATECONSUMER for a
 /// consumer only a NOACK read created; in MULTI/EXEC when a command sends several.
+#[rustfmt::skip]
 const GROUP_SCRIPT: &[&[&str]] = &[
     &["XADD", "s", "1-1", "a", "1"],
     &["XADD", "s", "2-1", "b", "2"],
@@ -543,76 +549,18 @@ const GROUP_SCRIPT: &[&[&str]] = &[
     &["XADD", "t", "1-1", "a", "1"],
     &["XGROUP", "CREATE", "s", "g", "0"],
     &["XGROUP", "CREATE", "t", "g", "0"],
-    &[
-        "XREADGROUP",
-        "GROUP",
-        "g",
-        "c1",
-        "COUNT",
-        "2",
-        "STREAMS",
-        "s",
-        ">",
-    ],
-    &[
-        "XREADGROUP",
-        "GROUP",
-        "g",
-        "c2",
-        "NOACK",
-        "STREAMS",
-        "s",
-        ">",
-    ],
+    &["XREADGROUP", "GROUP", "g", "c1", "COUNT", "2", "STREAMS", "s", ">"],
+    &["XREADGROUP", "GROUP", "g", "c2", "NOACK", "STREAMS", "s", ">"],
     &["XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", ">"],
     &["XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", "0"],
-    &[
-        "XREADGROUP",
-        "GROUP",
-        "g",
-        "c3",
-        "NOACK",
-        "STREAMS",
-        "s",
-        "0",
-    ],
-    &[
-        "XREADGROUP",
-        "GROUP",
-        "g",
-        "c4",
-        "STREAMS",
-        "s",
-        "t",
-        ">",
-        ">",
-    ],
+    &["XREADGROUP", "GROUP", "g", "c3", "NOACK", "STREAMS", "s", "0"],
+    &["XREADGROUP", "GROUP", "g", "c4", "STREAMS", "s", "t", ">", ">"],
     &["XCLAIM", "s", "g", "c5", "0", "1-1", "2-1"],
     &["XCLAIM", "s", "g", "c6", "0", "1-1", "JUSTID"],
-    &[
-        "XCLAIM",
-        "s",
-        "g",
-        "c6",
-        "0",
-        "1-1",
-        "RETRYCOUNT",
-        "7",
-        "TIME",
-        "12345",
-    ],
+    &["XCLAIM", "s", "g", "c6", "0", "1-1", "RETRYCOUNT", "7", "TIME", "12345"],
     &["XCLAIM", "s", "g", "c6", "0", "1-1", "IDLE", "500"],
     &["XCLAIM", "s", "g", "c7", "100000000", "1-1"],
-    &[
-        "XCLAIM",
-        "s",
-        "g",
-        "c7",
-        "100000000",
-        "1-1",
-        "LASTID",
-        "5-5",
-    ],
+    &["XCLAIM", "s", "g", "c7", "100000000", "1-1", "LASTID", "5-5"],
     &["XCLAIM", "s", "g", "c7", "0", "1-1", "LASTID", "6-6"],
     &["XCLAIM", "s", "g", "c7", "0", "3-1", "FORCE", "JUSTID"],
     &["XCLAIM", "s", "g", "c7", "0", "9-9", "FORCE"],
@@ -622,17 +570,7 @@ const GROUP_SCRIPT: &[&[&str]] = &[
     &["XAUTOCLAIM", "s", "g", "c9", "100000000", "0"],
     &["MULTI"],
     &["XADD", "s", "7-1", "d", "4"],
-    &[
-        "XREADGROUP",
-        "GROUP",
-        "g",
-        "c1",
-        "COUNT",
-        "1",
-        "STREAMS",
-        "s",
-        ">",
-    ],
+    &["XREADGROUP", "GROUP", "g", "c1", "COUNT", "1", "STREAMS", "s", ">"],
     &["XADD", "s", "8-1", "e", "5"],
     &["XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", ">"],
     &["EXEC"],
@@ -690,10 +628,63 @@ fn keys_expired_on_the_way_travel_as_plain_dels() {
                 &["SET", "end", "end"],
             ]
             .iter()
-            .map(|op| op.iter().map(|a| a.to_string()).collect())
+            .map(|op| owned(op))
             .collect();
             assert_eq!(got, want, "{name}, {walk}");
         }
+        // A key a command's lookup expires belongs to that command's unit: wrapped in
+        // MULTI/EXEC with the rest of a transaction or script, or with another such key.
+        let mut c = RawConn::connect(addr);
+        cmd(&mut c, &["FLUSHALL"]);
+        cmd(&mut c, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+        for k in ["e1", "e2", "e3", "e4", "e5", "e6"] {
+            cmd(&mut c, &["SET", k, "v", "PX", "1"]);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        let got = stream_of(
+            addr,
+            &[
+                &["MULTI"],
+                &["GET", "e1"],
+                &["SET", "x", "1"],
+                &["EXEC"],
+                &[
+                    "EVAL",
+                    "redis.call('get','e2'); redis.call('set','y','1')",
+                    "0",
+                ],
+                &["EXISTS", "e3", "e4"],
+                &["GET", "e5"],
+                &["SET", "e6", "new"],
+            ],
+            &[],
+        );
+        cmd(&mut c, &["DEBUG", "SET-ACTIVE-EXPIRE", "1"]);
+        let want: Vec<Vec<String>> = [
+            &["SELECT", "0"][..],
+            &["MULTI"],
+            &["DEL", "e1"],
+            &["SET", "x", "1"],
+            &["EXEC"],
+            &["MULTI"],
+            &["DEL", "e2"],
+            &["set", "y", "1"],
+            &["EXEC"],
+            &["MULTI"],
+            &["DEL", "e3"],
+            &["DEL", "e4"],
+            &["EXEC"],
+            &["DEL", "e5"],
+            &["MULTI"],
+            &["DEL", "e6"],
+            &["SET", "e6", "new"],
+            &["EXEC"],
+            &["SET", "end", "end"],
+        ]
+        .iter()
+        .map(|op| owned(op))
+        .collect();
+        assert_eq!(got, want, "{name}, lookups that expire keys");
         // The blocked client and the transaction.
         let mut c = RawConn::connect(addr);
         cmd(&mut c, &["FLUSHALL"]);
@@ -735,7 +726,7 @@ fn keys_expired_on_the_way_travel_as_plain_dels() {
             &["SET", "end", "end"],
         ]
         .iter()
-        .map(|op| op.iter().map(|a| a.to_string()).collect())
+        .map(|op| owned(op))
         .collect();
         assert_eq!(got, want, "{name}, a blocked client and an expired key");
     }

@@ -7,7 +7,9 @@
 //!   dataset (`after_call`); the ops of one execution unit (a command, a transaction, a
 //!   script) are held until it ends and sent together (`flush`), wrapped in MULTI/EXEC when
 //!   there is more than one, each preceded by SELECT when its database differs from the last
-//!   one the stream selected. Keys that expiry removes go out as DEL at once.
+//!   one the stream selected. A key a command's lookup expires is a DEL of that unit, in
+//!   the order it happened; keys the active expiry removes (or SCAN and RANDOMKEY on their
+//!   walk) go out as DELs of their own.
 //! - `primary`: SYNC, PSYNC and REPLCONF on the primary side; WAIT.
 //! - `link`: the replica side, a task of the network shell that connects to the primary,
 //!   loads its RDB and applies its stream through the same engine path.
@@ -181,6 +183,12 @@ fn runs_others(cmd: &Command) -> bool {
     )
 }
 
+/// SCAN and RANDOMKEY: the keys they expire on their walk go out as DELs of their own, never
+/// wrapped in MULTI/EXEC (Redis 7.0.15 propagates them so, unlike a lookup's).
+fn walks_keyspace(cmd: &Command) -> bool {
+    matches!(cmd.name, "scan" | "randomkey")
+}
+
 /// One op in the stream's encoding (an array of bulk strings).
 fn encode_op(out: &mut BytesMut, op: &[Bytes]) {
     use bytes::BufMut;
@@ -201,6 +209,11 @@ impl Engine {
         reply: &Reply,
         dirty_before: u64,
     ) {
+        if !walks_keyspace(cmd) {
+            // Keys the command expired as it looked them up belong to its unit, before
+            // what it wrote (and inside MULTI/EXEC with it), as in Redis 7.0.15.
+            self.repl_take_expired();
+        }
         if let Some(ops) = self.repl.own.take() {
             self.repl.pending.extend(ops);
             if call.reprocessing {
@@ -267,6 +280,25 @@ impl Engine {
             let n = Bytes::from(db.to_string());
             encode_op(out, &[Bytes::from_static(b"SELECT"), n]);
             self.repl.stream_db = Some(db);
+        }
+    }
+
+    /// Keys expiry removed since the last look become DEL ops of the running unit.
+    fn repl_take_expired(&mut self) {
+        for idx in 0..self.dbs.len() {
+            let sent = self.repl.expired_sent.get(idx).copied().unwrap_or(0);
+            let log_len = self.dbs[idx].expired_log.len();
+            if log_len <= sent {
+                continue;
+            }
+            for key in &self.dbs[idx].expired_log[sent..] {
+                let del = vec![Bytes::from_static(b"DEL"), Bytes::copy_from_slice(key)];
+                self.repl.pending.push((idx, del));
+            }
+            if self.repl.expired_sent.len() <= idx {
+                self.repl.expired_sent.resize(idx + 1, 0);
+            }
+            self.repl.expired_sent[idx] = log_len;
         }
     }
 
