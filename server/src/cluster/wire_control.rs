@@ -20,7 +20,6 @@
 //! own thread. The keys a migration removes from the owner are not sent to the owner's
 //! replicas as DEL.
 
-use super::slot::key_slot;
 use super::topology::lock;
 use super::wire::{Conn, Resp};
 use crate::cmd::table::CmdResult;
@@ -144,13 +143,7 @@ fn peer(e: &Engine, host: &str, port: u16) -> Result<Conn, Reply> {
 /// RESTORE-ASKING there, then DEL here, as MIGRATE does.
 fn move_keys(e: &mut Engine, slot: u16, max: usize) -> Result<usize, Reply> {
     let (host, port) = target_of(e, slot)?;
-    let mut keys: Vec<Vec<u8>> = e
-        .db(0)
-        .keys()
-        .filter(|k| key_slot(k) == slot)
-        .map(|k| k.to_vec())
-        .collect();
-    keys.sort();
+    let mut keys = super::commands::keys_in_slot(e, slot);
     keys.truncate(max);
     if keys.is_empty() {
         return Ok(0);
