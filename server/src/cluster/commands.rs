@@ -57,7 +57,7 @@ fn ok() -> CmdResult {
 }
 
 /// Keys of database 0 in `slot`, sorted (Redis lists them in its slot index's order).
-fn keys_in_slot(e: &mut Engine, slot: u16) -> Vec<Vec<u8>> {
+pub(crate) fn keys_in_slot(e: &mut Engine, slot: u16) -> Vec<Vec<u8>> {
     let mut keys: Vec<Vec<u8>> = e
         .db(0)
         .keys()

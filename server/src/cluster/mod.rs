@@ -20,6 +20,7 @@ pub mod route;
 pub mod slot;
 pub mod topology;
 pub mod wire;
+pub(crate) mod wire_control;
 
 use crate::errors;
 use std::collections::HashSet;

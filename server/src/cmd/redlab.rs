@@ -255,6 +255,14 @@ pub static COMMANDS: &[Command] = &[
         Command::new("mark", 2, CTL, "redlab", fault_mark),
         Command::new("log", 2, CTL, "redlab", fault_log),
     ]),
+    // The `Cluster` controls over the wire (cluster/wire_control.rs).
+    Command::new(
+        "redlab.cluster",
+        -2,
+        CTL,
+        "redlab",
+        crate::cluster::wire_control::redlab_cluster,
+    ),
 ];
 
 #[cfg(test)]

@@ -112,3 +112,16 @@ pub fn config_epoch_invalid(epoch: i64) -> String {
 pub fn migrate_target_error(text: &str) -> String {
     format!("ERR Target instance replied with error: {text}")
 }
+
+/// REDLAB.CLUSTER (the `Cluster` controls over the wire) refusing what it cannot do.
+pub const REDLAB_CLUSTER_SEND_TO_OWNER: &str =
+    "ERR REDLAB.CLUSTER MOVEKEYS and FINISH go to the node that owns the slot";
+pub const REDLAB_CLUSTER_NOT_MIGRATING: &str = "ERR REDLAB.CLUSTER: the slot is not being migrated";
+pub const REDLAB_CLUSTER_SLOT_HAS_NO_OWNER: &str = "ERR REDLAB.CLUSTER: the slot has no owner";
+pub const REDLAB_CLUSTER_NOT_A_REPLICA: &str = "ERR REDLAB.CLUSTER FAILOVER goes to a replica";
+pub const REDLAB_CLUSTER_BEHIND: &str = "ERR REDLAB.CLUSTER FAILOVER: this replica has not applied everything its primary wrote; lift the lag (REDLAB.REPL LAG OFF, PARTITION OFF) and retry, or FAILOVER LOSING";
+
+/// REDLAB.CLUSTER could not reach another node, or the node refused.
+pub fn redlab_cluster_peer(what: &str) -> String {
+    format!("ERR REDLAB.CLUSTER: another node failed: {what}")
+}
