@@ -131,7 +131,8 @@ fn walks_agree(walk: impl Fn(&Scenario) -> redlab_client::explore::Report) {
     let (fresh, off) = run(false);
     assert_eq!(cached.schedules, fresh.schedules);
     assert_eq!(cached.steps, fresh.steps, "the walks took other paths");
-    assert_eq!(off.len() as u64, fresh.schedules);
+    // PCT runs one schedule first to measure its length: at least one line per walk.
+    assert!(off.len() as u64 >= fresh.schedules);
     assert!(
         on.len() < off.len(),
         "no walk repeated a schedule: {} of {}",

@@ -240,11 +240,12 @@ impl<'s> Executor<'s> {
         nodes.push(node);
         let mut last = None;
         // Down the known part of the tree.
+        let mut enabled = std::mem::take(&mut self.enabled);
         let pending = loop {
-            let n = &self.tree.nodes[node as usize];
-            let (enabled, children) = match &n.state {
+            match self.tree.nodes[node as usize].state {
                 State::Open => break None,
                 State::Leaf => {
+                    self.enabled = enabled;
                     self.executed.clear();
                     self.executed.extend_from_slice(&path);
                     let steps = path.len();
@@ -256,9 +257,11 @@ impl<'s> Executor<'s> {
                         steps,
                     };
                 }
-                State::Branch { enabled, children } => (enabled, children),
-            };
-            let Some(c) = chooser.choose(path.len(), enabled, last) else {
+                State::Branch => {}
+            }
+            self.tree.enabled_into(node, &mut enabled);
+            let Some(c) = chooser.choose(path.len(), &enabled, last) else {
+                self.enabled = enabled;
                 self.executed.clear();
                 self.executed.extend_from_slice(&path);
                 let steps = path.len();
@@ -276,7 +279,7 @@ impl<'s> Executor<'s> {
             let next = enabled
                 .iter()
                 .position(|&e| e == c)
-                .map_or(NONE, |k| children[k]);
+                .map_or(NONE, |k| self.tree.child_at(node, k));
             if next == NONE {
                 break Some(c);
             }
@@ -284,6 +287,7 @@ impl<'s> Executor<'s> {
             node = next;
             nodes.push(node);
         };
+        self.enabled = enabled;
         let out = self.depart(&path, &nodes, pending, chooser);
         self.walk_path = path;
         self.walk_nodes = nodes;
@@ -321,7 +325,7 @@ impl<'s> Executor<'s> {
         }
         for (k, &choice) in path[..from].iter().enumerate() {
             self.wake();
-            self.canned = self.tree.nodes[nodes[k + 1] as usize].reply.clone();
+            self.canned = self.tree.reply(nodes[k + 1]);
             let replayed = self.apply(choice);
             self.canned = None;
             if replayed.is_err() || self.panicked.is_some() || self.executed.len() != k + 1 {
