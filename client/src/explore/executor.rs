@@ -246,32 +246,14 @@ impl<'s> Executor<'s> {
                 State::Open => break None,
                 State::Leaf => {
                     self.enabled = enabled;
-                    self.executed.clear();
-                    self.executed.extend_from_slice(&path);
-                    let steps = path.len();
-                    self.walk_path = path;
-                    self.walk_nodes = nodes;
-                    return RunOutcome {
-                        violation: None,
-                        diverged: None,
-                        steps,
-                    };
+                    return self.walk_done(path, nodes, false);
                 }
                 State::Branch => {}
             }
             self.tree.enabled_into(node, &mut enabled);
             let Some(c) = chooser.choose(path.len(), &enabled, last) else {
                 self.enabled = enabled;
-                self.executed.clear();
-                self.executed.extend_from_slice(&path);
-                let steps = path.len();
-                self.walk_path = path;
-                self.walk_nodes = nodes;
-                return RunOutcome {
-                    violation: None,
-                    diverged: Some(format!("the schedule stopped at step {}", steps + 1)),
-                    steps,
-                };
+                return self.walk_done(path, nodes, true);
             };
             if let Choice::Run(i) = c {
                 last = Some(i);
@@ -292,6 +274,21 @@ impl<'s> Executor<'s> {
         self.walk_path = path;
         self.walk_nodes = nodes;
         out
+    }
+
+    /// A walk that ended inside the known tree: on a leaf (the schedule seen before), or
+    /// where the chooser stopped (`stopped`).
+    fn walk_done(&mut self, path: Vec<Choice>, nodes: Vec<u32>, stopped: bool) -> RunOutcome {
+        self.executed.clear();
+        self.executed.extend_from_slice(&path);
+        let steps = path.len();
+        self.walk_path = path;
+        self.walk_nodes = nodes;
+        RunOutcome {
+            violation: None,
+            diverged: stopped.then(|| format!("the schedule stopped at step {}", steps + 1)),
+            steps,
+        }
     }
 
     /// Runs a walk from the tree's node `nodes.last()` (reached by `path`) on: resumes the
