@@ -228,3 +228,71 @@ impl Tree {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redlab_server::{Clock, Config, Engine};
+
+    fn fork() -> Fork {
+        let e = Engine::with_clock(Config::default(), Clock::manual(1_000));
+        let snap = e.snapshot();
+        e.fork(&snap).expect("a fresh engine forks")
+    }
+
+    const THREE: [Choice; 3] = [Choice::Run(0), Choice::Run(1), Choice::Run(2)];
+
+    #[test]
+    fn forks_past_the_limit_drop_the_least_recently_used() {
+        let mut t = Tree::with_limits(100, 2);
+        let r = t.root();
+        assert!(t.visit(r, &THREE));
+        let kids: Vec<u32> = (0..3).map(|k| t.child(r, k, None).unwrap()).collect();
+        t.keep_fork(kids[0], fork());
+        t.keep_fork(kids[1], fork());
+        t.touch(kids[0]);
+        t.keep_fork(kids[2], fork());
+        let has = |t: &Tree, n: u32| t.nodes[n as usize].fork.is_some();
+        assert!(has(&t, kids[0]), "used lately: kept");
+        assert!(!has(&t, kids[1]), "the least recently used goes");
+        assert!(has(&t, kids[2]));
+        assert_eq!(t.forked.len(), 2);
+    }
+
+    #[test]
+    fn the_tree_stops_growing_at_its_node_limit() {
+        let mut t = Tree::with_limits(3, 0);
+        let r = t.root();
+        assert!(t.visit(r, &THREE));
+        let a = t.child(r, 0, None).unwrap();
+        assert_eq!(t.child(r, 0, None), Some(a), "a child is found again");
+        assert!(t.child(r, 1, None).is_some());
+        assert_eq!(t.child(r, 2, None), None, "full");
+        assert_eq!(t.child_at(r, 2), NONE);
+        t.keep_fork(a, fork());
+        assert!(
+            t.nodes[a as usize].fork.is_none(),
+            "no forks at a limit of 0"
+        );
+    }
+
+    #[test]
+    fn a_node_that_sees_other_choices_is_refused() {
+        let mut t = Tree::default();
+        let r = t.root();
+        assert!(t.visit(r, &THREE));
+        assert!(t.visit(r, &THREE));
+        assert!(
+            !t.visit(r, &THREE[..2]),
+            "clients that do not retrace their steps"
+        );
+        let mut out = Vec::new();
+        t.enabled_into(r, &mut out);
+        assert_eq!(out, THREE);
+        let leaf = t.child(r, 1, Some(Value::Int(7))).unwrap();
+        t.leaf(leaf);
+        assert!(t.nodes[leaf as usize].state == State::Leaf);
+        assert_eq!(t.reply(leaf), Some(Value::Int(7)));
+        assert!(!t.visit(leaf, &THREE));
+    }
+}
