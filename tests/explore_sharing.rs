@@ -131,14 +131,15 @@ fn walks_agree(walk: impl Fn(&Scenario) -> redlab_client::explore::Report) {
     let (fresh, off) = run(false);
     assert_eq!(cached.schedules, fresh.schedules);
     assert_eq!(cached.steps, fresh.steps, "the walks took other paths");
-    assert_eq!(off.len() as u64, fresh.schedules);
+    // PCT runs one schedule first to measure its length: at least one line per walk.
+    assert!(off.len() as u64 >= fresh.schedules);
     assert!(
         on.len() < off.len(),
         "no walk repeated a schedule: {} of {}",
         on.len(),
         off.len()
     );
-    assert!(on.len() > 500, "{} schedules run", on.len());
+    assert!(on.len() > 100, "{} schedules run", on.len());
     let (a, b) = (first_seen(&on), first_seen(&off));
     assert_eq!(a.len(), b.len());
     for (k, (x, y)) in a.iter().zip(&b).enumerate() {

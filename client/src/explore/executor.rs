@@ -243,35 +243,20 @@ impl<'s> Executor<'s> {
         nodes.push(node);
         let mut last = None;
         // Down the known part of the tree.
+        let mut enabled = std::mem::take(&mut self.enabled);
         let pending = loop {
-            let n = &self.tree.nodes[node as usize];
-            let (enabled, children) = match &n.state {
+            match self.tree.nodes[node as usize].state {
                 State::Open => break None,
                 State::Leaf => {
-                    self.executed.clear();
-                    self.executed.extend_from_slice(&path);
-                    let steps = path.len();
-                    self.walk_path = path;
-                    self.walk_nodes = nodes;
-                    return RunOutcome {
-                        violation: None,
-                        diverged: None,
-                        steps,
-                    };
+                    self.enabled = enabled;
+                    return self.walk_done(path, nodes, false);
                 }
-                State::Branch { enabled, children } => (enabled, children),
-            };
-            let Some(c) = chooser.choose(path.len(), enabled, last) else {
-                self.executed.clear();
-                self.executed.extend_from_slice(&path);
-                let steps = path.len();
-                self.walk_path = path;
-                self.walk_nodes = nodes;
-                return RunOutcome {
-                    violation: None,
-                    diverged: Some(format!("the schedule stopped at step {}", steps + 1)),
-                    steps,
-                };
+                State::Branch => {}
+            }
+            self.tree.enabled_into(node, &mut enabled);
+            let Some(c) = chooser.choose(path.len(), &enabled, last) else {
+                self.enabled = enabled;
+                return self.walk_done(path, nodes, true);
             };
             if let Choice::Run(i) = c {
                 last = Some(i);
@@ -279,7 +264,7 @@ impl<'s> Executor<'s> {
             let next = enabled
                 .iter()
                 .position(|&e| e == c)
-                .map_or(NONE, |k| children[k]);
+                .map_or(NONE, |k| self.tree.child_at(node, k));
             if next == NONE {
                 break Some(c);
             }
@@ -287,10 +272,26 @@ impl<'s> Executor<'s> {
             node = next;
             nodes.push(node);
         };
+        self.enabled = enabled;
         let out = self.depart(&path, &nodes, pending, chooser);
         self.walk_path = path;
         self.walk_nodes = nodes;
         out
+    }
+
+    /// A walk that ended inside the known tree: on a leaf (the schedule seen before), or
+    /// where the chooser stopped (`stopped`).
+    fn walk_done(&mut self, path: Vec<Choice>, nodes: Vec<u32>, stopped: bool) -> RunOutcome {
+        self.executed.clear();
+        self.executed.extend_from_slice(&path);
+        let steps = path.len();
+        self.walk_path = path;
+        self.walk_nodes = nodes;
+        RunOutcome {
+            violation: None,
+            diverged: stopped.then(|| format!("the schedule stopped at step {}", steps + 1)),
+            steps,
+        }
     }
 
     /// Runs a walk from the tree's node `nodes.last()` (reached by `path`) on: resumes the
@@ -324,7 +325,7 @@ impl<'s> Executor<'s> {
         }
         for (k, &choice) in path[..from].iter().enumerate() {
             self.wake();
-            self.canned = self.tree.nodes[nodes[k + 1] as usize].reply.clone();
+            self.canned = self.tree.reply(nodes[k + 1]);
             let replayed = self.apply(choice);
             self.canned = None;
             if replayed.is_err() || self.panicked.is_some() || self.executed.len() != k + 1 {

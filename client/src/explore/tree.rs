@@ -37,29 +37,35 @@ pub(crate) const MAX_FORKS: usize = 1 << 14;
 /// No child recorded for this choice yet.
 pub(crate) const NONE: u32 = u32::MAX;
 
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum State {
     /// Reached, but the run stopped before it chose here.
     Open,
-    /// The choices enabled here, and the child each one led to (`NONE` if not taken yet).
-    Branch {
-        enabled: Box<[Choice]>,
-        children: Box<[u32]>,
-    },
+    /// It chose here: its enabled choices, with the child each led to (`NONE` if not
+    /// taken yet), are `count` arms from `first` in `Tree::arms`.
+    Branch,
     /// The schedule ended here and the final check held.
     Leaf,
 }
 
+/// Small on purpose: a walk visits nodes all over the tree, and a node, its arms and its
+/// fork pointer are what it reads at each step (the reply, read only on departure, lives
+/// apart in `Tree::replies`).
 pub(crate) struct Node {
-    /// The reply of the step into this node (None at the root).
-    pub reply: Option<Value>,
+    first: u32,
+    count: u32,
     pub state: State,
-    pub fork: Option<Box<Fork>>,
     /// Resumed from since the clock hand last passed (second chance before eviction).
     used: bool,
+    pub fork: Option<Box<Fork>>,
 }
 
 pub(crate) struct Tree {
     pub nodes: Vec<Node>,
+    /// Every branch node's (choice, child) pairs, contiguous per node.
+    arms: Vec<(Choice, u32)>,
+    /// The reply of the step into each node (None at the root), by node.
+    replies: Vec<Option<Value>>,
     /// Nodes holding a fork, in the order the clock hand visits them.
     forked: VecDeque<u32>,
     max_nodes: usize,
@@ -80,6 +86,8 @@ impl Tree {
     pub fn with_limits(max_nodes: usize, max_forks: usize) -> Tree {
         Tree {
             nodes: Vec::new(),
+            arms: Vec::new(),
+            replies: Vec::new(),
             forked: VecDeque::new(),
             max_nodes: max_nodes.max(1),
             max_forks,
@@ -95,32 +103,67 @@ impl Tree {
         };
     }
 
+    fn push(&mut self, reply: Option<Value>) -> u32 {
+        self.nodes.push(Node {
+            first: 0,
+            count: 0,
+            state: State::Open,
+            used: false,
+            fork: None,
+        });
+        self.replies.push(reply);
+        (self.nodes.len() - 1) as u32
+    }
+
     /// The root, made on first use.
     pub fn root(&mut self) -> u32 {
         if self.nodes.is_empty() {
-            self.nodes.push(Node {
-                reply: None,
-                state: State::Open,
-                fork: None,
-                used: false,
-            });
+            self.push(None);
         }
         0
+    }
+
+    /// The choices enabled at a branch node, into `out`.
+    pub fn enabled_into(&self, node: u32, out: &mut Vec<Choice>) {
+        let n = &self.nodes[node as usize];
+        out.clear();
+        let arms = &self.arms[n.first as usize..(n.first + n.count) as usize];
+        out.extend(arms.iter().map(|a| a.0));
+    }
+
+    /// The child of a branch node by its `k`th choice (`NONE` if not taken yet).
+    pub fn child_at(&self, node: u32, k: usize) -> u32 {
+        let n = &self.nodes[node as usize];
+        if k < n.count as usize {
+            self.arms[n.first as usize + k].1
+        } else {
+            NONE
+        }
+    }
+
+    /// The reply of the step into `node`.
+    pub fn reply(&self, node: u32) -> Option<Value> {
+        self.replies[node as usize].clone()
     }
 
     /// Records what is enabled at `node`. False when the node saw something else before:
     /// the clients are not deterministic.
     pub fn visit(&mut self, node: u32, enabled: &[Choice]) -> bool {
-        let n = &mut self.nodes[node as usize];
-        match &n.state {
+        let n = &self.nodes[node as usize];
+        match n.state {
             State::Open => {
-                n.state = State::Branch {
-                    enabled: enabled.into(),
-                    children: vec![NONE; enabled.len()].into(),
-                };
+                let first = self.arms.len() as u32;
+                self.arms.extend(enabled.iter().map(|&c| (c, NONE)));
+                let n = &mut self.nodes[node as usize];
+                n.first = first;
+                n.count = enabled.len() as u32;
+                n.state = State::Branch;
                 true
             }
-            State::Branch { enabled: seen, .. } => **seen == *enabled,
+            State::Branch => {
+                let arms = &self.arms[n.first as usize..(n.first + n.count) as usize];
+                arms.len() == enabled.len() && arms.iter().zip(enabled).all(|(a, e)| a.0 == *e)
+            }
             State::Leaf => false,
         }
     }
@@ -128,7 +171,7 @@ impl Tree {
     /// Whether `node` should get a fork: it branches and has none.
     pub fn wants_fork(&self, node: u32) -> bool {
         let n = &self.nodes[node as usize];
-        n.fork.is_none() && matches!(&n.state, State::Branch { enabled, .. } if enabled.len() > 1)
+        n.fork.is_none() && n.state == State::Branch && n.count > 1
     }
 
     /// Keeps `fork` at `node`, dropping the least recently used fork if over the limit.
@@ -160,33 +203,96 @@ impl Tree {
     /// The child of `node` by its `k`th enabled choice: the one recorded, or a new one with
     /// `reply`. None when the node does not branch there or the tree is full.
     pub fn child(&mut self, node: u32, k: usize, reply: Option<Value>) -> Option<u32> {
-        let next = self.nodes.len();
-        let full = next >= self.max_nodes;
-        let State::Branch { children, .. } = &mut self.nodes[node as usize].state else {
-            return None;
-        };
-        let slot = children.get_mut(k)?;
-        if *slot != NONE {
-            return Some(*slot);
-        }
-        if full {
+        let n = &self.nodes[node as usize];
+        if n.state != State::Branch || k >= n.count as usize {
             return None;
         }
-        *slot = next as u32;
-        self.nodes.push(Node {
-            reply,
-            state: State::Open,
-            fork: None,
-            used: false,
-        });
-        Some(next as u32)
+        let arm = n.first as usize + k;
+        let next = self.arms[arm].1;
+        if next != NONE {
+            return Some(next);
+        }
+        if self.nodes.len() >= self.max_nodes {
+            return None;
+        }
+        let id = self.push(reply);
+        self.arms[arm].1 = id;
+        Some(id)
     }
 
     /// The schedule ended at `node` with every invariant holding.
     pub fn leaf(&mut self, node: u32) {
         let n = &mut self.nodes[node as usize];
-        if matches!(n.state, State::Open) {
+        if n.state == State::Open {
             n.state = State::Leaf;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redlab_server::{Clock, Config, Engine};
+
+    fn fork() -> Fork {
+        let e = Engine::with_clock(Config::default(), Clock::manual(1_000));
+        let snap = e.snapshot();
+        e.fork(&snap).expect("a fresh engine forks")
+    }
+
+    const THREE: [Choice; 3] = [Choice::Run(0), Choice::Run(1), Choice::Run(2)];
+
+    #[test]
+    fn forks_past_the_limit_drop_the_least_recently_used() {
+        let mut t = Tree::with_limits(100, 2);
+        let r = t.root();
+        assert!(t.visit(r, &THREE));
+        let kids: Vec<u32> = (0..3).map(|k| t.child(r, k, None).unwrap()).collect();
+        t.keep_fork(kids[0], fork());
+        t.keep_fork(kids[1], fork());
+        t.touch(kids[0]);
+        t.keep_fork(kids[2], fork());
+        let has = |t: &Tree, n: u32| t.nodes[n as usize].fork.is_some();
+        assert!(has(&t, kids[0]), "used lately: kept");
+        assert!(!has(&t, kids[1]), "the least recently used goes");
+        assert!(has(&t, kids[2]));
+        assert_eq!(t.forked.len(), 2);
+    }
+
+    #[test]
+    fn the_tree_stops_growing_at_its_node_limit() {
+        let mut t = Tree::with_limits(3, 0);
+        let r = t.root();
+        assert!(t.visit(r, &THREE));
+        let a = t.child(r, 0, None).unwrap();
+        assert_eq!(t.child(r, 0, None), Some(a), "a child is found again");
+        assert!(t.child(r, 1, None).is_some());
+        assert_eq!(t.child(r, 2, None), None, "full");
+        assert_eq!(t.child_at(r, 2), NONE);
+        t.keep_fork(a, fork());
+        assert!(
+            t.nodes[a as usize].fork.is_none(),
+            "no forks at a limit of 0"
+        );
+    }
+
+    #[test]
+    fn a_node_that_sees_other_choices_is_refused() {
+        let mut t = Tree::default();
+        let r = t.root();
+        assert!(t.visit(r, &THREE));
+        assert!(t.visit(r, &THREE));
+        assert!(
+            !t.visit(r, &THREE[..2]),
+            "clients that do not retrace their steps"
+        );
+        let mut out = Vec::new();
+        t.enabled_into(r, &mut out);
+        assert_eq!(out, THREE);
+        let leaf = t.child(r, 1, Some(Value::Int(7))).unwrap();
+        t.leaf(leaf);
+        assert!(t.nodes[leaf as usize].state == State::Leaf);
+        assert_eq!(t.reply(leaf), Some(Value::Int(7)));
+        assert!(!t.visit(leaf, &THREE));
     }
 }
