@@ -198,32 +198,6 @@ impl ZSet {
         self.scores.is_empty()
     }
 
-    /// Whether Redis would hold this set as a listpack (OBJECT ENCODING): small sets are,
-    /// until they outgrow the limits; Redis never converts back.
-    pub fn is_listpack(&self) -> bool {
-        self.listpack
-    }
-
-    /// Re-decides the encoding from the contents, as Redis does for a freshly built result
-    /// (ZUNIONSTORE, ZRANGESTORE...).
-    pub fn fit_encoding(&mut self) {
-        self.listpack = self.len() <= LISTPACK_MAX_ENTRIES
-            && self.scores.keys().all(|m| m.len() <= LISTPACK_MAX_VALUE);
-        if self.listpack {
-            // As in `insert`: the listpack has no -0. Order is unaffected (-0 == 0).
-            for s in self.scores.values_mut() {
-                if *s == 0.0 {
-                    *s = 0.0;
-                }
-            }
-            for n in self.nodes.iter_mut().skip(1) {
-                if n.score == 0.0 {
-                    n.score = 0.0;
-                }
-            }
-        }
-    }
-
     pub fn score(&self, member: &[u8]) -> Option<f64> {
         self.scores.get(member).copied()
     }
@@ -791,7 +765,7 @@ mod tests {
             }
         }
         check(&z);
-        assert!(!z.is_listpack());
+        assert!(!z.listpack);
         let n = z.len();
         let removed = z.remove_rank_range(10, 19);
         assert_eq!(removed.len(), 10);
