@@ -48,7 +48,7 @@ impl ScoreRange {
         }
     }
 
-    fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.min > self.max || (self.min == self.max && (self.minex || self.maxex))
     }
 }
@@ -99,7 +99,7 @@ impl LexRange {
         }
     }
 
-    fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         let c = match (&self.min, &self.max) {
             (LexBound::Min, LexBound::Min) | (LexBound::Max, LexBound::Max) => Ordering::Equal,
             (LexBound::Min, _) | (_, LexBound::Max) => Ordering::Less,

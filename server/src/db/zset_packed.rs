@@ -116,14 +116,38 @@ pub fn remove_ranks(b: &mut Box<[u8]>, start: usize, end: usize) -> Vec<(Vec<u8>
     out
 }
 
+/// The first and the last entry.
+fn ends(b: &[u8]) -> Option<(Slot<'_>, Slot<'_>)> {
+    let mut all = slots(b);
+    let first = all.next()?;
+    Some((first, all.last().unwrap_or(first)))
+}
+
+/// Whether a score range can hold anything here (Redis's `zzlIsInRange`).
+fn score_overlaps(b: &[u8], r: &ScoreRange) -> bool {
+    !r.is_empty() && ends(b).is_some_and(|(f, l)| r.gte_min(l.score) && r.lte_max(f.score))
+}
+
+/// Whether a lex range can hold anything here, judged on the first and last entries only
+/// (Redis's `zzlIsInLexRange`; with mixed scores that decides the answer).
+fn lex_overlaps(b: &[u8], r: &LexRange) -> bool {
+    !r.is_empty() && ends(b).is_some_and(|(f, l)| r.gte_min(l.member) && r.lte_max(f.member))
+}
+
 /// Rank of the first entry within a score range.
 pub fn first_in_score_range(b: &[u8], r: &ScoreRange) -> Option<usize> {
+    if !score_overlaps(b, r) {
+        return None;
+    }
     let (i, s) = slots(b).enumerate().find(|(_, s)| r.gte_min(s.score))?;
     r.lte_max(s.score).then_some(i)
 }
 
 /// Rank of the last entry within a score range.
 pub fn last_in_score_range(b: &[u8], r: &ScoreRange) -> Option<usize> {
+    if !score_overlaps(b, r) {
+        return None;
+    }
     let all: Vec<Slot> = slots(b).collect();
     let (i, s) = all
         .iter()
@@ -137,12 +161,18 @@ pub fn last_in_score_range(b: &[u8], r: &ScoreRange) -> Option<usize> {
 /// does (with members of different scores the order is not lexicographic, and the scan's
 /// answer is the one Redis gives).
 pub fn first_in_lex_range(b: &[u8], r: &LexRange) -> Option<usize> {
+    if !lex_overlaps(b, r) {
+        return None;
+    }
     let (i, s) = slots(b).enumerate().find(|(_, s)| r.gte_min(s.member))?;
     r.lte_max(s.member).then_some(i)
 }
 
 /// Rank of the last entry of a lex range, scanning from the tail.
 pub fn last_in_lex_range(b: &[u8], r: &LexRange) -> Option<usize> {
+    if !lex_overlaps(b, r) {
+        return None;
+    }
     let all: Vec<Slot> = slots(b).collect();
     let (i, s) = all
         .iter()

@@ -191,14 +191,17 @@ impl ZSet {
     pub fn rev_iter_from(&self, start: usize) -> std::iter::Rev<Iter<'_>> {
         match &self.0 {
             Repr::Skip(z) => Iter::SkipRev(z.rev_iter_from(start)).rev(),
-            Repr::Packed(b) => Iter::Packed(
-                packed::slots(b)
+            Repr::Packed(b) => {
+                let mut upto: Vec<_> = packed::slots(b)
                     .take(start.saturating_add(1))
                     .map(|s| (s.member, s.score))
-                    .collect::<Vec<_>>()
-                    .into_iter(),
-            )
-            .rev(),
+                    .collect();
+                // As the skiplist's: nothing when `start` is past the end.
+                if upto.len() <= start {
+                    upto.clear();
+                }
+                Iter::Packed(upto.into_iter()).rev()
+            }
         }
     }
 
@@ -335,3 +338,90 @@ impl DoubleEndedIterator for Iter<'_> {
 }
 
 impl ExactSizeIterator for Iter<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::zset::LexBound;
+
+    /// The packed form answers every query as the skiplist does (lex ranges over one score,
+    /// where both scans agree), through random inserts, updates and removals.
+    #[test]
+    fn packed_and_skiplist_agree() {
+        let l = Limits::unbounded();
+        let (mut p, mut s) = (ZSet::new(), ZSet::new_unpacked());
+        let mut x: u64 = 99;
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let m = format!("m{}", x % 40).into_bytes();
+            let score = [0.0, 1.0, 2.5, 300.0, -7.0, 1e10][(x >> 8) as usize % 6];
+            if x % 4 == 0 {
+                assert_eq!(p.remove(&m), s.remove(&m));
+            } else {
+                assert_eq!(p.insert(&m, score, &l), s.insert(&m, score, &l));
+            }
+            assert!(p.is_listpack() && !s.is_listpack());
+            let a: Vec<_> = p.iter().collect();
+            assert_eq!(a, s.iter().collect::<Vec<_>>());
+            assert_eq!(p.len(), s.len());
+            for start in [0, 1, a.len().saturating_sub(1), a.len(), a.len() + 3] {
+                assert_eq!(
+                    p.rev_iter_from(start).collect::<Vec<_>>(),
+                    s.rev_iter_from(start).collect::<Vec<_>>()
+                );
+                assert_eq!(p.get_by_rank(start), s.get_by_rank(start));
+            }
+            assert_eq!(p.rank(&m), s.rank(&m));
+            let r = ScoreRange {
+                min: 0.0,
+                max: 300.0,
+                minex: x % 3 == 0,
+                maxex: x % 5 == 0,
+            };
+            assert_eq!(p.first_in_score_range(&r), s.first_in_score_range(&r));
+            assert_eq!(p.last_in_score_range(&r), s.last_in_score_range(&r));
+            assert_eq!(p.count_in_score_range(&r), s.count_in_score_range(&r));
+        }
+        let (mut p, mut s) = (ZSet::new(), ZSet::new_unpacked());
+        for m in ["a", "c", "e", "g"] {
+            p.insert(m.as_bytes(), 1.0, &l);
+            s.insert(m.as_bytes(), 1.0, &l);
+        }
+        let r = LexRange {
+            min: LexBound::Str(b"b".to_vec()),
+            max: LexBound::Str(b"f".to_vec()),
+            minex: false,
+            maxex: true,
+        };
+        assert_eq!(p.first_in_lex_range(&r), s.first_in_lex_range(&r));
+        assert_eq!(p.last_in_lex_range(&r), s.last_in_lex_range(&r));
+        assert_eq!(p.count_in_lex_range(&r), 2);
+        assert_eq!(p.remove_rank_range(1, 2), s.remove_rank_range(1, 2));
+        assert_eq!(p.iter().collect::<Vec<_>>(), s.iter().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn converts_past_the_limits_and_stays_converted() {
+        let l = Limits {
+            zset_max_listpack_entries: 2,
+            zset_max_listpack_value: 3,
+            ..Limits::default()
+        };
+        let mut z = ZSet::new();
+        z.insert(b"a", 1.0, &l);
+        z.insert(b"b", 2.0, &l);
+        assert!(z.is_listpack());
+        z.insert(b"a", 5.0, &l);
+        assert!(z.is_listpack(), "an update adds no entry");
+        z.insert(b"c", 3.0, &l);
+        assert!(!z.is_listpack());
+        z.remove(b"c");
+        assert!(!z.is_listpack(), "a skiplist stays one");
+        z.fit_encoding(&l);
+        assert!(z.is_listpack(), "a computed or loaded set fits");
+        z.insert(b"long", 1.0, &l);
+        assert!(!z.is_listpack(), "a member past the value limit converts");
+    }
+}
