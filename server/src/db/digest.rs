@@ -151,9 +151,9 @@ mod tests {
     fn a_zset_digest_equals_the_one_redis_computes() {
         // Measured on redis-server 7.0.15: ZADD z 1.1 a 2 b; DEBUG DIGEST-VALUE z; DEBUG DIGEST.
         let mut z = crate::db::ZSet::new();
-        z.insert(b"a", 1.1);
-        z.insert(b"b", 2.0);
-        let e = entry(Value::ZSet(Box::new(z)), None);
+        z.push(b"a", 1.1);
+        z.push(b"b", 2.0);
+        let e = entry(Value::ZSet(z), None);
         assert_eq!(
             hex(&of_value(Some(&e))),
             "04185ce3beb654ee4e54115d82328f07d38a5f2a"

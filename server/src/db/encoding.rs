@@ -1,9 +1,11 @@
 //! The encodings OBJECT ENCODING reports, and the limits that choose them, as Redis 7.0
-//! decides them. redlab stores one representation per type; the encoding is derived from
-//! the value's current contents and the `*-max-*` settings, so it is what Redis reports for
-//! a value built by additions. Where Redis's answer depends on the value's past (it never
-//! converts back to a compact encoding), the entry remembers it: strings edited in place
-//! stay `raw` and sets that became hashtables stay `hashtable` (`Entry::raw`, `of_entry`).
+//! decides them. Hashes and sorted sets hold their encoding in their representation
+//! (db/hash.rs, db/zset_value.rs), so it keeps its past as Redis's does: a hashtable or a
+//! skiplist never becomes a listpack again. For the other
+//! types the encoding is derived from the value's current contents and the `*-max-*`
+//! settings, so it is what Redis reports for a value built by additions; where Redis's answer
+//! depends on the value's past, the entry remembers it: strings edited in place stay `raw` and
+//! sets that became hashtables stay `hashtable` (`Entry::raw`, `of_entry`).
 
 use crate::config::Config;
 use crate::numfmt;
@@ -73,6 +75,18 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// No limit at all: a value built with these stays in its compact form.
+    pub fn unbounded() -> Limits {
+        Limits {
+            hash_max_listpack_entries: usize::MAX,
+            hash_max_listpack_value: usize::MAX,
+            set_max_intset_entries: usize::MAX,
+            zset_max_listpack_entries: usize::MAX,
+            zset_max_listpack_value: usize::MAX,
+            list_max_listpack_size: i64::MAX,
+        }
+    }
+
     /// Reads the settings from CONFIG SET values (either the 7.0 name or its ziplist alias).
     pub fn from_config(c: &Config) -> Limits {
         let d = Limits::default();
@@ -138,24 +152,17 @@ pub fn of_entry(entry: &super::Entry, l: &Limits) -> Encoding {
     }
 }
 
-/// The encoding Redis 7.0 derives from `v`'s contents alone.
+/// The encoding of `v`: its representation's for hashes and sorted sets, else the one Redis
+/// 7.0 derives from the contents.
 pub fn of(v: &Value, l: &Limits) -> Encoding {
     match v {
         Value::Str(s) => string_encoding(s),
         // Redis 7.0 always holds lists in a quicklist (listpack lists came with 7.2).
         Value::List(_) => Encoding::Quicklist,
         Value::Stream(_) => Encoding::Stream,
-        Value::Hash(h) => {
-            let small = h.len() <= l.hash_max_listpack_entries
-                && h.iter().all(|(k, v)| {
-                    k.len() <= l.hash_max_listpack_value && v.len() <= l.hash_max_listpack_value
-                });
-            if small {
-                Encoding::Listpack
-            } else {
-                Encoding::Hashtable
-            }
-        }
+        // The representation is the encoding (db/hash.rs).
+        Value::Hash(h) if h.is_listpack() => Encoding::Listpack,
+        Value::Hash(_) => Encoding::Hashtable,
         Value::Set(s) => {
             if s.len() <= l.set_max_intset_entries
                 && s.iter().all(|m| numfmt::parse_i64(m).is_some())
@@ -165,16 +172,9 @@ pub fn of(v: &Value, l: &Limits) -> Encoding {
                 Encoding::Hashtable
             }
         }
-        Value::ZSet(z) => {
-            let small = l.zset_max_listpack_entries > 0
-                && z.len() <= l.zset_max_listpack_entries
-                && z.iter().all(|(m, _)| m.len() <= l.zset_max_listpack_value);
-            if small {
-                Encoding::Listpack
-            } else {
-                Encoding::Skiplist
-            }
-        }
+        // The representation is the encoding (db/zset_value.rs).
+        Value::ZSet(z) if z.is_listpack() => Encoding::Listpack,
+        Value::ZSet(_) => Encoding::Skiplist,
     }
 }
 
@@ -210,14 +210,11 @@ mod tests {
         let l = Limits::default();
         let mut h = HashValue::default();
         for i in 0..512 {
-            h.insert(format!("f{i}").into_bytes(), b"v".to_vec());
+            h.set(format!("f{i}").as_bytes(), b"v", &l);
         }
-        assert_eq!(
-            of(&Value::Hash(Box::new(h.clone())), &l),
-            Encoding::Listpack
-        );
-        h.insert(b"one-more".to_vec(), b"v".to_vec());
-        assert_eq!(of(&Value::Hash(Box::new(h)), &l), Encoding::Hashtable);
+        assert_eq!(of(&Value::Hash(h.clone()), &l), Encoding::Listpack);
+        h.set(b"one-more", b"v", &l);
+        assert_eq!(of(&Value::Hash(h), &l), Encoding::Hashtable);
 
         let mut s = SetValue::default();
         s.insert(b"1".to_vec());
@@ -226,12 +223,9 @@ mod tests {
         assert_eq!(of(&Value::Set(Box::new(s)), &l), Encoding::Hashtable);
 
         let mut z = ZSet::new();
-        z.insert(b"m", 1.0);
-        assert_eq!(
-            of(&Value::ZSet(Box::new(z.clone())), &l),
-            Encoding::Listpack
-        );
-        z.insert(&[b'x'; 65], 2.0);
-        assert_eq!(of(&Value::ZSet(Box::new(z)), &l), Encoding::Skiplist);
+        z.insert(b"m", 1.0, &l);
+        assert_eq!(of(&Value::ZSet(z.clone()), &l), Encoding::Listpack);
+        z.insert(&[b'x'; 65], 2.0, &l);
+        assert_eq!(of(&Value::ZSet(z), &l), Encoding::Skiplist);
     }
 }

@@ -12,15 +12,19 @@
 pub mod access;
 pub mod digest;
 pub mod encoding;
+pub mod hash;
 pub mod hash_ttl;
 pub mod key;
 pub mod keyspace;
+pub mod packed;
 pub mod rdb;
 pub mod scan;
 pub mod stream;
 pub mod strvalue;
 pub mod value;
 pub mod zset;
+pub mod zset_packed;
+pub mod zset_value;
 
 use std::collections::BTreeSet;
 
@@ -31,7 +35,7 @@ pub use key::Key;
 use keyspace::Keyspace;
 pub use strvalue::StrValue;
 pub use value::{HashValue, ListValue, SetValue, Value, ValueType};
-pub use zset::ZSet;
+pub use zset_value::ZSet;
 
 /// Whether a key with deadline `t` (Unix ms) has expired at `now`. As in Redis 7.0
 /// (`keyIsExpired`: `now > when`), a key lives through its deadline's own millisecond: PTTL

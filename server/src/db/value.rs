@@ -3,16 +3,13 @@
 use std::collections::VecDeque;
 
 use foldhash::fast::FixedState;
-use indexmap::{IndexMap, IndexSet};
+use indexmap::IndexSet;
 
 use super::stream::Stream;
 use super::strvalue::StrValue;
-use super::zset::ZSet;
+use super::zset_value::ZSet;
 
-/// Hash fields keep insertion order, as Redis's listpack encoding does for small hashes, so
-/// HGETALL answers in the order real Redis does for the sizes tests use. The hasher has a
-/// fixed seed: iteration order is the same every run, which replays rely on.
-pub type HashValue = IndexMap<Vec<u8>, Vec<u8>, FixedState>;
+pub use super::hash::HashValue;
 /// Set members; see `Value::Set` for the order replies use.
 pub type SetValue = IndexSet<Vec<u8>, FixedState>;
 pub type ListValue = VecDeque<Vec<u8>>;
@@ -23,9 +20,9 @@ pub type ListValue = VecDeque<Vec<u8>>;
 pub enum Value {
     Str(StrValue),
     List(Box<ListValue>),
-    Hash(Box<HashValue>),
+    Hash(HashValue),
     Set(Box<SetValue>),
-    ZSet(Box<ZSet>),
+    ZSet(ZSet),
     Stream(Box<Stream>),
 }
 
@@ -47,10 +44,20 @@ impl Value {
         match self {
             Value::Str(s) => s.len() + 16,
             Value::List(l) => l.iter().map(|e| e.len() + 11).sum::<usize>() + 32,
-            Value::Hash(h) => h.iter().map(|(k, v)| k.len() + v.len() + 24).sum::<usize>() + 64,
+            Value::Hash(h) => h.approx_size(),
             Value::Set(s) => s.iter().map(|m| m.len() + 16).sum::<usize>() + 64,
-            Value::ZSet(z) => z.len() * 48 + z.iter().map(|(m, _)| m.len()).sum::<usize>() + 64,
+            Value::ZSet(z) => z.approx_size(),
             Value::Stream(s) => s.approx_size(),
+        }
+    }
+
+    /// Puts a value read from a payload into the form Redis's loader would choose for it
+    /// from its contents and the limits (a small hash or sorted set is packed).
+    pub fn fit_loaded(&mut self, l: &super::encoding::Limits) {
+        match self {
+            Value::Hash(h) => h.fit(l),
+            Value::ZSet(z) => z.fit_encoding(l),
+            _ => {}
         }
     }
 

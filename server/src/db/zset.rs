@@ -48,7 +48,7 @@ impl ScoreRange {
         }
     }
 
-    fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.min > self.max || (self.min == self.max && (self.minex || self.maxex))
     }
 }
@@ -99,7 +99,7 @@ impl LexRange {
         }
     }
 
-    fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         let c = match (&self.min, &self.max) {
             (LexBound::Min, LexBound::Min) | (LexBound::Max, LexBound::Max) => Ordering::Equal,
             (LexBound::Min, _) | (_, LexBound::Max) => Ordering::Less,
@@ -256,32 +256,6 @@ impl ZSet {
 
     pub fn is_empty(&self) -> bool {
         self.scores.is_empty()
-    }
-
-    /// Whether Redis would hold this set as a listpack (OBJECT ENCODING): small sets are,
-    /// until they outgrow the limits; Redis never converts back.
-    pub fn is_listpack(&self) -> bool {
-        self.listpack
-    }
-
-    /// Re-decides the encoding from the contents, as Redis does for a freshly built result
-    /// (ZUNIONSTORE, ZRANGESTORE...).
-    pub fn fit_encoding(&mut self) {
-        self.listpack = self.len() <= LISTPACK_MAX_ENTRIES
-            && self.scores.keys().all(|m| m.len() <= LISTPACK_MAX_VALUE);
-        if self.listpack {
-            // As in `insert`: the listpack has no -0. Order is unaffected (-0 == 0).
-            for s in self.scores.values_mut() {
-                if *s == 0.0 {
-                    *s = 0.0;
-                }
-            }
-            for n in self.nodes.iter_mut().skip(1) {
-                if n.score == 0.0 {
-                    n.score = 0.0;
-                }
-            }
-        }
     }
 
     pub fn score(&self, member: &[u8]) -> Option<f64> {
@@ -836,7 +810,7 @@ mod tests {
             }
         }
         check(&z);
-        assert!(!z.is_listpack());
+        assert!(!z.listpack);
         let n = z.len();
         let removed = z.remove_rank_range(10, 19);
         assert_eq!(removed.len(), 10);

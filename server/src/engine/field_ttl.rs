@@ -52,7 +52,7 @@ impl Engine {
                 ..
             }) => fields
                 .iter()
-                .filter(|f| h.shift_remove(f.as_slice()).is_some())
+                .filter(|f| h.remove(f.as_slice()).is_some())
                 .count(),
             _ => 0,
         };

@@ -270,12 +270,13 @@ fn generic(e: &mut Engine, call: &mut Call, src: usize, f: Flags) -> CmdResult {
                 }
                 return Ok(Reply::Int(0));
             }
+            let limits = crate::db::encoding::Limits::from_config(&e.config);
             let mut out = ZSet::new();
             for p in &points {
-                out.insert(&p.member, if storedist { p.dist } else { p.score });
+                out.insert(&p.member, if storedist { p.dist } else { p.score }, &limits);
             }
-            out.fit_encoding();
-            e.db(db).set(&dst, Value::ZSet(Box::new(out)));
+            out.fit_encoding(&limits);
+            e.db(db).set(&dst, Value::ZSet(out));
             let event = if search {
                 "geosearchstore"
             } else {
@@ -347,7 +348,7 @@ fn collect(z: &ZSet, center: (f64, f64), shape: Shape, conv: f64, limit: usize) 
                 if let Some((long, lat)) = hash::decode_score(score) {
                     if let Some(dist) = hash::within(shape, conv, center.0, center.1, long, lat) {
                         out.push(Point {
-                            member: member.clone(),
+                            member: member.to_vec(),
                             score,
                             dist,
                             long,

@@ -12,6 +12,7 @@ use super::{delete_if_empty, hash_or_create};
 use crate::cmd::args;
 use crate::cmd::lookup::{lookup, lookup_mut};
 use crate::cmd::table::{flags::*, CmdResult, Command};
+use crate::db::encoding::Limits;
 use crate::db::HashValue;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -144,7 +145,7 @@ fn expire_generic(e: &mut Engine, call: &mut Call, unit: Unit, cmd: &str) -> Cmd
         }
         if at <= now {
             if let Some(h) = lookup_mut::<HashValue>(e, db, &key)? {
-                h.shift_remove(&f[..]);
+                h.remove(&f[..]);
             }
             e.hash_ttl.remove(db, &key, f);
             deleted = true;
@@ -291,7 +292,7 @@ fn hgetdel(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mut out = Vec::with_capacity(fields.len());
     let mut deleted = false;
     for f in &fields {
-        let v = h.shift_remove(&f[..]);
+        let v = h.remove(&f[..]);
         deleted |= v.is_some();
         out.push(Reply::opt_bulk(v.as_deref()));
     }
@@ -384,12 +385,12 @@ fn hgetex(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mut out = Vec::with_capacity(fields.len());
     let (mut event, mut deleted) = (None, false);
     for f in &fields {
-        let v = lookup::<HashValue>(e, db, &key)?.and_then(|h| h.get(&f[..]).cloned());
+        let v = lookup::<HashValue>(e, db, &key)?.and_then(|h| h.get(&f[..]).map(<[u8]>::to_vec));
         if v.is_some() {
             match expiry {
                 Expiry::At(t) if t <= now => {
                     if let Some(h) = lookup_mut::<HashValue>(e, db, &key)? {
-                        h.shift_remove(&f[..]);
+                        h.remove(&f[..]);
                     }
                     e.hash_ttl.remove(db, &key, f);
                     deleted = true;
@@ -434,9 +435,10 @@ fn hsetex(e: &mut Engine, call: &mut Call) -> CmdResult {
             return Ok(Reply::Int(0));
         }
     }
+    let limits = Limits::from_config(&e.config);
     let h = hash_or_create(e, db, &key)?;
     for p in pairs.chunks(2) {
-        h.insert(p[0].to_vec(), p[1].to_vec());
+        h.set(&p[0], &p[1], &limits);
     }
     let now = e.now_ms;
     let mut expired = false;
@@ -444,7 +446,7 @@ fn hsetex(e: &mut Engine, call: &mut Call) -> CmdResult {
         match expiry {
             Expiry::At(t) if t <= now => {
                 if let Some(h) = lookup_mut::<HashValue>(e, db, &key)? {
-                    h.shift_remove(&p[0][..]);
+                    h.remove(&p[0][..]);
                 }
                 e.hash_ttl.remove(db, &key, &p[0]);
                 expired = true;

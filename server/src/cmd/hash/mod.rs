@@ -1,8 +1,8 @@
 //! The hash commands.
 //!
-//! Field order: a `HashValue` keeps insertion order and deletes with `shift_remove`, which is
-//! exactly the order of Redis's listpack encoding, used for hashes up to 128 fields of up to
-//! 64 bytes. Bigger hashes are hash tables in Redis, whose order no client can rely on.
+//! Field order: a `HashValue` keeps insertion order and closes the gap on a deletion, which
+//! is exactly the order of Redis's listpack encoding (db/hash.rs). Bigger hashes are hash
+//! tables in Redis, whose order no client can rely on.
 
 pub(crate) mod field_ttl;
 pub(crate) mod random;
@@ -28,7 +28,7 @@ pub(crate) fn hash_or_create<'a>(
 ) -> Result<&'a mut HashValue, Reply> {
     let d = e.db(db);
     if !d.contains(key) {
-        d.set(key, Value::Hash(Box::default()));
+        d.set(key, Value::Hash(HashValue::default()));
     }
     match d.get_mut(key) {
         Some(Entry {
@@ -44,30 +44,6 @@ pub(crate) fn delete_if_empty(e: &mut Engine, db: usize, key: &[u8]) {
     if e.db(db).remove_if_empty(key) {
         notify::keyspace_event(e, notify::GENERIC, "del", db, key);
     }
-}
-
-/// The listpack limits (hash-max-listpack-entries, hash-max-listpack-value): a hash within
-/// both is a listpack in Redis 7.0 and answers HSCAN in one page.
-fn listpack_limits(e: &Engine) -> (usize, usize) {
-    let setting = |names: [&str; 2], default: usize| {
-        names
-            .iter()
-            .find_map(|n| e.config.extra.get(*n).and_then(|v| v.parse::<usize>().ok()))
-            .unwrap_or(default)
-    };
-    (
-        setting(
-            ["hash-max-listpack-entries", "hash-max-ziplist-entries"],
-            128,
-        ),
-        setting(["hash-max-listpack-value", "hash-max-ziplist-value"], 64),
-    )
-}
-
-fn is_listpack(h: &HashValue, (max_entries, max_value): (usize, usize)) -> bool {
-    h.len() <= max_entries
-        && h.iter()
-            .all(|(k, v)| k.len() <= max_value && v.len() <= max_value)
 }
 
 fn hget(e: &mut Engine, call: &mut Call) -> CmdResult {
@@ -138,7 +114,6 @@ fn hscan(e: &mut Engine, call: &mut Call) -> CmdResult {
     // Parsed before the lookup (so the profile's report sees NOVALUES even on a missing key),
     // but as in Redis its errors come only once the key is known to be a hash.
     let opts = scan::parse_options(&call.args[3..], scan::Scanned::Hash, || novalues_known(e));
-    let limits = listpack_limits(e);
     let h = match lookup::<HashValue>(e, call.db, call.arg(1))? {
         None => return Ok(scan::reply(0, Vec::new())),
         Some(h) => h,
@@ -151,13 +126,14 @@ fn hscan(e: &mut Engine, call: &mut Call) -> CmdResult {
         }
     };
     let mut items = Vec::new();
-    if is_listpack(h, limits) {
+    // A listpack answers in one page, as Redis's does.
+    if h.is_listpack() {
         for (k, v) in h.iter().filter(|(k, _)| opts.matches(k)) {
             push(&mut items, k, v);
         }
         return Ok(scan::reply(0, items));
     }
-    let (next, found) = scan::page(h.iter().map(|(k, v)| (&k[..], (k, v))), cursor, opts.count);
+    let (next, found) = scan::page(h.iter().map(|(k, v)| (k, (k, v))), cursor, opts.count);
     for (k, v) in found.into_iter().filter(|(k, _)| opts.matches(k)) {
         push(&mut items, k, v);
     }

@@ -60,7 +60,7 @@ pub(super) fn hrandfield(e: &mut Engine, call: &mut Call) -> CmdResult {
                 let len = h.len();
                 let i = e.rng.below(len);
                 match lookup::<HashValue>(e, call.db, call.arg(1)) {
-                    Ok(Some(h)) => Reply::opt_bulk(h.get_index(i).map(|(k, _)| k)),
+                    Ok(Some(h)) => Reply::opt_bulk(h.keys().nth(i)),
                     _ => Reply::Nil,
                 }
             }
@@ -84,9 +84,11 @@ pub(super) fn hrandfield(e: &mut Engine, call: &mut Call) -> CmdResult {
     let Ok(Some(h)) = lookup::<HashValue>(e, call.db, call.arg(1)) else {
         return Ok(Reply::Array(Vec::new()));
     };
+    // Walked once: a packed hash has no index, and a negative count may pick many times.
+    let pairs: Vec<(&[u8], &[u8])> = h.iter().collect();
     let mut out = Vec::with_capacity(picks.len() * if withvalues && !resp3 { 2 } else { 1 });
     for i in picks {
-        let Some((k, v)) = h.get_index(i) else {
+        let Some(&(k, v)) = pairs.get(i) else {
             continue;
         };
         match (withvalues, resp3) {

@@ -258,6 +258,11 @@ fn full_hscan(
 #[test]
 fn hscan_pages_through_a_big_hash() {
     let mut e = Engine::new(Config::default());
+    // A hashtable (past the limit), so HSCAN pages.
+    run(
+        &mut e,
+        &["CONFIG", "SET", "hash-max-listpack-entries", "128"],
+    );
     for i in 0..500 {
         run(&mut e, &["HSET", "h", &format!("f{i}"), &format!("{i}")]);
     }
@@ -270,6 +275,11 @@ fn hscan_pages_through_a_big_hash() {
 #[test]
 fn hscan_returns_fields_present_throughout_despite_changes() {
     let mut e = Engine::new(Config::default());
+    // A hashtable (past the limit), so HSCAN pages.
+    run(
+        &mut e,
+        &["CONFIG", "SET", "hash-max-listpack-entries", "128"],
+    );
     for i in 0..300 {
         run(&mut e, &["HSET", "h", &format!("f{i}"), "x"]);
     }

@@ -4,6 +4,7 @@ use super::{delete_if_empty, hash_or_create};
 use crate::cmd::args;
 use crate::cmd::lookup::lookup_mut;
 use crate::cmd::table::CmdResult;
+use crate::db::encoding::Limits;
 use crate::db::HashValue;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -11,32 +12,17 @@ use crate::notify;
 use crate::numfmt;
 use crate::reply::Reply;
 
-/// Sets a field, reusing the stored buffers when the field exists (its position stays, as in
-/// a listpack). Returns whether the field is new.
-fn set_field(h: &mut HashValue, field: &[u8], value: &[u8]) -> bool {
-    match h.get_mut(field) {
-        Some(v) => {
-            v.clear();
-            v.extend_from_slice(value);
-            false
-        }
-        None => {
-            h.insert(field.to_vec(), value.to_vec());
-            true
-        }
-    }
-}
-
 /// HSET and HMSET: the pairs are checked before the key, so an odd count is an arity error
 /// even on a key of another type. Every call sends "hset", even one that changed nothing.
 fn set_pairs(e: &mut Engine, call: &Call) -> Result<i64, Reply> {
     if call.argc() % 2 == 1 {
         return Err(Reply::err(errors::wrong_arity(&args::lower(call.arg(0)))));
     }
+    let limits = Limits::from_config(&e.config);
     let h = hash_or_create(e, call.db, call.arg(1))?;
     let mut added = 0;
     for pair in call.args[2..].chunks_exact(2) {
-        added += set_field(h, &pair[0], &pair[1]) as i64;
+        added += h.set(&pair[0], &pair[1], &limits) as i64;
     }
     e.modified(call.db, call.arg(1), notify::HASH, "hset");
     Ok(added)
@@ -51,11 +37,12 @@ pub(super) fn hmset(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 pub(super) fn hsetnx(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let limits = Limits::from_config(&e.config);
     let h = hash_or_create(e, call.db, call.arg(1))?;
     if h.contains_key(call.arg(2)) {
         return Ok(Reply::Int(0));
     }
-    h.insert(call.arg(2).to_vec(), call.arg(3).to_vec());
+    h.set(call.arg(2), call.arg(3), &limits);
     e.modified(call.db, call.arg(1), notify::HASH, "hset");
     Ok(Reply::Int(1))
 }
@@ -67,7 +54,7 @@ pub(super) fn hdel(e: &mut Engine, call: &mut Call) -> CmdResult {
     };
     let mut deleted = 0;
     for f in &call.args[2..] {
-        if h.shift_remove(&f[..]).is_some() {
+        if h.remove(&f[..]).is_some() {
             deleted += 1;
             if h.is_empty() {
                 break;
@@ -83,6 +70,7 @@ pub(super) fn hdel(e: &mut Engine, call: &mut Call) -> CmdResult {
 
 pub(super) fn hincrby(e: &mut Engine, call: &mut Call) -> CmdResult {
     let incr = args::int(call.arg(3))?;
+    let limits = Limits::from_config(&e.config);
     let h = hash_or_create(e, call.db, call.arg(1))?;
     let current = match h.get(call.arg(2)) {
         None => 0,
@@ -95,7 +83,7 @@ pub(super) fn hincrby(e: &mut Engine, call: &mut Call) -> CmdResult {
         return Err(Reply::err(errors::OVERFLOW));
     };
     let mut buf = itoa::Buffer::new();
-    set_field(h, call.arg(2), buf.format(new).as_bytes());
+    h.set(call.arg(2), buf.format(new).as_bytes(), &limits);
     e.modified(call.db, call.arg(1), notify::HASH, "hincrby");
     Ok(Reply::Int(new))
 }
@@ -109,6 +97,7 @@ pub(super) fn hincrbyfloat(e: &mut Engine, call: &mut Call) -> CmdResult {
     if lower.windows(3).any(|w| w == b"inf" || w == b"nan") {
         return Err(Reply::err(errors::INCR_IS_NAN_OR_INF));
     }
+    let limits = Limits::from_config(&e.config);
     let h = hash_or_create(e, call.db, call.arg(1))?;
     let current = h
         .get(call.arg(2))
@@ -126,7 +115,7 @@ pub(super) fn hincrbyfloat(e: &mut Engine, call: &mut Call) -> CmdResult {
             return Err(Reply::err(errors::NOT_FLOAT))
         }
     };
-    set_field(h, call.arg(2), text.as_bytes());
+    h.set(call.arg(2), text.as_bytes(), &limits);
     e.modified(call.db, call.arg(1), notify::HASH, "hincrbyfloat");
     Ok(Reply::bulk(text))
 }

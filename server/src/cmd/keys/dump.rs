@@ -93,15 +93,16 @@ pub fn restore(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 /// A value read from a serialized payload (RESTORE, DEBUG RELOAD) as the entry Redis's
-/// loader makes of it: encodings chosen afresh, except that a set loaded as a hashtable stays
-/// one (see `Entry::raw`).
+/// loader makes of it: encodings chosen afresh from the contents (a hash is packed when it
+/// fits the limits, and so is a sorted set), except that a set loaded as a hashtable stays one (see `Entry::raw`).
 pub(crate) fn loaded_entry(
     e: &Engine,
-    value: crate::db::Value,
+    mut value: crate::db::Value,
     expire_at: Option<i64>,
     hint: Hint,
 ) -> Entry {
     let limits = Limits::from_config(&e.config);
+    value.fit_loaded(&limits);
     let raw = matches!(value, crate::db::Value::Set(_))
         && crate::db::encoding::of(&value, &limits) == crate::db::encoding::Encoding::Hashtable;
     let mut entry = Entry::new(value, expire_at);

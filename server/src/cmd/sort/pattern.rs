@@ -32,7 +32,7 @@ pub fn lookup(e: &mut Engine, db: usize, pattern: &[u8], elem: &[u8]) -> Option<
     let entry = e.db(db).get(&key)?;
     match (&entry.value, field) {
         (Value::Str(s), None) => Some(s.to_vec()),
-        (Value::Hash(h), Some(f)) => h.get(f).cloned(),
+        (Value::Hash(h), Some(f)) => h.get(f).map(<[u8]>::to_vec),
         _ => None,
     }
 }

@@ -17,6 +17,7 @@ use bytes::Bytes;
 
 use super::args;
 use super::table::{flags::*, Command};
+use crate::db::encoding::Limits;
 use crate::db::{Value, ZSet};
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -40,8 +41,8 @@ pub(super) fn delete_if_empty(e: &mut Engine, db: usize, key: &[u8]) -> bool {
 pub(super) fn store(e: &mut Engine, db: usize, dst: &[u8], mut z: ZSet, event: &str) -> Reply {
     let n = z.len();
     if n > 0 {
-        z.fit_encoding();
-        e.db(db).set(dst, Value::ZSet(Box::new(z)));
+        z.fit_encoding(&Limits::from_config(&e.config));
+        e.db(db).set(dst, Value::ZSet(z));
         e.modified(db, dst, notify::ZSET, event);
         e.signal_ready(db, dst);
         Reply::Int(n as i64)
@@ -171,9 +172,10 @@ fn zadd_generic(e: &mut Engine, call: &mut Call, incr: bool) -> Reply {
             if f.xx {
                 return if f.incr { Reply::Nil } else { Reply::Int(0) };
             }
-            e.db(db).set(&key, Value::ZSet(Box::default()));
+            e.db(db).set(&key, Value::ZSet(ZSet::new()));
         }
     }
+    let limits = Limits::from_config(&e.config);
     let Ok(Some(z)) = lookup_mut::<ZSet>(e, db, &key) else {
         return Reply::err(errors::WRONGTYPE);
     };
@@ -199,14 +201,14 @@ fn zadd_generic(e: &mut Engine, call: &mut Call, incr: bool) -> Reply {
                     continue;
                 }
                 if s != cur {
-                    z.insert(member, s);
+                    z.insert(member, s, &limits);
                     updated += 1;
                 }
                 processed += 1;
                 last = s;
             }
             None if !f.xx => {
-                z.insert(member, score);
+                z.insert(member, score, &limits);
                 added += 1;
                 processed += 1;
                 last = score;

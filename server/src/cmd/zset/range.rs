@@ -138,13 +138,15 @@ fn generic(
         Err(r) => return r,
         Ok(None) => Vec::new(),
         Ok(Some(z)) => select(z, &spec, rev, offset, limit)
-            .map(|(m, s)| (m.clone(), s))
+            .map(|(m, s)| (m.to_vec(), s))
             .collect(),
     };
     if is_store {
+        // Built as Redis 7.0 builds it: a listpack that converts once it outgrows the limits.
+        let limits = crate::db::encoding::Limits::from_config(&e.config);
         let mut out = ZSet::new();
         for (m, s) in &items {
-            out.insert(m, *s);
+            out.insert(m, *s, &limits);
         }
         let dst = call.args[1].clone();
         return store(e, call.db, &dst, out, "zrangestore");
@@ -188,9 +190,9 @@ fn select<'a>(
     rev: bool,
     offset: i64,
     limit: i64,
-) -> Box<dyn Iterator<Item = (&'a Vec<u8>, f64)> + 'a> {
+) -> Box<dyn Iterator<Item = (&'a [u8], f64)> + 'a> {
     let empty =
-        || -> Box<dyn Iterator<Item = (&'a Vec<u8>, f64)> + 'a> { Box::new(std::iter::empty()) };
+        || -> Box<dyn Iterator<Item = (&'a [u8], f64)> + 'a> { Box::new(std::iter::empty()) };
     let len = z.len();
     if let Spec::Rank(a, b) = spec {
         let Some((start, end)) = rank_bounds(len, *a, *b) else {

@@ -79,7 +79,7 @@ impl<'a> Src<'a> {
     fn iter(&self) -> Box<dyn Iterator<Item = (&'a [u8], f64)> + 'a> {
         match self.data {
             Data::Missing => Box::new(std::iter::empty()),
-            Data::Z(z) => Box::new(z.iter().map(|(m, s)| (m.as_slice(), s))),
+            Data::Z(z) => Box::new(z.iter().map(|(m, s)| (m, s))),
             Data::S(s) => Box::new(s.iter().map(|m| (m.as_slice(), 1.0))),
         }
     }
@@ -242,7 +242,7 @@ fn generic(
                             break;
                         }
                     } else {
-                        result.insert(m, score);
+                        result.push(m, score);
                     }
                 }
             }
@@ -261,13 +261,13 @@ fn generic(
                 }
             }
             for (m, s) in acc {
-                result.insert(m, s);
+                result.push(m, s);
             }
         }
         Op::Diff => {
             for (m, s) in srcs[0].iter() {
                 if !srcs[1..].iter().any(|o| o.find(m).is_some()) {
-                    result.insert(m, s);
+                    result.push(m, s);
                 }
             }
         }
@@ -285,9 +285,5 @@ fn generic(
         };
         return store(e, call.db, &dst, result, event);
     }
-    scored_reply(
-        call.resp,
-        result.iter().map(|(m, s)| (m.as_slice(), s)),
-        withscores,
-    )
+    scored_reply(call.resp, result.iter().map(|(m, s)| (m, s)), withscores)
 }

@@ -362,7 +362,7 @@ fn read_object(r: &mut reader::Reader, t: u8) -> Option<Value> {
         }
         types::ZSET | types::ZSET_2 => {
             let n = r.len()?;
-            let mut z = ZSet::new();
+            let mut z = ZSet::new_unpacked();
             for _ in 0..n {
                 let m = r.string()?;
                 let score = if t == types::ZSET_2 {
@@ -370,23 +370,23 @@ fn read_object(r: &mut reader::Reader, t: u8) -> Option<Value> {
                 } else {
                     r.text_double()?
                 };
-                if score.is_nan() || z.insert(&m, score).is_some() {
+                if score.is_nan() || z.push(&m, score).is_some() {
                     return None;
                 }
             }
-            Some(Value::ZSet(Box::new(z)))
+            Some(Value::ZSet(z))
         }
         types::HASH => {
             let n = r.len()?;
-            let mut h = HashValue::default();
+            let mut h = HashValue::new_table();
             for _ in 0..n {
                 let k = r.string()?;
                 let v = r.string()?;
-                if h.insert(k, v).is_some() {
+                if !h.set(&k, &v, &Limits::default()) {
                     return None;
                 }
             }
-            Some(Value::Hash(Box::new(h)))
+            Some(Value::Hash(h))
         }
         types::SET_INTSET => {
             let blob = r.string()?;
@@ -433,29 +433,29 @@ fn hash_from_pairs(items: Vec<Vec<u8>>) -> Option<Value> {
     if !items.len().is_multiple_of(2) {
         return None;
     }
-    let mut h = HashValue::default();
+    let mut h = HashValue::new_table();
     let mut it = items.into_iter();
     while let (Some(k), Some(v)) = (it.next(), it.next()) {
-        if h.insert(k, v).is_some() {
+        if !h.set(&k, &v, &Limits::default()) {
             return None;
         }
     }
-    Some(Value::Hash(Box::new(h)))
+    Some(Value::Hash(h))
 }
 
 fn zset_from_pairs(items: Vec<Vec<u8>>) -> Option<Value> {
     if !items.len().is_multiple_of(2) {
         return None;
     }
-    let mut z = ZSet::new();
+    let mut z = ZSet::new_unpacked();
     let mut it = items.into_iter();
     while let (Some(m), Some(s)) = (it.next(), it.next()) {
         let score = numfmt::parse_f64(&s)?;
-        if z.insert(&m, score).is_some() {
+        if z.push(&m, score).is_some() {
             return None;
         }
     }
-    Some(Value::ZSet(Box::new(z)))
+    Some(Value::ZSet(z))
 }
 
 fn parse_intset(b: &[u8]) -> Option<SetValue> {

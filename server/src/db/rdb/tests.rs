@@ -21,12 +21,12 @@ fn list(items: &[&str]) -> Value {
 }
 
 fn hash(pairs: &[(&str, &str)]) -> Value {
-    Value::Hash(Box::new(
-        pairs
-            .iter()
-            .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
-            .collect(),
-    ))
+    let mut h = crate::db::HashValue::new_table();
+    for (k, v) in pairs {
+        h.set(k.as_bytes(), v.as_bytes(), &Limits::unbounded());
+    }
+    h.fit(&Limits::default());
+    Value::Hash(h)
 }
 
 fn set(items: &[&str]) -> Value {
@@ -36,18 +36,20 @@ fn set(items: &[&str]) -> Value {
 }
 
 fn zset(items: &[(f64, &str)]) -> Value {
-    let mut z = ZSet::new();
+    let mut z = ZSet::new_unpacked();
     for (score, m) in items {
-        z.insert(m.as_bytes(), *score);
+        z.push(m.as_bytes(), *score);
     }
-    Value::ZSet(Box::new(z))
+    z.fit_encoding(&Limits::default());
+    Value::ZSet(z)
 }
 
 fn check(v: &Value, expected_hex: &str) {
     let l = Limits::default();
     let got = dump(v, &l);
     assert_eq!(got, hex(expected_hex), "dump of {v:?}");
-    let back = restore(&got).expect("restores");
+    let mut back = restore(&got).expect("restores");
+    back.fit_loaded(&l);
     assert_eq!(dump(&back, &l), got, "round trip of {v:?}");
 }
 
