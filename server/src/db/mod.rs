@@ -497,7 +497,7 @@ impl Db {
                 if picked.len() >= n.min(self.expires.len()) {
                     break;
                 }
-                if let Some((k, e)) = self.map.at(rng.below(self.map.len())) {
+                if let Some((k, e)) = self.map.nth(rng.below(self.map.len())) {
                     if e.expire_at().is_some() && !picked.iter().any(|(p, _)| *p == k.as_bytes()) {
                         picked.push((k.as_bytes(), e));
                     }
