@@ -36,7 +36,7 @@ impl Rng {
         // Redis 7.2 and Valkey, where -0 survives, while the profile keeps 7.0's listpack
         // start, which turns it into 0 (DIFFERENCES.md). Printing is what this test checks.
         if d.is_finite() && d != 0.0 {
-            if self.next() % 2 == 0 {
+            if self.next().is_multiple_of(2) {
                 d
             } else {
                 -d

@@ -357,7 +357,7 @@ mod tests {
             x ^= x << 17;
             let m = format!("m{}", x % 40).into_bytes();
             let score = [0.0, 1.0, 2.5, 300.0, -7.0, 1e10][(x >> 8) as usize % 6];
-            if x % 4 == 0 {
+            if x.is_multiple_of(4) {
                 assert_eq!(p.remove(&m), s.remove(&m));
             } else {
                 assert_eq!(p.insert(&m, score, &l), s.insert(&m, score, &l));
@@ -377,8 +377,8 @@ mod tests {
             let r = ScoreRange {
                 min: 0.0,
                 max: 300.0,
-                minex: x % 3 == 0,
-                maxex: x % 5 == 0,
+                minex: x.is_multiple_of(3),
+                maxex: x.is_multiple_of(5),
             };
             assert_eq!(p.first_in_score_range(&r), s.first_in_score_range(&r));
             assert_eq!(p.last_in_score_range(&r), s.last_in_score_range(&r));

@@ -105,7 +105,7 @@ fn generic(e: &mut Engine, call: &mut Call, readonly: bool) -> CmdResult {
             crate::cmd::set::reply_order(&mut members, max_intset);
             (items_of(&mut arena, members.into_iter()), true)
         }
-        Some(Value::ZSet(z)) => (items_of(&mut arena, z.iter().map(|(m, _)| &m[..])), false),
+        Some(Value::ZSet(z)) => (items_of(&mut arena, z.iter().map(|(m, _)| m)), false),
         Some(_) => return Err(Reply::err(errors::WRONGTYPE)),
     };
     let arena = arena;

@@ -79,7 +79,7 @@ impl<'a> Src<'a> {
     fn iter(&self) -> Box<dyn Iterator<Item = (&'a [u8], f64)> + 'a> {
         match self.data {
             Data::Missing => Box::new(std::iter::empty()),
-            Data::Z(z) => Box::new(z.iter().map(|(m, s)| (m, s))),
+            Data::Z(z) => Box::new(z.iter()),
             Data::S(s) => Box::new(s.iter().map(|m| (m.as_slice(), 1.0))),
         }
     }
@@ -285,5 +285,5 @@ fn generic(
         };
         return store(e, call.db, &dst, result, event);
     }
-    scored_reply(call.resp, result.iter().map(|(m, s)| (m, s)), withscores)
+    scored_reply(call.resp, result.iter(), withscores)
 }
