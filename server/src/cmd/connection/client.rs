@@ -443,7 +443,8 @@ fn reply(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 fn unblock(e: &mut Engine, call: &mut Call) -> CmdResult {
-    // Valkey 8 ignores what follows the reason.
+    // Valkey 8 reads the reason only when it is the last argument, and ignores the rest of a
+    // longer line (`CLIENT UNBLOCK 1 2 3` answers 0).
     let valkey = e.profile().family() == crate::compat::Family::Valkey;
     if call.argc() > 4 && !valkey {
         return Err(Reply::err(errors::subcommand_syntax(
@@ -452,7 +453,7 @@ fn unblock(e: &mut Engine, call: &mut Call) -> CmdResult {
         )));
     }
     let mut error = false;
-    if call.argc() >= 4 {
+    if call.argc() == 4 {
         if args::is(call.arg(3), "timeout") {
             error = false;
         } else if args::is(call.arg(3), "error") {
