@@ -139,8 +139,7 @@ pub fn first_in_score_range(b: &[u8], r: &ScoreRange) -> Option<usize> {
     if !score_overlaps(b, r) {
         return None;
     }
-    let (i, s) = slots(b).enumerate().find(|(_, s)| r.gte_min(s.score))?;
-    r.lte_max(s.score).then_some(i)
+    first_within(b, |s| r.gte_min(s.score), |s| r.lte_max(s.score))
 }
 
 /// Rank of the last entry within a score range.
@@ -148,13 +147,7 @@ pub fn last_in_score_range(b: &[u8], r: &ScoreRange) -> Option<usize> {
     if !score_overlaps(b, r) {
         return None;
     }
-    let all: Vec<Slot> = slots(b).collect();
-    let (i, s) = all
-        .iter()
-        .enumerate()
-        .rev()
-        .find(|(_, s)| r.lte_max(s.score))?;
-    r.gte_min(s.score).then_some(i)
+    last_within(b, |s| r.gte_min(s.score), |s| r.lte_max(s.score))
 }
 
 /// Rank of the first entry of a lex range, scanning from the head as Redis's listpack code
@@ -164,8 +157,7 @@ pub fn first_in_lex_range(b: &[u8], r: &LexRange) -> Option<usize> {
     if !lex_overlaps(b, r) {
         return None;
     }
-    let (i, s) = slots(b).enumerate().find(|(_, s)| r.gte_min(s.member))?;
-    r.lte_max(s.member).then_some(i)
+    first_within(b, |s| r.gte_min(s.member), |s| r.lte_max(s.member))
 }
 
 /// Rank of the last entry of a lex range, scanning from the tail.
@@ -173,13 +165,29 @@ pub fn last_in_lex_range(b: &[u8], r: &LexRange) -> Option<usize> {
     if !lex_overlaps(b, r) {
         return None;
     }
+    last_within(b, |s| r.gte_min(s.member), |s| r.lte_max(s.member))
+}
+
+/// The first entry from the head that passes the range's minimum, if it is also within the
+/// maximum: the scan Redis's listpack code does for both kinds of range.
+fn first_within(
+    b: &[u8],
+    min_ok: impl Fn(&Slot) -> bool,
+    max_ok: impl Fn(&Slot) -> bool,
+) -> Option<usize> {
+    let (i, s) = slots(b).enumerate().find(|(_, s)| min_ok(s))?;
+    max_ok(&s).then_some(i)
+}
+
+/// The first entry from the tail within the range's maximum, if it also passes the minimum.
+fn last_within(
+    b: &[u8],
+    min_ok: impl Fn(&Slot) -> bool,
+    max_ok: impl Fn(&Slot) -> bool,
+) -> Option<usize> {
     let all: Vec<Slot> = slots(b).collect();
-    let (i, s) = all
-        .iter()
-        .enumerate()
-        .rev()
-        .find(|(_, s)| r.lte_max(s.member))?;
-    r.gte_min(s.member).then_some(i)
+    let (i, s) = all.iter().enumerate().rev().find(|(_, s)| max_ok(s))?;
+    min_ok(s).then_some(i)
 }
 
 /// Entries of a lex range, counted forward from the first while they stay within it.

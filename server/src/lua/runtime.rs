@@ -426,12 +426,13 @@ unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut lua_Debug) {
         let users = c
             .busy_users
             .get_or_insert_with(|| {
-                // SAFETY: `engine` is the engine running this script, alive and not borrowed
-                // elsewhere while the hook runs (the script is the only thing executing);
-                // the users are only read, and cloning them cannot raise a Lua error.
                 std::sync::Arc::new(if engine.is_null() {
                     crate::acl::Users::new()
                 } else {
+                    // SAFETY: `engine` is the engine running this script, alive and not
+                    // borrowed elsewhere while the hook runs (the script is the only thing
+                    // executing); the users are only read, and cloning them cannot raise a
+                    // Lua error.
                     unsafe { (*engine).acl.users.clone() }
                 })
             })
