@@ -6,7 +6,7 @@ mod support;
 
 use std::time::Duration;
 
-use proptest::prelude::RngCore;
+use proptest::prelude::Rng as _;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 use support::resp::{show, RawConn};
 
