@@ -404,7 +404,13 @@ fn view(n: &mut Node, count: usize) -> (bool, String) {
         && info.contains(&format!("cluster_known_nodes:{count}"))
         && !nodes_text.contains("handshake")
         && !nodes_text.contains("fail")
-        && nodes_text.matches("connected").count() == count;
+        // The link state is CLUSTER NODES' eighth field ("disconnected" contains
+        // "connected", so a substring count would pass a broken link).
+        && nodes_text
+            .lines()
+            .filter(|l| l.split(' ').nth(7) == Some("connected"))
+            .count()
+            == count;
     (formed, text(&mut n.conn, &["CLUSTER", "SLOTS"]))
 }
 
