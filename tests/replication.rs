@@ -507,9 +507,26 @@ fn ops(stream: &[u8]) -> Vec<Vec<String>> {
     out
 }
 
-/// One op as text.
-fn owned(op: &[&str]) -> Vec<String> {
-    op.iter().map(|a| a.to_string()).collect()
+/// A list of ops as text, to compare with `ops`' reading of a stream.
+fn owned(list: &[&[&str]]) -> Vec<Vec<String>> {
+    list.iter()
+        .map(|op| op.iter().map(|a| a.to_string()).collect())
+        .collect()
+}
+
+/// Empties `addr`, turns active expiry off and stores `keys` with a 1 ms deadline that has
+/// passed on return, so only a command that meets them can expire them. Returns the
+/// connection that did it; the caller turns active expiry back on.
+fn keys_past_deadline(addr: SocketAddr, keys: &[&str]) -> RawConn {
+    let mut c = RawConn::connect(addr);
+    cmd(&mut c, &["FLUSHALL"]);
+    cmd(&mut c, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    for k in keys {
+        cmd(&mut c, &["SET", k, "v", "PX", "1"]);
+    }
+    // A lower bound only: the keys are past their deadline by then.
+    std::thread::sleep(Duration::from_millis(20));
+    c
 }
 
 /// Runs `script` on one connection to `addr` with a SYNC attached, and returns the stream
@@ -606,13 +623,7 @@ fn keys_expired_on_the_way_travel_as_plain_dels() {
     let lab = Server::start();
     for (name, addr) in [("redis", real.addr()), ("redlab", lab.addr())] {
         for walk in ["SCAN", "RANDOMKEY"] {
-            let mut c = RawConn::connect(addr);
-            cmd(&mut c, &["FLUSHALL"]);
-            cmd(&mut c, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
-            cmd(&mut c, &["SET", "foo1", "bar", "PX", "1"]);
-            cmd(&mut c, &["SET", "foo2", "bar", "PX", "1"]);
-            // A lower bound only: the keys are past their deadline by then.
-            std::thread::sleep(Duration::from_millis(20));
+            let mut c = keys_past_deadline(addr, &["foo1", "foo2"]);
             let walk_args: &[&str] = if walk == "SCAN" {
                 &["SCAN", "0"]
             } else {
@@ -621,26 +632,17 @@ fn keys_expired_on_the_way_travel_as_plain_dels() {
             let mut got = stream_of(addr, &[walk_args], &[]);
             cmd(&mut c, &["DEBUG", "SET-ACTIVE-EXPIRE", "1"]);
             got[1..3].sort();
-            let want: Vec<Vec<String>> = [
+            let want = owned(&[
                 &["SELECT", "0"][..],
                 &["DEL", "foo1"],
                 &["DEL", "foo2"],
                 &["SET", "end", "end"],
-            ]
-            .iter()
-            .map(|op| owned(op))
-            .collect();
+            ]);
             assert_eq!(got, want, "{name}, {walk}");
         }
         // A key a command's lookup expires belongs to that command's unit: wrapped in
         // MULTI/EXEC with the rest of a transaction or script, or with another such key.
-        let mut c = RawConn::connect(addr);
-        cmd(&mut c, &["FLUSHALL"]);
-        cmd(&mut c, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
-        for k in ["e1", "e2", "e3", "e4", "e5", "e6"] {
-            cmd(&mut c, &["SET", k, "v", "PX", "1"]);
-        }
-        std::thread::sleep(Duration::from_millis(20));
+        let mut c = keys_past_deadline(addr, &["e1", "e2", "e3", "e4", "e5", "e6"]);
         let got = stream_of(
             addr,
             &[
@@ -660,7 +662,7 @@ fn keys_expired_on_the_way_travel_as_plain_dels() {
             &[],
         );
         cmd(&mut c, &["DEBUG", "SET-ACTIVE-EXPIRE", "1"]);
-        let want: Vec<Vec<String>> = [
+        let want = owned(&[
             &["SELECT", "0"][..],
             &["MULTI"],
             &["DEL", "e1"],
@@ -680,15 +682,10 @@ fn keys_expired_on_the_way_travel_as_plain_dels() {
             &["SET", "e6", "new"],
             &["EXEC"],
             &["SET", "end", "end"],
-        ]
-        .iter()
-        .map(|op| owned(op))
-        .collect();
+        ]);
         assert_eq!(got, want, "{name}, lookups that expire keys");
         // The blocked client and the transaction.
-        let mut c = RawConn::connect(addr);
-        cmd(&mut c, &["FLUSHALL"]);
-        cmd(&mut c, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+        let mut c = keys_past_deadline(addr, &[]);
         let mut b = RawConn::connect(addr);
         let id = cmd(&mut b, &["CLIENT", "ID"]);
         let id = id
@@ -716,7 +713,7 @@ fn keys_expired_on_the_way_travel_as_plain_dels() {
             "{name}"
         );
         cmd(&mut c, &["DEBUG", "SET-ACTIVE-EXPIRE", "1"]);
-        let want: Vec<Vec<String>> = [
+        let want = owned(&[
             &["SELECT", "0"][..],
             &["MULTI"],
             &["RPUSH", "k", "hello"],
@@ -724,10 +721,7 @@ fn keys_expired_on_the_way_travel_as_plain_dels() {
             &["EXEC"],
             &["DEL", "k"],
             &["SET", "end", "end"],
-        ]
-        .iter()
-        .map(|op| owned(op))
-        .collect();
+        ]);
         assert_eq!(got, want, "{name}, a blocked client and an expired key");
     }
 }
