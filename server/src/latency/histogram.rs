@@ -26,8 +26,14 @@ const COUNTS_LEN: usize = (BUCKETS + 1) << HALF_MAGNITUDE;
 /// Where the logarithmic walk reports first (ns), and the factor between reports.
 const FIRST_REPORT: i64 = 1024;
 
+/// Slots per chunk of `Histogram::chunks`: half a bucket.
+const CHUNK: usize = HALF_COUNT as usize;
+
+/// The counts are kept in chunks of 128 slots, each allocated when a value first lands in
+/// it: a server records into a few neighbouring buckets, and zeroing all 24 KiB of slots
+/// for each command's first call was most of what a fresh engine's first EVAL cost.
 pub struct Histogram {
-    counts: Box<[u64]>,
+    chunks: [Option<Box<[u64; CHUNK]>>; COUNTS_LEN / CHUNK],
     total: u64,
 }
 
@@ -42,7 +48,7 @@ impl std::fmt::Debug for Histogram {
 impl Default for Histogram {
     fn default() -> Self {
         Histogram {
-            counts: vec![0; COUNTS_LEN].into_boxed_slice(),
+            chunks: Default::default(),
             total: 0,
         }
     }
@@ -87,8 +93,14 @@ impl Histogram {
     /// Counts one duration of `ns` nanoseconds, clamped to the histogram's range.
     pub fn record(&mut self, ns: i64) {
         let v = ns.clamp(MIN_VALUE, MAX_VALUE);
-        self.counts[counts_index(v)] += 1;
+        let i = counts_index(v);
+        self.chunks[i / CHUNK].get_or_insert_with(|| Box::new([0; CHUNK]))[i % CHUNK] += 1;
         self.total += 1;
+    }
+
+    /// The count in slot `i`.
+    fn count(&self, i: usize) -> u64 {
+        self.chunks[i / CHUNK].as_ref().map_or(0, |c| c[i % CHUNK])
     }
 
     /// How many durations were counted.
@@ -104,7 +116,7 @@ impl Histogram {
         let rank = rank.max(1);
         let mut seen = 0;
         let mut value = 0;
-        for (i, &c) in self.counts.iter().enumerate() {
+        for (i, c) in (0..COUNTS_LEN).map(|i| (i, self.count(i))) {
             seen += c;
             if seen >= rank {
                 value = value_at_index(i);
@@ -151,7 +163,7 @@ impl Histogram {
                 if index as usize >= COUNTS_LEN {
                     break;
                 }
-                cumulative += self.counts[index as usize];
+                cumulative += self.count(index as usize);
                 value = value_at_index(index as usize);
                 highest = highest_equivalent(value);
             }
