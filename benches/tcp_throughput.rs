@@ -7,8 +7,9 @@
 //!
 //! The `ACL` rows (issue 16) measure what a permission check costs: GET, SET and the EVALSHA
 //! over keys under `app:`, once as the `default` user and once as a user limited to
-//! `~app:*` (`--user`), on both servers; they print each server's ratio ACL / default. The
-//! goal is redlab's ratio within 5% of Redis's.
+//! `~app:*` (`--user`), on both servers; they print each server's ratio ACL / default, in
+//! requests per second and in server CPU per request (the steadier of the two on a shared
+//! machine). The goal is redlab's ratio within 5% of Redis's.
 //!
 //! Both servers and the load generator share the machine, so absolute figures depend on it;
 //! the ratio is the result. Each row runs alternately against both servers, several times,
@@ -84,25 +85,58 @@ fn setup(port: u16) {
 /// The restricted user of the ACL rows: every command, keys under `app:` only.
 const ACL_USER: &str = "benchapp";
 
-/// One ACL row: the command as `default` and as `ACL_USER` on both servers, medians of
-/// `RUNS` runs each, and the ratio ACL / default of each server.
-fn acl_row(ports: (u16, u16), name: &str, args: &[&str], pipeline: u32, pinned: bool) {
+/// Where an ACL row runs: both servers' ports and pids, and the run settings of the rest.
+struct AclRun {
+    ports: (u16, u16),
+    pids: (u32, u32),
+    runs: usize,
+    requests: u32,
+    pinned: bool,
+}
+
+/// One ACL row: the command as `default` and as `ACL_USER` on both servers. Each run takes
+/// the four in turn, so a drift of the machine's speed touches them alike; medians of the
+/// runs. The result is each server's ratio ACL / default, in requests per second and in
+/// server CPU per request: the issue's goal is redlab's ratio within 5% of Redis's.
+fn acl_row(run: &AclRun, name: &str, args: &[&str], pipeline: u32) {
     let as_user = [&["--user", ACL_USER, "-a", "benchpw"], args].concat();
-    let median = |port: u16, args: &[&str]| {
-        let runs = (0..RUNS).map(|_| redis_benchmark(port, pipeline, args, pinned, 200_000));
-        summary(runs.collect()).0
-    };
-    let (ours_default, theirs_default) = (median(ports.0, args), median(ports.1, args));
-    let (ours_acl, theirs_acl) = (median(ports.0, &as_user), median(ports.1, &as_user));
+    let cases: [(u16, u32, &[&str]); 4] = [
+        (run.ports.0, run.pids.0, args),
+        (run.ports.0, run.pids.0, &as_user),
+        (run.ports.1, run.pids.1, args),
+        (run.ports.1, run.pids.1, &as_user),
+    ];
+    let mut ops: [Vec<f64>; 4] = Default::default();
+    let mut cpu: [Vec<f64>; 4] = Default::default();
+    for _ in 0..run.runs {
+        for (i, (port, pid, a)) in cases.iter().enumerate() {
+            let (o, c) = with_cpu_per_op(*pid, run.requests as usize, || {
+                redis_benchmark(*port, pipeline, a, run.pinned, run.requests)
+            });
+            ops[i].push(o);
+            cpu[i].push(c);
+        }
+    }
+    let m = |v: &[Vec<f64>; 4]| v.clone().map(|x| summary(x).0);
+    let (o, c) = (m(&ops), m(&cpu));
+    // ACL / default for redlab and redis; for CPU, above 1 means the check costs CPU.
+    let (ops_lab, ops_redis) = (o[1] / o[0], o[3] / o[2]);
+    let (cpu_lab, cpu_redis) = (c[1] / c[0], c[3] / c[2]);
     println!(
-        "{:<28} {:>12.0} {:>12.0} {:>12.0} {:>12.0}   ACL/default: redlab {:.3}  redis {:.3}",
+        "{:<28} {:>12.0} {:>12.0} {:>12.0} {:>12.0}   ACL/default ops: redlab {:.3} redis {:.3} | cpu/request: redlab {:.3} ({:.2}/{:.2}us) redis {:.3} ({:.2}/{:.2}us)",
         format!("{name} -P {pipeline}"),
-        ours_default,
-        ours_acl,
-        theirs_default,
-        theirs_acl,
-        ours_acl / ours_default,
-        theirs_acl / theirs_default
+        o[0],
+        o[1],
+        o[2],
+        o[3],
+        ops_lab,
+        ops_redis,
+        cpu_lab,
+        c[1],
+        c[0],
+        cpu_redis,
+        c[3],
+        c[2],
     );
 }
 
@@ -257,9 +291,16 @@ fn main() {
                 "", "redlab dflt", "redlab ACL", "redis dflt", "redis ACL"
             );
         }
+        let run = AclRun {
+            ports: (a, b),
+            pids: (pid_a, pid_b),
+            runs,
+            requests: 200_000 / divide,
+            pinned,
+        };
         for (name, args) in &acl_rows {
             if wanted(name) {
-                acl_row((a, b), name, args, pipeline, pinned);
+                acl_row(&run, name, args, pipeline);
             }
         }
     }
