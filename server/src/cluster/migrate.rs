@@ -94,7 +94,7 @@ pub(crate) fn migrate(e: &mut Engine, call: &mut Call) -> CmdResult {
     for k in &req.keys {
         if let Some(en) = e.db(call.db).get(k) {
             let ttl = en.expire_at().map_or(0, |t| (t - now).max(1));
-            found.push((k.clone(), rdb::dump_entry(en, &limits), ttl));
+            found.push((k.clone(), rdb::dump(&en.value, &limits), ttl));
         }
     }
     if found.is_empty() {

@@ -155,7 +155,7 @@ fn move_keys(e: &mut Engine, slot: u16, max: usize) -> Result<usize, Reply> {
     for key in keys {
         let Some((payload, ttl)) = e.db(0).get(&key).map(|en| {
             let ttl = en.expire_at().map_or(0, |t| (t - now).max(1));
-            (rdb::dump_entry(en, &limits), ttl)
+            (rdb::dump(&en.value, &limits), ttl)
         }) else {
             continue;
         };

@@ -92,3 +92,5 @@ pub const SET_IFEQ: Since = Since::both(84, 81);
 pub const SET_DIGEST_CONDITIONS: Since = R84;
 /// HSCAN ... NOVALUES: Redis 7.4, Valkey 8.0.
 pub const HSCAN_NOVALUES: Since = Since::both(74, 80);
+/// Listpack sets, with set-max-listpack-entries and -value: Redis 7.2 and Valkey 7.2.
+pub const SET_LISTPACK: Since = R72;

@@ -251,3 +251,42 @@ fn command_introspection_follows_the_profile() {
         Reply::Array(vec![Reply::bulk("h")])
     );
 }
+
+/// Redis 7.2 brought listpack sets and their two parameters; 7.0 knows neither.
+#[test]
+fn listpack_sets_and_their_parameters_from_7_2() {
+    for p in Profile::ALL {
+        let mut e = engine(p);
+        let has = p.has(since::SET_LISTPACK);
+        let set = run(&mut e, &["CONFIG", "SET", "set-max-listpack-entries", "3"]);
+        assert_eq!(set == Reply::ok(), has, "{p}: CONFIG SET answered {set:?}");
+        let got = run(&mut e, &["CONFIG", "GET", "set-max-listpack-value"]);
+        let expected = if has {
+            Reply::Map(vec![(
+                Reply::bulk("set-max-listpack-value"),
+                Reply::bulk("64"),
+            )])
+        } else {
+            Reply::Map(Vec::new())
+        };
+        assert_eq!(got, expected, "{p}");
+        run(&mut e, &["SADD", "s", "a", "b", "c"]);
+        run(&mut e, &["SADD", "i", "1", "2"]);
+        let small = if has { "listpack" } else { "hashtable" };
+        assert_eq!(
+            run(&mut e, &["OBJECT", "ENCODING", "s"]),
+            Reply::bulk(small),
+            "{p}"
+        );
+        assert_eq!(
+            run(&mut e, &["OBJECT", "ENCODING", "i"]),
+            Reply::bulk("intset")
+        );
+        run(&mut e, &["SADD", "s", "d"]);
+        assert_eq!(
+            run(&mut e, &["OBJECT", "ENCODING", "s"]),
+            Reply::bulk("hashtable"),
+            "{p}: a fourth member"
+        );
+    }
+}

@@ -5,6 +5,7 @@
 //! parameters change redlab's behaviour (see `Config`), the others are kept so clients and
 //! config files that set them work.
 
+use crate::compat::{Profile, Since};
 use crate::notify;
 
 /// CONFIG SET refuses it ("can't set immutable config"); only the command line sets it.
@@ -47,9 +48,25 @@ pub struct Param {
     pub kind: Kind,
     pub default: &'static str,
     pub flags: u8,
+    /// For a parameter newer than Redis 7.0: the versions that have it. Other profiles
+    /// answer it as unknown, as the server they stand for does.
+    pub since: Option<Since>,
 }
 
 impl Param {
+    /// Whether a server answering as `profile` knows this parameter.
+    pub fn in_profile(&self, profile: Profile) -> bool {
+        self.since.is_none_or(|s| profile.has(s))
+    }
+
+    /// The same parameter, known only from `since` on.
+    const fn since(self, since: Since) -> Param {
+        Param {
+            since: Some(since),
+            ..self
+        }
+    }
+
     pub fn is_immutable(&self) -> bool {
         self.flags & IMMUTABLE != 0
     }
@@ -214,7 +231,14 @@ fn normalize_save(value: &str) -> Result<String, String> {
     Ok(out.join(" "))
 }
 
-/// Finds a parameter by its name or alias, case-insensitively.
+/// Finds a parameter a server answering as `profile` knows, by its name or alias,
+/// case-insensitively (CONFIG SET).
+pub fn lookup_in(name: &str, profile: Profile) -> Option<&'static Param> {
+    lookup(name).filter(|p| p.in_profile(profile))
+}
+
+/// Finds a parameter by its name or alias, case-insensitively, whatever the profile (the
+/// command line and the builder, which may set the profile after it).
 pub fn lookup(name: &str) -> Option<&'static Param> {
     PARAMS.iter().find(|p| {
         p.name.eq_ignore_ascii_case(name) || p.alias.is_some_and(|a| a.eq_ignore_ascii_case(name))
@@ -234,6 +258,7 @@ const fn p(
         kind,
         default,
         flags,
+        since: None,
     }
 }
 
@@ -630,6 +655,10 @@ pub static PARAMS: &[Param] = &[
     p("save", None, Save, "", 0),
     p("server_cpulist", None, Str, "", IMMUTABLE),
     p("set-max-intset-entries", None, Int(0, i64::MAX), "512", 0),
+    p("set-max-listpack-entries", None, Int(0, i64::MAX), "128", 0)
+        .since(crate::compat::since::SET_LISTPACK),
+    p("set-max-listpack-value", None, Int(0, i64::MAX), "64", 0)
+        .since(crate::compat::since::SET_LISTPACK),
     p("set-proc-title", None, Bool, "yes", IMMUTABLE),
     p(
         "shutdown-on-sigint",

@@ -1,12 +1,13 @@
 //! The encodings OBJECT ENCODING reports, and the limits that choose them, as Redis 7.0
-//! decides them. Hashes and sorted sets hold their encoding in their representation
-//! (db/hash.rs, db/zset_value.rs), so it keeps its past as Redis's does: a hashtable or a
-//! skiplist never becomes a listpack again. For the other
-//! types the encoding is derived from the value's current contents and the `*-max-*`
-//! settings, so it is what Redis reports for a value built by additions; where Redis's answer
-//! depends on the value's past, the entry remembers it: strings edited in place stay `raw` and
-//! sets that became hashtables stay `hashtable` (`Entry::raw`, `of_entry`).
+//! decides them (and Redis 7.2+ for sets, under those profiles). Hashes, sets and sorted sets
+//! hold their encoding in their representation (db/hash.rs, db/set.rs, db/zset_value.rs), so
+//! it keeps its past as Redis's does: a hashtable or a skiplist never becomes a listpack or
+//! an intset again. For the other types the encoding is derived from the value's current
+//! contents and the `*-max-*` settings, so it is what Redis reports for a value built by
+//! additions; where Redis's answer depends on a string's past, the entry remembers it:
+//! strings edited in place stay `raw` (`Entry::raw`, `of_entry`).
 
+use crate::compat::since::SET_LISTPACK;
 use crate::config::Config;
 use crate::numfmt;
 
@@ -54,6 +55,13 @@ pub struct Limits {
     pub hash_max_listpack_entries: usize,
     pub hash_max_listpack_value: usize,
     pub set_max_intset_entries: usize,
+    /// set-max-listpack-entries and -value (Redis 7.2+ and Valkey; Redis 7.0 has no
+    /// listpack sets, and redlab packs its small sets within the defaults, see db/set.rs).
+    pub set_max_listpack_entries: usize,
+    pub set_max_listpack_value: usize,
+    /// Whether the profile reports listpack sets (Redis 7.2+ and Valkey 7.2+); Redis 7.0
+    /// calls them hashtables.
+    pub set_listpack: bool,
     pub zset_max_listpack_entries: usize,
     pub zset_max_listpack_value: usize,
     /// list-max-listpack-size: negative is a byte limit per node (-1 = 4k .. -5 = 64k),
@@ -67,6 +75,9 @@ impl Default for Limits {
             hash_max_listpack_entries: 512,
             hash_max_listpack_value: 64,
             set_max_intset_entries: 512,
+            set_max_listpack_entries: 128,
+            set_max_listpack_value: 64,
+            set_listpack: false,
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
             list_max_listpack_size: -2,
@@ -81,6 +92,9 @@ impl Limits {
             hash_max_listpack_entries: usize::MAX,
             hash_max_listpack_value: usize::MAX,
             set_max_intset_entries: usize::MAX,
+            set_max_listpack_entries: usize::MAX,
+            set_max_listpack_value: usize::MAX,
+            set_listpack: false,
             zset_max_listpack_entries: usize::MAX,
             zset_max_listpack_value: usize::MAX,
             list_max_listpack_size: i64::MAX,
@@ -108,6 +122,14 @@ impl Limits {
                 d.hash_max_listpack_value,
             ),
             set_max_intset_entries: size(&["set-max-intset-entries"], d.set_max_intset_entries),
+            // Only a 7.2+ profile has these parameters (config/params.rs), so under 7.0 they
+            // keep their defaults.
+            set_max_listpack_entries: size(
+                &["set-max-listpack-entries"],
+                d.set_max_listpack_entries,
+            ),
+            set_max_listpack_value: size(&["set-max-listpack-value"], d.set_max_listpack_value),
+            set_listpack: c.compat.has(SET_LISTPACK),
             zset_max_listpack_entries: size(
                 &["zset-max-listpack-entries", "zset-max-ziplist-entries"],
                 d.zset_max_listpack_entries,
@@ -147,12 +169,11 @@ pub fn string_encoding(s: &[u8]) -> Encoding {
 pub fn of_entry(entry: &super::Entry, l: &Limits) -> Encoding {
     match &entry.value {
         Value::Str(_) if entry.raw => Encoding::Raw,
-        Value::Set(_) if entry.raw => Encoding::Hashtable,
         v => of(v, l),
     }
 }
 
-/// The encoding of `v`: its representation's for hashes and sorted sets, else the one Redis
+/// The encoding of `v`: its representation's for hashes, sets and sorted sets, else the one Redis
 /// 7.0 derives from the contents.
 pub fn of(v: &Value, l: &Limits) -> Encoding {
     match v {
@@ -163,15 +184,8 @@ pub fn of(v: &Value, l: &Limits) -> Encoding {
         // The representation is the encoding (db/hash.rs).
         Value::Hash(h) if h.is_listpack() => Encoding::Listpack,
         Value::Hash(_) => Encoding::Hashtable,
-        Value::Set(s) => {
-            if s.len() <= l.set_max_intset_entries
-                && s.iter().all(|m| numfmt::parse_i64(m).is_some())
-            {
-                Encoding::Intset
-            } else {
-                Encoding::Hashtable
-            }
-        }
+        // The representation is the encoding (db/set.rs).
+        Value::Set(s) => s.encoding(l),
         // The representation is the encoding (db/zset_value.rs).
         Value::ZSet(z) if z.is_listpack() => Encoding::Listpack,
         Value::ZSet(_) => Encoding::Skiplist,
@@ -217,10 +231,10 @@ mod tests {
         assert_eq!(of(&Value::Hash(h), &l), Encoding::Hashtable);
 
         let mut s = SetValue::default();
-        s.insert(b"1".to_vec());
-        assert_eq!(of(&Value::Set(Box::new(s.clone())), &l), Encoding::Intset);
-        s.insert(b"a".to_vec());
-        assert_eq!(of(&Value::Set(Box::new(s)), &l), Encoding::Hashtable);
+        s.insert(b"1", &l);
+        assert_eq!(of(&Value::Set(s.clone()), &l), Encoding::Intset);
+        s.insert(b"a", &l);
+        assert_eq!(of(&Value::Set(s), &l), Encoding::Hashtable);
 
         let mut z = ZSet::new();
         z.insert(b"m", 1.0, &l);

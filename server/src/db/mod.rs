@@ -19,6 +19,7 @@ pub mod keyspace;
 pub mod packed;
 pub mod rdb;
 pub mod scan;
+pub mod set;
 pub mod stream;
 pub mod strvalue;
 pub mod value;
@@ -61,10 +62,10 @@ pub struct Entry {
     pub access: Access,
     /// What this entry counts for in used_memory, as last measured (`keyspace::entry_size`).
     size: u32,
-    /// The value is in its non-compact encoding for good, whatever it holds now: a string
-    /// changed in place (APPEND, SETRANGE, SETBIT, BITFIELD) or built by BITOP is "raw", and a
-    /// set that once held a non-integer or grew past set-max-intset-entries is a "hashtable"
-    /// (Redis never converts either back). See `encoding::of_entry`.
+    /// A string value is in its non-compact encoding for good, whatever it holds now: a
+    /// string changed in place (APPEND, SETRANGE, SETBIT, BITFIELD) or built by BITOP is
+    /// "raw" (Redis never converts it back). See `encoding::of_entry`. (Sets keep their
+    /// encoding in their representation, db/set.rs.)
     pub raw: bool,
 }
 

@@ -2,16 +2,12 @@
 
 use std::collections::VecDeque;
 
-use foldhash::fast::FixedState;
-use indexmap::IndexSet;
-
 use super::stream::Stream;
 use super::strvalue::StrValue;
 use super::zset_value::ZSet;
 
 pub use super::hash::HashValue;
-/// Set members; see `Value::Set` for the order replies use.
-pub type SetValue = IndexSet<Vec<u8>, FixedState>;
+pub use super::set::SetValue;
 pub type ListValue = VecDeque<Vec<u8>>;
 
 /// The collections are boxed: a `Value` is 24 bytes, a short string's inline bytes, so a
@@ -21,7 +17,7 @@ pub enum Value {
     Str(StrValue),
     List(Box<ListValue>),
     Hash(HashValue),
-    Set(Box<SetValue>),
+    Set(SetValue),
     ZSet(ZSet),
     Stream(Box<Stream>),
 }
@@ -45,17 +41,18 @@ impl Value {
             Value::Str(s) => s.len() + 16,
             Value::List(l) => l.iter().map(|e| e.len() + 11).sum::<usize>() + 32,
             Value::Hash(h) => h.approx_size(),
-            Value::Set(s) => s.iter().map(|m| m.len() + 16).sum::<usize>() + 64,
+            Value::Set(s) => s.approx_size(),
             Value::ZSet(z) => z.approx_size(),
             Value::Stream(s) => s.approx_size(),
         }
     }
 
     /// Puts a value read from a payload into the form Redis's loader would choose for it
-    /// from its contents and the limits (a small hash or sorted set is packed).
+    /// from its contents and the limits (a small hash, set or sorted set is packed).
     pub fn fit_loaded(&mut self, l: &super::encoding::Limits) {
         match self {
             Value::Hash(h) => h.fit(l),
+            Value::Set(s) => s.fit(l),
             Value::ZSet(z) => z.fit_encoding(l),
             _ => {}
         }

@@ -4,19 +4,13 @@
 //! are O(log n)), kept in an arena of nodes addressed by index: no unsafe, no Rc. Levels are
 //! drawn from a fixed-seed generator so runs are repeatable.
 //!
-//! Redis stores small sets as a listpack and scans it linearly; for lex ranges over members
-//! with different scores (where the order is not lexicographic) the linear scan and the
-//! skiplist search give different answers. `listpack` mirrors Redis's encoding choice so lex
-//! queries can answer the way the real encoding would.
+//! This is only the large form (Redis's skiplist encoding): small sets are packed in
+//! zset_packed.rs, which scans as Redis's listpack code does, and zset_value.rs chooses.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use foldhash::fast::FixedState;
-
-/// Redis's `zset-max-listpack-entries` and `zset-max-listpack-value` defaults.
-pub const LISTPACK_MAX_ENTRIES: usize = 128;
-pub const LISTPACK_MAX_VALUE: usize = 64;
 
 const MAX_LEVEL: usize = 32;
 const NIL: u32 = u32::MAX;
@@ -196,23 +190,11 @@ pub struct ZSet {
     level: usize,
     tail: u32,
     rng: u64,
-    listpack: bool,
 }
 
 impl Default for ZSet {
     fn default() -> Self {
         ZSet::new()
-    }
-}
-
-impl std::fmt::Debug for ZSet {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list()
-            .entries(
-                self.iter()
-                    .map(|(m, s)| (String::from_utf8_lossy(m).into_owned(), s)),
-            )
-            .finish()
     }
 }
 
@@ -237,16 +219,6 @@ impl ZSet {
             level: 1,
             tail: NIL,
             rng: 0x2545_f491_4f6c_dd1d,
-            listpack: true,
-        }
-    }
-
-    /// A set built as Redis builds a computed result (ZUNION...): skiplist-encoded, so
-    /// -0 scores survive until `fit_encoding`.
-    pub fn new_unpacked() -> Self {
-        ZSet {
-            listpack: false,
-            ..ZSet::new()
         }
     }
 
@@ -264,18 +236,6 @@ impl ZSet {
 
     /// Sets a member's score; returns the previous score.
     pub fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
-        let is_new = !self.scores.contains_key(member);
-        if is_new
-            && (member.len() > LISTPACK_MAX_VALUE || self.scores.len() >= LISTPACK_MAX_ENTRIES)
-        {
-            self.listpack = false;
-        }
-        // A listpack stores an integral score as an integer, so -0 comes back as 0.
-        let score = if self.listpack && score == 0.0 {
-            0.0
-        } else {
-            score
-        };
         let old = match self.scores.get_mut(member) {
             Some(s) => {
                 let old = *s;
@@ -409,24 +369,19 @@ impl ZSet {
         }
     }
 
-    /// Zero-based rank of the first element of a lex range, scanning as Redis's encoding
-    /// would (see the module documentation).
+    /// Zero-based rank of the first element of a lex range, searched as Redis's skiplist
+    /// searches it (where members with different scores are not in lex order, this differs
+    /// from the listpack's linear scan, zset_packed.rs).
     pub fn first_in_lex_range(&self, r: &LexRange) -> Option<usize> {
         if !self.lex_range_overlaps(r) {
             return None;
         }
-        let (rank, member) = if self.listpack {
-            let (i, (m, _)) = self.iter().enumerate().find(|(_, (m, _))| r.gte_min(m))?;
-            (i, m.as_slice())
-        } else {
-            let (x, rank) = self.seek(|n| !r.gte_min(&n.member));
-            let next = self.nodes[x as usize].levels[0].forward;
-            if next == NIL {
-                return None;
-            }
-            (rank, self.nodes[next as usize].member.as_slice())
-        };
-        r.lte_max(member).then_some(rank)
+        let (x, rank) = self.seek(|n| !r.gte_min(&n.member));
+        let next = self.nodes[x as usize].levels[0].forward;
+        if next == NIL {
+            return None;
+        }
+        r.lte_max(&self.nodes[next as usize].member).then_some(rank)
     }
 
     /// Zero-based rank of the last element of a lex range (see `first_in_lex_range`).
@@ -434,39 +389,19 @@ impl ZSet {
         if !self.lex_range_overlaps(r) {
             return None;
         }
-        let (rank, member) = if self.listpack {
-            let len = self.len();
-            let (i, (m, _)) = self
-                .iter()
-                .rev()
-                .enumerate()
-                .find(|(_, (m, _))| r.lte_max(m))?;
-            (len - 1 - i, m.as_slice())
-        } else {
-            let (x, rank) = self.seek(|n| r.lte_max(&n.member));
-            if x == HEAD {
-                return None;
-            }
-            (rank - 1, self.nodes[x as usize].member.as_slice())
-        };
-        r.gte_min(member).then_some(rank)
+        let (x, rank) = self.seek(|n| r.lte_max(&n.member));
+        if x == HEAD {
+            return None;
+        }
+        r.gte_min(&self.nodes[x as usize].member)
+            .then_some(rank - 1)
     }
 
-    /// Number of elements of a lex range, counted the way the encoding would count them.
+    /// Number of elements of a lex range, counted as Redis's skiplist counts them.
     pub fn count_in_lex_range(&self, r: &LexRange) -> usize {
-        if self.listpack {
-            match self.first_in_lex_range(r) {
-                Some(first) => self
-                    .iter_from(first)
-                    .take_while(|(m, _)| r.lte_max(m))
-                    .count(),
-                None => 0,
-            }
-        } else {
-            match (self.first_in_lex_range(r), self.last_in_lex_range(r)) {
-                (Some(a), Some(b)) if b >= a => b - a + 1,
-                _ => 0,
-            }
+        match (self.first_in_lex_range(r), self.last_in_lex_range(r)) {
+            (Some(a), Some(b)) if b >= a => b - a + 1,
+            _ => 0,
         }
     }
 
@@ -810,7 +745,6 @@ mod tests {
             }
         }
         check(&z);
-        assert!(!z.listpack);
         let n = z.len();
         let removed = z.remove_rank_range(10, 19);
         assert_eq!(removed.len(), 10);

@@ -53,7 +53,7 @@ impl ZSet {
     /// A set built as Redis builds a computed result or a loaded one: a skiplist (where -0
     /// scores survive) until `fit_encoding` decides.
     pub fn new_unpacked() -> ZSet {
-        ZSet(Repr::Skip(Box::new(Skiplist::new_unpacked())))
+        ZSet(Repr::Skip(Box::new(Skiplist::new())))
     }
 
     /// Whether Redis holds this set as a listpack (OBJECT ENCODING, ZSCAN, DUMP).
@@ -85,7 +85,7 @@ impl ZSet {
 
     fn convert(&mut self) {
         if let Repr::Packed(b) = &self.0 {
-            let mut z = Skiplist::new_unpacked();
+            let mut z = Skiplist::new();
             for s in packed::slots(b) {
                 z.insert(s.member, s.score);
             }

@@ -15,7 +15,7 @@ use crate::reply::Reply;
 pub fn dump(e: &mut Engine, call: &mut Call) -> CmdResult {
     let limits = Limits::from_config(&e.config);
     Ok(match e.db(call.db).get(call.arg(1)) {
-        Some(en) => Reply::bulk(rdb::dump_entry(en, &limits)),
+        Some(en) => Reply::bulk(rdb::dump(&en.value, &limits)),
         None => Reply::Nil,
     })
 }
@@ -93,8 +93,8 @@ pub fn restore(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 /// A value read from a serialized payload (RESTORE, DEBUG RELOAD) as the entry Redis's
-/// loader makes of it: encodings chosen afresh from the contents (a hash is packed when it
-/// fits the limits, and so is a sorted set), except that a set loaded as a hashtable stays one (see `Entry::raw`).
+/// loader makes of it: encodings chosen afresh from the contents (a hash, a set or a sorted
+/// set is packed when it fits the limits).
 pub(crate) fn loaded_entry(
     e: &Engine,
     mut value: crate::db::Value,
@@ -103,10 +103,7 @@ pub(crate) fn loaded_entry(
 ) -> Entry {
     let limits = Limits::from_config(&e.config);
     value.fit_loaded(&limits);
-    let raw = matches!(value, crate::db::Value::Set(_))
-        && crate::db::encoding::of(&value, &limits) == crate::db::encoding::Encoding::Hashtable;
     let mut entry = Entry::new(value, expire_at);
     entry.access = Access::loaded(e.config.lfu(), hint, e.now_ms);
-    entry.raw = raw;
     entry
 }

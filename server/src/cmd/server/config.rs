@@ -13,9 +13,10 @@ use crate::reply::Reply;
 fn get(e: &mut Engine, call: &mut Call) -> CmdResult {
     // An exact name is echoed as given (CONFIG GET MAXMEMORY answers "MAXMEMORY").
     let mut out: Vec<(&'static str, String, &'static Param)> = Vec::new();
+    let profile = e.profile();
     for pat in &call.args[2..] {
         let has_glob = pat.iter().any(|c| matches!(c, b'*' | b'?' | b'['));
-        for p in PARAMS {
+        for p in PARAMS.iter().filter(|p| p.in_profile(profile)) {
             for name in std::iter::once(p.name).chain(p.alias) {
                 let hit = if has_glob {
                     !p.is_unlisted() && crate::glob::matches(pat, name.as_bytes(), true)
@@ -50,7 +51,7 @@ fn set(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mut pairs: Vec<(String, &'static Param, String)> = Vec::new();
     for pair in call.args[2..].chunks(2) {
         let given = String::from_utf8_lossy(&pair[0]).to_string();
-        let Some(p) = params::lookup(&given) else {
+        let Some(p) = params::lookup_in(&given, e.profile()) else {
             return Err(Reply::err(errors::config_set_unknown(&pair[0])));
         };
         let name = given.to_ascii_lowercase();

@@ -8,8 +8,9 @@ use crate::cmd::table::CmdResult;
 use bytes::Bytes;
 use indexmap::IndexSet;
 
-use super::{max_intset, members_reply, reply_order};
+use super::{reply_order, set_reply};
 use crate::cmd::args;
+use crate::db::encoding::Limits;
 use crate::db::{Db, Entry, SetValue, Value};
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -49,7 +50,7 @@ fn sources<'a>(d: &'a Db, keys: &[Bytes]) -> Vec<Option<&'a SetValue>> {
             Some(Entry {
                 value: Value::Set(s),
                 ..
-            }) => Some(&**s),
+            }) => Some(s),
             _ => None,
         })
         .collect()
@@ -103,9 +104,11 @@ fn read_op(op: Op, e: &mut Engine, call: &Call) -> Reply {
     if let Err(r) = check_types(e, call.db, keys) {
         return r;
     }
-    let max = max_intset(e);
+    let max = Limits::from_config(&e.config).set_max_intset_entries;
     let sets = sources(e.db(call.db), keys);
-    members_reply(compute(op, &sets).into_iter(), max)
+    let mut members = compute(op, &sets);
+    reply_order(&mut members, max);
+    set_reply(members)
 }
 
 /// The STORE forms: the result replaces the destination whatever its type (and TTL); an
@@ -116,12 +119,18 @@ fn store_op(op: Op, e: &mut Engine, call: &Call) -> Reply {
     if let Err(r) = check_types(e, call.db, keys) {
         return r;
     }
-    let max = max_intset(e);
-    let result: SetValue = {
+    let l = Limits::from_config(&e.config);
+    // Built as Redis builds it, from an empty intset one member at a time, so it converts
+    // where Redis's would.
+    let result = {
         let sets = sources(e.db(call.db), keys);
         let mut members = compute(op, &sets);
-        reply_order(&mut members, max);
-        members.into_iter().map(|m| m.to_vec()).collect()
+        reply_order(&mut members, l.set_max_intset_entries);
+        let mut result = SetValue::default();
+        for m in members {
+            result.insert(m, &l);
+        }
+        result
     };
     let len = result.len() as i64;
     if result.is_empty() {
@@ -129,11 +138,7 @@ fn store_op(op: Op, e: &mut Engine, call: &Call) -> Reply {
             e.modified(call.db, dst, notify::GENERIC, "del");
         }
     } else {
-        let hashtable = !super::is_intset(&result, max);
-        e.db(call.db).set(dst, Value::Set(Box::new(result)));
-        if hashtable {
-            e.db(call.db).mark_raw(dst);
-        }
+        e.db(call.db).set(dst, Value::Set(result));
         e.modified(call.db, dst, notify::SET, op.store_event());
     }
     Reply::Int(len)

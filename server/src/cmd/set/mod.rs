@@ -1,10 +1,11 @@
 //! The set commands.
 //!
-//! Reply order: Redis 7.0 keeps a set of only integers (up to set-max-intset-entries, 512)
-//! as an intset, sorted ascending, and every reply that walks it (SMEMBERS, SSCAN, SINTER,
-//! the whole-set SPOP/SRANDMEMBER) comes out in that order. `reply_order` applies the same
-//! rule, so those replies match Redis byte for byte; other sets are hash tables in Redis,
-//! whose order nobody can rely on.
+//! Reply order: Redis keeps a set of only integers (up to set-max-intset-entries, 512) as an
+//! intset, sorted ascending, and every reply that walks it (SMEMBERS, SSCAN, SINTER, the
+//! whole-set SPOP/SRANDMEMBER) comes out in that order; a Redis 7.2+ listpack set replies in
+//! its own order. `stored_order` and `reply_order` apply the same rules, so those replies
+//! match Redis byte for byte; other sets are hash tables in Redis, whose order nobody can
+//! rely on.
 
 mod algebra;
 mod random;
@@ -15,6 +16,7 @@ use super::hash::scan;
 use super::table::{flags::*, Command};
 use crate::cmd::lookup::{lookup, lookup_mut};
 use crate::cmd::table::CmdResult;
+use crate::db::encoding::{Encoding, Limits};
 use crate::db::{Entry, SetValue, Value};
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -24,11 +26,18 @@ use crate::reply::Reply;
 
 pub(crate) use super::hash::delete_if_empty;
 
-/// The set at `key`, created empty if missing (the caller adds to it at once).
-fn set_or_create<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<&'a mut SetValue, Reply> {
+/// The set at `key`, created for `first` and `hint` members on the way if missing, as
+/// Redis's `setTypeCreate` (the caller adds to it at once).
+fn set_or_create<'a>(
+    e: &'a mut Engine,
+    db: usize,
+    key: &[u8],
+    (first, hint): (&[u8], usize),
+    l: &Limits,
+) -> Result<&'a mut SetValue, Reply> {
     let d = e.db(db);
     if !d.contains(key) {
-        d.set(key, Value::Set(Box::default()));
+        d.set(key, Value::Set(SetValue::create(first, hint, l)));
     }
     match d.get_mut(key) {
         Some(Entry {
@@ -37,21 +46,6 @@ fn set_or_create<'a>(e: &'a mut Engine, db: usize, key: &[u8]) -> Result<&'a mut
         }) => Ok(s),
         _ => Err(Reply::err(errors::WRONGTYPE)),
     }
-}
-
-/// Whether adding `member` to a set now `len` long turns it into a hashtable: then it stays
-/// one (`Entry::raw`) even when removals leave only a few integers.
-fn leaves_intset(member: &[u8], len: usize, max_intset: usize) -> bool {
-    len > max_intset || numfmt::parse_i64(member).is_none()
-}
-
-/// set-max-intset-entries.
-pub(crate) fn max_intset(e: &Engine) -> usize {
-    e.config
-        .extra
-        .get("set-max-intset-entries")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(512)
 }
 
 /// Puts members in the order Redis replies with them: ascending by value when they are all
@@ -72,35 +66,32 @@ pub(crate) fn reply_order(members: &mut Vec<&[u8]>, max_intset: usize) {
     members.extend(numbered.into_iter().map(|(_, m)| m));
 }
 
-/// Whether Redis 7.0 would hold these members as an intset.
-fn is_intset(s: &SetValue, max_intset: usize) -> bool {
-    s.len() <= max_intset && s.iter().all(|m| numfmt::parse_i64(m).is_some())
+/// The members of a stored set in the order Redis replies with them: an intset sorted, a
+/// listpack as it stands, a hash table as `reply_order` puts it.
+pub(crate) fn stored_order<'a>(s: &'a SetValue, l: &Limits) -> Vec<&'a [u8]> {
+    let mut v: Vec<&[u8]> = s.iter().collect();
+    match s.encoding(l) {
+        Encoding::Intset => reply_order(&mut v, usize::MAX),
+        Encoding::Listpack => {}
+        _ => reply_order(&mut v, l.set_max_intset_entries),
+    }
+    v
 }
 
-/// The members of `s` as a RESP3 set reply, in Redis's order.
-pub(crate) fn members_reply<'a>(
-    members: impl Iterator<Item = &'a [u8]>,
-    max_intset: usize,
-) -> Reply {
-    let mut v: Vec<&[u8]> = members.collect();
-    reply_order(&mut v, max_intset);
-    Reply::Set(v.into_iter().map(Reply::bulk).collect())
+/// Members as a RESP3 set reply.
+pub(crate) fn set_reply(members: Vec<&[u8]>) -> Reply {
+    Reply::Set(members.into_iter().map(Reply::bulk).collect())
 }
 
 fn sadd(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let max = max_intset(e);
-    let s = set_or_create(e, call.db, call.arg(1))?;
+    let l = Limits::from_config(&e.config);
+    let first = (call.arg(2), call.argc() - 2);
+    let s = set_or_create(e, call.db, call.arg(1), first, &l)?;
     let mut added = 0;
-    let mut hashtable = false;
     for m in &call.args[2..] {
-        if !s.contains(&m[..]) {
-            s.insert(m.to_vec());
+        if s.insert(m, &l) {
             added += 1;
-            hashtable |= leaves_intset(m, s.len(), max);
         }
-    }
-    if hashtable {
-        e.db(call.db).mark_raw(call.arg(1));
     }
     if added > 0 {
         e.modified(call.db, call.arg(1), notify::SET, "sadd");
@@ -109,13 +100,14 @@ fn sadd(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 fn srem(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let l = Limits::from_config(&e.config);
     let s = match lookup_mut::<SetValue>(e, call.db, call.arg(1))? {
         None => return Ok(Reply::Int(0)),
         Some(s) => s,
     };
     let mut removed = 0;
     for m in &call.args[2..] {
-        if s.swap_remove(&m[..]) {
+        if s.remove(m, &l) {
             removed += 1;
             if s.is_empty() {
                 break;
@@ -130,10 +122,10 @@ fn srem(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 fn smembers(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let max = max_intset(e);
+    let l = Limits::from_config(&e.config);
     Ok(match lookup::<SetValue>(e, call.db, call.arg(1))? {
         None => Reply::Set(Vec::new()),
-        Some(s) => members_reply(s.iter().map(|m| &m[..]), max),
+        Some(s) => set_reply(stored_order(s, &l)),
     })
 }
 
@@ -172,8 +164,9 @@ fn smove(e: &mut Engine, call: &mut Call) -> CmdResult {
         let has = matches!(lookup::<SetValue>(e, call.db, src), Ok(Some(s)) if s.contains(member));
         return Ok(Reply::Int(has as i64));
     }
+    let l = Limits::from_config(&e.config);
     let removed = match lookup_mut::<SetValue>(e, call.db, src) {
-        Ok(Some(s)) => s.swap_remove(member),
+        Ok(Some(s)) => s.remove(member, &l),
         _ => false,
     };
     if !removed {
@@ -181,40 +174,37 @@ fn smove(e: &mut Engine, call: &mut Call) -> CmdResult {
     }
     e.modified(call.db, src, notify::SET, "srem");
     delete_if_empty(e, call.db, src);
-    let max = max_intset(e);
-    let s = set_or_create(e, call.db, dst)?;
-    let added = s.insert(member.to_vec());
-    if added && leaves_intset(member, s.len(), max) {
-        e.db(call.db).mark_raw(dst);
-    }
+    let s = set_or_create(e, call.db, dst, (member, 1), &l)?;
+    let added = s.insert(member, &l);
     if added {
         e.modified(call.db, dst, notify::SET, "sadd");
     }
     Ok(Reply::Int(1))
 }
 
-/// SSCAN key cursor [MATCH pattern] [COUNT count]: an intset answers in one page, in
-/// ascending order, with cursor 0.
+/// SSCAN key cursor [MATCH pattern] [COUNT count]: an intset (or a 7.2+ listpack) answers
+/// whole in one page, whatever the cursor, with cursor 0.
 fn sscan(e: &mut Engine, call: &mut Call) -> CmdResult {
     let cursor = scan::parse_cursor_in(e.profile(), call.arg(2))?;
     // Option errors come after the key's (as HSCAN's).
     let opts = scan::parse_options(&call.args[3..], scan::Scanned::Set, || {
         crate::cmd::hash::novalues_known(e)
     });
-    let max = max_intset(e);
+    let l = Limits::from_config(&e.config);
     let s = match lookup::<SetValue>(e, call.db, call.arg(1))? {
         None => return Ok(scan::reply(0, Vec::new())),
         Some(s) => s,
     };
     let opts = opts?;
-    let (next, mut found): (u64, Vec<&[u8]>) = if is_intset(s, max) {
-        (0, s.iter().map(|m| &m[..]).collect())
+    let (next, found): (u64, Vec<&[u8]>) = if s.encoding(&l) == Encoding::Hashtable {
+        let (next, mut found) = scan::page(s.iter().map(|m| (m, m)), cursor, opts.count);
+        if next == 0 {
+            reply_order(&mut found, l.set_max_intset_entries);
+        }
+        (next, found)
     } else {
-        scan::page(s.iter().map(|m| (&m[..], &m[..])), cursor, opts.count)
+        (0, stored_order(s, &l))
     };
-    if next == 0 {
-        reply_order(&mut found, max);
-    }
     let items = found
         .into_iter()
         .filter(|m| opts.matches(m))

@@ -1,15 +1,20 @@
 //! SPOP and SRANDMEMBER.
 
-use super::{delete_if_empty, max_intset, members_reply};
+use super::{delete_if_empty, set_reply, stored_order};
 use crate::cmd::hash::random::{parse_count, picks};
 use crate::cmd::lookup::{lookup, lookup_mut};
 use crate::cmd::table::CmdResult;
+use crate::db::encoding::Limits;
 use crate::db::SetValue;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::notify;
 use crate::numfmt;
 use crate::reply::Reply;
+
+/// SPOP with a count builds a new set of the members left when they are at most
+/// 1/SPOP_MOVE_STRATEGY_MUL of the members popped (Redis's constant).
+const SPOP_MOVE_STRATEGY_MUL: u64 = 5;
 
 /// SPOP key [count]. Without a count: a member or nil. With one: a RESP3 set, the whole set
 /// (in reply order) when count >= its size, which then deletes the key ("spop", "del").
@@ -28,10 +33,11 @@ fn spop_one(e: &mut Engine, call: &mut Call) -> Reply {
         Ok(Some(s)) => s.len(),
     };
     let i = e.rng.below(len);
+    let l = Limits::from_config(&e.config);
     let Ok(Some(s)) = lookup_mut::<SetValue>(e, call.db, call.arg(1)) else {
         return Reply::Nil;
     };
-    let Some(member) = s.swap_remove_index(i) else {
+    let Some(member) = s.remove_index(i, &l) else {
         return Reply::Nil;
     };
     e.modified(call.db, call.arg(1), notify::SET, "spop");
@@ -44,7 +50,7 @@ fn spop_count(e: &mut Engine, call: &mut Call) -> Reply {
         Some(n) if n >= 0 => n as u64,
         _ => return Reply::err(errors::MUST_BE_POSITIVE),
     };
-    let max = max_intset(e);
+    let l = Limits::from_config(&e.config);
     let len = match lookup::<SetValue>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Set(Vec::new()),
@@ -62,18 +68,21 @@ fn spop_count(e: &mut Engine, call: &mut Call) -> Reply {
         return Reply::Set(Vec::new());
     };
     let reply = if count >= len as u64 {
-        let reply = members_reply(s.iter().map(|m| &m[..]), max);
+        let reply = set_reply(stored_order(s, &l));
         s.clear();
         reply
     } else {
-        // Remove from the highest index down so swap_remove never moves a chosen member.
+        // Remove from the highest index down so a removal never moves a chosen member.
         let mut idx = chosen;
         idx.reverse();
         let popped: Vec<Reply> = idx
             .into_iter()
-            .filter_map(|i| s.swap_remove_index(i))
+            .filter_map(|i| s.remove_index(i, &l))
             .map(Reply::bulk)
             .collect();
+        if (len as u64 - count).saturating_mul(SPOP_MOVE_STRATEGY_MUL) <= count {
+            s.rebuild(&l);
+        }
         Reply::Set(popped)
     };
     e.modified(call.db, call.arg(1), notify::SET, "spop");
@@ -102,7 +111,7 @@ pub(super) fn srandmember(e: &mut Engine, call: &mut Call) -> CmdResult {
         });
     }
     let count = parse_count(call.arg(2))?;
-    let max = max_intset(e);
+    let l = Limits::from_config(&e.config);
     let len = match lookup::<SetValue>(e, call.db, call.arg(1))? {
         None => return Ok(Reply::Array(Vec::new())),
         Some(s) => s.len(),
@@ -112,10 +121,9 @@ pub(super) fn srandmember(e: &mut Engine, call: &mut Call) -> CmdResult {
         return Ok(Reply::Array(Vec::new()));
     };
     if count >= 0 && count as u64 >= len as u64 {
-        return Ok(match members_reply(s.iter().map(|m| &m[..]), max) {
-            Reply::Set(items) => Reply::Array(items),
-            other => other,
-        });
+        return Ok(Reply::Array(
+            stored_order(s, &l).into_iter().map(Reply::bulk).collect(),
+        ));
     }
     Ok(Reply::Array(
         picks

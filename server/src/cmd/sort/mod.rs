@@ -95,14 +95,13 @@ fn generic(e: &mut Engine, call: &mut Call, readonly: bool) -> CmdResult {
 
     let db = call.db;
     let key = call.args[1].clone();
-    let max_intset = crate::cmd::set::max_intset(e);
+    let limits = crate::db::encoding::Limits::from_config(&e.config);
     let mut arena = Vec::new();
     let (mut items, is_set) = match e.db(db).get(&key).map(|en| &en.value) {
         None => (Vec::new(), false),
         Some(Value::List(l)) => (items_of(&mut arena, l.iter().map(|m| &m[..])), false),
         Some(Value::Set(s)) => {
-            let mut members: Vec<&[u8]> = s.iter().map(|m| m.as_slice()).collect();
-            crate::cmd::set::reply_order(&mut members, max_intset);
+            let members = crate::cmd::set::stored_order(s, &limits);
             (items_of(&mut arena, members.into_iter()), true)
         }
         Some(Value::ZSet(z)) => (items_of(&mut arena, z.iter().map(|(m, _)| m)), false),

@@ -80,7 +80,7 @@ impl<'a> Src<'a> {
         match self.data {
             Data::Missing => Box::new(std::iter::empty()),
             Data::Z(z) => Box::new(z.iter()),
-            Data::S(s) => Box::new(s.iter().map(|m| (m.as_slice(), 1.0))),
+            Data::S(s) => Box::new(s.iter().map(|m| (m, 1.0))),
         }
     }
 

@@ -88,13 +88,9 @@ pub fn write_file<'a>(
                 Hint::Freq(n) => out.extend_from_slice(&[OPCODE_FREQ, n]),
                 Hint::None => {}
             }
-            let mut entry_limits = *limits;
-            if en.raw && matches!(en.value, Value::Set(_)) {
-                entry_limits.set_max_intset_entries = 0;
-            }
             // `write_object` writes the type byte then the value; the key goes between.
             let mut obj = Vec::new();
-            write_object(&mut obj, &en.value, &entry_limits);
+            write_object(&mut obj, &en.value, limits);
             out.push(obj[0]);
             write_string(&mut out, key);
             out.extend_from_slice(&obj[1..]);

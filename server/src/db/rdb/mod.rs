@@ -70,16 +70,6 @@ pub fn dump(v: &Value, limits: &Limits) -> Vec<u8> {
     out
 }
 
-/// The DUMP payload of a stored entry: as `dump`, except that a set held as a hashtable for
-/// good (`Entry::raw`) is written as one even when it holds only a few integers now.
-pub fn dump_entry(en: &super::Entry, limits: &Limits) -> Vec<u8> {
-    let mut limits = *limits;
-    if en.raw && matches!(en.value, Value::Set(_)) {
-        limits.set_max_intset_entries = 0;
-    }
-    dump(&en.value, &limits)
-}
-
 /// Checks the footer of a payload (version and checksum), as `verifyDumpPayload`.
 pub fn verify(payload: &[u8]) -> Result<&[u8], RestoreError> {
     if payload.len() < 10 {
@@ -194,7 +184,9 @@ fn write_object(out: &mut Vec<u8>, v: &Value, limits: &Limits) {
                 }
             }
         },
-        Value::Set(s) => match encoding::of(v, limits) {
+        // A listpack set (Redis 7.2+) is written as a plain set: RDB_TYPE_SET_LISTPACK needs
+        // RDB version 11, which no profile's payloads carry yet (DIFFERENCES.md).
+        Value::Set(s) => match s.encoding(limits) {
             Encoding::Intset => {
                 out.push(types::SET_INTSET);
                 write_string(out, &intset(s));
@@ -352,13 +344,13 @@ fn read_object(r: &mut reader::Reader, t: u8) -> Option<Value> {
         }
         types::SET => {
             let n = r.len()?;
-            let mut s = SetValue::default();
+            let mut s = SetValue::new_table();
             for _ in 0..n {
-                if !s.insert(r.string()?) {
+                if !s.insert(&r.string()?, &Limits::unbounded()) {
                     return None;
                 }
             }
-            Some(Value::Set(Box::new(s)))
+            Some(Value::Set(s))
         }
         types::ZSET | types::ZSET_2 => {
             let n = r.len()?;
@@ -390,7 +382,7 @@ fn read_object(r: &mut reader::Reader, t: u8) -> Option<Value> {
         }
         types::SET_INTSET => {
             let blob = r.string()?;
-            Some(Value::Set(Box::new(parse_intset(&blob)?)))
+            Some(Value::Set(parse_intset(&blob)?))
         }
         types::LIST_ZIPLIST => Some(Value::List(Box::new(
             ziplist::parse(&r.string()?)?.into_iter().collect(),
@@ -467,14 +459,17 @@ fn parse_intset(b: &[u8]) -> Option<SetValue> {
     if !matches!(width, 2 | 4 | 8) || b.len() != 8 + n.checked_mul(width)? {
         return None;
     }
-    let mut s = SetValue::default();
+    let mut s = SetValue::new_table();
     for chunk in b[8..].chunks_exact(width) {
         let v = match width {
             2 => i16::from_le_bytes(chunk.try_into().ok()?) as i64,
             4 => i32::from_le_bytes(chunk.try_into().ok()?) as i64,
             _ => i64::from_le_bytes(chunk.try_into().ok()?),
         };
-        if !s.insert(itoa::Buffer::new().format(v).as_bytes().to_vec()) {
+        if !s.insert(
+            itoa::Buffer::new().format(v).as_bytes(),
+            &Limits::unbounded(),
+        ) {
             return None;
         }
     }

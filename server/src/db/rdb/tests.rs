@@ -30,9 +30,12 @@ fn hash(pairs: &[(&str, &str)]) -> Value {
 }
 
 fn set(items: &[&str]) -> Value {
-    Value::Set(Box::new(
-        items.iter().map(|i| i.as_bytes().to_vec()).collect(),
-    ))
+    let mut s = crate::db::SetValue::new_table();
+    for i in items {
+        s.insert(i.as_bytes(), &Limits::unbounded());
+    }
+    s.fit(&Limits::default());
+    Value::Set(s)
 }
 
 fn zset(items: &[(f64, &str)]) -> Value {
