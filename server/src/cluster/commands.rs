@@ -400,8 +400,18 @@ fn reset_on_bus(e: &mut Engine, hard: bool) -> CmdResult {
     let mut t = lock(&node.shared);
     let mut bus = t.bus.take().unwrap_or_default();
     let (host, port, cport, epochs) = match t.node(&node.me) {
-        Some(n) => (n.host.clone(), n.port, n.cport, (t.current_epoch, n.config_epoch)),
-        None => ("127.0.0.1".into(), e.config.port, e.config.port.wrapping_add(10000), (0, 0)),
+        Some(n) => (
+            n.host.clone(),
+            n.port,
+            n.cport,
+            (t.current_epoch, n.config_epoch),
+        ),
+        None => (
+            "127.0.0.1".into(),
+            e.config.port,
+            e.config.port.wrapping_add(10000),
+            (0, 0),
+        ),
     };
     let id = if hard {
         Topology::fresh_id()
@@ -438,8 +448,7 @@ fn meet_on_bus(e: &mut Engine, call: &mut Call) -> CmdResult {
             String::from_utf8_lossy(call.arg(1))
         )));
     }
-    let port =
-        args::int(call.arg(3)).map_err(|_| Reply::err(errors::meet_port(call.arg(3))))?;
+    let port = args::int(call.arg(3)).map_err(|_| Reply::err(errors::meet_port(call.arg(3))))?;
     let cport = match call.args.get(4) {
         Some(a) => args::int(a).map_err(|_| Reply::err(errors::meet_bus_port(a)))?,
         None => port.saturating_add(10000),
@@ -564,7 +573,11 @@ fn links(e: &mut Engine, _call: &mut Call) -> CmdResult {
         let s = |k: &str| bulk(k);
         let mut out = Vec::new();
         for (i, n) in t.nodes().iter().enumerate() {
-            let linked = if t.bus.is_some() { n.bus.link } else { !n.failed };
+            let linked = if t.bus.is_some() {
+                n.bus.link
+            } else {
+                !n.failed
+            };
             if i == me || !linked {
                 continue;
             }

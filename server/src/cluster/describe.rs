@@ -3,8 +3,8 @@
 
 use bytes::Bytes;
 
-use super::slot::SLOTS;
 use super::bus::msg::TYPE_NAMES;
+use super::slot::SLOTS;
 use super::topology::{Node, Topology};
 use crate::reply::Reply;
 
@@ -206,7 +206,10 @@ pub fn info(topo: &Topology, me: usize) -> String {
     for (dir, counts) in [("sent", sent), ("received", received)] {
         for (name, n) in TYPE_NAMES.iter().zip(counts) {
             if n != 0 {
-                f(&format!("cluster_stats_messages_{name}_{dir}"), n.to_string());
+                f(
+                    &format!("cluster_stats_messages_{name}_{dir}"),
+                    n.to_string(),
+                );
             }
         }
         f(

@@ -502,7 +502,10 @@ impl Server {
 /// port + 10000 as Redis does (a port past 55535 has none, and Redis refuses to start). A
 /// server asked for any free port (port 0) gets any free bus port too.
 fn bind_bus(config: &Config, addr: SocketAddr) -> io::Result<Option<std::net::TcpListener>> {
-    if config.get_by_name("cluster-enabled").is_none_or(|v| v != "yes") {
+    if config
+        .get_by_name("cluster-enabled")
+        .is_none_or(|v| v != "yes")
+    {
         return Ok(None);
     }
     let fixed: u16 = config

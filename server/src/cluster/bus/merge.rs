@@ -197,9 +197,10 @@ pub fn start_handshake(t: &mut Topology, ip: &str, port: u16, cport: u16, now: i
         return false;
     }
     let ip = addr.to_string();
-    let pending = t.nodes().iter().any(|n| {
-        n.bus.handshake && n.host == ip && n.port == port && n.cport == cport
-    });
+    let pending = t
+        .nodes()
+        .iter()
+        .any(|n| n.bus.handshake && n.host == ip && n.port == port && n.cport == cport);
     if pending {
         return true;
     }
@@ -246,7 +247,11 @@ pub fn process(t: &mut Topology, link: Link, peer_ip: &str, m: &Msg, now: i64) -
     if matches!(h.typ, msg::PING | msg::MEET) {
         out.pong = true;
         if sender.is_none() && h.typ == msg::MEET && msg::valid_name(&h.sender) {
-            let ip = if h.myip.is_empty() { peer_ip } else { h.myip.as_str() };
+            let ip = if h.myip.is_empty() {
+                peer_ip
+            } else {
+                h.myip.as_str()
+            };
             start_handshake(t, ip, h.port, h.cport, now);
             if let Body::Gossip(g) = &m.body {
                 gossip(t, None, g, now, &mut out);
@@ -289,7 +294,9 @@ pub fn process(t: &mut Topology, link: Link, peer_ip: &str, m: &Msg, now: i64) -
                 if n.bus.pfail {
                     n.bus.pfail = false;
                 } else if n.failed
-                    && (!n.is_primary() || slots == 0 || now - n.bus.fail_time > FAIL_UNDO.saturating_mul(timeout))
+                    && (!n.is_primary()
+                        || slots == 0
+                        || now - n.bus.fail_time > FAIL_UNDO.saturating_mul(timeout))
                 {
                     n.failed = false;
                 }
@@ -419,7 +426,13 @@ fn epoch_collision(t: &mut Topology, s: usize, me_id: &str) {
 
 /// Redis's clusterProcessGossipSection: failure reports from primaries about nodes we know,
 /// and every node we do not know added (unless it was forgotten a moment ago).
-fn gossip(t: &mut Topology, sender: Option<usize>, entries: &[Gossip], now: i64, out: &mut Outcome) {
+fn gossip(
+    t: &mut Topology,
+    sender: Option<usize>,
+    entries: &[Gossip],
+    now: i64,
+    out: &mut Outcome,
+) {
     let me_id = me(t);
     let reporter = sender
         .filter(|&s| t.nodes()[s].is_primary())
@@ -577,7 +590,9 @@ mod tests {
         // B's PING to A carries C: A adds C under its own id.
         let ping = decode(gossip_message(&mut b, msg::PING, Some(&me(&a))));
         process(&mut a, Link::Inbound, "127.0.0.1", &ping, 4);
-        assert!(a.node(&c_id).is_some_and(|n| n.port == 7002 && !n.bus.handshake));
+        assert!(a
+            .node(&c_id)
+            .is_some_and(|n| n.port == 7002 && !n.bus.handshake));
         // A node forgotten a moment ago is not added back.
         let mut d = view(7003);
         d.bus.as_mut().unwrap().forgotten.push((c_id.clone(), 100));

@@ -236,7 +236,10 @@ fn handle(ctx: &Ctx, link: Link, peer_ip: &str, frame: &[u8]) -> Handled {
 
 /// Writes one message, giving up after `wait` (a peer that does not read).
 async fn send(w: &mut tokio::net::tcp::OwnedWriteHalf, bytes: &[u8], wait: Duration) -> bool {
-    matches!(tokio::time::timeout(wait, w.write_all(bytes)).await, Ok(Ok(())))
+    matches!(
+        tokio::time::timeout(wait, w.write_all(bytes)).await,
+        Ok(Ok(()))
+    )
 }
 
 /// A link a peer opened: answer its PINGs and MEETs with PONGs.

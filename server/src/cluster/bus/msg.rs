@@ -328,7 +328,10 @@ pub fn decode(b: &[u8]) -> Result<Msg, &'static str> {
 /// Whether `id` is a node id as Redis checks one (verifyClusterNodeId): 40 lowercase hex
 /// digits.
 pub fn valid_name(id: &str) -> bool {
-    id.len() == NAME_LEN && id.bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
+    id.len() == NAME_LEN
+        && id
+            .bytes()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
 }
 
 #[cfg(test)]
