@@ -36,6 +36,14 @@ fn with_topology<T>(
     f(&mut topo, me)
 }
 
+/// Whether this node keeps its own view on a cluster bus (a `--cluster-enabled yes`
+/// process) rather than sharing one with an in-process `Cluster`.
+fn on_bus(e: &Engine) -> bool {
+    e.cluster
+        .as_ref()
+        .is_some_and(|n| lock(&n.shared).bus.is_some())
+}
+
 fn bulk(s: impl AsRef<[u8]>) -> Reply {
     Reply::Bulk(Bytes::copy_from_slice(s.as_ref()))
 }
@@ -296,7 +304,8 @@ fn replicate(e: &mut Engine, call: &mut Call) -> CmdResult {
     let id = call.arg(2).to_vec();
     let id_str = String::from_utf8_lossy(&id).into_owned();
     let has_keys = !e.dbs[0].is_empty();
-    with_topology(e, |t, me| {
+    let bus = on_bus(e);
+    let primary = with_topology(e, |t, me| {
         let Some(p) = t.index_of(&id_str) else {
             return Err(unknown_node(&id));
         };
@@ -310,8 +319,22 @@ fn replicate(e: &mut Engine, call: &mut Call) -> CmdResult {
             return Err(Reply::err(errors::TO_SET_A_MASTER_THE_NODE));
         }
         t.make_replica(me, p);
-        ok()
-    })
+        Ok((t.nodes()[p].host.clone(), t.nodes()[p].port))
+    })?;
+    // On a bus the primary is another process: replicate it over a replication link, as
+    // Redis's clusterSetMaster does (an in-process `Cluster` links its replicas itself).
+    if bus {
+        let (host, port) = primary;
+        let same = e
+            .repl
+            .following
+            .as_ref()
+            .is_some_and(|f| f.host == host && f.port == port);
+        if !same {
+            crate::repl::commands::follow(e, &host, port);
+        }
+    }
+    ok()
 }
 
 fn failover(e: &mut Engine, call: &mut Call) -> CmdResult {
@@ -345,6 +368,9 @@ fn reset(e: &mut Engine, call: &mut Call) -> CmdResult {
     if primary && !e.dbs[0].is_empty() {
         return Err(Reply::err(errors::CLUSTER_RESET_CAN_T_BE_CALLED));
     }
+    if on_bus(e) {
+        return reset_on_bus(e, hard);
+    }
     let node = e.cluster.as_mut().expect("checked above");
     let (host, port, old_id) = {
         let mut t = lock(&node.shared);
@@ -365,8 +391,96 @@ fn reset(e: &mut Engine, call: &mut Call) -> CmdResult {
     ok()
 }
 
+/// CLUSTER RESET of a node on a bus: it forgets every other node (its own view is
+/// emptied in place, the bus keeps serving it), stops replicating, and with HARD takes a
+/// new id and epochs 0.
+fn reset_on_bus(e: &mut Engine, hard: bool) -> CmdResult {
+    crate::repl::commands::promote(e);
+    let node = e.cluster.as_mut().expect("checked by the caller");
+    let mut t = lock(&node.shared);
+    let mut bus = t.bus.take().unwrap_or_default();
+    let (host, port, cport, epochs) = match t.node(&node.me) {
+        Some(n) => (
+            n.host.clone(),
+            n.port,
+            n.cport,
+            (t.current_epoch, n.config_epoch),
+        ),
+        None => (
+            "127.0.0.1".into(),
+            e.config.port,
+            e.config.port.wrapping_add(10000),
+            (0, 0),
+        ),
+    };
+    let id = if hard {
+        Topology::fresh_id()
+    } else {
+        node.me.clone()
+    };
+    *t = Topology::default();
+    t.add_node(id.clone(), &host, port);
+    let (current, mine) = if hard { (0, 0) } else { epochs };
+    t.current_epoch = current;
+    if let Some(n) = t.node_mut(&id) {
+        n.cport = cport;
+        n.config_epoch = mine;
+    }
+    bus.me = id.clone();
+    bus.forgotten.clear();
+    t.bus = Some(bus);
+    let full = e
+        .config
+        .get_by_name("cluster-require-full-coverage")
+        .is_none_or(|v| v != "no");
+    t.set_require_full_coverage(full);
+    drop(t);
+    node.me = id;
+    ok()
+}
+
+/// CLUSTER MEET ip port [cport] on a bus: Redis's checks and texts, then a handshake the
+/// bus carries out (the reply does not wait for it, as in Redis).
+fn meet_on_bus(e: &mut Engine, call: &mut Call) -> CmdResult {
+    if call.argc() > 5 {
+        return Err(Reply::err(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLUSTER HELP.",
+            String::from_utf8_lossy(call.arg(1))
+        )));
+    }
+    let port = args::int(call.arg(3)).map_err(|_| Reply::err(errors::meet_port(call.arg(3))))?;
+    let cport = match call.args.get(4) {
+        Some(a) => args::int(a).map_err(|_| Reply::err(errors::meet_bus_port(a)))?,
+        None => port.saturating_add(10000),
+    };
+    let host = String::from_utf8_lossy(call.arg(2)).into_owned();
+    let valid = (1..=65535).contains(&port) && (1..=65535).contains(&cport);
+    let now = super::bus::now_ms();
+    let started = valid
+        && with_topology(e, |t, _| {
+            Ok(super::bus::merge::start_handshake(
+                t,
+                &host,
+                port as u16,
+                cport as u16,
+                now,
+            ))
+        })?;
+    if started {
+        ok()
+    } else {
+        Err(Reply::err(errors::meet_address(
+            &host,
+            &String::from_utf8_lossy(call.arg(3)),
+        )))
+    }
+}
+
 fn meet(e: &mut Engine, call: &mut Call) -> CmdResult {
     node(e)?;
+    if on_bus(e) {
+        return meet_on_bus(e, call);
+    }
     let host = String::from_utf8_lossy(call.arg(2)).into_owned();
     let port = args::int(call.arg(3));
     let port = match port {
@@ -397,6 +511,12 @@ fn forget(e: &mut Engine, call: &mut Call) -> CmdResult {
         if t.nodes()[me].replica_of.as_deref() == Some(id_str.as_str()) {
             return Err(Reply::err(errors::CAN_T_FORGET_MY_MASTER));
         }
+        // On a bus, gossip would bring it straight back: it stays out for a minute.
+        if let Some(b) = t.bus.as_mut() {
+            let until = super::bus::now_ms() + super::bus::merge::FORGET_TTL_MS;
+            b.forgotten.retain(|(f, _)| *f != id_str);
+            b.forgotten.push((id_str.clone(), until));
+        }
         t.remove(n);
         ok()
     })
@@ -406,10 +526,19 @@ fn count_failure_reports(e: &mut Engine, call: &mut Call) -> CmdResult {
     node(e)?;
     let id = call.arg(2).to_vec();
     with_topology(e, |t, _| {
-        if t.node(&String::from_utf8_lossy(&id)).is_none() {
+        let Some(n) = t.node(&String::from_utf8_lossy(&id)) else {
             return Err(unknown_node(&id));
-        }
-        Ok(Reply::Int(0))
+        };
+        // Reports older than twice the node timeout no longer count, as in Redis.
+        let valid = t.bus.as_ref().map_or(0, |b| {
+            let now = super::bus::now_ms();
+            n.bus
+                .fail_reports
+                .iter()
+                .filter(|(_, at)| now - at <= b.node_timeout.saturating_mul(2))
+                .count()
+        });
+        Ok(Reply::Int(valid as i64))
     })
 }
 
@@ -444,7 +573,12 @@ fn links(e: &mut Engine, _call: &mut Call) -> CmdResult {
         let s = |k: &str| bulk(k);
         let mut out = Vec::new();
         for (i, n) in t.nodes().iter().enumerate() {
-            if i == me || n.failed {
+            let linked = if t.bus.is_some() {
+                n.bus.link
+            } else {
+                !n.failed
+            };
+            if i == me || !linked {
                 continue;
             }
             for (dir, events) in [("to", "rw"), ("from", "r")] {

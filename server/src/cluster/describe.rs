@@ -3,6 +3,7 @@
 
 use bytes::Bytes;
 
+use super::bus::msg::TYPE_NAMES;
 use super::slot::SLOTS;
 use super::topology::{Node, Topology};
 use crate::reply::Reply;
@@ -14,30 +15,53 @@ fn bulk(s: &str) -> Reply {
 /// One CLUSTER NODES line (with its newline) for node `idx`, seen from node `me`.
 fn node_line(topo: &Topology, idx: usize, me: usize, now_ms: i64) -> String {
     let n = &topo.nodes()[idx];
+    let on_bus = topo.bus.is_some();
+    // Redis's representClusterNodeFlags, in its order.
     let mut flags = Vec::new();
     if idx == me {
         flags.push("myself");
     }
-    flags.push(if n.is_primary() { "master" } else { "slave" });
+    if !n.bus.handshake {
+        flags.push(if n.is_primary() { "master" } else { "slave" });
+    }
+    if n.bus.pfail {
+        flags.push("fail?");
+    }
     if n.failed && idx != me {
         flags.push("fail");
     }
+    if n.bus.handshake {
+        flags.push("handshake");
+    }
+    if n.bus.noaddr {
+        flags.push("noaddr");
+    }
+    if flags.is_empty() {
+        flags.push("noflags");
+    }
     let primary = n.replica_of.as_deref().unwrap_or("-");
-    // Myself is never pinged; the others answered the last ping "now".
-    let pong = if idx == me { 0 } else { now_ms };
-    let link = if n.failed && idx != me {
-        "disconnected"
-    } else {
-        "connected"
+    // Myself is never pinged. On a bus the times are the bus's; in one process the others
+    // answered the last ping "now".
+    let (ping, pong) = match (idx == me, on_bus) {
+        (true, _) => (0, 0),
+        (false, true) => (n.bus.ping_sent, n.bus.pong_received),
+        (false, false) => (0, now_ms),
     };
+    let up = match (idx == me, on_bus) {
+        (true, _) => true,
+        (false, true) => n.bus.link,
+        (false, false) => !n.failed,
+    };
+    let link = if up { "connected" } else { "disconnected" };
     let mut line = format!(
-        "{} {}:{}@{} {} {} 0 {} {} {}",
+        "{} {}:{}@{} {} {} {} {} {} {}",
         n.id,
         n.host,
         n.port,
         n.cport,
         flags.join(","),
         primary,
+        ping,
         pong,
         n.config_epoch,
         link
@@ -142,10 +166,14 @@ pub fn shards(topo: &Topology, offsets: impl Fn(&Node) -> i64) -> Reply {
     Reply::Array(out)
 }
 
-/// CLUSTER INFO's text. No bus messages are exchanged, so every message counter is 0.
+/// CLUSTER INFO's text. In one process no bus messages are exchanged, so the message
+/// counters are 0; on a bus each type with messages gets its own line, as in Redis.
 pub fn info(topo: &Topology, me: usize) -> String {
     let failed_slots = (0..SLOTS as u16)
         .filter(|&s| topo.owner(s).is_some_and(|n| n.failed))
+        .count();
+    let pfail_slots = (0..SLOTS as u16)
+        .filter(|&s| topo.owner(s).is_some_and(|n| n.bus.pfail))
         .count();
     let assigned = topo.assigned();
     let state = if topo.is_ok() { "ok" } else { "fail" };
@@ -158,8 +186,11 @@ pub fn info(topo: &Topology, me: usize) -> String {
     };
     f("cluster_state", state.into());
     f("cluster_slots_assigned", assigned.to_string());
-    f("cluster_slots_ok", (assigned - failed_slots).to_string());
-    f("cluster_slots_pfail", "0".into());
+    f(
+        "cluster_slots_ok",
+        (assigned - failed_slots - pfail_slots).to_string(),
+    );
+    f("cluster_slots_pfail", pfail_slots.to_string());
     f("cluster_slots_fail", failed_slots.to_string());
     f("cluster_known_nodes", topo.nodes().len().to_string());
     f("cluster_size", topo.size().to_string());
@@ -168,8 +199,24 @@ pub fn info(topo: &Topology, me: usize) -> String {
         "cluster_my_epoch",
         topo.nodes()[me].config_epoch.to_string(),
     );
-    f("cluster_stats_messages_sent", "0".into());
-    f("cluster_stats_messages_received", "0".into());
+    let (sent, received) = match &topo.bus {
+        Some(b) => (b.sent, b.received),
+        None => Default::default(),
+    };
+    for (dir, counts) in [("sent", sent), ("received", received)] {
+        for (name, n) in TYPE_NAMES.iter().zip(counts) {
+            if n != 0 {
+                f(
+                    &format!("cluster_stats_messages_{name}_{dir}"),
+                    n.to_string(),
+                );
+            }
+        }
+        f(
+            &format!("cluster_stats_messages_{dir}"),
+            counts.iter().sum::<u64>().to_string(),
+        );
+    }
     f("total_cluster_links_buffer_limit_exceeded", "0".into());
     out
 }

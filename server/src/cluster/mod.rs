@@ -1,7 +1,10 @@
 //! Redis Cluster, emulated: hash slots, the nodes that own them, the redirects a client must
 //! follow, and the CLUSTER command as a Redis 7.0.15 cluster node answers it.
 //!
-//! A redlab cluster is a set of ordinary redlab servers (each its own `Engine` on its own
+//! Two ways to be a node. A `redlab-server --cluster-enabled yes` process keeps its own
+//! view and converges with other processes over a cluster bus (`bus`), as a Redis node
+//! does. A redlab cluster started in one process (`Cluster::builder()`) is a set of
+//! ordinary redlab servers (each its own `Engine` on its own
 //! server thread, see `net::workers`) that share one `Topology` behind a lock instead of
 //! talking over a cluster bus. Every node therefore has the same view at every moment, and a
 //! test changes that view (moves a slot, fails a node) in one step. The per-node state Redis
@@ -12,6 +15,7 @@
 //! serve these keys (`route::check_command`)? Scripts ask it again for every `redis.call`
 //! (`script_check`), as Redis's scriptVerifyClusterState does.
 
+pub mod bus;
 pub mod commands;
 pub mod control;
 mod describe;
@@ -45,6 +49,8 @@ pub struct NodeState {
     asking: HashSet<ConnId>,
     /// Connections in READONLY mode.
     readonly: HashSet<ConnId>,
+    /// The cluster bus of a node that is its own process; dropping it stops the bus.
+    bus: Option<bus::Handle>,
 }
 
 /// What a server is handed to join a cluster (`ServerBuilder::cluster`).
@@ -61,7 +67,34 @@ impl NodeState {
             me: m.me,
             asking: HashSet::new(),
             readonly: HashSet::new(),
+            bus: None,
         }
+    }
+
+    /// Makes this node's view its own, kept by a cluster bus that serves `listener` (the
+    /// network shell binds it: cluster-port, or port + 10000). From now on CLUSTER MEET
+    /// reaches other processes.
+    pub(crate) fn start_bus(
+        &mut self,
+        listener: std::net::TcpListener,
+        config: &crate::config::Config,
+    ) -> std::io::Result<()> {
+        let cport = listener.local_addr()?.port();
+        let param = |name: &str| config.get_by_name(name).unwrap_or_default();
+        {
+            let mut t = topology::lock(&self.shared);
+            t.bus = Some(topology::BusState {
+                me: self.me.clone(),
+                node_timeout: param("cluster-node-timeout").parse().unwrap_or(15_000),
+                ..Default::default()
+            });
+            t.set_require_full_coverage(param("cluster-require-full-coverage") != "no");
+            if let Some(n) = t.node_mut(&self.me) {
+                n.cport = cport;
+            }
+        }
+        self.bus = Some(bus::start(self.shared.clone(), listener)?);
+        Ok(())
     }
 
     /// The lone node of `--cluster-enabled yes`, or None for a standalone server.

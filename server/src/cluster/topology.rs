@@ -37,9 +37,54 @@ pub struct Node {
     pub migrating: BTreeMap<u16, String>,
     /// Slot -> id of the node it is being imported from (CLUSTER SETSLOT IMPORTING).
     pub importing: BTreeMap<u16, String>,
-    /// Marked failed by the test (a partitioned or stopped node): other nodes flag it
-    /// `fail`, and the cluster is down while a slot's primary is failed.
+    /// Marked failed by the test (a partitioned or stopped node), or by the cluster bus
+    /// once a majority of primaries reported it: other nodes flag it `fail`, and the
+    /// cluster is down while a slot's primary is failed.
     pub failed: bool,
+    /// What only the cluster bus between processes (`super::bus`) sets; all default for
+    /// the nodes of an in-process `Cluster`.
+    pub bus: BusNode,
+}
+
+/// A node as the cluster bus sees it: Redis's flags beyond master/slave/fail, and the
+/// times and failure reports its failure detection runs on.
+#[derive(Clone, Debug, Default)]
+pub struct BusNode {
+    /// `fail?`: this node got no pong within cluster-node-timeout.
+    pub pfail: bool,
+    /// `handshake`: met (or learnt by gossip) but not yet answered; its id is a
+    /// placeholder until its first pong names it.
+    pub handshake: bool,
+    /// `noaddr`: its address is unknown.
+    pub noaddr: bool,
+    /// The first message of the link to it is a MEET, not a PING (CLUSTER MEET).
+    pub meet: bool,
+    /// When the unanswered ping was sent (ms), 0 when none is pending.
+    pub ping_sent: i64,
+    /// When its last pong arrived (ms).
+    pub pong_received: i64,
+    /// Whether this node's outbound bus link is up (CLUSTER NODES' link state).
+    pub link: bool,
+    /// When it was marked `fail` (ms).
+    pub fail_time: i64,
+    /// When it was added (ms), for the handshake timeout.
+    pub created: i64,
+    /// Which primaries reported it failing, and when (ms).
+    pub fail_reports: Vec<(String, i64)>,
+}
+
+/// What a topology kept by a cluster bus (one process, one node) adds to it.
+#[derive(Clone, Debug, Default)]
+pub struct BusState {
+    /// This process's node id (it changes with CLUSTER RESET HARD).
+    pub me: String,
+    /// cluster-node-timeout, in ms.
+    pub node_timeout: i64,
+    /// Messages sent and received, by type (CLUSTER INFO's cluster_stats_messages_*).
+    pub sent: [u64; super::bus::msg::TYPES],
+    pub received: [u64; super::bus::msg::TYPES],
+    /// Ids forgotten with CLUSTER FORGET, and until when gossip may not add them back.
+    pub forgotten: Vec<(String, i64)>,
 }
 
 impl Node {
@@ -65,6 +110,8 @@ pub struct Topology {
     /// `is_ok`, remembered until the next change: every routed command asks, and the answer
     /// walks all 16384 slots.
     ok_cache: std::cell::Cell<Option<bool>>,
+    /// Some when this topology is one process's own view, kept by the cluster bus.
+    pub bus: Option<BusState>,
 }
 
 const UNASSIGNED: u16 = u16::MAX;
@@ -77,6 +124,7 @@ impl Default for Topology {
             current_epoch: 0,
             require_full_coverage: true,
             ok_cache: std::cell::Cell::new(None),
+            bus: None,
         }
     }
 }
@@ -99,8 +147,21 @@ impl Topology {
             migrating: BTreeMap::new(),
             importing: BTreeMap::new(),
             failed: false,
+            bus: BusNode::default(),
         });
         id
+    }
+
+    /// cluster-require-full-coverage.
+    pub fn set_require_full_coverage(&mut self, on: bool) {
+        self.ok_cache.set(None);
+        self.require_full_coverage = on;
+    }
+
+    /// Forgets the cached cluster state (after a change made through `nodes()` that
+    /// bypassed the setters, such as the bus's own bookkeeping).
+    pub fn touch(&mut self) {
+        self.ok_cache.set(None);
     }
 
     pub fn nodes(&self) -> &[Node] {
@@ -208,6 +269,9 @@ impl Topology {
     }
 
     fn compute_ok(&self) -> bool {
+        if self.bus.is_some() {
+            return self.compute_ok_on_bus();
+        }
         let mut any = false;
         for &o in &self.owners {
             if o == UNASSIGNED {
@@ -222,6 +286,31 @@ impl Topology {
             }
         }
         any || !self.require_full_coverage
+    }
+
+    /// Redis's clusterUpdateState for a node with its own view: with full coverage required,
+    /// every slot needs an owner that has not failed; and the node must reach a majority of
+    /// the primaries that own slots (none owning any is a minority too).
+    fn compute_ok_on_bus(&self) -> bool {
+        let covered = !self.require_full_coverage
+            || self
+                .owners
+                .iter()
+                .all(|&o| o != UNASSIGNED && !self.nodes[o as usize].failed);
+        covered && self.reaches_majority()
+    }
+
+    /// Redis's minority check: a majority of the primaries that own slots has not failed
+    /// (or not been suspected, `fail?`) in this node's view.
+    fn reaches_majority(&self) -> bool {
+        let size = self.size();
+        let reachable = (0..self.nodes.len())
+            .filter(|&i| {
+                let n = &self.nodes[i];
+                !n.failed && !n.bus.pfail && self.owners.iter().any(|&o| o as usize == i)
+            })
+            .count();
+        reachable > size / 2
     }
 
     /// How many primaries own at least one slot (CLUSTER INFO cluster_size).

@@ -98,6 +98,20 @@ pub fn meet_port(arg: &[u8]) -> String {
     )
 }
 
+/// `ERR Invalid TCP bus port specified: <arg>` (CLUSTER MEET's cport).
+pub fn meet_bus_port(arg: &[u8]) -> String {
+    format!(
+        "ERR Invalid TCP bus port specified: {}",
+        String::from_utf8_lossy(arg)
+    )
+}
+
+/// `ERR Invalid node address specified: <ip>:<port>` (CLUSTER MEET: not an IP address, or
+/// a port out of range).
+pub fn meet_address(ip: &str, port: &str) -> String {
+    format!("ERR Invalid node address specified: {ip}:{port}")
+}
+
 /// redlab's own: the nodes of a redlab cluster are fixed when it starts, so MEET can only
 /// name one of them.
 pub fn meet_unknown(host: &str, port: u16) -> String {

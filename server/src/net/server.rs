@@ -179,6 +179,10 @@ impl ServerBuilder {
         let addr = listener.local_addr()?;
         // Kept to stop listening from the test thread when the server is dropped.
         let listening = listener.try_clone()?;
+        let bus = match self.cluster {
+            None => bind_bus(&self.config, addr)?,
+            Some(_) => None,
+        };
         let unix = bind_unix(&self.config)?;
         let unix_path = unix.as_ref().map(|(_, p)| p.clone());
         let unix = unix.map(|(l, _)| l);
@@ -215,6 +219,7 @@ impl ServerBuilder {
             Box::new(move |rt: &tokio::runtime::Runtime| {
                 let running = Running {
                     listener,
+                    bus,
                     unix,
                     membership,
                     config,
@@ -284,6 +289,8 @@ impl Drop for DoneGuard {
 /// What a server thread is handed to run one server.
 struct Running {
     listener: std::net::TcpListener,
+    /// The cluster bus port's listener, for a `cluster-enabled yes` server of its own.
+    bus: Option<std::net::TcpListener>,
     /// The `unixsocket` listener, when one is configured.
     unix: Option<std::os::unix::net::UnixListener>,
     membership: Option<crate::cluster::Membership>,
@@ -491,6 +498,34 @@ impl Server {
     }
 }
 
+/// Binds the cluster bus port of a `cluster-enabled yes` server: cluster-port, else the
+/// port + 10000 as Redis does (a port past 55535 has none, and Redis refuses to start). A
+/// server asked for any free port (port 0) gets any free bus port too.
+fn bind_bus(config: &Config, addr: SocketAddr) -> io::Result<Option<std::net::TcpListener>> {
+    if config
+        .get_by_name("cluster-enabled")
+        .is_none_or(|v| v != "yes")
+    {
+        return Ok(None);
+    }
+    let fixed: u16 = config
+        .get_by_name("cluster-port")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let port = match (fixed, config.port) {
+        (0, 0) => 0,
+        (0, p) => p.checked_add(10000).ok_or_else(|| {
+            io::Error::other(
+                "Redis port number too high. Cluster communication port is 10,000 port numbers \
+                 higher than your Redis port. Your Redis port number must be 55535 or less.",
+            )
+        })?,
+        (p, _) => p,
+    };
+    let listener = std::net::TcpListener::bind((addr.ip(), port))?;
+    Ok(Some(listener))
+}
+
 /// Binds the `unixsocket` listener, if one is configured, with `unixsocketperm`.
 fn bind_unix(config: &Config) -> io::Result<Option<(std::os::unix::net::UnixListener, String)>> {
     let path = config.get_by_name("unixsocket").unwrap_or_default();
@@ -525,6 +560,7 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
     // new field must be taken up here, or this does not compile.
     let Running {
         listener,
+        bus,
         unix,
         membership,
         config,
@@ -551,6 +587,15 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
         engine.faults = faults;
         if let Some(m) = membership {
             engine.join_cluster(m);
+        }
+        if let Some(bus) = bus {
+            let config = engine.config().clone();
+            if let Some(node) = engine.cluster.as_mut() {
+                if let Err(e) = node.start_bus(bus, &config) {
+                    let _ = ready.send(Err(e));
+                    return;
+                }
+            }
         }
         engine.compat_report = compat_report;
         let engine_rejected = engine.rejected_connections.clone();

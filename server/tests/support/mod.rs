@@ -28,6 +28,14 @@ pub struct Standalone {
     pub port: u16,
 }
 
+impl Standalone {
+    /// Kills the process now (a node that dies, for the others to notice).
+    pub fn kill(&mut self) {
+        let _ = self.child.0.kill();
+        let _ = self.child.0.wait();
+    }
+}
+
 /// Spawns `cmd`; on Linux the child is killed when the thread that spawned it ends (the
 /// parent-death signal follows the spawning thread). Tests spawn and drop on their own
 /// thread, so that is when the test ends at the latest.
