@@ -1,7 +1,8 @@
 //! ACL users while a script is busy: AUTH and HELLO AUTH log in any user, and each command
 //! the busy loop sees is checked against the connection's user before -BUSY, as Redis does
 //! (a command or key the user may not use answers NOPERM, one it may use answers BUSY). The
-//! same sequence runs against a real redis-server; the replies must be equal.
+//! refusals (failed AUTH and HELLO AUTH, NOPERM) are in ACL LOG afterwards, as Redis writes
+//! them. The same sequence runs against a real redis-server; the replies must be equal.
 
 mod support;
 
@@ -26,6 +27,26 @@ fn masked(reply: String) -> String {
             out.push(":<id>");
         } else {
             out.push(line);
+        }
+    }
+    out.join("\r\n")
+}
+
+/// ACL LOG's reply with what differs between servers and runs masked: each entry's
+/// age-seconds and client-info (the value and its length line).
+fn masked_log(reply: String) -> String {
+    let lines: Vec<&str> = reply.split("\r\n").collect();
+    let mut out = Vec::new();
+    let mut skip = 0;
+    for line in &lines {
+        if skip > 0 {
+            skip -= 1;
+            out.push("<masked>");
+            continue;
+        }
+        out.push(line);
+        if *line == "age-seconds" || *line == "client-info" {
+            skip = 2;
         }
     }
     out.join("\r\n")
@@ -105,6 +126,7 @@ fn scenario(addr: SocketAddr) -> Vec<String> {
     // After the script the engine knows who the connection logged in as.
     seen.push(cmd(&mut c, &["ACL", "WHOAMI"]));
     seen.push(cmd(&mut c, &["GET", "other"]));
+    seen.push(masked_log(cmd(&mut setup, &["ACL", "LOG"])));
     seen
 }
 
@@ -135,6 +157,15 @@ fn acl_users_while_a_script_is_busy() {
         ours[27],
         "-NOPERM this user has no permissions to run the 'acl|whoami' command"
     );
+    // The failed AUTH and HELLO AUTH during the script are logged, with the user they named.
+    let log = &ours[29];
+    for user in ["nobody", "off"] {
+        assert!(
+            log.contains(&format!("auth\r\n$7\r\ncontext\r\n$8\r\ntoplevel\r\n$6\r\nobject\r\n$4\r\nAUTH\r\n$8\r\nusername\r\n${}\r\n{user}", user.len())),
+            "{log}"
+        );
+    }
+    assert!(log.contains("HELLO"), "{log}");
     if let Some(real) = RealRedis::start_or_skip("acl_users_while_a_script_is_busy") {
         assert_eq!(scenario(real.addr()), ours, "real Redis answers the same");
     }

@@ -41,13 +41,7 @@ const USED: &[&str] = &[
 ];
 
 /// Directives of redis.conf that are not parameters; accepted and ignored.
-const IGNORED_DIRECTIVES: &[&str] = &[
-    "include",
-    "rename-command",
-    "user",
-    "loadmodule",
-    "sentinel",
-];
+const IGNORED_DIRECTIVES: &[&str] = &["include", "rename-command", "loadmodule", "sentinel"];
 
 pub fn version_line(redis_version: &str) -> String {
     format!(
@@ -94,7 +88,16 @@ pub fn parse(args: &[String], read_file: &dyn Fn(&str) -> Result<String, String>
     if let Some(first) = rest.first() {
         if !first.starts_with("--") {
             match read_file(first) {
-                Ok(t) => text = t,
+                Ok(t) => {
+                    text = t;
+                    // Redis keeps the absolute path: CONFIG REWRITE writes there even after
+                    // the working directory changes (`dir`).
+                    config.config_file = Some(
+                        std::path::absolute(first)
+                            .map(|p| p.display().to_string())
+                            .unwrap_or_else(|_| first.clone()),
+                    );
+                }
                 Err(e) => {
                     return Action::Fail(format!(
                         "Fatal error, can't open config file '{}': {}",
@@ -160,6 +163,15 @@ fn load(config: &mut Config, text: &str) -> Result<(), String> {
             };
             let p: redlab_server::Profile = profile.parse().map_err(|e: String| err(&e))?;
             config.set_compat(p);
+            continue;
+        }
+        if name == "user" && !values.is_empty() {
+            // Checked now and applied at start (`redlab_server::users`), as Redis does.
+            let mut line = vec![name.clone()];
+            line.extend(values.iter().cloned());
+            redlab_server::users::check_declaration(&line, &config.users)
+                .map_err(|reason| err(&reason))?;
+            config.users.push(values.to_vec());
             continue;
         }
         if IGNORED_DIRECTIVES.contains(&name.as_str()) {
@@ -284,6 +296,29 @@ mod tests {
             panic!()
         };
         assert!(e.contains("at line 7\n"), "{}", e);
+    }
+
+    /// redis-server 7.0.15's answers to `--user foo --user foo` and a bad rule.
+    #[test]
+    fn user_lines_are_kept_and_checked() {
+        let file =
+            |_: &str| Ok::<String, String>("user default on nopass ~* +@all\nuser zed".into());
+        let Action::Run(c) = parse(&["x.conf".to_string()], &file) else {
+            panic!("user lines are accepted")
+        };
+        assert_eq!(
+            c.users,
+            [vec!["default", "on", "nopass", "~*", "+@all"], vec!["zed"]]
+        );
+        let Action::Fail(e) = run(&["--user", "foo", "--user", "foo"]) else {
+            panic!("a duplicate user is refused")
+        };
+        assert!(e.ends_with("at line 8\n>>> 'user \"foo\"'\nError in user declaration 'foo': Duplicate user found. A user can only be defined once in config files\n"), "{e}");
+        let Action::Fail(e) = parse(&["x.conf".to_string()], &|_| Ok("user bar on bogus".into()))
+        else {
+            panic!("a bad rule is refused")
+        };
+        assert!(e.ends_with("at line 1\n>>> 'user bar on bogus'\nError in user declaration 'bar': Syntax error\n"), "{e}");
     }
 
     #[test]

@@ -67,6 +67,12 @@ pub use lua::prepared::set_pool_enabled as pool_lua_states;
 /// A fresh random seed, as the explorer draws one for a scenario without a fixed seed.
 pub use rng::fresh_seed;
 
+/// The users a server starts with: the config file's `user` lines and the aclfile, checked
+/// as redis-server checks them (`redlab-server` refuses to start as it does).
+pub mod users {
+    pub use crate::acl::startup::{check_at_start, check_declaration};
+}
+
 /// Redis's text forms of a command line, for clients and tools built on the engine.
 pub mod protocol {
     /// Redis's `sdscatrepr`: bytes quoted and escaped as Redis prints them.

@@ -60,6 +60,14 @@ fn main() {
         pidfile = process::DEFAULT_PIDFILE.to_string();
     }
     fit_open_files(&mut config);
+    // Users from `user` lines or the aclfile: a server that cannot set them up does not
+    // start, as redis-server exits here.
+    if let Err(lines) = redlab_server::users::check_at_start(&config) {
+        for line in lines {
+            tracing::warn!("{}", line);
+        }
+        std::process::exit(1);
+    }
     let listen = cli::listen_address(&config.bind);
     if config.bind.split_whitespace().count() > 1 {
         tracing::warn!(

@@ -24,6 +24,8 @@ pub struct Stats {
     pub expired_keys: u64,
     /// Keys deleted by maxmemory eviction (INFO evicted_keys).
     pub evicted_keys: u64,
+    /// Clients closed by maxmemory-clients (INFO evicted_clients).
+    pub evicted_clients: u64,
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
     pub blocked_clients: u64,

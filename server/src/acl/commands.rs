@@ -34,6 +34,8 @@ pub const CATEGORIES: &[&str] = &[
 struct Registry {
     /// Every full name, in table order (a container before its subcommands).
     names: Vec<&'static str>,
+    /// The commands without a parent, in table order.
+    top: Vec<&'static str>,
     /// Name -> the names a rule on it covers (a container covers its subcommands).
     covers: HashMap<&'static str, Vec<&'static str>>,
     /// Category (without `@`) -> its commands.
@@ -46,6 +48,7 @@ fn registry() -> &'static Registry {
     REG.get_or_init(|| {
         let mut r = Registry {
             names: Vec::new(),
+            top: Vec::new(),
             covers: HashMap::new(),
             members: HashMap::new(),
             containers: Vec::new(),
@@ -63,6 +66,7 @@ fn registry() -> &'static Registry {
         };
         for cmd in table::all() {
             add(&mut r, cmd, cmd.name);
+            r.top.push(cmd.name);
             let mut covered = vec![cmd.name];
             if !cmd.subcommands.is_empty() {
                 r.containers.push(cmd.name);
@@ -84,16 +88,27 @@ pub fn all_names() -> impl Iterator<Item = &'static str> {
     registry().names.iter().copied()
 }
 
-/// The names a rule on `name` (lower case) covers; None for an unknown command.
-pub fn find(name: &str) -> Option<Vec<&'static str>> {
-    registry().covers.get(name).cloned()
+/// The commands without a parent (containers and plain commands), in table order.
+pub fn top_level() -> impl Iterator<Item = &'static str> {
+    registry().top.iter().copied()
+}
+
+/// The names a rule on `name` (lower case) covers, None for an unknown command: `name` and,
+/// for a container, its subcommands (a permission given to or taken from a container reaches
+/// every subcommand, as Redis's ACLChangeSelectorPerm does).
+pub fn covered(name: &str) -> Option<&'static [&'static str]> {
+    registry().covers.get(name).map(Vec::as_slice)
 }
 
 pub fn has_subcommands(name: &str) -> bool {
     registry().containers.contains(&name)
 }
 
-/// The commands of a category (without `@`).
-pub fn in_category(cat: &str) -> Vec<&'static str> {
-    registry().members.get(cat).cloned().unwrap_or_default()
+/// The commands of a category (without `@`), containers and subcommands included.
+pub fn in_category(cat: &str) -> &'static [&'static str] {
+    registry()
+        .members
+        .get(cat)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
 }

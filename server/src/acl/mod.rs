@@ -8,8 +8,10 @@
 
 pub mod check;
 pub mod commands;
+mod describe;
 pub mod model;
 pub mod sha256;
+pub mod startup;
 
 use std::collections::{BTreeMap, VecDeque};
 

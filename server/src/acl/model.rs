@@ -2,9 +2,9 @@
 //!
 //! A user has a root selector and any number of extra selectors (`(...)`); a command is
 //! allowed when one of them allows it. Each selector keeps the commands it allows as a set
-//! of full names (`get`, `client|id`) and, for GETUSER and LIST, the command rules in the
-//! order they were given (a rule given again replaces the earlier one, a rule that undoes an
-//! earlier one removes both).
+//! of full names (`get`, `client|id`), Redis 7.0.15's permission bitmap: a rule changes the
+//! set and is then forgotten. GETUSER and LIST work the rules out again from the set
+//! (`describe`), as Redis 7.0 does, so `+@all +client|id` reads back as `+@all`.
 
 use crate::errors;
 use std::collections::{HashMap, HashSet};
@@ -45,8 +45,6 @@ pub struct Selector {
     pub allowed: HashSet<&'static str>,
     /// `+select|0`: first arguments allowed for a command that is otherwise denied.
     pub first_args: HashMap<&'static str, Vec<String>>,
-    /// The command rules as given (`+get`, `-@write`), for GETUSER and LIST.
-    rules: Vec<String>,
 }
 
 /// Why a rule was refused; `text` is Redis's wording after "modifier '...': ".
@@ -81,7 +79,7 @@ impl Selector {
         self.all_keys && self.all_channels && self.all_commands
     }
 
-    fn set_all_commands(&mut self, on: bool) {
+    pub(super) fn set_all_commands(&mut self, on: bool) {
         self.all_commands = on;
         self.future = on;
         self.allowed.clear();
@@ -89,21 +87,34 @@ impl Selector {
             self.allowed.extend(commands::all_names());
         }
         self.first_args.clear();
-        self.rules.clear();
     }
 
-    /// Records a command rule, keeping one rule per name.
-    fn note_rule(&mut self, allow: bool, name: &str) {
-        let name = name.to_ascii_lowercase();
-        let before = self.rules.len();
-        let opposite = format!("{}{}", if allow { '-' } else { '+' }, name);
-        self.rules.retain(|r| r != &opposite);
-        if self.rules.len() != before {
-            return;
+    /// Allows or denies every command of a category (without `@`). A container in the
+    /// category takes its subcommands with it, whatever their own categories: `+@slow`
+    /// allows `client|id`, as in Redis 7.0.15.
+    pub(super) fn set_category(&mut self, cat: &str, allow: bool) {
+        for name in commands::in_category(cat) {
+            self.change_perm(name, allow);
         }
-        let same = format!("{}{}", if allow { '+' } else { '-' }, name);
-        self.rules.retain(|r| r != &same);
-        self.rules.push(same);
+    }
+
+    /// Allows or denies one command and, for a container, all its subcommands; forgets the
+    /// first arguments allowed for it (Redis's ACLChangeSelectorPerm).
+    pub(super) fn change_perm(&mut self, name: &str, allow: bool) {
+        let Some(names) = commands::covered(name) else {
+            return;
+        };
+        for &n in names {
+            if allow {
+                self.allowed.insert(n);
+            } else {
+                self.allowed.remove(n);
+            }
+        }
+        self.first_args.remove(names[0]);
+        if !allow {
+            self.all_commands = false;
+        }
     }
 
     /// Applies one selector rule (keys, channels, commands).
@@ -154,56 +165,39 @@ impl Selector {
                 Ok(())
             }
             Some(&sign @ (b'+' | b'-')) if bytes.get(1) == Some(&b'@') => {
-                let allow = sign == b'+';
                 let cat = &lower[2..];
                 if !CATEGORIES.contains(&cat) {
                     return Err(RuleError::Unknown);
                 }
-                for name in commands::in_category(cat) {
-                    self.set_command(name, allow);
-                }
-                if !allow {
-                    self.all_commands = false;
-                }
-                self.note_rule(allow, &lower[1..]);
+                self.set_category(cat, sign == b'+');
                 Ok(())
             }
-            Some(b'+') => self.allow_command(&lower[1..]),
+            Some(b'+') => self.allow_command(&lower[1..], &op[1..]),
             Some(b'-') => {
                 let name = &lower[1..];
-                let info = commands::find(name).ok_or(RuleError::Unknown)?;
-                for n in info {
-                    self.set_command(n, false);
+                if commands::covered(name).is_none() {
+                    return Err(RuleError::Unknown);
                 }
-                self.all_commands = false;
-                self.note_rule(false, name);
+                self.change_perm(name, false);
                 Ok(())
             }
             _ => Err(RuleError::Syntax),
         }
     }
 
-    fn set_command(&mut self, name: &'static str, allow: bool) {
-        self.first_args.remove(name);
-        if allow {
-            self.allowed.insert(name);
-        } else {
-            self.allowed.remove(name);
-        }
-    }
-
-    fn allow_command(&mut self, name: &str) -> Result<(), RuleError> {
-        if let Some(names) = commands::find(name) {
-            for n in names {
-                self.set_command(n, true);
+    /// `+name`; `given` is the rule as written, whose first argument keeps its case.
+    fn allow_command(&mut self, name: &str, given: &str) -> Result<(), RuleError> {
+        if !name.contains('|') {
+            if commands::covered(name).is_none() {
+                return Err(RuleError::Unknown);
             }
-            self.note_rule(true, name);
+            self.change_perm(name, true);
             return Ok(());
         }
         let Some((cmd, sub)) = name.rsplit_once('|') else {
             return Err(RuleError::Unknown);
         };
-        let Some(parent) = commands::find(cmd) else {
+        let Some(parent) = commands::covered(cmd) else {
             return Err(RuleError::Unknown);
         };
         if cmd.contains('|') {
@@ -213,17 +207,20 @@ impl Selector {
             return Err(RuleError::Syntax);
         }
         if commands::has_subcommands(cmd) {
-            // A container's unknown subcommand.
-            return Err(RuleError::Unknown);
-        }
-        let key = parent[0];
-        if !self.allowed.contains(key) {
-            let list = self.first_args.entry(key).or_default();
-            if !list.iter().any(|a| a == sub) {
-                list.push(sub.to_string());
+            // A container's subcommand is a command of its own; an unknown one is refused.
+            if commands::covered(name).is_none() {
+                return Err(RuleError::Unknown);
             }
+            self.change_perm(name, true);
+            return Ok(());
         }
-        self.note_rule(true, name);
+        // `+select|0`, `+debug|object`: a first argument allowed while the command itself
+        // is not (Redis's deprecated allowed_firstargs).
+        let sub = &given[given.len() - sub.len()..];
+        let list = self.first_args.entry(parent[0]).or_default();
+        if !list.iter().any(|a| a.eq_ignore_ascii_case(sub)) {
+            list.push(sub.to_string());
+        }
         Ok(())
     }
 
@@ -270,14 +267,10 @@ impl Selector {
         Ok(())
     }
 
-    /// The command rules as GETUSER and LIST show them.
+    /// The command rules as GETUSER and LIST show them, worked out from the permission
+    /// set as Redis 7.0.15 does (`describe`).
     pub fn describe_commands(&self) -> String {
-        let mut out = String::from(if self.future { "+@all" } else { "-@all" });
-        for r in &self.rules {
-            out.push(' ');
-            out.push_str(r);
-        }
-        out
+        super::describe::command_rules(self)
     }
 
     pub fn describe_keys(&self) -> String {

@@ -55,6 +55,48 @@ pub(crate) fn noperm_in_exec(d: Denied) -> Reply {
     Reply::err(errors::noperm_in_exec(reason))
 }
 
+/// One ACL LOG entry to add for a connection: its reason (`command`, `key`, `channel`,
+/// `auth`), context, object and, for `auth`, the user named. The busy-script loop, which
+/// cannot reach the log, hands these to the engine once the script is over; its other
+/// catch-ups run first, in order, so the session then has the user it had at the refusal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    pub reason: &'static str,
+    pub context: &'static str,
+    pub object: String,
+    pub username: Option<String>,
+}
+
+impl Refusal {
+    /// A command refused by the permission check (`full` as in `client|id`).
+    pub(crate) fn denied(d: Denied, context: &'static str, full: &str, args: &[Bytes]) -> Refusal {
+        let (reason, object) = match d.kind {
+            DeniedKind::Command => ("command", full.to_string()),
+            DeniedKind::Key => ("key", String::from_utf8_lossy(&args[d.pos]).into_owned()),
+            DeniedKind::Channel => (
+                "channel",
+                String::from_utf8_lossy(&args[d.pos]).into_owned(),
+            ),
+        };
+        Refusal {
+            reason,
+            context,
+            object,
+            username: None,
+        }
+    }
+
+    /// A failed AUTH or HELLO AUTH: the object is the command's name as typed.
+    pub(crate) fn auth(command: &[u8], user: &[u8]) -> Refusal {
+        Refusal {
+            reason: "auth",
+            context: "toplevel",
+            object: String::from_utf8_lossy(command).into_owned(),
+            username: Some(String::from_utf8_lossy(user).into_owned()),
+        }
+    }
+}
+
 /// Adds a refusal of `conn`'s command to the ACL log.
 pub(crate) fn log_denial(
     e: &mut Engine,
@@ -64,16 +106,12 @@ pub(crate) fn log_denial(
     full: &str,
     args: &[Bytes],
 ) {
-    let reason = match d.kind {
-        DeniedKind::Command => "command",
-        DeniedKind::Key => "key",
-        DeniedKind::Channel => "channel",
-    };
-    let object = match d.kind {
-        DeniedKind::Command => full.to_string(),
-        _ => String::from_utf8_lossy(&args[d.pos]).into_owned(),
-    };
-    log(e, conn, reason, context, object, None);
+    log_refusal(e, conn, Refusal::denied(d, context, full, args));
+}
+
+/// Adds `r` to the ACL log, as `conn`'s.
+pub(crate) fn log_refusal(e: &mut Engine, conn: ConnId, r: Refusal) {
+    log(e, conn, r.reason, r.context, r.object, r.username);
 }
 
 fn log(
@@ -136,16 +174,9 @@ pub(crate) fn script_permission(
     .to_string())
 }
 
-/// Logs a failed AUTH or HELLO AUTH (`object` is the command's name).
-pub(crate) fn log_auth_failure(e: &mut Engine, conn: ConnId, object: &str, user: &[u8]) {
-    log(
-        e,
-        conn,
-        "auth",
-        "toplevel",
-        object.to_string(),
-        Some(String::from_utf8_lossy(user).into_owned()),
-    );
+/// Logs a failed AUTH or HELLO AUTH (`command` is the command's name as typed).
+pub(crate) fn log_auth_failure(e: &mut Engine, conn: ConnId, command: &[u8], user: &[u8]) {
+    log_refusal(e, conn, Refusal::auth(command, user));
 }
 
 /// Logs `conn` in as `user` (already authenticated).
@@ -219,7 +250,7 @@ fn pubsub_default_all(e: &Engine) -> bool {
 
 /// A user as ACL SETUSER or an ACL file line creates it, its channels per
 /// acl-pubsub-default.
-fn new_user(name: &str, all_channels: bool) -> User {
+pub(crate) fn new_user(name: &str, all_channels: bool) -> User {
     let mut u = User::new(name);
     if all_channels {
         u.apply("allchannels").expect("valid rule");
@@ -228,7 +259,7 @@ fn new_user(name: &str, all_channels: bool) -> User {
 }
 
 /// One rule; `reset` gives the channels acl-pubsub-default gives a new user, as Redis does.
-fn apply_rule(
+pub(crate) fn apply_rule(
     user: &mut User,
     rule: &str,
     all_channels: bool,
@@ -330,8 +361,8 @@ fn cat(_: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     }
     Ok(Reply::Array(
         acl::commands::in_category(&name)
-            .into_iter()
-            .map(Reply::bulk)
+            .iter()
+            .map(|n| Reply::bulk(*n))
             .collect(),
     ))
 }

@@ -57,6 +57,9 @@ pub struct Config {
     /// `client-query-buffer-limit`: a client whose unprocessed input grows past this is
     /// disconnected.
     pub client_query_buffer_limit: u64,
+    /// `maxmemory-clients` as CONFIG GET shows it (bytes, or `N%` of maxmemory; `0` is
+    /// off), read before every command (`Engine::evict_clients`).
+    pub maxmemory_clients: String,
     /// Bumped by every `set`: the network shell keeps a copy of what it needs while a script
     /// holds the engine, and refreshes it when this changes.
     #[doc(hidden)]
@@ -68,6 +71,12 @@ pub struct Config {
     /// Every other parameter set by CONFIG SET or the command line, kept verbatim so
     /// CONFIG GET answers with what was set.
     pub extra: BTreeMap<String, String>,
+    /// The `user` lines of the config file and command line, each the user's name then its
+    /// rules: the server starts with these users (`acl::startup`), as redis-server does.
+    pub users: Vec<Vec<String>>,
+    /// The config file the server was started with, as an absolute path: CONFIG REWRITE
+    /// writes it and INFO shows it.
+    pub config_file: Option<String>,
 }
 
 impl Default for Config {
@@ -91,9 +100,12 @@ impl Default for Config {
             protected_mode: true,
             client_output_buffer_limit: OutputLimits::default(),
             client_query_buffer_limit: 1 << 30,
+            maxmemory_clients: "0".into(),
             generation: 0,
             seed: None,
             extra: BTreeMap::new(),
+            users: Vec::new(),
+            config_file: None,
         }
     }
 }
@@ -143,6 +155,7 @@ impl Config {
             "protected-mode" => if self.protected_mode { "yes" } else { "no" }.into(),
             "client-output-buffer-limit" => self.client_output_buffer_limit.format(),
             "client-query-buffer-limit" => self.client_query_buffer_limit.to_string(),
+            "maxmemory-clients" => self.maxmemory_clients.clone(),
             "redlab-seed" => self.seed.unwrap_or(0).to_string(),
             "dir" => match self.extra.get("dir") {
                 Some(d) => d.clone(),
@@ -187,6 +200,7 @@ impl Config {
                 self.client_output_buffer_limit = OutputLimits::parse(&v)
             }
             "client-query-buffer-limit" => self.client_query_buffer_limit = num(),
+            "maxmemory-clients" => self.maxmemory_clients = v,
             "redlab-seed" => self.seed = Some(num()),
             name => {
                 self.extra.insert(name.to_string(), v);

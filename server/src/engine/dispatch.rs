@@ -54,6 +54,11 @@ impl Engine {
         if self.tracking.clients > 0 {
             self.tracking_limit();
         }
+        // Clients over maxmemory-clients go first, before keys (Redis's evictClients); a
+        // client evicted so does not run its command.
+        if self.config.maxmemory_clients != "0" && self.evict_clients(conn) {
+            return Reply::None;
+        }
         // Redis refuses on memory after the MULTI check and before the pub/sub context check.
         // Eviction runs before every command (Redis's performEvictions); still over the
         // limit, what may grow memory is refused.
@@ -206,6 +211,19 @@ impl Engine {
     /// Runs a command on behalf of a script or EXEC: resolves it and checks arity, then calls
     /// it with the given context. Returns the command too, so callers can check its flags.
     pub(crate) fn run_nested(&mut self, call: &mut Call) -> Reply {
+        let reply = self.run_nested_unit(call);
+        // Each error among EXEC's replies is an error reply Redis counts (errorstats,
+        // total_error_replies) as it writes it; a script's are counted where redis.call
+        // returns them.
+        if call.in_multi && !call.in_script {
+            if let Some(text) = reply.error_text() {
+                self.stats.count_reply_error(&text);
+            }
+        }
+        reply
+    }
+
+    fn run_nested_unit(&mut self, call: &mut Call) -> Reply {
         match resolve(&call.args) {
             Ok((cmd, name)) => {
                 self.stats.total_commands_processed += 1;

@@ -10,6 +10,9 @@
 //! not removed yet too), and is a running total: each database adds and subtracts entries as
 //! they are stored and removed, and measures again, after each command, the values handed
 //! out for a change in place (`Db::settle_memory`), so reading it costs no walk over the keys.
+//! The clients' buffers are added on top (`client_memory.rs`: query buffers, queued
+//! transactions, output not yet sent); eviction compares maxmemory with that total less the
+//! replicas' output, as Redis does.
 //!
 //! Candidates are picked as Redis picks them. The random policies take a random key of the
 //! next database in turn. The others keep Redis's eviction pool: each round samples
@@ -104,7 +107,7 @@ impl Engine {
         if max == 0 || self.expiry_hold {
             return true;
         }
-        let used = self.used_memory();
+        let used = self.memory_for_eviction();
         if used <= max {
             return true;
         }

@@ -26,6 +26,7 @@ use crate::session::{ConnId, ReplyMode, Session};
 use crate::stats::Stats;
 
 mod blocking;
+mod client_memory;
 mod dispatch;
 mod evict;
 #[cfg(test)]
@@ -202,8 +203,12 @@ impl Engine {
         crate::db::access::seed_dbs(&mut dbs, seed);
         let mut acl = crate::acl::Acl::new();
         acl.set_requirepass(config.requirepass.as_deref());
-        if let Err(why) = crate::cmd::acl::load_at_start(&mut acl, &config) {
-            tracing::warn!("Aborting Redis startup because of ACL errors: {}", why);
+        // redlab-server checks this before it starts and exits as Redis does; an engine
+        // built in-process logs why and keeps the users set up so far.
+        if let Err(lines) = crate::acl::startup::load(&mut acl, &config) {
+            for line in lines {
+                tracing::warn!("{}", line);
+            }
         }
         let cluster = crate::cluster::NodeState::if_enabled(&config);
         let valkey = config.compat.family() == crate::compat::Family::Valkey;
@@ -525,12 +530,25 @@ impl Engine {
         pushes_only(reply)
     }
 
-    /// Used memory as INFO reports it: a fixed baseline plus the data's approximate size,
-    /// each database's running total (`Db::memory`), so reading it costs no walk over the
-    /// keys while maxmemory is set (`settle_memory` runs after every command then).
+    /// Used memory as INFO reports it: a fixed baseline, the data's approximate size (each
+    /// database's running total, `Db::memory`, so reading it costs no walk over the keys
+    /// while maxmemory is set: `settle_memory` runs after every command then) and the
+    /// clients' buffers (`client_memory`).
     pub(crate) fn used_memory(&self) -> u64 {
+        let clients = self.clients_memory();
+        self.data_memory() + clients.normal + clients.replicas
+    }
+
+    /// The baseline and the data.
+    fn data_memory(&self) -> u64 {
         const BASELINE: u64 = 900 * 1024;
         BASELINE + self.dbs.iter().map(|d| d.memory()).sum::<u64>()
+    }
+
+    /// What eviction compares with maxmemory: used_memory without the replicas' output
+    /// (Redis's mem_not_counted_for_evict).
+    pub(crate) fn memory_for_eviction(&self) -> u64 {
+        self.data_memory() + self.clients_memory().normal
     }
 
     /// Brings each database's running total up to date with the values changed in place
@@ -549,7 +567,7 @@ impl Engine {
     }
 
     pub(crate) fn over_maxmemory(&self) -> bool {
-        self.config.maxmemory > 0 && self.used_memory() > self.config.maxmemory
+        self.config.maxmemory > 0 && self.memory_for_eviction() > self.config.maxmemory
     }
 
     /// Queues `reply` for a connection outside its request/reply cycle and wakes it.

@@ -115,3 +115,26 @@ pub fn aclfile_rule(line: usize, rule: &str, reason: &str) -> String {
 pub fn aclfile_duplicate(line: usize, name: &str) -> String {
     format!("{line}: Duplicate user '{name}' found")
 }
+
+// ---- `user` lines of the config file (logged, then redis-server exits) ----
+/// A `user` line refused while the config file is read, under FATAL CONFIG FILE ERROR.
+pub fn user_declaration(arg: &str, reason: &str) -> String {
+    format!("Error in user declaration '{arg}': {reason}")
+}
+
+pub const DUPLICATE_CONFIG_USER: &str =
+    "Duplicate user found. A user can only be defined once in config files";
+
+pub const USERS_AND_ACLFILE: &str = "Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both.";
+
+pub const SPACES_IN_CONFIG_USERNAME: &str = "Spaces not allowed in ACL usernames";
+
+pub fn config_user_rule(rule: &str, name: &str, reason: &str) -> String {
+    format!("Error loading ACL rule '{rule}' for the user named '{name}': {reason}")
+}
+
+pub const CONFIG_USERS_FAILED: &str = "Critical error while loading ACLs. Exiting.";
+
+pub fn aclfile_at_start(reason: &str) -> String {
+    format!("Aborting Redis startup because of ACL errors: {reason}")
+}

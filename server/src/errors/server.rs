@@ -29,12 +29,21 @@ pub fn config_set_failed(name: &str, reason: &str) -> String {
 /// CONFIG SET port's reason when the port cannot be listened on: `Unable to listen on this
 /// port: <strerror>` (the OS text without Rust's "(os error N)").
 pub fn unable_to_listen(err: &std::io::Error) -> String {
+    format!("Unable to listen on this port: {}", strerror(err))
+}
+
+/// The OS's text for an I/O error, without Rust's " (os error N)", as C's strerror gives it.
+fn strerror(err: &std::io::Error) -> String {
     let text = err.to_string();
-    let text = match text.rfind(" (os error ") {
-        Some(at) => &text[..at],
-        None => &text,
-    };
-    format!("Unable to listen on this port: {}", text)
+    match text.rfind(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+/// CONFIG REWRITE could not write the file.
+pub fn config_rewrite_failed(err: &std::io::Error) -> String {
+    format!("ERR Rewriting config file: {}", strerror(err))
 }
 pub const THE_CLOCK_ONLY_MOVES_FORWARD_WITH: &str =
     "ERR the clock only moves forward with ADVANCE; use SET to jump back";

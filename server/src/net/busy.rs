@@ -46,6 +46,8 @@ pub(crate) enum CatchUp {
     FlagMulti,
     /// EXEC was refused: the transaction is discarded and the keys unwatched.
     DiscardMulti,
+    /// A refusal Redis writes to ACL LOG (a failed AUTH, a command the user may not run).
+    AclLog(crate::cmd::acl::Refusal),
 }
 
 /// Applies one `CatchUp` to the engine, before the connection's next command.
@@ -59,6 +61,7 @@ pub(crate) fn catch_up(engine: &mut Engine, conn: ConnId, op: CatchUp) {
         CatchUp::DiscardMulti => {
             crate::cmd::transactions::exec_abort(engine, conn, "");
         }
+        CatchUp::AclLog(refusal) => crate::cmd::acl::log_refusal(engine, conn, refusal),
     }
 }
 
@@ -214,26 +217,38 @@ fn run(
     let kind = BusyKind {
         is_function: script.is_function,
     };
+    let mut denied = None;
     let admitted = crate::engine::resolve(&args).and_then(|(cmd, name)| {
         // The connection's user's permissions, checked from the users as they were when
         // the script became busy (Redis checks them before -BUSY: a command the user may
         // not run answers NOPERM, one it may run answers BUSY).
-        let perm = || match script.users.get(&st.user) {
-            Some(u) => crate::acl::check(u, cmd, &name, &args)
-                .map_err(|d| crate::cmd::acl::noperm(d, &name)),
-            None => Err(crate::cmd::acl::noperm(
-                crate::acl::Denied {
+        let perm = || {
+            let d = match script.users.get(&st.user) {
+                Some(u) => crate::acl::check(u, cmd, &name, &args),
+                None => Err(crate::acl::Denied {
                     kind: crate::acl::DeniedKind::Command,
                     pos: 0,
-                },
-                &name,
-            )),
+                }),
+            };
+            d.map_err(|d| {
+                denied = Some((d, name.clone()));
+                crate::cmd::acl::noperm(d, &name)
+            })
         };
         admission::admit(cmd, &name, &st.view, Some(kind), false, perm).map(|()| (cmd, name))
     });
     let (cmd, name) = match admitted {
         Ok(found) => found,
         Err(e) => {
+            if let Some((d, name)) = denied {
+                let context = if st.view.in_multi {
+                    "multi"
+                } else {
+                    "toplevel"
+                };
+                let refusal = crate::cmd::acl::Refusal::denied(d, context, &name, &args);
+                st.catch_up.push(CatchUp::AclLog(refusal));
+            }
             refuse(st, &args, e).encode(st.view.resp, &mut st.wbuf);
             return BusyVerdict::Continue;
         }
@@ -295,7 +310,18 @@ fn run(
                 st.catch_up.push(CatchUp::GrantAuth(user));
                 (Reply::ok(), BusyVerdict::Continue)
             }
-            Err(text) => (Reply::err(text), BusyVerdict::Continue),
+            Err(text) => {
+                if text == errors::WRONGPASS {
+                    let user: &[u8] = if args.len() == 3 {
+                        &args[1]
+                    } else {
+                        b"default"
+                    };
+                    let refusal = crate::cmd::acl::Refusal::auth(&args[0], user);
+                    st.catch_up.push(CatchUp::AclLog(refusal));
+                }
+                (Reply::err(text), BusyVerdict::Continue)
+            }
         },
         "quit" => {
             st.closing = true;
@@ -386,7 +412,13 @@ fn hello(
         st.view.authenticated,
     ) {
         Ok(plan) => plan,
-        Err(e) => return e,
+        Err(e) => {
+            if e == Reply::err(errors::WRONGPASS) {
+                let refusal = crate::cmd::connection::hello_auth_refusal(&args);
+                st.catch_up.push(CatchUp::AclLog(refusal));
+            }
+            return e;
+        }
     };
     if let (true, Some(u)) = (plan.authenticates, plan.user) {
         log_in(st, &args[u], users);

@@ -94,6 +94,35 @@ fn is_unix_socket(s: &Session) -> bool {
     s.addr == s.laddr && s.addr.ends_with(":0") && s.addr.parse::<std::net::SocketAddr>().is_err()
 }
 
+/// What an idle client costs Redis besides its buffers (its struct and the shrunk reply
+/// buffer: CLIENT LIST's tot-mem with nothing pending).
+const CLIENT_FIXED: usize = 1928;
+
+/// The query buffer as CLIENT LIST shows it: bytes received and not yet run, and the room
+/// left in its allocation (none when it holds nothing, as Redis frees it).
+fn query_buffer(s: &Session) -> (usize, usize) {
+    let qbuf = NetMeters::get(&s.net.qbuf) as usize;
+    let free = if qbuf > 0 {
+        NetMeters::get(&s.net.qbuf_free) as usize
+    } else {
+        0
+    };
+    (qbuf, free)
+}
+
+/// The memory Redis counts for a client between commands: CLIENT LIST's tot-mem, which INFO
+/// sums into mem_clients_normal / mem_clients_slaves and used_memory, and which
+/// maxmemory-clients limits. Its fixed part, the query buffer, a queued transaction's
+/// arguments and the output waiting to be sent.
+pub(crate) fn client_memory(s: &Session) -> u64 {
+    let (qbuf, free) = query_buffer(s);
+    let multi_mem: usize = s
+        .multi
+        .as_ref()
+        .map_or(0, |m| m.queue.iter().flatten().map(|a| a.len()).sum());
+    (CLIENT_FIXED + qbuf + free + multi_mem) as u64 + s.output_bytes()
+}
+
 /// One CLIENT LIST line (without the trailing newline). `current` holds the arguments of
 /// the command being run when `s` is the caller, for its memory fields.
 pub(super) fn info_line(s: &Session, now_ms: i64, current: Option<&Call>) -> String {
@@ -118,13 +147,8 @@ pub(super) fn info_line(s: &Session, now_ms: i64, current: Option<&Call>) -> Str
             22288,
         ),
         None => {
-            let qbuf = NetMeters::get(&s.net.qbuf) as usize;
-            let free = if qbuf > 0 {
-                NetMeters::get(&s.net.qbuf_free) as usize
-            } else {
-                0
-            };
-            (qbuf, free, 0, 1024, 1928 + qbuf + free)
+            let (qbuf, free) = query_buffer(s);
+            (qbuf, free, 0, 1024, CLIENT_FIXED + qbuf + free)
         }
     };
     // Redis keeps the first 16 KiB of output in a fixed buffer (obl) and the rest in a list of

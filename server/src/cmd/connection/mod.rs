@@ -87,12 +87,12 @@ pub(crate) fn client_info_line(s: &crate::session::Session, now_ms: i64) -> Stri
     client::info_line(s, now_ms, None)
 }
 
-pub(crate) use client::kill_connection;
+pub(crate) use client::{client_memory, kill_connection};
 
 /// AUTH's verdict from the arguments and the users alone (no engine), so the loop that
 /// serves clients during a busy script authenticates exactly as the command does: the name
-/// of the user it logs in as, or the error text. (The command itself also logs a failure in
-/// ACL LOG, which the busy loop cannot reach.)
+/// of the user it logs in as, or the error text. (A failure also goes to ACL LOG: the
+/// command writes it, the busy loop hands it to the engine as a `CatchUp::AclLog`.)
 pub(crate) fn check_auth<'a>(
     users: &crate::acl::Users,
     args: &'a [bytes::Bytes],
@@ -120,8 +120,8 @@ fn auth(e: &mut Engine, call: &mut Call) -> CmdResult {
         _ => return Err(Reply::err(errors::SYNTAX)),
     };
     if !e.acl.authenticate(&user, &pass) {
-        let object = String::from_utf8_lossy(&call.args[0]).into_owned();
-        crate::cmd::acl::log_auth_failure(e, call.conn, &object, &user);
+        let command = call.args[0].clone();
+        crate::cmd::acl::log_auth_failure(e, call.conn, &command, &user);
         return Err(Reply::err(errors::WRONGPASS));
     }
     crate::cmd::acl::login(e, call.conn, &user);
@@ -213,6 +213,17 @@ pub(crate) fn plan_hello(
     })
 }
 
+/// The ACL LOG entry of a HELLO whose AUTH failed: the user is the argument after the last
+/// AUTH option, as plan_hello read it.
+pub(crate) fn hello_auth_refusal(args: &[bytes::Bytes]) -> crate::cmd::acl::Refusal {
+    let user = (2..args.len().saturating_sub(2))
+        .rev()
+        .find(|&i| args::is(&args[i], "AUTH"))
+        .map(|i| args[i + 1].clone())
+        .unwrap_or_default();
+    crate::cmd::acl::Refusal::auth(&args[0], &user)
+}
+
 /// HELLO's reply for connection `id` now speaking `proto`.
 /// `server`: the name and version it answers as (`Config::hello_server`).
 pub(crate) fn hello_reply(
@@ -238,14 +249,8 @@ fn hello(e: &mut Engine, call: &mut Call) -> CmdResult {
         Ok(plan) => plan,
         Err(err) => {
             if err == Reply::err(errors::WRONGPASS) {
-                // The user is the argument after the last AUTH option, as plan_hello read it.
-                let user = (2..call.argc().saturating_sub(2))
-                    .rev()
-                    .find(|&i| args::is(call.arg(i), "AUTH"))
-                    .map(|i| call.args[i + 1].clone())
-                    .unwrap_or_default();
-                let object = String::from_utf8_lossy(&call.args[0]).into_owned();
-                crate::cmd::acl::log_auth_failure(e, call.conn, &object, &user);
+                let refusal = hello_auth_refusal(&call.args);
+                crate::cmd::acl::log_refusal(e, call.conn, refusal);
             }
             return Err(err);
         }

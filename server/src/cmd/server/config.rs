@@ -154,6 +154,8 @@ fn resetstat(e: &mut Engine, _call: &mut Call) -> CmdResult {
     s.total_connections_received = 0;
     s.total_error_replies = 0;
     s.expired_keys = 0;
+    s.evicted_keys = 0;
+    s.evicted_clients = 0;
     s.keyspace_hits = 0;
     s.keyspace_misses = 0;
     s.per_command.clear();
@@ -164,8 +166,22 @@ fn resetstat(e: &mut Engine, _call: &mut Call) -> CmdResult {
     Ok(Reply::ok())
 }
 
-fn rewrite(_e: &mut Engine, _call: &mut Call) -> CmdResult {
-    Err(Reply::err(errors::CONFIG_NO_FILE))
+/// CONFIG REWRITE: the start's config file, rewritten (`config_rewrite`); an error when the
+/// server was started without one.
+fn rewrite(e: &mut Engine, _call: &mut Call) -> CmdResult {
+    let Some(path) = e.config.config_file.clone() else {
+        return Err(Reply::err(errors::CONFIG_NO_FILE));
+    };
+    match super::config_rewrite::rewrite(e, &path) {
+        Ok(()) => {
+            tracing::info!("CONFIG REWRITE executed with success.");
+            Ok(Reply::ok())
+        }
+        Err(err) => {
+            tracing::warn!("CONFIG REWRITE failed: {}", err);
+            Err(Reply::err(errors::config_rewrite_failed(&err)))
+        }
+    }
 }
 
 fn help(_e: &mut Engine, _call: &mut Call) -> CmdResult {

@@ -159,7 +159,7 @@ fn section(e: &Engine, s: &str, out: &mut String) {
                     .map(|p| p.display().to_string())
                     .unwrap_or_default(),
             );
-            f("config_file", &"");
+            f("config_file", &c.config_file.as_deref().unwrap_or(""));
             f("io_threads_active", &0);
         }
         "clients" => {
@@ -180,6 +180,9 @@ fn section(e: &Engine, s: &str, out: &mut String) {
         }
         "memory" => {
             let used = e.used_memory();
+            let clients = e.clients_memory();
+            // Redis's overhead: the startup memory and the clients' buffers.
+            let overhead = 900 * 1024 + clients.normal + clients.replicas;
             f("used_memory", &used);
             f("used_memory_human", &bytes_to_human(used));
             f("used_memory_rss", &used);
@@ -187,9 +190,9 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             f("used_memory_peak", &used);
             f("used_memory_peak_human", &bytes_to_human(used));
             f("used_memory_peak_perc", &"100.00%");
-            f("used_memory_overhead", &(900 * 1024));
+            f("used_memory_overhead", &overhead);
             f("used_memory_startup", &(900 * 1024));
-            f("used_memory_dataset", &used.saturating_sub(900 * 1024));
+            f("used_memory_dataset", &used.saturating_sub(overhead));
             f("used_memory_dataset_perc", &"100.00%");
             f("total_system_memory", &0);
             f("total_system_memory_human", &"0B");
@@ -220,11 +223,11 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             f("rss_overhead_bytes", &0);
             f("mem_fragmentation_ratio", &"1.00");
             f("mem_fragmentation_bytes", &0);
-            f("mem_not_counted_for_evict", &0);
+            f("mem_not_counted_for_evict", &clients.replicas);
             f("mem_replication_backlog", &0);
             f("mem_total_replication_buffers", &0);
-            f("mem_clients_slaves", &0);
-            f("mem_clients_normal", &0);
+            f("mem_clients_slaves", &clients.replicas);
+            f("mem_clients_normal", &clients.normal);
             f("mem_cluster_links", &0);
             f("mem_aof_buffer", &0);
             f("mem_allocator", &"libc");
@@ -290,7 +293,7 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             f("expired_time_cap_reached_count", &0);
             f("expire_cycle_cpu_milliseconds", &0);
             f("evicted_keys", &st.evicted_keys);
-            f("evicted_clients", &0);
+            f("evicted_clients", &st.evicted_clients);
             f("total_eviction_exceeded_time", &0);
             f("current_eviction_exceeded_time", &0);
             f("keyspace_hits", &st.keyspace_hits);

@@ -40,14 +40,24 @@ fn doctor(_e: &mut Engine, _call: &mut Call) -> CmdResult {
 
 fn stats(e: &mut Engine, _call: &mut Call) -> CmdResult {
     let used = e.used_memory() as i64;
+    let clients = e.clients_memory();
+    let (replicas, normal) = (clients.replicas as i64, clients.normal as i64);
     let keys: usize = e.dbs.iter().map(|d| d.len()).sum();
     let kv = |k: &str, v: Reply| (Reply::bulk(k), v);
+    // Redis's overhead is the startup memory and the clients' buffers; the rest is data.
+    let overhead = 900 * 1024 + replicas + normal;
     Ok(Reply::Map(vec![
         kv("peak.allocated", Reply::Int(used)),
         kv("total.allocated", Reply::Int(used)),
         kv("startup.allocated", Reply::Int(900 * 1024)),
+        kv("replication.backlog", Reply::Int(0)),
+        kv("clients.slaves", Reply::Int(replicas)),
+        kv("clients.normal", Reply::Int(normal)),
+        kv("cluster.links", Reply::Int(0)),
+        kv("aof.buffer", Reply::Int(0)),
+        kv("overhead.total", Reply::Int(overhead)),
         kv("keys.count", Reply::Int(keys as i64)),
-        kv("dataset.bytes", Reply::Int(used - 900 * 1024)),
+        kv("dataset.bytes", Reply::Int(used - overhead)),
     ]))
 }
 

@@ -1,0 +1,184 @@
+//! Clients' memory, counted as Redis 7.0.15 counts it, and client eviction.
+//!
+//! Each client costs what CLIENT LIST's tot-mem shows (`cmd::connection::client_memory`):
+//! a fixed part, its query buffer, a queued transaction and the output waiting to be sent.
+//! These sums are part of used_memory (INFO mem_clients_normal and mem_clients_slaves,
+//! MEMORY STATS clients.*), so clients that pile up output (a reader that stopped reading,
+//! subscribers of a busy channel) or half-sent requests push a server past maxmemory and
+//! make it evict keys, as in Redis. Replicas' output is left out of the figure eviction
+//! compares with maxmemory (INFO mem_not_counted_for_evict), so a replica catching up
+//! never makes the primary evict.
+//!
+//! With `maxmemory-clients` set (bytes, or a percentage of maxmemory), clients are evicted
+//! first, largest first, before every command, while all normal and pub/sub clients
+//! together use at least that much (never less than 128 KiB, Redis's floor). A client with
+//! CLIENT NO-EVICT on, a replica and the link to a primary are never evicted; INFO
+//! evicted_clients counts the others.
+
+use super::Engine;
+use crate::session::ConnId;
+
+/// Redis's floor for maxmemory-clients, so a small setting cannot lock every client out.
+const CLIENT_EVICTION_FLOOR: u64 = 128 * 1024;
+
+/// The memory of the clients, by INFO's classes.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ClientsMemory {
+    /// Replicas' (mem_clients_slaves): not counted against maxmemory.
+    pub replicas: u64,
+    /// Every other client's (mem_clients_normal), pub/sub clients included.
+    pub normal: u64,
+}
+
+impl Engine {
+    fn is_replica_conn(&self, conn: ConnId) -> bool {
+        self.repl.replicas.iter().any(|r| r.conn == conn)
+    }
+
+    pub(crate) fn clients_memory(&self) -> ClientsMemory {
+        let mut m = ClientsMemory::default();
+        // A client being closed for good (evicted, over its output limit) is gone for Redis.
+        for s in self.sessions.values().filter(|s| !s.close_now) {
+            let bytes = crate::cmd::connection::client_memory(s);
+            if self.is_replica_conn(s.id) {
+                m.replicas += bytes;
+            } else {
+                m.normal += bytes;
+            }
+        }
+        m
+    }
+
+    /// maxmemory-clients in bytes, 0 when off (a percentage of an unlimited maxmemory is
+    /// off too).
+    fn client_eviction_limit(&self) -> u64 {
+        let raw = &self.config.maxmemory_clients;
+        if raw == "0" {
+            return 0;
+        }
+        let limit = match raw.strip_suffix('%') {
+            Some(pct) => {
+                let pct: u64 = pct.parse().unwrap_or(0);
+                self.config.maxmemory / 100 * pct + self.config.maxmemory % 100 * pct / 100
+            }
+            None => raw.parse().unwrap_or(0),
+        };
+        if limit == 0 {
+            0
+        } else {
+            limit.max(CLIENT_EVICTION_FLOOR)
+        }
+    }
+
+    /// Redis's evictClients, run before each command: while the normal and pub/sub clients
+    /// use maxmemory-clients or more, the largest evictable one is closed at once. Returns
+    /// whether `current` (the client whose command is about to run) was closed: its command
+    /// then does not run.
+    pub(crate) fn evict_clients(&mut self, current: ConnId) -> bool {
+        let limit = self.client_eviction_limit();
+        if limit == 0 {
+            return false;
+        }
+        let mut total = self.clients_memory().normal;
+        let mut current_evicted = false;
+        while total >= limit {
+            let victim = self
+                .sessions
+                .values()
+                .filter(|s| {
+                    !s.no_evict
+                        && !s.close_now
+                        && !self.is_replica_conn(s.id)
+                        && !self.repl.is_primary_link(s.id)
+                })
+                .map(|s| (crate::cmd::connection::client_memory(s), s.id))
+                .max();
+            let Some((bytes, id)) = victim else {
+                tracing::warn!("Over client maxmemory after evicting all evictable clients");
+                break;
+            };
+            if let Some(s) = self.sessions.get(&id) {
+                let info = crate::cmd::connection::client_info_line(s, self.now_ms);
+                tracing::info!("Evicting client: {}", info);
+            }
+            self.stats.evicted_clients += 1;
+            if id == current {
+                // Closed without a reply, what it had pending dropped.
+                if let Some(s) = self.sessions.get_mut(&id) {
+                    s.close_now = true;
+                }
+                current_evicted = true;
+            } else {
+                self.disconnect(id);
+                self.wakeups.push(id);
+            }
+            total = total.saturating_sub(bytes);
+        }
+        current_evicted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::session::NetMeters;
+    use crate::{Config, Engine, Reply};
+
+    fn set_unsent(e: &Engine, conn: u64, bytes: usize) {
+        NetMeters::set(&e.sessions[&conn].net.unsent, bytes);
+    }
+
+    #[test]
+    fn output_waiting_for_a_client_makes_keys_go() {
+        let mut e = Engine::new(Config::default());
+        e.execute(1, &["CONFIG", "SET", "maxmemory-policy", "allkeys-random"]);
+        for i in 0..20 {
+            let key = format!("k{i}");
+            e.execute(1, &[b"SET".as_slice(), key.as_bytes(), &[b'x'; 10_000]]);
+        }
+        let limit = (e.used_memory() + 50_000).to_string();
+        e.execute(1, &["CONFIG", "SET", "maxmemory", &limit]);
+        e.execute(1, &["PING"]);
+        assert_eq!(e.stats.evicted_keys, 0);
+        e.execute(2, &["PING"]);
+        set_unsent(&e, 2, 100_000);
+        assert!(e.clients_memory().normal > 100_000);
+        e.execute(1, &["PING"]);
+        assert!(e.stats.evicted_keys > 0, "the client's output counts");
+        assert!(e.used_memory() <= e.config.maxmemory);
+    }
+
+    #[test]
+    fn the_largest_evictable_client_goes_first() {
+        let mut e = Engine::new(Config::default());
+        e.execute(1, &["CONFIG", "SET", "maxmemory-clients", "200kb"]);
+        e.execute(1, &["CLIENT", "NO-EVICT", "on"]);
+        e.execute(2, &["PING"]);
+        e.execute(3, &["PING"]);
+        set_unsent(&e, 2, 150_000);
+        set_unsent(&e, 3, 60_000);
+        assert_eq!(e.execute(1, &["PING"]), Reply::status("PONG"));
+        assert!(!e.is_connected(2), "the largest client is evicted");
+        assert!(e.is_connected(3), "then the total is under the limit");
+        assert_eq!(e.stats.evicted_clients, 1);
+        // A NO-EVICT client stays, even over the limit on its own.
+        set_unsent(&e, 1, 300_000);
+        assert_eq!(e.execute(1, &["PING"]), Reply::status("PONG"));
+        assert!(e.is_connected(1));
+        assert!(!e.is_connected(3));
+        assert_eq!(e.stats.evicted_clients, 2);
+    }
+
+    #[test]
+    fn a_client_evicted_before_its_command_gets_no_reply() {
+        let mut e = Engine::new(Config::default());
+        e.execute(1, &["CONFIG", "SET", "maxmemory-clients", "1"]);
+        e.execute(2, &["PING"]);
+        // Under Redis's 128 KiB floor for maxmemory-clients, nobody is evicted.
+        set_unsent(&e, 2, 100_000);
+        assert_eq!(e.execute(2, &["PING"]), Reply::status("PONG"));
+        set_unsent(&e, 2, 200_000);
+        assert_eq!(e.execute(2, &["SET", "k", "v"]), Reply::None);
+        assert!(e.must_close_now(2));
+        assert_eq!(e.execute(1, &["EXISTS", "k"]), Reply::Int(0));
+    }
+}
