@@ -312,7 +312,10 @@ impl Engine {
 
     /// Opens a connection and returns its id (also its CLIENT ID).
     pub fn connect(&mut self) -> ConnId {
-        self.connect_from(crate::session::NO_SOCKET_ADDR, crate::session::NO_SOCKET_ADDR)
+        self.connect_from(
+            crate::session::NO_SOCKET_ADDR,
+            crate::session::NO_SOCKET_ADDR,
+        )
     }
 
     /// Opens a connection with its peer and local addresses (for CLIENT LIST).
