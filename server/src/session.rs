@@ -103,8 +103,69 @@ pub struct Session {
     pub fault_truncate: Option<usize>,
 }
 
+/// The ACL user a new connection runs as.
+pub const DEFAULT_USER: &str = "default";
+/// The peer and local address of a connection opened without a socket (`Engine::connect`).
+pub const NO_SOCKET_ADDR: &str = "127.0.0.1:0";
+
+/// The strings and meters a session owns, for `Session::renew` to reuse.
+struct Parts {
+    user: String,
+    addr: String,
+    laddr: String,
+    net: Arc<NetMeters>,
+}
+
 impl Session {
     pub fn new(id: ConnId, now_ms: i64, authenticated: bool) -> Session {
+        let parts = Parts {
+            user: DEFAULT_USER.into(),
+            addr: NO_SOCKET_ADDR.into(),
+            laddr: NO_SOCKET_ADDR.into(),
+            net: Arc::default(),
+        };
+        Session::from_parts(id, now_ms, authenticated, parts)
+    }
+
+    /// What `new` gives, built in the allocations of a closed session: its user and address
+    /// strings, and its meters when nothing else holds them (the network shell of a live
+    /// connection does). The explorer closes and opens its connections at every schedule.
+    pub fn renew(old: Session, id: ConnId, now_ms: i64, authenticated: bool) -> Session {
+        let Session {
+            mut user,
+            mut addr,
+            mut laddr,
+            mut net,
+            ..
+        } = old;
+        for (s, value) in [
+            (&mut user, DEFAULT_USER),
+            (&mut addr, NO_SOCKET_ADDR),
+            (&mut laddr, NO_SOCKET_ADDR),
+        ] {
+            s.clear();
+            s.push_str(value);
+        }
+        match Arc::get_mut(&mut net) {
+            Some(meters) => *meters = NetMeters::default(),
+            None => net = Arc::default(),
+        }
+        let parts = Parts {
+            user,
+            addr,
+            laddr,
+            net,
+        };
+        Session::from_parts(id, now_ms, authenticated, parts)
+    }
+
+    fn from_parts(id: ConnId, now_ms: i64, authenticated: bool, parts: Parts) -> Session {
+        let Parts {
+            user,
+            addr,
+            laddr,
+            net,
+        } = parts;
         Session {
             id,
             db: 0,
@@ -113,10 +174,10 @@ impl Session {
             lib_name: None,
             lib_ver: None,
             authenticated,
-            user: "default".into(),
+            user,
             acl_free: true,
-            addr: "127.0.0.1:0".into(),
-            laddr: "127.0.0.1:0".into(),
+            addr,
+            laddr,
             created_ms: now_ms,
             last_interaction_ms: now_ms,
             last_command: "NULL".into(),
@@ -135,7 +196,7 @@ impl Session {
             blocked: None,
             outbox: VecDeque::new(),
             outbox_bytes: 0,
-            net: Arc::default(),
+            net,
             obuf_soft_since: None,
             close_requested: false,
             close_now: false,

@@ -36,9 +36,12 @@ use crate::db::Db;
 use crate::engine::Engine;
 use crate::lua::cache::sha1_hex;
 use crate::rng::EngineRng;
-use crate::session::{ConnId, Session};
+use crate::session::{ConnId, Session, DEFAULT_USER, NO_SOCKET_ADDR};
 use crate::stats::Stats;
 use crate::Config;
+
+/// Closed sessions a restore keeps for the connections opened next (`Session::renew`).
+const SPARE_SESSIONS: usize = 16;
 
 /// An engine's state at one moment, to go back to with `Engine::restore`.
 pub struct Snapshot {
@@ -74,14 +77,16 @@ pub struct Fork {
     sessions: Vec<PlainSession>,
 }
 
-/// What a connection that only ran plain commands has of its own.
+/// What a connection that only ran plain commands has of its own. A user or address that
+/// is still what `Session::new` gives is left out (None): the explorer forks at every
+/// branch point, and copying them would allocate three strings per connection each time.
 struct PlainSession {
     id: ConnId,
     authenticated: bool,
     acl_free: bool,
-    user: String,
-    addr: String,
-    laddr: String,
+    user: Option<String>,
+    addr: Option<String>,
+    laddr: Option<String>,
     db: usize,
     resp: u8,
     created_ms: i64,
@@ -117,9 +122,9 @@ impl PlainSession {
             id: s.id,
             authenticated: s.authenticated,
             acl_free: s.acl_free,
-            user: s.user.clone(),
-            addr: s.addr.clone(),
-            laddr: s.laddr.clone(),
+            user: unless_default(&s.user, DEFAULT_USER),
+            addr: unless_default(&s.addr, NO_SOCKET_ADDR),
+            laddr: unless_default(&s.laddr, NO_SOCKET_ADDR),
             db: s.db,
             resp: s.resp,
             created_ms: s.created_ms,
@@ -128,18 +133,28 @@ impl PlainSession {
         })
     }
 
-    fn session(&self) -> Session {
-        let mut s = Session::new(self.id, self.created_ms, self.authenticated);
+    /// Gives `s`, a new session (`Engine::new_session`), this connection's state.
+    fn apply_to(&self, s: &mut Session) {
         s.acl_free = self.acl_free;
-        s.user.clone_from(&self.user);
-        s.addr.clone_from(&self.addr);
-        s.laddr.clone_from(&self.laddr);
+        if let Some(user) = &self.user {
+            s.user.clone_from(user);
+        }
+        if let Some(addr) = &self.addr {
+            s.addr.clone_from(addr);
+        }
+        if let Some(laddr) = &self.laddr {
+            s.laddr.clone_from(laddr);
+        }
         s.db = self.db;
         s.resp = self.resp;
         s.last_interaction_ms = self.last_interaction_ms;
         s.last_command = self.last_command.clone();
-        s
     }
+}
+
+/// `value`, unless it is `default` (what a new session has).
+fn unless_default(value: &str, default: &str) -> Option<String> {
+    (value != default).then(|| value.to_string())
 }
 
 /// Whether a command changes nothing but the data and the state a `Fork` keeps: reads and
@@ -217,7 +232,11 @@ impl Engine {
     fn restore_all_but_data(&mut self, snap: &Snapshot) {
         let ids: Vec<ConnId> = self.sessions.keys().copied().collect();
         for id in ids {
-            self.disconnect(id);
+            if let Some(s) = self.close_session(id) {
+                if self.spare_sessions.len() < SPARE_SESSIONS {
+                    self.spare_sessions.push(s);
+                }
+            }
         }
         self.sessions.clear();
         self.next_conn_id
@@ -229,7 +248,7 @@ impl Engine {
         self.wakeups.clear();
         self.monitors.clear();
         self.pubsub = PubSub::default();
-        self.stats = Stats::default();
+        self.stats.clear();
         self.faults.clear();
         self.snapshot = None;
         self.time_frozen = false;
@@ -307,7 +326,9 @@ impl Engine {
         self.last_save_s = fork.last_save_s;
         self.stats.clone_from(&fork.stats);
         for s in &fork.sessions {
-            self.sessions.insert(s.id, s.session());
+            let mut session = self.new_session(s.id, s.created_ms, s.authenticated);
+            s.apply_to(&mut session);
+            self.sessions.insert(s.id, session);
         }
         self.next_conn_id
             .store(fork.next_conn_id, std::sync::atomic::Ordering::Relaxed);
@@ -406,6 +427,44 @@ mod tests {
         assert_eq!(e.execute(c, &["GET", "k"]), bulk("1"));
         assert_eq!(e.execute(c, &["EXISTS", "other", "t"]), Reply::Int(1));
         assert_eq!(e.clock().now_ms(), 1_000_000);
+    }
+
+    /// A restore keeps closed sessions' allocations for the next connections: nothing
+    /// else of them may show.
+    #[test]
+    fn a_connection_after_a_restore_is_a_new_one() {
+        let info = |e: &mut Engine| {
+            let c = e.connect();
+            (c, e.execute(c, &["CLIENT", "INFO"]))
+        };
+        let fresh = info(&mut engine());
+        let mut e = engine();
+        let snap = e.snapshot();
+        for _ in 0..2 {
+            let c = e.connect();
+            for cmd in [
+                &["SELECT", "3"][..],
+                &["CLIENT", "SETNAME", "worker"],
+                &["HELLO", "3"],
+                &["CLIENT", "TRACKING", "on"],
+                &["WATCH", "k"],
+                &["MULTI"],
+                &["SET", "k", "v"],
+            ] {
+                e.execute(c, cmd);
+            }
+            e.restore(&snap);
+            assert_eq!(info(&mut e), fresh);
+        }
+        // And a fork's connections after a resume are the ones forked.
+        let c = e.connect();
+        e.execute(c, &["GET", "k"]);
+        let fork = e.fork(&snap).expect("plain so far");
+        let before = e.execute(c, &["CLIENT", "INFO"]);
+        e.execute(c, &["SELECT", "5"]);
+        e.execute(c, &["CLIENT", "SETNAME", "other"]);
+        e.resume(&snap, &fork);
+        assert_eq!(e.execute(c, &["CLIENT", "INFO"]), before);
     }
 
     #[test]

@@ -1,13 +1,16 @@
 //! Counters INFO reports.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use crate::cmd::table::Command;
 
 #[derive(Debug, Default, Clone)]
 pub struct CommandStats {
-    /// The full name INFO prints (`client|list` for a subcommand).
-    pub name: String,
+    /// The full name INFO prints (`client|list` for a subcommand). Borrowed from the command
+    /// table when it is the command's own name, so cloning the counters (an explorer `Fork`
+    /// takes a copy at every branch point) allocates nothing per command.
+    pub name: Cow<'static, str>,
     /// The command's table flags (`cmd::table::flags`), for `Engine::fork`'s check.
     pub flags: u32,
     pub calls: u64,
@@ -16,7 +19,7 @@ pub struct CommandStats {
     pub rejected_calls: u64,
 }
 
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 pub struct Stats {
     pub total_commands_processed: u64,
     pub total_connections_received: u64,
@@ -40,7 +43,54 @@ pub struct Stats {
     pub counted_in_script: Vec<String>,
 }
 
+/// Cloned field by field so that `clone_from` keeps the per-command table's allocation: an
+/// explorer resume puts a fork's counters back at every schedule.
+impl Clone for Stats {
+    fn clone(&self) -> Stats {
+        let mut s = Stats::default();
+        s.clone_from(self);
+        s
+    }
+
+    fn clone_from(&mut self, source: &Stats) {
+        let Stats {
+            total_commands_processed,
+            total_connections_received,
+            total_error_replies,
+            expired_keys,
+            evicted_keys,
+            keyspace_hits,
+            keyspace_misses,
+            blocked_clients,
+            per_command,
+            errors_by_code,
+            counted_in_script,
+        } = source;
+        self.total_commands_processed = *total_commands_processed;
+        self.total_connections_received = *total_connections_received;
+        self.total_error_replies = *total_error_replies;
+        self.expired_keys = *expired_keys;
+        self.evicted_keys = *evicted_keys;
+        self.keyspace_hits = *keyspace_hits;
+        self.keyspace_misses = *keyspace_misses;
+        self.blocked_clients = *blocked_clients;
+        self.per_command.clone_from(per_command);
+        self.errors_by_code.clone_from(errors_by_code);
+        self.counted_in_script.clone_from(counted_in_script);
+    }
+}
+
 impl Stats {
+    /// Every counter back to zero (`Stats::default()`), keeping the tables' allocations.
+    pub fn clear(&mut self) {
+        let mut per_command = std::mem::take(&mut self.per_command);
+        per_command.clear();
+        *self = Stats {
+            per_command,
+            ..Stats::default()
+        };
+    }
+
     /// Counts an error reply under its code, as INFO errorstats shows it.
     pub fn record_error(&mut self, text: &str) {
         let code = text.split(' ').next().unwrap_or("ERR");
@@ -56,7 +106,11 @@ impl Stats {
         self.per_command
             .entry(cmd as *const Command as usize)
             .or_insert_with(|| CommandStats {
-                name: name.to_string(),
+                name: if name == cmd.name {
+                    Cow::Borrowed(cmd.name)
+                } else {
+                    Cow::Owned(name.to_string())
+                },
                 flags: cmd.flags,
                 ..Default::default()
             })

@@ -18,12 +18,29 @@ use hashbrown::HashTable;
 
 use super::{Entry, Key};
 
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub struct Keyspace {
     index: HashTable<u32>,
     slots: Vec<(Key, Entry)>,
     /// The sum of every stored entry's `Entry::size`, kept as entries come and go.
     total: u64,
+}
+
+/// `clone_from` keeps both tables' allocations (see `Db`'s `Clone`).
+impl Clone for Keyspace {
+    fn clone(&self) -> Keyspace {
+        Keyspace {
+            index: self.index.clone(),
+            slots: self.slots.clone(),
+            total: self.total,
+        }
+    }
+
+    fn clone_from(&mut self, source: &Keyspace) {
+        self.index.clone_from(&source.index);
+        self.slots.clone_from(&source.slots);
+        self.total = source.total;
+    }
 }
 
 /// The bytes a key and its value count for in INFO used_memory: its name, 48 bytes of

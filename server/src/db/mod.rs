@@ -69,7 +69,7 @@ pub struct Entry {
     pub raw: bool,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Db {
     map: Keyspace,
     expires: BTreeSet<(i64, Vec<u8>)>,
@@ -116,6 +116,51 @@ struct Sizes {
     dirty: Vec<Vec<u8>>,
     /// Some value may have changed in place while `track` was off.
     stale: bool,
+}
+
+/// Cloned field by field so that `clone_from` keeps the keyspace's tables: an explorer
+/// resume copies a fork's databases back at every schedule.
+impl Clone for Db {
+    fn clone(&self) -> Db {
+        let mut db = Db::default();
+        db.clone_from(self);
+        db
+    }
+
+    fn clone_from(&mut self, source: &Db) {
+        let Db {
+            map,
+            expires,
+            now,
+            expired_log,
+            time_expiry,
+            slowest_expiry_ms,
+            no_touch,
+            touch,
+            seen,
+            seen_epoch,
+            count_due,
+            hold_expired,
+            log_new,
+            new_log,
+            sizes,
+        } = source;
+        self.map.clone_from(map);
+        self.expires.clone_from(expires);
+        self.now = *now;
+        self.expired_log.clone_from(expired_log);
+        self.time_expiry = *time_expiry;
+        self.slowest_expiry_ms = *slowest_expiry_ms;
+        self.no_touch = *no_touch;
+        self.touch = *touch;
+        self.seen.clone_from(seen);
+        self.seen_epoch = *seen_epoch;
+        self.count_due = *count_due;
+        self.hold_expired = *hold_expired;
+        self.log_new = *log_new;
+        self.new_log.clone_from(new_log);
+        self.sizes.clone_from(sizes);
+    }
 }
 
 impl Entry {

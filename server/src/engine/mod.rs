@@ -81,6 +81,10 @@ pub struct Engine {
     pub(crate) clock: Clock,
     pub(crate) dbs: Vec<Db>,
     pub(crate) sessions: HashMap<ConnId, Session, FixedState>,
+    /// Sessions a snapshot restore or fork resume closed, whose allocations the next
+    /// connections reuse (`Session::renew`): the explorer reconnects its clients at every
+    /// schedule. At most `SPARE_SESSIONS`.
+    pub(crate) spare_sessions: Vec<Session>,
     /// Users, permissions and the ACL log.
     pub(crate) acl: crate::acl::Acl,
     /// The next connection id. Shared with the network shell, which takes ids for the
@@ -222,6 +226,7 @@ impl Engine {
             clock,
             dbs,
             sessions: HashMap::default(),
+            spare_sessions: Vec::new(),
             acl,
             next_conn_id: std::sync::Arc::new(std::sync::atomic::AtomicU64::new(1)),
             now_ms: now,
@@ -312,7 +317,10 @@ impl Engine {
 
     /// Opens a connection and returns its id (also its CLIENT ID).
     pub fn connect(&mut self) -> ConnId {
-        self.connect_from("127.0.0.1:0", "127.0.0.1:0")
+        self.connect_from(
+            crate::session::NO_SOCKET_ADDR,
+            crate::session::NO_SOCKET_ADDR,
+        )
     }
 
     /// Opens a connection with its peer and local addresses (for CLIENT LIST).
@@ -331,27 +339,44 @@ impl Engine {
     /// Opens a connection under an id the network shell took from `conn_id_counter`.
     pub(crate) fn connect_with_id(&mut self, id: ConnId, addr: &str, laddr: &str) -> ConnId {
         let now = self.clock.now_ms();
-        let mut s = Session::new(id, now, crate::cmd::connection::starts_authenticated(self));
+        let authenticated = crate::cmd::connection::starts_authenticated(self);
+        let mut s = self.new_session(id, now, authenticated);
         s.acl_free = self.acl.default_user().unrestricted();
-        s.addr = addr.to_string();
-        s.laddr = laddr.to_string();
+        s.addr.clear();
+        s.addr.push_str(addr);
+        s.laddr.clear();
+        s.laddr.push_str(laddr);
         self.sessions.insert(id, s);
         self.stats.total_connections_received += 1;
         id
     }
 
+    /// `Session::new`, in a spare session's allocations when there is one.
+    pub(crate) fn new_session(&mut self, id: ConnId, now_ms: i64, authenticated: bool) -> Session {
+        match self.spare_sessions.pop() {
+            Some(old) => Session::renew(old, id, now_ms, authenticated),
+            None => Session::new(id, now_ms, authenticated),
+        }
+    }
+
     /// Closes a connection: its subscriptions, watches and blocked command go with it.
     pub fn disconnect(&mut self, conn: ConnId) {
+        drop(self.close_session(conn));
+    }
+
+    /// `disconnect`, handing back the closed connection's session.
+    pub(crate) fn close_session(&mut self, conn: ConnId) -> Option<Session> {
         self.unwatch_all(conn);
         self.unblock(conn);
         crate::cmd::pubsub::unsubscribe_all(self, conn);
         self.monitors.retain(|&c| c != conn);
         self.disable_tracking(conn);
-        self.sessions.remove(&conn);
+        let session = self.sessions.remove(&conn);
         self.repl_forget(conn);
         if let Some(node) = self.cluster.as_mut() {
             node.forget_conn(conn);
         }
+        session
     }
 
     pub fn is_connected(&self, conn: ConnId) -> bool {
