@@ -167,8 +167,9 @@ fn rewrite(_e: &mut Engine, _call: &mut Call) -> CmdResult {
     Err(Reply::err(errors::CONFIG_NO_FILE))
 }
 
-fn help(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+fn help(e: &mut Engine, _call: &mut Call) -> CmdResult {
     Ok(crate::cmd::help::help_reply(
+        e.profile(),
         "CONFIG",
         &[
             "GET <pattern>",
