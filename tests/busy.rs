@@ -284,3 +284,68 @@ fn transactions_while_a_script_is_busy() {
         );
     }
 }
+
+/// While a script is busy, each line of `lines` from another client; then SCRIPT KILL, and
+/// the killed script's caller is read. Returns the answers to `lines`.
+fn newer_commands_while_busy(addr: SocketAddr, lines: &[&[&str]]) -> Vec<String> {
+    let mut setup = RawConn::connect(addr);
+    assert_eq!(
+        cmd(
+            &mut setup,
+            &["CONFIG", "SET", "busy-reply-threshold", "100"]
+        ),
+        "+OK"
+    );
+    let mut runner = RawConn::connect(addr);
+    runner.send(&[b"EVAL".to_vec(), SPIN.as_bytes().to_vec(), b"0".to_vec()]);
+    let mut other = RawConn::connect(addr);
+    assert!(ping_until_busy(&mut other).starts_with("-BUSY"));
+    let seen = lines.iter().map(|l| cmd(&mut other, l)).collect();
+    assert_eq!(cmd(&mut other, &["SCRIPT", "KILL"]), "+OK");
+    runner
+        .read_frame(Duration::from_secs(30))
+        .expect("the EVAL caller's reply");
+    seen
+}
+
+/// The busy-script loop looks commands up in the profile's view of the table, as the
+/// dispatcher does: under redis-7.0 a command or subcommand that arrived later (HPERSIST,
+/// CLIENT NO-TOUCH) is unknown, as redis-server 7.0.15 answers it while busy (it looks the
+/// command up before it answers -BUSY), and the refusal is in the profile's report; under
+/// redis-7.4, which has both, they get -BUSY.
+#[test]
+fn while_busy_commands_newer_than_the_profile_are_unknown() {
+    let lines: &[&[&str]] = &[
+        &["HPERSIST", "h", "FIELDS", "1", "f"],
+        &["CLIENT", "NO-TOUCH", "on"],
+    ];
+    let busy =
+        "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+
+    let old = redlab::Server::builder()
+        .compat(redlab::Profile::Redis70)
+        .start();
+    let ours = newer_commands_while_busy(old.addr(), lines);
+    assert_eq!(
+        ours,
+        [
+            "-ERR unknown command 'HPERSIST', with args beginning with: 'h' 'FIELDS' '1' 'f'",
+            "-ERR unknown subcommand 'NO-TOUCH'. Try CLIENT HELP.",
+        ]
+    );
+    let refused: Vec<String> = old.compat_report().into_iter().map(|r| r.what).collect();
+    assert_eq!(refused, ["hpersist", "client|no-touch"]);
+    if let Some(real) = RealRedis::start_or_skip("busy, commands newer than 7.0") {
+        assert_eq!(
+            newer_commands_while_busy(real.addr(), lines),
+            ours,
+            "real Redis 7.0.15 answers the same"
+        );
+    }
+
+    let newer = redlab::Server::builder()
+        .compat(redlab::Profile::Redis74)
+        .start();
+    assert_eq!(newer_commands_while_busy(newer.addr(), lines), [busy, busy]);
+    assert!(newer.compat_report().is_empty());
+}

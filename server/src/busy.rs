@@ -21,6 +21,11 @@ pub struct BusyScript {
     /// The ACL users as they were when the script became busy, for AUTH, HELLO AUTH and the
     /// permission checks of the commands the shell answers meanwhile.
     pub users: std::sync::Arc<crate::acl::Users>,
+    /// The server's profile: a command newer than it is unknown while the script runs too,
+    /// as it is to the dispatcher (Redis looks the command up before it answers -BUSY).
+    pub profile: crate::compat::Profile,
+    /// Where such a refusal is recorded (the engine's report, shared).
+    pub compat_report: crate::compat::Report,
 }
 
 /// What FUNCTION STATS reports about a running function and the libraries around it.

@@ -90,6 +90,12 @@ pub struct Session {
     pub outbox_bytes: u64,
     /// Written by the network shell: what it holds for this connection (see `NetMeters`).
     pub net: Arc<NetMeters>,
+    /// Commands this client ran, counted as Valkey's `tot-cmds` is: each one that ran (EXEC's
+    /// commands and a script's `redis.call`s included), not one refused before it ran.
+    pub commands_run: u64,
+    /// MULTI or WATCH ran on this connection once: Valkey 8 keeps the transaction state from
+    /// then on, and CLIENT LIST shows `multi=0` rather than -1 outside a transaction.
+    pub had_multi_state: bool,
     /// When the output first went over the class's soft limit (engine ms).
     pub obuf_soft_since: Option<i64>,
     /// The connection must be closed after its pending output is written (QUIT, CLIENT KILL).
@@ -197,6 +203,8 @@ impl Session {
             outbox: VecDeque::new(),
             outbox_bytes: 0,
             net,
+            commands_run: 0,
+            had_multi_state: false,
             obuf_soft_since: None,
             close_requested: false,
             close_now: false,
@@ -222,6 +230,10 @@ pub struct NetMeters {
     pub qbuf: AtomicU64,
     /// Room left in the query buffer's allocation (`qbuf-free`).
     pub qbuf_free: AtomicU64,
+    /// Bytes read from the socket so far (Valkey's `tot-net-in`).
+    pub bytes_in: AtomicU64,
+    /// Bytes written to the socket so far (Valkey's `tot-net-out`).
+    pub bytes_out: AtomicU64,
 }
 
 impl NetMeters {
@@ -231,6 +243,11 @@ impl NetMeters {
 
     pub fn get(field: &AtomicU64) -> u64 {
         field.load(Ordering::Relaxed)
+    }
+
+    /// Adds `n` to a running total (`bytes_in`, `bytes_out`).
+    pub fn add(field: &AtomicU64, n: usize) {
+        field.fetch_add(n as u64, Ordering::Relaxed);
     }
 }
 

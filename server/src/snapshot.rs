@@ -92,6 +92,8 @@ struct PlainSession {
     created_ms: i64,
     last_interaction_ms: i64,
     last_command: std::borrow::Cow<'static, str>,
+    commands_run: u64,
+    had_multi_state: bool,
 }
 
 impl PlainSession {
@@ -130,6 +132,8 @@ impl PlainSession {
             created_ms: s.created_ms,
             last_interaction_ms: s.last_interaction_ms,
             last_command: s.last_command.clone(),
+            commands_run: s.commands_run,
+            had_multi_state: s.had_multi_state,
         })
     }
 
@@ -149,6 +153,8 @@ impl PlainSession {
         s.resp = self.resp;
         s.last_interaction_ms = self.last_interaction_ms;
         s.last_command = self.last_command.clone();
+        s.commands_run = self.commands_run;
+        s.had_multi_state = self.had_multi_state;
     }
 }
 

@@ -638,6 +638,7 @@ fn set_config_epoch(e: &mut Engine, call: &mut Call) -> CmdResult {
 fn help(e: &mut Engine, _call: &mut Call) -> CmdResult {
     node(e)?;
     Ok(crate::cmd::help::help_reply(
+        e.profile(),
         "CLUSTER",
         &[
             "ADDSLOTS <slot> [<slot> ...]",
@@ -693,8 +694,17 @@ pub(crate) fn asking(e: &mut Engine, call: &mut Call) -> CmdResult {
     ok()
 }
 
+/// Valkey 8 answers READONLY and READWRITE with OK on a standalone server (they change
+/// nothing there); Redis 7.0 says cluster support is disabled.
+fn standalone_read_flags_ok(e: &Engine) -> bool {
+    e.profile().family() == crate::compat::Family::Valkey && e.profile().level() >= 80
+}
+
 pub(crate) fn readonly(e: &mut Engine, call: &mut Call) -> CmdResult {
     let conn = call.conn;
+    if e.cluster.is_none() && standalone_read_flags_ok(e) {
+        return ok();
+    }
     e.cluster
         .as_mut()
         .ok_or_else(|| Reply::err(errors::CLUSTER_DISABLED))?
@@ -704,6 +714,9 @@ pub(crate) fn readonly(e: &mut Engine, call: &mut Call) -> CmdResult {
 
 pub(crate) fn readwrite(e: &mut Engine, call: &mut Call) -> CmdResult {
     let conn = call.conn;
+    if e.cluster.is_none() && standalone_read_flags_ok(e) {
+        return ok();
+    }
     e.cluster
         .as_mut()
         .ok_or_else(|| Reply::err(errors::CLUSTER_DISABLED))?

@@ -123,10 +123,11 @@ fn log(
     username: Option<String>,
 ) {
     let now = e.clock.now_ms();
+    let profile = e.profile();
     let (user, info) = match e.sessions.get(&conn) {
         Some(s) => (
             s.user.clone(),
-            crate::cmd::connection::client_info_line(s, now),
+            crate::cmd::connection::client_info_line(s, now, profile),
         ),
         None => ("default".to_string(), String::new()),
     };
@@ -554,8 +555,9 @@ fn load(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     Ok(Reply::ok())
 }
 
-fn help(_: &mut Engine, _: &mut Call) -> Result<Reply, Reply> {
+fn help(e: &mut Engine, _: &mut Call) -> Result<Reply, Reply> {
     Ok(crate::cmd::help::help_reply(
+        e.profile(),
         "ACL",
         &[
             "CAT [<category>]",

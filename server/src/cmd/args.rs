@@ -53,21 +53,29 @@ pub fn timeout_deadline(arg: &[u8], now_ms: i64) -> Result<Option<i64>, Reply> {
     timeout_deadline_as(arg, now_ms, false)
 }
 
-/// `timeout_deadline` as the engine's profile reads it: Valkey 8 refuses a positive timeout
-/// whose milliseconds pass LLONG_MAX ("timeout is out of range") where Redis 7.0 wraps it
-/// to negative.
+/// `timeout_deadline` as the engine's profile reads it: Redis 7.2 (redis/redis#11338) and
+/// Valkey refuse a positive timeout whose milliseconds pass LLONG_MAX ("timeout is out of
+/// range") where Redis 7.0 wraps it to negative.
 pub fn block_timeout(e: &Engine, arg: &[u8]) -> Result<Option<i64>, Reply> {
-    let valkey = e.profile().family() == crate::compat::Family::Valkey;
-    timeout_deadline_as(arg, e.now_ms, valkey)
+    let refused = e
+        .profile()
+        .has(crate::compat::since::TIMEOUT_OVERFLOW_REFUSED);
+    timeout_deadline_as(arg, e.now_ms, refused)
 }
 
-fn timeout_deadline_as(arg: &[u8], now_ms: i64, valkey: bool) -> Result<Option<i64>, Reply> {
+fn timeout_deadline_as(
+    arg: &[u8],
+    now_ms: i64,
+    refuse_overflow: bool,
+) -> Result<Option<i64>, Reply> {
     let secs = LongDouble::parse(arg).ok_or_else(|| Reply::err(errors::TIMEOUT_NOT_FLOAT))?;
     let positive = match secs {
         LongDouble::Finite { neg, .. } | LongDouble::Inf { neg } => !neg,
     };
     let ms = match ceil_millis(secs) {
-        None if valkey && positive => return Err(Reply::err(errors::TIMEOUT_OUT_OF_RANGE)),
+        None if refuse_overflow && positive => {
+            return Err(Reply::err(errors::TIMEOUT_OUT_OF_RANGE))
+        }
         ms => ms.unwrap_or(i64::MIN),
     };
     if ms < 0 {

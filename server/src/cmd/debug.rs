@@ -110,7 +110,7 @@ fn debug(e: &mut Engine, call: &mut Call) -> CmdResult {
         }
         ("protocol", 3) => protocol(call),
         ("quicklist-packed-threshold", 3) => quicklist_packed_threshold(e, call.arg(2))?,
-        ("help", 2) => super::help::help_reply("DEBUG", HELP),
+        ("help", 2) => super::help::help_reply(e.profile(), "DEBUG", HELP),
         _ => unknown(call.arg(1)),
     })
 }

@@ -299,8 +299,9 @@ fn function_restore(e: &mut Engine, call: &mut Call) -> CmdResult {
     Ok(Reply::ok())
 }
 
-fn function_help(_: &mut Engine, _: &mut Call) -> CmdResult {
+fn function_help(e: &mut Engine, _: &mut Call) -> CmdResult {
     Ok(crate::cmd::help::help_reply(
+        e.profile(),
         "FUNCTION",
         &[
             "LOAD [REPLACE] <FUNCTION CODE>",

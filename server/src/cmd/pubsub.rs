@@ -337,8 +337,12 @@ const PUBSUB_HELP: &[&str] = &[
     "    Return the number of subscribers for the specified shard level channel(s)",
 ];
 
-fn pubsub_help(_: &mut Engine, _: &mut Call) -> CmdResult {
-    Ok(crate::cmd::help::help_reply("PUBSUB", PUBSUB_HELP))
+fn pubsub_help(e: &mut Engine, _: &mut Call) -> CmdResult {
+    Ok(crate::cmd::help::help_reply(
+        e.profile(),
+        "PUBSUB",
+        PUBSUB_HELP,
+    ))
 }
 
 /// Never called: the dispatcher resolves PUBSUB to one of its subcommands.

@@ -119,7 +119,7 @@ pub(crate) fn new_ctx(
         threshold_ms: e.config.busy_reply_threshold_ms,
         busy_hook: None,
         function: None,
-        busy_users: None,
+        busy_view: None,
         stop: None,
         outcome: None,
     })
@@ -239,8 +239,9 @@ fn script_debug(_: &mut Engine, call: &mut Call) -> CmdResult {
     })
 }
 
-fn script_help(_: &mut Engine, _: &mut Call) -> CmdResult {
+fn script_help(e: &mut Engine, _: &mut Call) -> CmdResult {
     Ok(crate::cmd::help::help_reply(
+        e.profile(),
         "SCRIPT",
         &[
             "DEBUG (YES|SYNC|NO)",

@@ -22,6 +22,7 @@ fn multi(e: &mut Engine, call: &mut Call) -> CmdResult {
         return Err(Reply::err(errors::MULTI_NESTED));
     }
     s.multi = Some(MultiState::default());
+    s.had_multi_state = true;
     Ok(Reply::ok())
 }
 
@@ -91,6 +92,9 @@ fn exec(e: &mut Engine, call: &mut Call) -> CmdResult {
         replies.push(e.run_nested(&mut nested));
     }
     e.time_frozen = was_frozen;
+    if !was_frozen {
+        e.frozen_time_us = None;
+    }
     Ok(Reply::Array(replies))
 }
 
@@ -102,6 +106,7 @@ fn watch(e: &mut Engine, call: &mut Call) -> CmdResult {
     if s.multi.is_some() {
         return Err(Reply::err(errors::WATCH_IN_MULTI));
     }
+    s.had_multi_state = true;
     // Already doomed: watching more changes nothing.
     if s.watch_dirty {
         return Ok(Reply::ok());

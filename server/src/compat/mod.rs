@@ -134,6 +134,18 @@ impl Profile {
         self.family() == Family::Valkey || self.level() >= 72
     }
 
+    /// The RDB version in this version's DUMP payloads, and the newest its RESTORE accepts:
+    /// 10 in Redis 7.0, 11 from Redis 7.2 (and in Valkey 7.2 and 8.1, as valkey-server 8.1
+    /// answers), 12 from Redis 7.4 (hash field expiration). The payload's body keeps redlab's
+    /// encodings, which every one of these versions reads.
+    pub fn rdb_version(self) -> u16 {
+        match self {
+            Profile::Redis70 => 10,
+            Profile::Redis72 | Profile::Valkey72 | Profile::Valkey81 => 11,
+            Profile::Redis74 | Profile::Redis80 | Profile::Redis82 | Profile::Redis84 => 12,
+        }
+    }
+
     /// Whether this profile has what arrived at `since`.
     pub fn has(self, since: Since) -> bool {
         let arrived = match self.family() {
@@ -186,3 +198,5 @@ pub fn version_num(version: &str) -> u32 {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_72;

@@ -62,6 +62,7 @@ const R84: Since = Since::redis(84);
 pub const LATER: &[(&str, Since)] = &[
     ("client|setinfo", R72),
     ("client|no-touch", R72),
+    ("waitaof", R72),
     ("hexpire", R74),
     ("hpexpire", R74),
     ("hexpireat", R74),
@@ -94,3 +95,26 @@ pub const SET_DIGEST_CONDITIONS: Since = R84;
 pub const HSCAN_NOVALUES: Since = Since::both(74, 80);
 /// Listpack sets, with set-max-listpack-entries and -value: Redis 7.2 and Valkey 7.2.
 pub const SET_LISTPACK: Since = R72;
+
+/// A timeout whose deadline overflows is "timeout is out of range" (redis/redis#11338,
+/// Redis 7.2; Valkey inherited it). Redis 7.0 lets the deadline wrap.
+pub const TIMEOUT_OVERFLOW_REFUSED: Since = R72;
+/// Blocking commands run in scripts, as non-blocking ones (redis/redis#11568, Redis 7.2;
+/// Valkey inherited it): these lost their `noscript` flag and XREAD takes BLOCK in a script.
+/// Redis 7.0 refuses them ("This Redis command is not allowed from script").
+pub const BLOCKING_IN_SCRIPTS: Since = R72;
+
+/// The commands `BLOCKING_IN_SCRIPTS` lets scripts run (valkey-server 8.1's COMMAND INFO).
+pub const SCRIPTABLE_BLOCKING: &[&str] = &[
+    "blpop",
+    "brpop",
+    "brpoplpush",
+    "blmove",
+    "bzpopmin",
+    "bzpopmax",
+    "wait",
+];
+
+/// TIME stands still inside a script or transaction (redis/redis#10300, Redis 7.2; Valkey
+/// inherited it). Redis 7.0's TIME reads the clock each time.
+pub const TIME_FROZEN_IN_SCRIPTS: Since = R72;

@@ -65,6 +65,20 @@ impl Engine {
         let oom = self.config.maxmemory > 0
             && !self.perform_evictions()
             && crate::cmd::scripting::refused_when_over(self, conn, cmd, &args);
+        // Valkey 8 flags MULTI and WATCH no-multi: inside a transaction they get the generic
+        // refusal, which aborts it (Redis 7.0 answers with their own texts and keeps it).
+        if in_multi
+            && matches!(cmd.name, "multi" | "watch")
+            && self.config.compat.family() == crate::compat::Family::Valkey
+            && self.config.compat.level() >= 80
+        {
+            self.stats.record_rejected(cmd, &name);
+            return self.reject(
+                conn,
+                &args[0],
+                Reply::err(crate::errors::NOT_ALLOWED_IN_MULTI),
+            );
+        }
         let mut denied = None;
         let admitted = crate::admission::admit(cmd, &name, &view, None, oom, || {
             crate::cmd::acl::permission(self, conn, cmd, &name, &args).map_err(|d| {
@@ -141,6 +155,7 @@ impl Engine {
         // the database it chose.
         self.feed_monitors(conn, MonitorFrom::Client, call.db, &call.args, cmd);
         self.arg_buffer.recycle(call.args);
+        self.count_command_run(conn);
         // A command that blocked is counted when it is served or times out, as in Redis.
         if !(reply == Reply::None && self.is_blocked(conn)) {
             self.stats.record(cmd, &name, reply.is_error());
@@ -250,6 +265,7 @@ impl Engine {
                     }
                 }
                 self.feed_monitors(call.conn, MonitorFrom::Client, call.db, &call.args, cmd);
+                self.count_command_run(call.conn);
                 self.stats.record(cmd, &name, reply.is_error());
                 self.note_latency(cmd, &name, took);
                 reply
@@ -316,4 +332,13 @@ impl Engine {
 pub(crate) enum MonitorFrom {
     Client,
     Lua,
+}
+
+impl Engine {
+    /// One more command run by `conn` (CLIENT LIST's `tot-cmds` under Valkey 8).
+    pub(crate) fn count_command_run(&mut self, conn: ConnId) {
+        if let Some(s) = self.sessions.get_mut(&conn) {
+            s.commands_run += 1;
+        }
+    }
 }

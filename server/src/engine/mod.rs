@@ -95,6 +95,10 @@ pub struct Engine {
     pub(crate) now_ms: i64,
     /// Set while a script (or EXEC) runs: expiry's "now" stands still at its start.
     pub(crate) time_frozen: bool,
+    /// What TIME answers while `time_frozen`, under a profile that freezes it too (Redis 7.2,
+    /// redis/redis#10300): read from the clock at the first TIME, dropped when the script or
+    /// transaction ends.
+    pub(crate) frozen_time_us: Option<i64>,
     pub(crate) stats: Stats,
     /// (db, key) -> connections watching it.
     pub(crate) watched_keys: HashMap<(usize, Vec<u8>), Vec<ConnId>, FixedState>,
@@ -231,6 +235,7 @@ impl Engine {
             next_conn_id: std::sync::Arc::new(std::sync::atomic::AtomicU64::new(1)),
             now_ms: now,
             time_frozen: false,
+            frozen_time_us: None,
             stats: Stats::default(),
             watched_keys: HashMap::default(),
             pubsub: Default::default(),

@@ -68,6 +68,9 @@ pub const PROTECTED_MODE_DENIED: &str = "DENIED Redis is running in protected mo
 pub const CLIENT_UNBLOCKED_VIA_CLIENT_UNBLOCK: &str =
     "UNBLOCKED client unblocked via CLIENT UNBLOCK";
 pub const CLIENT_ID_POSITIVE: &str = "ERR client-id should be greater than 0";
+/// CLIENT LIST / KILL MAXAGE (Valkey 8).
+pub const MAXAGE_NOT_INTEGER: &str = "ERR maxage is not an integer or out of range";
+pub const MAXAGE_POSITIVE: &str = "ERR maxage should be greater than 0";
 pub const INVALID_CLIENT_ID: &str = "ERR Invalid client ID";
 
 // The protocol parser: the connection is closed after one of these is sent.

@@ -4,6 +4,13 @@ pub const NOMASTERLINK_CANT_SYNC: &str =
     "NOMASTERLINK Can't SYNC while not connected with my master";
 pub const READONLY_REPLICA: &str = "READONLY You can't write against a read only replica.";
 pub const WAIT_ON_REPLICA: &str = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.";
+/// WAIT_ON_REPLICA as Valkey 8 words it (no "since Redis 4.0").
+pub const WAIT_ON_REPLICA_VALKEY: &str = "ERR WAIT cannot be used with replica instances. Please also note that if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.";
+pub const WAITAOF_ON_REPLICA: &str = "ERR WAITAOF cannot be used with replica instances. Please also note that writes to replicas are just local and are not propagated.";
+pub const WAITAOF_WITHOUT_AOF: &str =
+    "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.";
+/// WAITAOF's numlocal outside 0..=1 (Redis's getRangeLongFromObjectOrReply text).
+pub const WAITAOF_NUMLOCAL_RANGE: &str = "ERR value is out of range, value must between 0 and 1";
 pub const REPLICAOF_IN_CLUSTER: &str = "ERR REPLICAOF not allowed in cluster mode.";
 pub const INVALID_MASTER_PORT: &str = "ERR Invalid master port";
 /// PSYNC ... FAILOVER sent to a replica whose primary's history is another one.

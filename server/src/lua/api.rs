@@ -319,6 +319,7 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
         cmd,
     );
     e.arg_buffer.recycle(call.args);
+    e.count_command_run(c.conn);
     match parent {
         None => {
             e.stats.record(cmd, cmd.name, reply.is_error());

@@ -342,12 +342,20 @@ pub struct RunCtx {
     /// The function FCALL runs (None for EVAL), for FUNCTION STATS while it is busy.
     pub function: Option<std::sync::Arc<crate::busy::RunningFunction>>,
     /// The ACL users, copied when the script first passes busy-reply-threshold (see
-    /// `BusyScript::users`).
-    pub busy_users: Option<std::sync::Arc<crate::acl::Users>>,
+    /// `BusyScript::users`), with the server's profile and its report (`BusyScript::profile`).
+    pub busy_view: Option<BusyView>,
     pub stop: Option<Stop>,
     /// The outcome of the redis.call being converted to Lua (see `api::call_body`).
     pub outcome: Option<Result<Reply, String>>,
 }
+
+/// What the busy-script loop needs of the engine, taken once when the script first passes
+/// busy-reply-threshold: the ACL users, the profile and its report.
+pub type BusyView = (
+    std::sync::Arc<crate::acl::Users>,
+    crate::compat::Profile,
+    crate::compat::Report,
+);
 
 thread_local! {
     /// The running script's context, published by `run` for the length of its protected
@@ -423,18 +431,28 @@ unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut lua_Debug) {
             return HookAction::Continue;
         };
         let engine = c.engine;
-        let users = c
-            .busy_users
+        let (users, profile, compat_report) = c
+            .busy_view
             .get_or_insert_with(|| {
-                std::sync::Arc::new(if engine.is_null() {
-                    crate::acl::Users::new()
+                if engine.is_null() {
+                    (
+                        std::sync::Arc::new(crate::acl::Users::new()),
+                        crate::compat::Profile::default(),
+                        crate::compat::Report::default(),
+                    )
                 } else {
                     // SAFETY: `engine` is the engine running this script, alive and not
                     // borrowed elsewhere while the hook runs (the script is the only thing
-                    // executing); the users are only read, and cloning them cannot raise a
-                    // Lua error.
-                    unsafe { (*engine).acl.users.clone() }
-                })
+                    // executing); the users, profile and report are only read, and cloning
+                    // them cannot raise a Lua error.
+                    unsafe {
+                        (
+                            std::sync::Arc::new((*engine).acl.users.clone()),
+                            (*engine).config.compat,
+                            (*engine).compat_report.clone(),
+                        )
+                    }
+                }
             })
             .clone();
         let info = BusyScript {
@@ -443,6 +461,8 @@ unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut lua_Debug) {
             elapsed_ms: elapsed,
             function: c.function.clone(),
             users,
+            profile,
+            compat_report,
         };
         match h(&info) {
             BusyVerdict::Continue => return HookAction::Continue,
@@ -566,6 +586,9 @@ pub(crate) fn run(
         e.shutdown_requested = true;
     }
     e.time_frozen = frozen;
+    if !frozen {
+        e.frozen_time_us = None;
+    }
     e.now_ms = saved_now;
     reply
 }

@@ -218,7 +218,15 @@ fn run(
         is_function: script.is_function,
     };
     let mut denied = None;
-    let admitted = crate::engine::resolve(&args).and_then(|(cmd, name)| {
+    // The profile's view of the table, as the dispatcher's: under redis-7.0 a HEXPIRE sent
+    // while a script is busy is an unknown command (Redis looks it up before -BUSY).
+    let resolved = crate::cmd::table::resolve_for(script.profile, &args);
+    if resolved.is_err() {
+        if let Some((what, since)) = crate::compat::gate::lacking(script.profile, &args) {
+            script.compat_report.record(&what, since);
+        }
+    }
+    let admitted = resolved.and_then(|(cmd, name)| {
         // The connection's user's permissions, checked from the users as they were when
         // the script became busy (Redis checks them before -BUSY: a command the user may
         // not run answers NOPERM, one it may run answers BUSY).

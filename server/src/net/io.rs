@@ -160,6 +160,7 @@ impl ConnIo {
                 Ok(0) => return false,
                 Ok(n) => {
                     st.rbuf.extend_from_slice(&chunk[..n]);
+                    NetMeters::add(&st.meters.bytes_in, n);
                     total += n;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
@@ -182,10 +183,14 @@ impl ConnIo {
             match self.stream.try_read_buf(&mut st.rbuf) {
                 Ok(0) => return false,
                 Ok(n) if n < offered => {
+                    NetMeters::add(&st.meters.bytes_in, n);
                     self.clear_read_readiness();
                     return true;
                 }
-                Ok(n) => total += n,
+                Ok(n) => {
+                    NetMeters::add(&st.meters.bytes_in, n);
+                    total += n;
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return false,
@@ -220,6 +225,7 @@ impl ConnIo {
             {
                 Ok(n) => {
                     st.wbuf.advance(n);
+                    NetMeters::add(&st.meters.bytes_out, n);
                     written += n;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -239,7 +245,10 @@ impl ConnIo {
     pub fn write_raw_now(&self, st: &mut ConnState) {
         while !st.wbuf.is_empty() {
             match (&*SockRef::from(&self.stream)).write(&st.wbuf) {
-                Ok(n) => st.wbuf.advance(n),
+                Ok(n) => {
+                    st.wbuf.advance(n);
+                    NetMeters::add(&st.meters.bytes_out, n);
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => break,
             }

@@ -256,7 +256,13 @@ pub(crate) fn check_waiters(e: &mut Engine) {
 /// client's writes, at once or when enough have, or at the timeout.
 pub(crate) fn wait(e: &mut Engine, call: &Call, wanted: i64, deadline: Option<i64>) -> Reply {
     if e.repl.is_replica() {
-        return Reply::err(errors::WAIT_ON_REPLICA);
+        let valkey8 =
+            e.profile().family() == crate::compat::Family::Valkey && e.profile().level() >= 80;
+        return Reply::err(if valkey8 {
+            errors::WAIT_ON_REPLICA_VALKEY
+        } else {
+            errors::WAIT_ON_REPLICA
+        });
     }
     let offset = e.repl.master_offset();
     let n = acked(e, offset);

@@ -138,17 +138,21 @@ fn count_bits(s: &[u8], first: u64, last: u64) -> i64 {
 
 /// BITCOUNT. Redis looks the key up before parsing the range, so a missing key answers 0
 /// whatever the other arguments are.
-fn bitcount(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let s = match lookup::<StrValue>(e, call.db, call.arg(1))? {
-        None => return Ok(Reply::Int(0)),
-        Some(s) => s,
-    };
-    let len = s.len() as i64;
-    let (first, last) = match call.argc() {
-        2 => match clamp_range(len * 8, 0, -1) {
-            Some(r) => r,
-            None => return Ok(Reply::Int(0)),
-        },
+/// Valkey 8 reads BITCOUNT's and BITPOS's arguments before it looks the key up (so a missing
+/// key with bad arguments is an error), and takes BITCOUNT key start without an end.
+/// Redis 7.0 answers a missing key first.
+fn args_first(e: &Engine) -> bool {
+    e.profile().family() == crate::compat::Family::Valkey && e.profile().level() >= 80
+}
+
+/// A BITCOUNT/BITPOS range as given: start, end (None: to the end), in bits rather than bytes.
+type GivenRange = Option<(i64, Option<i64>, bool)>;
+
+/// BITCOUNT's range from its arguments; `start_alone`: a start without an end is allowed.
+fn bitcount_range(call: &Call, start_alone: bool) -> Result<GivenRange, Reply> {
+    match call.argc() {
+        2 => Ok(None),
+        3 if start_alone => Ok(Some((args::int(call.arg(2))?, None, false))),
         4 | 5 => {
             let start = args::int(call.arg(2))?;
             let end = args::int(call.arg(3))?;
@@ -157,6 +161,34 @@ fn bitcount(e: &mut Engine, call: &mut Call) -> CmdResult {
             } else {
                 false
             };
+            Ok(Some((start, Some(end), is_bit)))
+        }
+        _ => Err(Reply::err(errors::SYNTAX)),
+    }
+}
+
+fn bitcount(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let early = if args_first(e) {
+        Some(bitcount_range(call, true)?)
+    } else {
+        None
+    };
+    let s = match lookup::<StrValue>(e, call.db, call.arg(1))? {
+        None => return Ok(Reply::Int(0)),
+        Some(s) => s,
+    };
+    let range = match early {
+        Some(r) => r,
+        None => bitcount_range(call, false)?,
+    };
+    let len = s.len() as i64;
+    let (first, last) = match range {
+        None => match clamp_range(len * 8, 0, -1) {
+            Some(r) => r,
+            None => return Ok(Reply::Int(0)),
+        },
+        Some((start, end, is_bit)) => {
+            let end = end.unwrap_or(-1);
             if start < 0 && end < 0 && start > end {
                 return Ok(Reply::Int(0));
             }
@@ -167,7 +199,6 @@ fn bitcount(e: &mut Engine, call: &mut Call) -> CmdResult {
                 Some((a, b)) => (a * 8, b * 8 + 7),
             }
         }
-        _ => return Err(Reply::err(errors::SYNTAX)),
     };
     Ok(Reply::Int(count_bits(s, first, last)))
 }
@@ -192,19 +223,10 @@ fn find_bit(s: &[u8], first: u64, last: u64, bit: u8) -> Option<u64> {
 
 /// BITPOS. Without an explicit end, a search for a clear bit in a string of set bits answers
 /// the first bit past the string (it is "padded with zeros"); with an end, -1.
-fn bitpos(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let bit = match args::int(call.arg(2))? {
-        b @ (0 | 1) => b as u8,
-        _ => return Err(Reply::err(errors::BITPOS_BIT)),
-    };
-    let s = match lookup::<StrValue>(e, call.db, call.arg(1))? {
-        None => return Ok(Reply::Int(if bit == 1 { -1 } else { 0 })),
-        Some(s) => s,
-    };
-    let len = s.len() as i64;
-    let mut end_given = false;
-    let range = match call.argc() {
-        3 => clamp_range(len, 0, len - 1).map(|(a, b)| (a * 8, b * 8 + 7)),
+/// BITPOS's range from its arguments (after the bit).
+fn bitpos_range(call: &Call) -> Result<GivenRange, Reply> {
+    match call.argc() {
+        3 => Ok(None),
         4..=6 => {
             let start = args::int(call.arg(3))?;
             let is_bit = if call.argc() == 6 {
@@ -213,18 +235,46 @@ fn bitpos(e: &mut Engine, call: &mut Call) -> CmdResult {
                 false
             };
             let end = if call.argc() >= 5 {
-                end_given = true;
-                args::int(call.arg(4))?
+                Some(args::int(call.arg(4))?)
             } else {
-                len - 1
+                None
             };
+            Ok(Some((start, end, is_bit)))
+        }
+        _ => Err(Reply::err(errors::SYNTAX)),
+    }
+}
+
+fn bitpos(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let bit = match args::int(call.arg(2))? {
+        b @ (0 | 1) => b as u8,
+        _ => return Err(Reply::err(errors::BITPOS_BIT)),
+    };
+    let early = if args_first(e) {
+        Some(bitpos_range(call)?)
+    } else {
+        None
+    };
+    let s = match lookup::<StrValue>(e, call.db, call.arg(1))? {
+        None => return Ok(Reply::Int(if bit == 1 { -1 } else { 0 })),
+        Some(s) => s,
+    };
+    let given = match early {
+        Some(r) => r,
+        None => bitpos_range(call)?,
+    };
+    let len = s.len() as i64;
+    let end_given = given.is_some_and(|(_, end, _)| end.is_some());
+    let range = match given {
+        None => clamp_range(len, 0, len - 1).map(|(a, b)| (a * 8, b * 8 + 7)),
+        Some((start, end, is_bit)) => {
+            let end = end.unwrap_or(len - 1);
             if is_bit {
                 clamp_range(len * 8, start, end)
             } else {
                 clamp_range(len, start, end).map(|(a, b)| (a * 8, b * 8 + 7))
             }
         }
-        _ => return Err(Reply::err(errors::SYNTAX)),
     };
     let Some((first, last)) = range else {
         return Ok(Reply::Int(-1));

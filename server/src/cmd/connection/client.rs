@@ -11,6 +11,8 @@ use super::super::args;
 use bytes::Bytes;
 
 use super::super::table::{flags::*, CmdResult, Command};
+use super::client_filter::{matching, Filter};
+use crate::compat::{Family, Profile, Since};
 use crate::engine::pause::PauseKind;
 use crate::engine::tracking::TrackingOptions;
 use crate::engine::{Call, Engine};
@@ -21,14 +23,14 @@ use crate::session::{ConnId, NetMeters, ReplyMode, Session};
 
 /// Client types as CLIENT LIST TYPE and CLIENT KILL TYPE name them.
 #[derive(Clone, Copy, PartialEq)]
-enum ClientType {
+pub(super) enum ClientType {
     Normal,
     Replica,
     PubSub,
     Master,
 }
 
-fn client_type_by_name(name: &[u8]) -> Option<ClientType> {
+pub(super) fn client_type_by_name(name: &[u8]) -> Option<ClientType> {
     match args::lower(name).as_str() {
         "normal" => Some(ClientType::Normal),
         "slave" | "replica" => Some(ClientType::Replica),
@@ -40,7 +42,7 @@ fn client_type_by_name(name: &[u8]) -> Option<ClientType> {
 
 /// redlab has no replication: a client is a subscriber or a normal client (MONITOR included,
 /// as Redis counts it).
-fn client_type(s: &Session) -> ClientType {
+pub(super) fn client_type(s: &Session) -> ClientType {
     if s.in_pubsub() {
         ClientType::PubSub
     } else {
@@ -123,16 +125,54 @@ pub(crate) fn client_memory(s: &Session) -> u64 {
     (CLIENT_FIXED + qbuf + free + multi_mem) as u64 + s.output_bytes()
 }
 
+/// The CLIENT LIST fields later versions added to Redis 7.0's line, by profile.
+struct LineFields {
+    /// `capa=` after flags: Valkey 8.0 (CLIENT CAPA).
+    capa: bool,
+    /// `watch=` after multi: Redis 7.4, Valkey 8.0.
+    watch: bool,
+    /// `lib-name= lib-ver=` after resp: Redis 7.2 (CLIENT SETINFO), every Valkey.
+    lib: bool,
+    /// `io-thread=` last: Redis 8.0.
+    io_thread: bool,
+    /// `tot-net-in= tot-net-out= tot-cmds=` last: Valkey 8.0.
+    totals: bool,
+}
+
+impl LineFields {
+    fn of(profile: Profile) -> LineFields {
+        let valkey8 = profile.family() == Family::Valkey && profile.level() >= 80;
+        let redis = |level| profile.family() == Family::Redis && profile.level() >= level;
+        LineFields {
+            capa: valkey8,
+            watch: valkey8 || redis(74),
+            lib: profile.has(Since::both(72, 72)),
+            io_thread: redis(80),
+            totals: valkey8,
+        }
+    }
+}
+
 /// One CLIENT LIST line (without the trailing newline). `current` holds the arguments of
 /// the command being run when `s` is the caller, for its memory fields.
-pub(super) fn info_line(s: &Session, now_ms: i64, current: Option<&Call>) -> String {
+pub(super) fn info_line(
+    s: &Session,
+    now_ms: i64,
+    current: Option<&Call>,
+    profile: Profile,
+) -> String {
     let mut line = String::with_capacity(300);
     let name = s
         .name
         .as_deref()
         .map(String::from_utf8_lossy)
         .unwrap_or_default();
-    let multi = s.multi.as_ref().map_or(-1, |m| m.queue.len() as i64);
+    let fields = LineFields::of(profile);
+    let multi = match &s.multi {
+        Some(m) => m.queue.len() as i64,
+        None if fields.capa && s.had_multi_state => 0,
+        None => -1,
+    };
     let multi_mem: usize = s
         .multi
         .as_ref()
@@ -156,9 +196,15 @@ pub(super) fn info_line(s: &Session, now_ms: i64, current: Option<&Call>) -> Str
     let omem = s.output_bytes();
     let obl = omem.min(16 * 1024);
     let oll = (omem - obl).div_ceil(16 * 1024);
+    let capa = if fields.capa { " capa=" } else { "" };
+    let watch = if fields.watch {
+        format!(" watch={}", s.watched.len())
+    } else {
+        String::new()
+    };
     let _ = write!(
         line,
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} \
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={}{} db={} sub={} psub={} ssub={} multi={}{} \
          qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp=0 obl={} oll={} omem={} tot-mem={} events=r \
          cmd={} user={} redir={} resp={}",
         s.id,
@@ -169,11 +215,13 @@ pub(super) fn info_line(s: &Session, now_ms: i64, current: Option<&Call>) -> Str
         (now_ms - s.created_ms).max(0) / 1000,
         (now_ms - s.last_interaction_ms).max(0) / 1000,
         flags_of(s),
+        capa,
         s.db,
         s.channels.len(),
         s.patterns.len(),
         s.shard_channels.len(),
         multi,
+        watch,
         qbuf,
         qbuf_free,
         argv_mem,
@@ -192,6 +240,33 @@ pub(super) fn info_line(s: &Session, now_ms: i64, current: Option<&Call>) -> Str
         },
         s.resp,
     );
+    if fields.lib {
+        let text = |v: &Option<Vec<u8>>| {
+            v.as_deref()
+                .map(String::from_utf8_lossy)
+                .unwrap_or_default()
+                .into_owned()
+        };
+        let _ = write!(
+            line,
+            " lib-name={} lib-ver={}",
+            text(&s.lib_name),
+            text(&s.lib_ver)
+        );
+    }
+    if fields.io_thread {
+        // redlab serves every client on one thread: Redis 8's main thread is 0.
+        line.push_str(" io-thread=0");
+    }
+    if fields.totals {
+        let _ = write!(
+            line,
+            " tot-net-in={} tot-net-out={} tot-cmds={}",
+            NetMeters::get(&s.net.bytes_in),
+            NetMeters::get(&s.net.bytes_out),
+            s.commands_run
+        );
+    }
     line
 }
 
@@ -209,12 +284,34 @@ fn info(e: &mut Engine, call: &mut Call) -> CmdResult {
     let Some(s) = e.sessions.get(&call.conn) else {
         return Ok(Reply::Nil);
     };
-    let mut text = info_line(s, now, Some(call));
+    let mut text = info_line(s, now, Some(call), e.profile());
     text.push('\n');
     Ok(text_reply(text))
 }
 
+/// Whether the profile reads CLIENT LIST / KILL filters as Valkey 8 does (`client_filter`).
+fn valkey_filters(e: &Engine) -> bool {
+    e.profile().family() == crate::compat::Family::Valkey && e.profile().level() >= 80
+}
+
 fn list(e: &mut Engine, call: &mut Call) -> CmdResult {
+    if valkey_filters(e) && call.argc() != 2 {
+        if call.argc() == 3 {
+            return Err(Reply::err(errors::SYNTAX));
+        }
+        let filter = Filter::parse(e, call)?;
+        let skipme = filter.skipme.unwrap_or(false);
+        let (now, profile) = (e.now_ms, e.profile());
+        let mut text = String::new();
+        for id in matching(e, call, &filter, skipme) {
+            if let Some(s) = e.sessions.get(&id) {
+                let current = (id == call.conn).then_some(&*call);
+                text.push_str(&info_line(s, now, current, profile));
+                text.push('\n');
+            }
+        }
+        return Ok(text_reply(text));
+    }
     let mut filter_type = None;
     let mut ids: Option<Vec<ConnId>> = None;
     if call.argc() == 4 && args::is(call.arg(2), "TYPE") {
@@ -244,6 +341,7 @@ fn list(e: &mut Engine, call: &mut Call) -> CmdResult {
         return Err(Reply::err(errors::SYNTAX));
     }
     let now = e.now_ms;
+    let profile = e.profile();
     let order: Vec<ConnId> = match ids {
         Some(ids) => ids,
         None => {
@@ -261,7 +359,7 @@ fn list(e: &mut Engine, call: &mut Call) -> CmdResult {
             continue;
         }
         let current = (id == call.conn).then_some(&*call);
-        text.push_str(&info_line(s, now, current));
+        text.push_str(&info_line(s, now, current, profile));
         text.push('\n');
     }
     Ok(text_reply(text))
@@ -287,6 +385,16 @@ fn kill(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mut user: Option<String> = None;
     let mut skipme = true;
     let old_form = call.argc() == 3;
+    if !old_form && valkey_filters(e) {
+        let filter = Filter::parse(e, call)?;
+        let skipme = filter.skipme.unwrap_or(true);
+        let victims = matching(e, call, &filter, skipme);
+        let killed = victims.len();
+        for v in victims {
+            kill_connection(e, call.conn, v);
+        }
+        return Ok(Reply::Int(killed as i64));
+    }
     if old_form {
         addr = Some(call.arg(2));
         skipme = false;
@@ -423,8 +531,8 @@ fn no_touch(e: &mut Engine, call: &mut Call) -> CmdResult {
     Ok(Reply::ok())
 }
 
-/// CLIENT SETINFO LIB-NAME|LIB-VER (Redis 7.2, accepted on purpose: client libraries send
-/// it on connect, see DIFFERENCES.md).
+/// CLIENT SETINFO LIB-NAME|LIB-VER (Redis 7.2, Valkey 7.2): shown in CLIENT LIST / INFO's
+/// lib-name and lib-ver fields under those profiles (`LineFields`).
 fn setinfo(e: &mut Engine, call: &mut Call) -> CmdResult {
     let attr = args::lower(call.arg(2));
     let value = call.arg(3);
@@ -494,8 +602,10 @@ fn unblock(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 /// CLIENT PAUSE timeout [WRITE|ALL]: see `engine/pause.rs`.
+/// CLIENT PAUSE timeout [WRITE|ALL]. Valkey 8 reads the mode only from a line of exactly
+/// four words, so a longer one pauses ALL (Redis 7.0: a syntax error).
 fn pause(e: &mut Engine, call: &mut Call) -> CmdResult {
-    if call.argc() > 4 {
+    if call.argc() > 4 && !valkey_filters(e) {
         return Err(Reply::err(errors::subcommand_syntax(
             &call.args[0],
             &call.args[1],
@@ -708,56 +818,12 @@ fn trackinginfo(e: &mut Engine, call: &mut Call) -> CmdResult {
     ]))
 }
 
-const HELP: &[&str] = &[
-    "CACHING (YES|NO)",
-    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
-    "GETREDIR",
-    "    Return the client ID we are redirecting to when tracking is enabled.",
-    "GETNAME",
-    "    Return the name of the current connection.",
-    "ID",
-    "    Return the ID of the current connection.",
-    "INFO",
-    "    Return information about the current client connection.",
-    "KILL <ip:port>",
-    "    Kill connection made from <ip:port>.",
-    "KILL <option> <value> [<option> <value> [...]]",
-    "    Kill connections. Options are:",
-    "    * ADDR (<ip:port>|<unixsocket>:0)",
-    "      Kill connections made from the specified address",
-    "    * LADDR (<ip:port>|<unixsocket>:0)",
-    "      Kill connections made to specified local address",
-    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-    "      Kill connections by type.",
-    "    * USER <username>",
-    "      Kill connections authenticated by <username>.",
-    "    * SKIPME (YES|NO)",
-    "      Skip killing current connection (default: yes).",
-    "LIST [options ...]",
-    "    Return information about client connections. Options:",
-    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-    "      Return clients of specified type.",
-    "UNPAUSE",
-    "    Stop the current client pause, resuming traffic.",
-    "PAUSE <timeout> [WRITE|ALL]",
-    "    Suspend all, or just write, clients for <timeout> milliseconds.",
-    "REPLY (ON|OFF|SKIP)",
-    "    Control the replies sent to the current connection.",
-    "SETNAME <name>",
-    "    Assign the name <name> to the current connection.",
-    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
-    "    Unblock the specified blocked client.",
-    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
-    "         [OPTIN] [OPTOUT] [NOLOOP]",
-    "    Control server assisted client side caching.",
-    "TRACKINGINFO",
-    "    Report tracking status for the current connection.",
-    "NO-EVICT (ON|OFF)",
-    "    Protect current client connection from eviction.",
-];
-
-fn help(_: &mut Engine, _: &mut Call) -> CmdResult {
-    Ok(crate::cmd::help::help_reply("CLIENT", HELP))
+fn help(e: &mut Engine, _: &mut Call) -> CmdResult {
+    Ok(crate::cmd::help::help_reply(
+        e.profile(),
+        "CLIENT",
+        super::client_help::lines(e.profile()),
+    ))
 }
 
 /// Never called: the dispatcher resolves CLIENT to one of its subcommands.

@@ -4,6 +4,8 @@
 //! of the user `default`.
 
 mod client;
+mod client_filter;
+mod client_help;
 
 use super::args;
 use super::table::{flags::*, CmdResult, Command};
@@ -83,8 +85,12 @@ pub(crate) fn starts_authenticated(e: &Engine) -> bool {
 }
 
 /// One CLIENT LIST line for `s`, as the ACL log records it.
-pub(crate) fn client_info_line(s: &crate::session::Session, now_ms: i64) -> String {
-    client::info_line(s, now_ms, None)
+pub(crate) fn client_info_line(
+    s: &crate::session::Session,
+    now_ms: i64,
+    profile: crate::compat::Profile,
+) -> String {
+    client::info_line(s, now_ms, None, profile)
 }
 
 pub(crate) use client::{client_memory, kill_connection};

@@ -14,8 +14,12 @@ use crate::reply::Reply;
 
 pub fn dump(e: &mut Engine, call: &mut Call) -> CmdResult {
     let limits = Limits::from_config(&e.config);
+    let version = e.profile().rdb_version();
     Ok(match e.db(call.db).get(call.arg(1)) {
-        Some(en) => Reply::bulk(rdb::dump(&en.value, &limits)),
+        Some(en) => Reply::bulk(match version {
+            rdb::RDB_VERSION => rdb::dump(&en.value, &limits),
+            v => rdb::restamp(rdb::dump(&en.value, &limits), v),
+        }),
         None => Reply::Nil,
     })
 }
@@ -60,7 +64,7 @@ pub fn restore(e: &mut Engine, call: &mut Call) -> CmdResult {
     if ttl < 0 {
         return Err(Reply::err(errors::INVALID_TTL));
     }
-    let value = match rdb::restore(call.arg(3)) {
+    let value = match rdb::restore_up_to(call.arg(3), e.profile().rdb_version()) {
         Ok(v) => v,
         Err(RestoreError::VersionOrChecksum) => return Err(Reply::err(errors::BAD_DUMP_PAYLOAD)),
         Err(RestoreError::BadFormat) => return Err(Reply::err(errors::BAD_DATA_FORMAT)),

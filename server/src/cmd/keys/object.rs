@@ -51,8 +51,9 @@ pub fn freq(e: &mut Engine, call: &mut Call) -> CmdResult {
     Ok(Reply::Int(i64::from(en.access.decayed(p, now))))
 }
 
-pub fn help(_: &mut Engine, _: &mut Call) -> CmdResult {
+pub fn help(e: &mut Engine, _: &mut Call) -> CmdResult {
     Ok(crate::cmd::help::help_reply(
+        e.profile(),
         "OBJECT",
         &[
             "ENCODING <key>",

@@ -30,6 +30,14 @@ pub(crate) fn refused_when_over(e: &Engine, conn: ConnId, cmd: &Command, args: &
             .iter()
             .any(|q| resolve(q).is_ok_and(|(c, _)| denies_oom(e, c, q))),
         (_, Some(_)) if cmd.policy(policy::OOM_OK_IN_MULTI) => false,
+        // Valkey 8 queues inside MULTI what it would run outside it over maxmemory, and
+        // refuses only what denies OOM (Redis 7.0 refuses every queued command).
+        (_, Some(_))
+            if e.profile().family() == crate::compat::Family::Valkey
+                && e.profile().level() >= 80 =>
+        {
+            denies_oom(e, cmd, args)
+        }
         (_, Some(_)) => true,
         (_, None) => denies_oom(e, cmd, args),
     }

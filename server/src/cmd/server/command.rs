@@ -162,8 +162,9 @@ fn list(e: &mut Engine, call: &mut Call) -> CmdResult {
     Ok(Reply::Array(names))
 }
 
-fn help(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+fn help(e: &mut Engine, _call: &mut Call) -> CmdResult {
     Ok(crate::cmd::help::help_reply(
+        e.profile(),
         "COMMAND",
         &[
             "(no subcommand)",

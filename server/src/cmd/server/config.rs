@@ -184,8 +184,9 @@ fn rewrite(e: &mut Engine, _call: &mut Call) -> CmdResult {
     }
 }
 
-fn help(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+fn help(e: &mut Engine, _call: &mut Call) -> CmdResult {
     Ok(crate::cmd::help::help_reply(
+        e.profile(),
         "CONFIG",
         &[
             "GET <pattern>",

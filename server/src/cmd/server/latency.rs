@@ -62,8 +62,9 @@ fn histogram(e: &mut Engine, call: &mut Call) -> CmdResult {
     Ok(e.latency_tracking.some_reply(&named))
 }
 
-fn help(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+fn help(e: &mut Engine, _call: &mut Call) -> CmdResult {
     Ok(crate::cmd::help::help_reply(
+        e.profile(),
         "LATENCY",
         &[
             "DOCTOR",

@@ -72,8 +72,9 @@ fn malloc_stats(_e: &mut Engine, _call: &mut Call) -> CmdResult {
     ))
 }
 
-fn help(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+fn help(e: &mut Engine, _call: &mut Call) -> CmdResult {
     Ok(crate::cmd::help::help_reply(
+        e.profile(),
         "MEMORY",
         &[
             "DOCTOR",

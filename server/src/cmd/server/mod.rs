@@ -65,8 +65,22 @@ pub fn monitor_line(now_us: i64, db: usize, addr: &str, args: &[Bytes]) -> Strin
 /// TIME: the engine clock read now, as Redis's [seconds, microseconds] pair of bulk strings.
 /// Inside a script or EXEC too: Redis 7.0 freezes only the time expiry is judged by, and a
 /// script that waits for TIME to move on must see it move.
+/// TIME reads the clock; from Redis 7.2 (redis/redis#10300, and in Valkey) a script or
+/// transaction sees the time stand still, so every TIME in one answers the same.
 fn time(e: &mut Engine, _call: &mut Call) -> CmdResult {
-    let us = e.clock.now_us();
+    let frozen = e.time_frozen
+        && e.profile()
+            .has(crate::compat::since::TIME_FROZEN_IN_SCRIPTS);
+    let us = match e.frozen_time_us {
+        Some(us) if frozen => us,
+        _ => {
+            let us = e.clock.now_us();
+            if frozen {
+                e.frozen_time_us = Some(us);
+            }
+            us
+        }
+    };
     Ok(Reply::Array(vec![
         Reply::bulk(us.div_euclid(1_000_000).to_string()),
         Reply::bulk(us.rem_euclid(1_000_000).to_string()),
@@ -183,6 +197,7 @@ pub static COMMANDS: &[Command] = &[
     Command::new("slowlog", -2, 0, "server", container).subcommands(slowlog::SUBCOMMANDS),
     Command::new("latency", -2, 0, "server", container).subcommands(latency::SUBCOMMANDS),
     Command::new("wait", 3, NOSCRIPT, "generic", standalone::wait),
+    Command::new("waitaof", 4, BLOCKING, "generic", standalone::waitaof),
     Command::new(
         "failover",
         -1,

@@ -36,8 +36,9 @@ fn reset(e: &mut Engine, _call: &mut Call) -> CmdResult {
     Ok(Reply::ok())
 }
 
-fn help(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+fn help(e: &mut Engine, _call: &mut Call) -> CmdResult {
     Ok(crate::cmd::help::help_reply(
+        e.profile(),
         "SLOWLOG",
         &[
             "GET [<count>]",

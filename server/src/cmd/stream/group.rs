@@ -169,8 +169,9 @@ pub(super) fn delconsumer(e: &mut Engine, call: &mut Call) -> CmdResult {
     Ok(Reply::Int(pending as i64))
 }
 
-pub(super) fn help(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+pub(super) fn help(e: &mut Engine, _call: &mut Call) -> CmdResult {
     Ok(crate::cmd::help::help_reply(
+        e.profile(),
         "XGROUP",
         &[
             "CREATE <key> <groupname> <id|$> [option]",

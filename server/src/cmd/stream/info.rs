@@ -179,8 +179,9 @@ pub(super) fn stream(e: &mut Engine, call: &mut Call) -> CmdResult {
     Ok(Reply::Map(m))
 }
 
-pub(super) fn help(_e: &mut Engine, _call: &mut Call) -> CmdResult {
+pub(super) fn help(e: &mut Engine, _call: &mut Call) -> CmdResult {
     Ok(crate::cmd::help::help_reply(
+        e.profile(),
         "XINFO",
         &[
             "CONSUMERS <key> <groupname>",

@@ -59,7 +59,8 @@ fn parse(e: &Engine, call: &Call, group_cmd: bool) -> Result<ReadArgs, Reply> {
         let more = argc - i - 1;
         let o = call.arg(i);
         if args::is(o, "block") && more > 0 {
-            if call.in_script {
+            // Redis 7.2 runs it as a non-blocking read (`BLOCKING_IN_SCRIPTS`).
+            if call.in_script && !e.profile().has(crate::compat::since::BLOCKING_IN_SCRIPTS) {
                 return Err(Reply::err(errors::block_in_script(call.arg(0))));
             }
             i += 1;

@@ -128,7 +128,7 @@ pub fn resolve_in_script(
     if !cmd.arity_ok(args.len()) {
         return Err(ScriptRefusal::Arity);
     }
-    if cmd.has(flags::NOSCRIPT) && !deny_disabled {
+    if cmd.has(flags::NOSCRIPT) && !deny_disabled && !scriptable_in(profile, cmd) {
         return Err(ScriptRefusal::NoScript);
     }
     // Redis counts may-replicate commands (PFCOUNT, which may rewrite its cache) as writes here.
@@ -136,4 +136,11 @@ pub fn resolve_in_script(
         return Err(ScriptRefusal::WriteInReadOnly);
     }
     Ok((cmd, parent))
+}
+
+/// A blocking command that `profile`'s scripts may run (as a non-blocking one), though the
+/// table, which is Redis 7.0's, flags it noscript.
+fn scriptable_in(profile: Profile, cmd: &Command) -> bool {
+    use crate::compat::since::{BLOCKING_IN_SCRIPTS, SCRIPTABLE_BLOCKING};
+    profile.has(BLOCKING_IN_SCRIPTS) && SCRIPTABLE_BLOCKING.contains(&cmd.name)
 }

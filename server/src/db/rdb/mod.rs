@@ -70,14 +70,33 @@ pub fn dump(v: &Value, limits: &Limits) -> Vec<u8> {
     out
 }
 
+/// `payload` (a DUMP payload) stamped with RDB version `version` instead, its checksum
+/// recomputed: what a server writing that version answers for the same encoding.
+pub fn restamp(mut payload: Vec<u8>, version: u16) -> Vec<u8> {
+    let n = payload.len();
+    if n < 10 {
+        return payload;
+    }
+    payload.truncate(n - 10);
+    payload.extend_from_slice(&version.to_le_bytes());
+    let crc = crc64::crc64(0, &payload);
+    payload.extend_from_slice(&crc.to_le_bytes());
+    payload
+}
+
 /// Checks the footer of a payload (version and checksum), as `verifyDumpPayload`.
 pub fn verify(payload: &[u8]) -> Result<&[u8], RestoreError> {
+    verify_up_to(payload, RDB_VERSION)
+}
+
+/// `verify` for a server that accepts RDB versions up to `newest`.
+pub fn verify_up_to(payload: &[u8], newest: u16) -> Result<&[u8], RestoreError> {
     if payload.len() < 10 {
         return Err(RestoreError::VersionOrChecksum);
     }
     let n = payload.len();
     let version = u16::from_le_bytes([payload[n - 10], payload[n - 9]]);
-    if version > RDB_VERSION {
+    if version > newest {
         return Err(RestoreError::VersionOrChecksum);
     }
     let crc = crc64::crc64(0, &payload[..n - 8]);
@@ -87,9 +106,16 @@ pub fn verify(payload: &[u8]) -> Result<&[u8], RestoreError> {
     Ok(&payload[..n - 10])
 }
 
-/// Decodes a payload into a value.
+/// Decodes a payload into a value, as Redis 7.0 reads it.
+#[cfg(test)]
 pub fn restore(payload: &[u8]) -> Result<Value, RestoreError> {
-    let body = verify(payload)?;
+    restore_up_to(payload, RDB_VERSION)
+}
+
+/// `restore` for a server that accepts RDB versions up to `newest` (the payload's encodings
+/// are the ones redlab reads either way).
+pub fn restore_up_to(payload: &[u8], newest: u16) -> Result<Value, RestoreError> {
+    let body = verify_up_to(payload, newest)?;
     let mut r = reader::Reader::new(body);
     let t = r.byte().ok_or(RestoreError::BadFormat)?;
     let v = read_object(&mut r, t).ok_or(RestoreError::BadFormat)?;
