@@ -59,6 +59,7 @@ impl Clone for Stats {
             total_error_replies,
             expired_keys,
             evicted_keys,
+            evicted_clients,
             keyspace_hits,
             keyspace_misses,
             blocked_clients,
@@ -71,6 +72,7 @@ impl Clone for Stats {
         self.total_error_replies = *total_error_replies;
         self.expired_keys = *expired_keys;
         self.evicted_keys = *evicted_keys;
+        self.evicted_clients = *evicted_clients;
         self.keyspace_hits = *keyspace_hits;
         self.keyspace_misses = *keyspace_misses;
         self.blocked_clients = *blocked_clients;

@@ -98,7 +98,7 @@ impl Engine {
                 break;
             };
             if let Some(s) = self.sessions.get(&id) {
-                let info = crate::cmd::connection::client_info_line(s, self.now_ms);
+                let info = crate::cmd::connection::client_info_line(s, self.now_ms, self.profile());
                 tracing::info!("Evicting client: {}", info);
             }
             self.stats.evicted_clients += 1;
