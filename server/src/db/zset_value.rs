@@ -53,7 +53,7 @@ impl ZSet {
     /// A set built as Redis builds a computed result or a loaded one: a skiplist (where -0
     /// scores survive) until `fit_encoding` decides.
     pub fn new_unpacked() -> ZSet {
-        ZSet(Repr::Skip(Box::new(Skiplist::new())))
+        ZSet(Repr::Skip(Box::default()))
     }
 
     /// Whether Redis holds this set as a listpack (OBJECT ENCODING, ZSCAN, DUMP).

@@ -32,6 +32,7 @@ const CHUNK: usize = HALF_COUNT as usize;
 /// The counts are kept in chunks of 128 slots, each allocated when a value first lands in
 /// it: a server records into a few neighbouring buckets, and zeroing all 24 KiB of slots
 /// for each command's first call was most of what a fresh engine's first EVAL cost.
+#[derive(Default)]
 pub struct Histogram {
     chunks: [Option<Box<[u64; CHUNK]>>; COUNTS_LEN / CHUNK],
     total: u64,
@@ -45,14 +46,6 @@ impl std::fmt::Debug for Histogram {
     }
 }
 
-impl Default for Histogram {
-    fn default() -> Self {
-        Histogram {
-            chunks: Default::default(),
-            total: 0,
-        }
-    }
-}
 
 fn bucket_index(value: i64) -> u32 {
     // The smallest power of two above the value, counted from the first bucket's top.

@@ -115,7 +115,7 @@ impl State {
 fn memory(bytes: u64) -> String {
     const KB: u64 = 1024;
     for (unit, size) in [("gb", KB * KB * KB), ("mb", KB * KB), ("kb", KB)] {
-        if bytes != 0 && bytes % size == 0 {
+        if bytes != 0 && bytes.is_multiple_of(size) {
             return format!("{}{unit}", bytes / size);
         }
     }

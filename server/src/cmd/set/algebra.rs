@@ -69,7 +69,7 @@ fn intersect<'a>(sets: &[Option<&'a SetValue>], limit: usize) -> Vec<&'a [u8]> {
     let mut out = Vec::new();
     for m in first.iter() {
         if rest.iter().all(|s| s.contains(m)) {
-            out.push(&m[..]);
+            out.push(m);
             if limit != 0 && out.len() >= limit {
                 break;
             }
@@ -84,15 +84,14 @@ fn compute<'a>(op: Op, sets: &[Option<&'a SetValue>]) -> Vec<&'a [u8]> {
         Op::Union => {
             let mut all: IndexSet<&[u8]> = IndexSet::new();
             for s in sets.iter().flatten() {
-                all.extend(s.iter().map(|m| &m[..]));
+                all.extend(s.iter());
             }
             all.into_iter().collect()
         }
         Op::Diff => match sets.first() {
             Some(Some(first)) => first
                 .iter()
-                .filter(|m| !sets[1..].iter().flatten().any(|s| s.contains(*m)))
-                .map(|m| &m[..])
+                .filter(|m| !sets[1..].iter().flatten().any(|s| s.contains(m)))
                 .collect(),
             _ => Vec::new(),
         },

@@ -267,7 +267,7 @@ fn score_text(d: f64) -> String {
 
 /// An intset blob: encoding width, length, then the values sorted, little endian.
 fn intset(s: &SetValue) -> Vec<u8> {
-    let mut vals: Vec<i64> = s.iter().filter_map(|m| numfmt::parse_i64(m)).collect();
+    let mut vals: Vec<i64> = s.iter().filter_map(numfmt::parse_i64).collect();
     vals.sort_unstable();
     let width: usize = if vals
         .iter()
