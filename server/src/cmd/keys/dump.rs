@@ -4,7 +4,6 @@ use super::signal_if_blocking_type;
 use crate::cmd::args;
 use crate::cmd::table::CmdResult;
 use crate::db::access::{Access, Hint};
-use crate::db::encoding::Limits;
 use crate::db::rdb::{self, RestoreError};
 use crate::db::Entry;
 use crate::engine::{Call, Engine};
@@ -13,7 +12,7 @@ use crate::notify;
 use crate::reply::Reply;
 
 pub fn dump(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let limits = Limits::from_config(&e.config);
+    let limits = e.encoding_limits();
     Ok(match e.db(call.db).get(call.arg(1)) {
         Some(en) => Reply::bulk(rdb::dump_entry(en, &limits)),
         None => Reply::Nil,
@@ -101,7 +100,7 @@ pub(crate) fn loaded_entry(
     expire_at: Option<i64>,
     hint: Hint,
 ) -> Entry {
-    let limits = Limits::from_config(&e.config);
+    let limits = e.encoding_limits();
     value.fit_loaded(&limits);
     let raw = matches!(value, crate::db::Value::Set(_))
         && crate::db::encoding::of(&value, &limits) == crate::db::encoding::Encoding::Hashtable;
