@@ -72,12 +72,63 @@ impl Engine {
     }
 
     /// The shell's sizes for `conn` right now (query buffer, output it holds), for INFO's
-    /// recent maximums; the output limits are checked when output is added.
+    /// recent maximums; the output limits are checked when output is added. The time is the
+    /// engine's "now" of its last command or tick (at most a tick old), not a clock read:
+    /// the peaks are kept per second, and the shell reports twice per batch of requests.
     pub(crate) fn note_buffers(&mut self, conn: ConnId, qbuf: usize) {
-        let now = self.clock.now_ms();
         let out = self.sessions.get(&conn).map_or(0, |s| s.output_bytes());
-        self.buffer_peaks.record(now, qbuf as u64, out);
+        self.buffer_peaks.record(self.now_ms, qbuf as u64, out);
     }
+
+    /// What the network shell needs of a connection between two of its requests, read in
+    /// one look-up of its session rather than one per question. With `take_faults`, the
+    /// delay and truncation a fault left for the last reply are taken (they apply once).
+    pub(crate) fn net_status(&mut self, conn: ConnId, take_faults: bool) -> NetStatus {
+        let Some(s) = self.sessions.get_mut(&conn) else {
+            // Gone: the shell closes it.
+            return NetStatus {
+                resp: 2,
+                close: true,
+                ..NetStatus::default()
+            };
+        };
+        let (fault_delay, fault_truncate) = if take_faults {
+            (s.fault_delay.take(), s.fault_truncate.take())
+        } else {
+            (None, None)
+        };
+        NetStatus {
+            resp: s.resp,
+            authenticated: s.authenticated,
+            blocked: s.blocked.is_some(),
+            close: s.close_requested,
+            close_now: s.close_now,
+            has_output: !s.outbox.is_empty(),
+            fault_delay,
+            fault_truncate,
+        }
+    }
+}
+
+/// A connection's state as the network shell reads it after each request (`net_status`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct NetStatus {
+    /// The protocol its replies are encoded in.
+    pub resp: u8,
+    /// Whether the parser applies the limits for authenticated clients.
+    pub authenticated: bool,
+    /// Waiting in a blocking command: its next requests wait too.
+    pub blocked: bool,
+    /// Close once its output is written (QUIT, CLIENT KILL, a fault).
+    pub close: bool,
+    /// Close at once, dropping its output (over its output limit).
+    pub close_now: bool,
+    /// Output others produced for it waits in the engine's outbox.
+    pub has_output: bool,
+    /// A Delay fault: the batch's replies are held this long.
+    pub fault_delay: Option<std::time::Duration>,
+    /// A Truncate fault: only this many bytes of the last reply are sent.
+    pub fault_truncate: Option<usize>,
 }
 
 #[cfg(test)]

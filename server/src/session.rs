@@ -44,6 +44,10 @@ pub struct Blocked {
     pub timeout_reply: Reply,
     /// Held back by CLIENT PAUSE (no keys): the command runs again when the pause ends.
     pub postponed: bool,
+    /// How long the call that blocked ran, in microseconds: Redis adds it to the call that
+    /// serves the client (or to nothing, on a timeout) in INFO commandstats and
+    /// latency-tracking (`updateStatsOnUnblock`).
+    pub first_us: u64,
 }
 
 #[derive(Debug)]

@@ -8,7 +8,7 @@
 //! `MAX_ARG_BYTES` bytes (with how many more bytes it had).
 
 use std::collections::VecDeque;
-use std::time::Duration;
+use std::time::Instant;
 
 use bytes::Bytes;
 
@@ -72,25 +72,23 @@ impl SlowLog {
         self.trim();
     }
 
-    /// Whether a command must be timed at all under the current configuration.
-    pub fn enabled(&mut self, config: &Config) -> bool {
+    /// Whether a command that ran `micros` microseconds goes into the log.
+    pub fn logs(&mut self, config: &Config, micros: u64) -> bool {
         self.refresh(config);
-        self.slower_than_us >= 0
+        self.slower_than_us >= 0 && micros >= self.slower_than_us as u64
     }
 
-    /// Logs a command that took `took`, if that is over the threshold.
+    /// Logs a command that ran `micros` microseconds, if that is over the threshold.
     pub fn record(
         &mut self,
         config: &Config,
         args: &[Bytes],
-        took: Duration,
+        micros: u64,
         time_s: i64,
         addr: &str,
         name: Option<&[u8]>,
     ) {
-        self.refresh(config);
-        let micros = took.as_micros() as u64;
-        if self.slower_than_us < 0 || micros < self.slower_than_us as u64 {
+        if !self.logs(config, micros) {
             return;
         }
         let entry = Entry {
@@ -223,26 +221,28 @@ fn truncate(args: &[Bytes]) -> Vec<Bytes> {
 }
 
 impl crate::engine::Engine {
-    /// Whether the slow log, the latency monitor or latency-tracking wants commands timed.
-    pub(crate) fn timing_wanted(&mut self) -> bool {
-        // Each reads its parameters here, so none may be skipped.
-        let slow = self.slowlog.enabled(&self.config);
-        let latency = self.latency.enabled(&self.config);
-        let tracking = self.latency_tracking.enabled(&self.config);
-        slow || latency || tracking
+    /// Microseconds from `started` to now, as Redis counts a command's duration: the
+    /// difference of two whole-microsecond readings of a monotonic clock. A 0.4 µs command
+    /// counts 1 when it crosses a microsecond boundary and 0 otherwise, so INFO's totals
+    /// average out to the true time, where truncating each duration would drop about half a
+    /// microsecond per call.
+    pub(crate) fn elapsed_us(&self, started: Instant) -> u64 {
+        let base = self.timer_base;
+        let end = Instant::now().saturating_duration_since(base).as_micros();
+        end.saturating_sub(started.saturating_duration_since(base).as_micros()) as u64
     }
 
-    /// Counts a command's duration in its latency-tracking histogram (where INFO
-    /// commandstats counts the call).
-    pub(crate) fn note_latency(
+    /// Counts a call that ran `us` microseconds: INFO commandstats and its latency-tracking
+    /// histogram.
+    pub(crate) fn count_call(
         &mut self,
         cmd: &'static crate::cmd::table::Command,
         name: &str,
-        took: Option<Duration>,
+        failed: bool,
+        us: u64,
     ) {
-        if let Some(took) = took {
-            self.latency_tracking.record(&self.config, cmd, name, took);
-        }
+        self.stats.record(cmd, name, failed, us);
+        self.latency_tracking.record(&self.config, cmd, name, us);
     }
 
     /// Logs a command the dispatcher ran, if it was slow (and feeds the latency monitor): not one that blocked (Redis logs
@@ -253,26 +253,29 @@ impl crate::engine::Engine {
         cmd: &crate::cmd::table::Command,
         args: &[Bytes],
         reply: &Reply,
-        took: Duration,
+        us: u64,
     ) {
         if cmd.has(crate::cmd::table::flags::SKIP_SLOWLOG)
             || (*reply == Reply::None && self.is_blocked(conn))
         {
             return;
         }
-        let Some(s) = self.sessions.get(&conn) else {
-            return;
-        };
         let time_s = self.now_ms.div_euclid(1000);
         let event = if cmd.has(crate::cmd::table::flags::FAST) {
             "fast-command"
         } else {
             "command"
         };
-        self.latency
-            .record(&self.config, event, took.as_millis() as u64, time_s);
+        self.latency.record(&self.config, event, us / 1000, time_s);
+        // The session (for the client's address and name) only for a command that is logged.
+        if !self.slowlog.logs(&self.config, us) {
+            return;
+        }
+        let Some(s) = self.sessions.get(&conn) else {
+            return;
+        };
         self.slowlog
-            .record(&self.config, args, took, time_s, &s.addr, s.name.as_deref());
+            .record(&self.config, args, us, time_s, &s.addr, s.name.as_deref());
     }
 }
 
@@ -340,7 +343,7 @@ mod tests {
         let mut log = SlowLog::default();
         c.set_by_name("slowlog-log-slower-than", "100").unwrap();
         c.set_by_name("slowlog-max-len", "2").unwrap();
-        let at = |us| Duration::from_micros(us);
+        let at = |us: u64| us;
         log.record(&c, &args(1), at(99), 0, "a:1", None);
         assert_eq!(log.len(), 0);
         for us in [100, 200, 300] {
@@ -349,7 +352,7 @@ mod tests {
         let ids: Vec<u64> = log.newest(None).map(|e| e.id).collect();
         assert_eq!(ids, [2, 1]);
         c.set_by_name("slowlog-log-slower-than", "-1").unwrap();
-        assert!(!log.enabled(&c));
+        assert!(!log.logs(&c, u64::MAX));
         log.reset();
         c.set_by_name("slowlog-log-slower-than", "0").unwrap();
         log.record(&c, &args(1), at(0), 0, "a:1", None);

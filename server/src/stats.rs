@@ -14,6 +14,9 @@ pub struct CommandStats {
     /// The command's table flags (`cmd::table::flags`), for `Engine::fork`'s check.
     pub flags: u32,
     pub calls: u64,
+    /// The calls' own execution time in microseconds (INFO's `usec`), from the clock reads
+    /// the dispatcher makes around each handler for SLOWLOG and latency-tracking.
+    pub usec: u64,
     pub failed_calls: u64,
     /// Refused before running (arity, a check of the dispatcher or of redis.call).
     pub rejected_calls: u64,
@@ -146,10 +149,11 @@ impl Stats {
         self.counted_in_script.clear();
     }
 
-    /// Counts a call of `cmd`, whose full name is `name`.
-    pub fn record(&mut self, cmd: &'static Command, name: &str, failed: bool) {
+    /// Counts a call of `cmd`, whose full name is `name`, that ran for `usec` microseconds.
+    pub fn record(&mut self, cmd: &'static Command, name: &str, failed: bool, usec: u64) {
         let entry = self.entry(cmd, name);
         entry.calls += 1;
+        entry.usec += usec;
         if failed {
             entry.failed_calls += 1;
         }

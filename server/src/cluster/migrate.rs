@@ -14,7 +14,6 @@ use bytes::Bytes;
 use super::wire::{Conn, Resp};
 use crate::cmd::args;
 use crate::cmd::table::CmdResult;
-use crate::db::encoding::Limits;
 use crate::db::rdb;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -87,7 +86,7 @@ fn parse(call: &Call) -> Result<Request, Reply> {
 /// [AUTH2 user pw] [KEYS key ...]
 pub(crate) fn migrate(e: &mut Engine, call: &mut Call) -> CmdResult {
     let req = parse(call)?;
-    let limits = Limits::from_config(&e.config);
+    let limits = e.encoding_limits();
     let now = e.now_ms;
     // (key, payload, ttl in ms or 0) of the keys that are here.
     let mut found = Vec::new();

@@ -23,7 +23,6 @@
 use super::topology::lock;
 use super::wire::{Conn, Resp};
 use crate::cmd::table::CmdResult;
-use crate::db::encoding::Limits;
 use crate::db::rdb;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -149,7 +148,7 @@ fn move_keys(e: &mut Engine, slot: u16, max: usize) -> Result<usize, Reply> {
         return Ok(0);
     }
     let mut c = peer(e, &host, port)?;
-    let limits = Limits::from_config(&e.config);
+    let limits = e.encoding_limits();
     let now = e.now_ms;
     let mut moved = 0;
     for key in keys {

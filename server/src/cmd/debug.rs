@@ -137,7 +137,7 @@ fn quicklist_packed_threshold(e: &mut Engine, arg: &[u8]) -> CmdResult {
 
 fn object(e: &mut Engine, call: &mut Call) -> Reply {
     let now = e.now_ms;
-    let limits = crate::db::encoding::Limits::from_config(&e.config);
+    let limits = e.encoding_limits();
     // As stored: Redis looks the key up in its dict directly, so a key past its deadline that
     // nothing has expired yet is still shown.
     let Some(entry) = e.dbs[call.db].stored_entry(call.arg(2)) else {

@@ -5,6 +5,7 @@
 //! answers what was set and CONFIG GET * lists what Redis lists.
 
 pub mod client_limits;
+pub(crate) mod derived;
 pub mod fd_limit;
 pub mod params;
 

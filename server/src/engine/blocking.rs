@@ -45,6 +45,7 @@ impl Engine {
                 args: call.args.clone(),
                 timeout_reply,
                 postponed: false,
+                first_us: 0,
             });
         }
         Reply::None
@@ -136,13 +137,13 @@ impl Engine {
                     // The served client is the one running a command now: invalidations
                     // for it follow its reply.
                     let outer = self.tracking_enter(conn);
-                    let started = self.timing_wanted().then(std::time::Instant::now);
+                    let started = std::time::Instant::now();
                     let reply = self.call(cmd, &mut call);
-                    let took = started.map(|s| s.elapsed());
+                    let us = self.elapsed_us(started);
                     self.serving_key = None;
                     if reply != Reply::None {
-                        self.unblock(conn);
-                        self.finish_blocked(cmd, &name, &reply, took);
+                        let first = self.unblock(conn).map_or(0, |b| b.first_us);
+                        self.finish_blocked(cmd, &name, &reply, first + us);
                         self.push_to(conn, reply);
                     }
                     for m in self.tracking_take_pending(conn) {
@@ -156,17 +157,16 @@ impl Engine {
     }
 
     /// Counts a blocked command once it has its reply (Redis's updateStatsOnUnblock), with
-    /// the duration of the call that served it (none for a timeout or CLIENT UNBLOCK).
+    /// the time of the call that blocked plus that of the call that served it (only the
+    /// first for a timeout or CLIENT UNBLOCK), in microseconds.
     pub(super) fn finish_blocked(
         &mut self,
         cmd: &'static Command,
         name: &str,
         reply: &Reply,
-        took: Option<std::time::Duration>,
+        us: u64,
     ) {
-        self.stats.record(cmd, name, reply.is_error());
-        let took = took.or(Some(std::time::Duration::ZERO));
-        self.note_latency(cmd, name, took);
+        self.count_call(cmd, name, reply.is_error(), us);
         if let Some(text) = reply.error_text() {
             self.stats.total_error_replies += 1;
             self.stats.record_error(&text);
@@ -189,7 +189,7 @@ impl Engine {
         for (_, conn) in due {
             if let Some(b) = self.unblock(conn) {
                 if let Ok((cmd, name)) = resolve(&b.args) {
-                    self.finish_blocked(cmd, &name, &b.timeout_reply, None);
+                    self.finish_blocked(cmd, &name, &b.timeout_reply, b.first_us);
                 }
                 self.push_to(conn, b.timeout_reply);
             }
@@ -206,7 +206,7 @@ impl Engine {
                     b.timeout_reply
                 };
                 if let Ok((cmd, name)) = resolve(&b.args) {
-                    self.finish_blocked(cmd, &name, &reply, None);
+                    self.finish_blocked(cmd, &name, &reply, b.first_us);
                 }
                 self.push_to(conn, reply);
                 true

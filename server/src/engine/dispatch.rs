@@ -140,26 +140,38 @@ impl Engine {
             in_multi: false,
             reprocessing: false,
         };
-        // The handler's own duration, in real time, for SLOWLOG, the latency monitor and
-        // latency-tracking (see `crate::slowlog`, `crate::latency`).
-        let started = self.timing_wanted().then(std::time::Instant::now);
+        // The handler's own duration, in real time, for INFO commandstats, SLOWLOG, the
+        // latency monitor and latency-tracking (see `crate::slowlog`, `crate::latency`).
+        // Redis times every call, whatever those are set to.
+        let started = std::time::Instant::now();
         self.tracking.executing = true;
-        self.call_started = started;
+        self.call_started = Some(started);
         let reply = self.call(cmd, &mut call);
         self.call_started = None;
-        let took = started.map(|s| s.elapsed());
-        if let Some(took) = took {
-            self.note_slow(conn, cmd, &call.args, &reply, took);
-        }
+        let us = self.elapsed_us(started);
+        self.note_slow(conn, cmd, &call.args, &reply, us);
         // After the command, as Redis: EXEC's line follows its commands', and SELECT's shows
         // the database it chose.
         self.feed_monitors(conn, MonitorFrom::Client, call.db, &call.args, cmd);
         self.arg_buffer.recycle(call.args);
-        self.count_command_run(conn);
-        // A command that blocked is counted when it is served or times out, as in Redis.
-        if !(reply == Reply::None && self.is_blocked(conn)) {
-            self.stats.record(cmd, &name, reply.is_error());
-            self.note_latency(cmd, &name, took);
+        // A command that blocked is counted when it is served or times out, as in Redis,
+        // with the time this call took. The connection's own count (Valkey's tot-cmds)
+        // takes every call, in the same session look-up.
+        let blocked = match self.sessions.get_mut(&conn) {
+            Some(s) => {
+                s.commands_run += 1;
+                match s.blocked.as_mut() {
+                    Some(b) if reply == Reply::None => {
+                        b.first_us = us;
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            None => false,
+        };
+        if !blocked {
+            self.count_call(cmd, &name, reply.is_error(), us);
         }
         self.fault_after(conn, fault, reply)
     }
@@ -253,21 +265,18 @@ impl Engine {
                 }
                 // EXEC's commands are logged one by one (a script's are not), as in Redis;
                 // both count in latency-tracking.
-                let started = self.timing_wanted().then(std::time::Instant::now);
+                let started = std::time::Instant::now();
                 self.feed_monitors_first(call.conn, call.db, &call.args, cmd);
-                self.call_started = started;
+                self.call_started = Some(started);
                 let reply = self.call(cmd, call);
                 self.call_started = None;
-                let took = started.map(|s| s.elapsed());
-                if let Some(took) = took {
-                    if call.in_multi && !call.in_script {
-                        self.note_slow(call.conn, cmd, &call.args, &reply, took);
-                    }
+                let us = self.elapsed_us(started);
+                if call.in_multi && !call.in_script {
+                    self.note_slow(call.conn, cmd, &call.args, &reply, us);
                 }
                 self.feed_monitors(call.conn, MonitorFrom::Client, call.db, &call.args, cmd);
                 self.count_command_run(call.conn);
-                self.stats.record(cmd, &name, reply.is_error());
-                self.note_latency(cmd, &name, took);
+                self.count_call(cmd, &name, reply.is_error(), us);
                 reply
             }
             Err(e) => e,

@@ -149,6 +149,9 @@ pub struct Engine {
     pub(crate) maybe_expiring: u64,
     /// Some client ever turned CLIENT NO-TOUCH on: only then does a command look it up.
     pub(crate) any_no_touch: bool,
+    /// Some client ever turned CLIENT REPLY OFF or SKIP on: only then does a reply look up
+    /// its connection's reply mode.
+    pub(crate) any_reply_mode: bool,
     /// Where the arguments of in-process callers' commands and of redis.call are built.
     pub(crate) arg_buffer: crate::arg_buffer::ArgBuffer,
     /// INFO's client_recent_max_input_buffer / client_recent_max_output_buffer.
@@ -189,9 +192,13 @@ pub struct Engine {
     pub(crate) repl: crate::repl::Repl,
     /// The last `settle_memory` ran with maxmemory set (the databases track their sizes).
     pub(crate) memory_tracked: bool,
-    /// When the handler the dispatcher (or EXEC) is running started, if it was timed: a
-    /// script's run starts its busy clock there instead of reading the clock again.
+    /// When the handler the dispatcher (or EXEC) is running started: a script's run starts
+    /// its busy clock there instead of reading the clock again.
     pub(crate) call_started: Option<std::time::Instant>,
+    /// The monotonic instant command durations are counted from (`slowlog::elapsed_us`).
+    pub(crate) timer_base: std::time::Instant,
+    /// Settings read by every command or write, parsed once per configuration change.
+    pub(crate) derived: crate::config::derived::Derived,
 }
 
 impl Engine {
@@ -263,6 +270,7 @@ impl Engine {
             saved_image: None,
             maybe_expiring: all_dbs_mask(dbs_len),
             any_no_touch: false,
+            any_reply_mode: false,
             arg_buffer: Default::default(),
             buffer_peaks: Default::default(),
             rng: crate::rng::EngineRng::new(seed),
@@ -282,6 +290,8 @@ impl Engine {
             repl: Default::default(),
             memory_tracked: false,
             call_started: None,
+            timer_base: std::time::Instant::now(),
+            derived: Default::default(),
         }
     }
 
@@ -547,6 +557,9 @@ impl Engine {
     /// CLIENT REPLY OFF/SKIP: the reply is dropped, except its push frames (the (P|S)SUBSCRIBE
     /// and UNSUBSCRIBE confirmations), which Redis sends whatever the reply mode.
     fn apply_reply_mode(&mut self, conn: ConnId, reply: Reply) -> Reply {
+        if !self.any_reply_mode {
+            return reply;
+        }
         let Some(s) = self.sessions.get_mut(&conn) else {
             return reply;
         };
@@ -594,6 +607,11 @@ impl Engine {
         for d in &mut self.dbs {
             d.settle_memory(track);
         }
+    }
+
+    /// The encoding limits (`*-max-listpack-*`) as the configuration sets them now.
+    pub(crate) fn encoding_limits(&self) -> crate::db::encoding::Limits {
+        self.derived.get(&self.config).limits
     }
 
     pub(crate) fn over_maxmemory(&self) -> bool {

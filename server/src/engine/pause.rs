@@ -103,6 +103,7 @@ impl Engine {
             args: args.to_vec(),
             timeout_reply: Reply::None,
             postponed: true,
+            first_us: 0,
         });
         self.stats.blocked_clients += 1;
         self.pause.postponed.push_back(conn);

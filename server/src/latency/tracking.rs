@@ -4,7 +4,6 @@
 //! a script or a served blocked client runs is timed.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use bytes::Bytes;
 
@@ -49,13 +48,13 @@ impl CommandLatencies {
         self.enabled
     }
 
-    /// Counts one execution of `cmd` (full name `name`) that took `took`.
-    pub fn record(&mut self, config: &Config, cmd: &'static Command, name: &str, took: Duration) {
+    /// Counts one execution of `cmd` (full name `name`) that ran `us` microseconds.
+    pub fn record(&mut self, config: &Config, cmd: &'static Command, name: &str, us: u64) {
         if !self.enabled(config) {
             return;
         }
         // Redis measures in whole microseconds and records nanoseconds.
-        let ns = (took.as_micros() as i64).saturating_mul(1000);
+        let ns = (us.min(i64::MAX as u64) as i64).saturating_mul(1000);
         self.by_command
             .entry(key(cmd))
             .or_insert_with(|| Entry {

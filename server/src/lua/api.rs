@@ -305,12 +305,9 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
     };
     // Resolved and checked above: call the handler directly, counting it as Redis does.
     e.stats.total_commands_processed += 1;
-    let started = e
-        .latency_tracking
-        .enabled(&e.config)
-        .then(std::time::Instant::now);
+    let started = std::time::Instant::now();
     let reply = e.call(cmd, &mut call);
-    let took = started.map(|s| s.elapsed());
+    let us = e.elapsed_us(started);
     e.feed_monitors(
         c.conn,
         crate::engine::MonitorFrom::Lua,
@@ -321,14 +318,10 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
     e.arg_buffer.recycle(call.args);
     e.count_command_run(c.conn);
     match parent {
-        None => {
-            e.stats.record(cmd, cmd.name, reply.is_error());
-            e.note_latency(cmd, cmd.name, took);
-        }
+        None => e.count_call(cmd, cmd.name, reply.is_error(), us),
         Some(p) => {
             let name = cmd.full_name(Some(p));
-            e.stats.record(cmd, &name, reply.is_error());
-            e.note_latency(cmd, &name, took);
+            e.count_call(cmd, &name, reply.is_error(), us);
         }
     }
     c.db = call.db;

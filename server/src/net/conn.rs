@@ -149,7 +149,8 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
     let mut close = false;
     let mut delay: Option<Duration> = None;
     engine.begin_batch();
-    st.paused = drain_output(&mut engine, conn, st);
+    let resp = engine.resp(conn);
+    st.paused = drain_output(&mut engine, conn, resp, st);
     for op in std::mem::take(&mut st.catch_up) {
         super::busy::catch_up(&mut engine, conn, op);
     }
@@ -163,8 +164,10 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
         return (true, None);
     }
     engine.note_buffers(conn, st.qbuf());
+    // Refreshed after each command: one look-up of the session per request.
+    let mut status = engine.net_status(conn, false);
     loop {
-        if engine.is_blocked(conn) || engine.should_close(conn) || engine.must_close_now(conn) {
+        if status.blocked || status.close || status.close_now {
             break;
         }
         if st.paused || st.wbuf.len() >= OUTPUT_HIGH {
@@ -178,30 +181,31 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
             None => st.parser.next(
                 &mut st.rbuf,
                 engine.config().proto_max_bulk_len,
-                engine.is_authenticated(conn),
+                status.authenticated,
             ),
         };
         match parsed {
             Ok(Parsed::Command(args)) => {
                 refresh_net_config(&engine, &shared.registry);
                 let reply = engine.execute_args(conn, args);
-                st.paused = drain_output(&mut engine, conn, st);
-                if let Some(d) = engine.take_fault_delay(conn) {
+                status = engine.net_status(conn, true);
+                st.paused = status.has_output && drain_output(&mut engine, conn, status.resp, st);
+                if let Some(d) = status.fault_delay {
                     delay = Some(delay.map_or(d, |x| x.max(d)));
                 }
-                match engine.take_fault_truncate(conn) {
+                match status.fault_truncate {
                     Some(n) => {
                         let mut full = bytes::BytesMut::new();
-                        reply.encode(engine.resp(conn), &mut full);
+                        reply.encode(status.resp, &mut full);
                         st.wbuf.extend_from_slice(&full[..n.min(full.len())]);
                     }
-                    None => reply.encode(engine.resp(conn), &mut st.wbuf),
+                    None => reply.encode(status.resp, &mut st.wbuf),
                 }
             }
             Ok(Parsed::Empty) => {}
             Ok(Parsed::Incomplete) => break,
             Err(e) => {
-                Reply::Error(e.0).encode(engine.resp(conn), &mut st.wbuf);
+                Reply::Error(e.0).encode(status.resp, &mut st.wbuf);
                 close = true;
                 break;
             }
@@ -210,7 +214,8 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
     // BCAST invalidations of the batch, this client's own included.
     engine.end_batch();
     if !st.paused && engine.has_output(conn) {
-        st.paused = drain_output(&mut engine, conn, st);
+        let resp = engine.resp(conn);
+        st.paused = drain_output(&mut engine, conn, resp, st);
     }
     if let Some(view) = engine.conn_view(conn) {
         st.view = view;
@@ -235,9 +240,9 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
 }
 
 /// Encodes the output others produced for this connection (pub/sub, MONITOR, late replies)
-/// until `OUTPUT_HIGH` bytes wait; returns whether some is left in the engine.
-fn drain_output(engine: &mut crate::Engine, conn: ConnId, st: &mut ConnState) -> bool {
-    let resp = engine.resp(conn);
+/// in protocol `resp` until `OUTPUT_HIGH` bytes wait; returns whether some is left in the
+/// engine.
+fn drain_output(engine: &mut crate::Engine, conn: ConnId, resp: u8, st: &mut ConnState) -> bool {
     while st.wbuf.len() < OUTPUT_HIGH {
         match engine.pop_output(conn) {
             Some(r) => r.encode(resp, &mut st.wbuf),

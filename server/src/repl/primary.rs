@@ -7,7 +7,6 @@ use bytes::{BufMut, Bytes, BytesMut};
 use super::backlog::Backlog;
 use super::Replica;
 use crate::cmd::table::CmdResult;
-use crate::db::encoding::Limits;
 use crate::db::rdb::file::{write_file, FileMeta};
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -16,7 +15,7 @@ use crate::session::ConnId;
 
 /// The RDB file of everything this engine holds, for a replica starting at `offset`.
 pub(crate) fn snapshot(e: &Engine, offset: i64) -> Vec<u8> {
-    let limits = Limits::from_config(&e.config);
+    let limits = e.encoding_limits();
     let libs = e.scripting.libs.libs.values().map(|lib| &lib.code[..]);
     let meta = FileMeta {
         redis_version: &e.config.redis_version,

@@ -565,6 +565,7 @@ fn reply(e: &mut Engine, call: &mut Call) -> CmdResult {
     } else {
         return Err(Reply::err(errors::SYNTAX));
     };
+    e.any_reply_mode |= mode != ReplyMode::On;
     if let Some(s) = e.sessions.get_mut(&call.conn) {
         // SKIP while OFF stays OFF, as Redis ignores SKIP for a client with replies off.
         if !(mode == ReplyMode::Skip && s.reply_mode == ReplyMode::Off) {

@@ -270,7 +270,7 @@ fn generic(e: &mut Engine, call: &mut Call, src: usize, f: Flags) -> CmdResult {
                 }
                 return Ok(Reply::Int(0));
             }
-            let limits = crate::db::encoding::Limits::from_config(&e.config);
+            let limits = e.encoding_limits();
             let mut out = ZSet::new();
             for p in &points {
                 out.insert(&p.member, if storedist { p.dist } else { p.score }, &limits);

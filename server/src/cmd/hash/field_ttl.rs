@@ -12,7 +12,6 @@ use super::{delete_if_empty, hash_or_create};
 use crate::cmd::args;
 use crate::cmd::lookup::{lookup, lookup_mut};
 use crate::cmd::table::{flags::*, CmdResult, Command};
-use crate::db::encoding::Limits;
 use crate::db::HashValue;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -435,7 +434,7 @@ fn hsetex(e: &mut Engine, call: &mut Call) -> CmdResult {
             return Ok(Reply::Int(0));
         }
     }
-    let limits = Limits::from_config(&e.config);
+    let limits = e.encoding_limits();
     let h = hash_or_create(e, db, &key)?;
     for p in pairs.chunks(2) {
         h.set(&p[0], &p[1], &limits);

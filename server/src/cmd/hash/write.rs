@@ -4,7 +4,6 @@ use super::{delete_if_empty, hash_or_create};
 use crate::cmd::args;
 use crate::cmd::lookup::lookup_mut;
 use crate::cmd::table::CmdResult;
-use crate::db::encoding::Limits;
 use crate::db::HashValue;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -18,7 +17,7 @@ fn set_pairs(e: &mut Engine, call: &Call) -> Result<i64, Reply> {
     if call.argc() % 2 == 1 {
         return Err(Reply::err(errors::wrong_arity(&args::lower(call.arg(0)))));
     }
-    let limits = Limits::from_config(&e.config);
+    let limits = e.encoding_limits();
     let h = hash_or_create(e, call.db, call.arg(1))?;
     let mut added = 0;
     for pair in call.args[2..].chunks_exact(2) {
@@ -37,7 +36,7 @@ pub(super) fn hmset(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 pub(super) fn hsetnx(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let limits = Limits::from_config(&e.config);
+    let limits = e.encoding_limits();
     let h = hash_or_create(e, call.db, call.arg(1))?;
     if h.contains_key(call.arg(2)) {
         return Ok(Reply::Int(0));
@@ -70,7 +69,7 @@ pub(super) fn hdel(e: &mut Engine, call: &mut Call) -> CmdResult {
 
 pub(super) fn hincrby(e: &mut Engine, call: &mut Call) -> CmdResult {
     let incr = args::int(call.arg(3))?;
-    let limits = Limits::from_config(&e.config);
+    let limits = e.encoding_limits();
     let h = hash_or_create(e, call.db, call.arg(1))?;
     let current = match h.get(call.arg(2)) {
         None => 0,
@@ -97,7 +96,7 @@ pub(super) fn hincrbyfloat(e: &mut Engine, call: &mut Call) -> CmdResult {
     if lower.windows(3).any(|w| w == b"inf" || w == b"nan") {
         return Err(Reply::err(errors::INCR_IS_NAN_OR_INF));
     }
-    let limits = Limits::from_config(&e.config);
+    let limits = e.encoding_limits();
     let h = hash_or_create(e, call.db, call.arg(1))?;
     let current = h
         .get(call.arg(2))

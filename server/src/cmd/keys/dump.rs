@@ -4,7 +4,6 @@ use super::signal_if_blocking_type;
 use crate::cmd::args;
 use crate::cmd::table::CmdResult;
 use crate::db::access::{Access, Hint};
-use crate::db::encoding::Limits;
 use crate::db::rdb::{self, RestoreError};
 use crate::db::Entry;
 use crate::engine::{Call, Engine};
@@ -13,7 +12,7 @@ use crate::notify;
 use crate::reply::Reply;
 
 pub fn dump(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let limits = Limits::from_config(&e.config);
+    let limits = e.encoding_limits();
     let version = e.profile().rdb_version();
     Ok(match e.db(call.db).get(call.arg(1)) {
         Some(en) => Reply::bulk(match version {
@@ -105,7 +104,7 @@ pub(crate) fn loaded_entry(
     expire_at: Option<i64>,
     hint: Hint,
 ) -> Entry {
-    let limits = Limits::from_config(&e.config);
+    let limits = e.encoding_limits();
     value.fit_loaded(&limits);
     let mut entry = Entry::new(value, expire_at);
     entry.access = Access::loaded(e.config.lfu(), hint, e.now_ms);

@@ -1,13 +1,13 @@
 //! OBJECT ENCODING / FREQ / IDLETIME / REFCOUNT / HELP. None of them touches the key.
 
 use crate::cmd::table::CmdResult;
-use crate::db::encoding::{self, Limits};
+use crate::db::encoding;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::reply::Reply;
 
 pub fn encoding(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let limits = Limits::from_config(&e.config);
+    let limits = e.encoding_limits();
     Ok(match e.db(call.db).peek(call.arg(2)) {
         Some(en) => Reply::bulk(encoding::of_entry(en, &limits).name()),
         None => Reply::Nil,

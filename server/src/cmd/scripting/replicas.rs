@@ -27,13 +27,12 @@ fn good_replicas(e: &Engine, max_lag: u64) -> u64 {
 /// True when writes must be refused now: min-replicas-to-write and min-replicas-max-lag are
 /// both set and fewer good replicas are connected.
 pub(crate) fn replicas_short(e: &Engine) -> bool {
-    let param = |name: &str| e.config.extra.get(name).and_then(|v| v.parse::<u64>().ok());
-    let to_write = param("min-replicas-to-write").unwrap_or(0);
-    if to_write == 0 {
+    let v = e.derived.get(&e.config);
+    if v.min_replicas_to_write == 0 {
         return false;
     }
-    let max_lag = param("min-replicas-max-lag").unwrap_or(10);
-    max_lag > 0 && good_replicas(e, max_lag) < to_write
+    let max_lag = v.min_replicas_max_lag;
+    max_lag > 0 && good_replicas(e, max_lag) < v.min_replicas_to_write
 }
 
 /// Redis's `is_write_command` for `args` (resolved to `cmd`) sent by `conn`.

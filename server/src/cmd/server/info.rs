@@ -346,9 +346,16 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             rows.sort_by(|a, b| a.name.cmp(&b.name));
             for cs in rows {
                 let name = &cs.name;
+                // Redis divides in single precision (`(float)microseconds/calls`), which
+                // shows in the second decimal once the totals are large; 0 with no call.
+                let per_call = if cs.calls == 0 {
+                    0.0
+                } else {
+                    cs.usec as f32 / cs.calls as f32
+                };
                 let v = format!(
-                    "calls={},usec=0,usec_per_call=0.00,rejected_calls={},failed_calls={}",
-                    cs.calls, cs.rejected_calls, cs.failed_calls
+                    "calls={},usec={},usec_per_call={:.2},rejected_calls={},failed_calls={}",
+                    cs.calls, cs.usec, per_call, cs.rejected_calls, cs.failed_calls
                 );
                 f(&format!("cmdstat_{}", name), &v);
             }
@@ -413,6 +420,42 @@ mod tests {
         assert!(two.starts_with("# Server\r\n") && two.contains("\r\n\r\n# Keyspace\r\n"));
         assert_eq!(text(e.execute(1, &["INFO", "nosuch"])), "");
         assert!(text(e.execute(1, &["INFO", "commandstats"])).contains("cmdstat_set:calls=1,"));
+    }
+
+    #[test]
+    fn commandstats_count_each_calls_duration() {
+        let mut e = Engine::new(Config::default());
+        e.execute(1, &["DEBUG", "SLEEP", "0.01"]);
+        e.execute(1, &["DEBUG", "SLEEP", "0"]);
+        e.execute(1, &["GET"]);
+        let info = text(e.execute(1, &["INFO", "commandstats"]));
+        let row = |name: &str| {
+            let prefix = format!("cmdstat_{name}:");
+            info.lines()
+                .find_map(|l| l.strip_prefix(prefix.as_str()))
+                .unwrap_or_else(|| panic!("no {name} row in {info}"))
+                .to_string()
+        };
+        let debug = row("debug");
+        let usec: u64 = debug
+            .split(',')
+            .find_map(|f| f.strip_prefix("usec="))
+            .and_then(|v| v.parse().ok())
+            .expect("usec");
+        // At least the 10 ms slept; the second call adds its own few microseconds.
+        assert!(usec >= 10_000, "{debug}");
+        assert!(
+            debug.starts_with(&format!(
+                "calls=2,usec={usec},usec_per_call={:.2},",
+                usec as f32 / 2.0
+            )),
+            "{debug}"
+        );
+        // Refused before running: no call, so no time.
+        assert_eq!(
+            row("get"),
+            "calls=0,usec=0,usec_per_call=0.00,rejected_calls=1,failed_calls=0"
+        );
     }
 
     #[test]

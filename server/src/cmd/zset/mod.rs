@@ -17,7 +17,6 @@ use bytes::Bytes;
 
 use super::args;
 use super::table::{flags::*, Command};
-use crate::db::encoding::Limits;
 use crate::db::{Value, ZSet};
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -41,7 +40,7 @@ pub(super) fn delete_if_empty(e: &mut Engine, db: usize, key: &[u8]) -> bool {
 pub(super) fn store(e: &mut Engine, db: usize, dst: &[u8], mut z: ZSet, event: &str) -> Reply {
     let n = z.len();
     if n > 0 {
-        z.fit_encoding(&Limits::from_config(&e.config));
+        z.fit_encoding(&e.encoding_limits());
         e.db(db).set(dst, Value::ZSet(z));
         e.modified(db, dst, notify::ZSET, event);
         e.signal_ready(db, dst);
@@ -175,7 +174,7 @@ fn zadd_generic(e: &mut Engine, call: &mut Call, incr: bool) -> Reply {
             e.db(db).set(&key, Value::ZSet(ZSet::new()));
         }
     }
-    let limits = Limits::from_config(&e.config);
+    let limits = e.encoding_limits();
     let Ok(Some(z)) = lookup_mut::<ZSet>(e, db, &key) else {
         return Reply::err(errors::WRONGTYPE);
     };

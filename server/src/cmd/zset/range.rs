@@ -143,7 +143,7 @@ fn generic(
     };
     if is_store {
         // Built as Redis 7.0 builds it: a listpack that converts once it outgrows the limits.
-        let limits = crate::db::encoding::Limits::from_config(&e.config);
+        let limits = e.encoding_limits();
         let mut out = ZSet::new();
         for (m, s) in &items {
             out.insert(m, *s, &limits);
