@@ -164,10 +164,11 @@ fn cron_tick(ctx: &Rc<Ctx>) {
         keep
     });
     for id in wanted {
-        if !links.contains_key(&id) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = links.entry(id) {
             let outbox = Rc::new(Outbox::default());
-            let task = tokio::task::spawn_local(outbound(ctx.clone(), id.clone(), outbox.clone()));
-            links.insert(id, LinkSlot { outbox, task });
+            let id = slot.key().clone();
+            let task = tokio::task::spawn_local(outbound(ctx.clone(), id, outbox.clone()));
+            slot.insert(LinkSlot { outbox, task });
         }
     }
 }
