@@ -406,16 +406,16 @@ fn a_killed_process_is_marked_failing_and_forget_removes_it() {
         unreachable!()
     };
     server.kill();
-    for node in &mut nodes[..2] {
+    for n in nodes.iter_mut().take(2) {
         until(
             "the killed node is marked fail and the cluster down",
             || {
-                let line = cmd(node, &["CLUSTER", "NODES"])
+                let line = cmd(n, &["CLUSTER", "NODES"])
                     .lines()
                     .find(|l| l.starts_with(&dead))
                     .map(String::from)
                     .unwrap_or_default();
-                let info = cmd(node, &["CLUSTER", "INFO"]);
+                let info = cmd(n, &["CLUSTER", "INFO"]);
                 line.contains("master,fail ")
                     && line.contains(" disconnected ")
                     && info.contains("cluster_state:fail")
@@ -428,8 +428,8 @@ fn a_killed_process_is_marked_failing_and_forget_removes_it() {
         "-CLUSTERDOWN The cluster is down"
     );
     // FORGET on both survivors: it stays forgotten while they keep gossiping.
-    for node in &mut nodes[..2] {
-        assert_eq!(cmd(node, &["CLUSTER", "FORGET", &dead]), "+OK");
+    for n in nodes.iter_mut().take(2) {
+        assert_eq!(cmd(n, &["CLUSTER", "FORGET", &dead]), "+OK");
     }
     let pings = |n: &mut Node| -> u64 {
         cmd(n, &["CLUSTER", "INFO"])
@@ -442,10 +442,10 @@ fn a_killed_process_is_marked_failing_and_forget_removes_it() {
     until("a few more pings arrive", || {
         pings(&mut nodes[0]) >= before + 5
     });
-    for node in &mut nodes[..2] {
-        let info = cmd(node, &["CLUSTER", "INFO"]);
+    for n in nodes.iter_mut().take(2) {
+        let info = cmd(n, &["CLUSTER", "INFO"]);
         assert!(info.contains("cluster_known_nodes:2"), "{info}");
-        assert!(!cmd(node, &["CLUSTER", "NODES"]).contains(&dead));
+        assert!(!cmd(n, &["CLUSTER", "NODES"]).contains(&dead));
     }
     assert_eq!(
         cmd(&mut nodes[0], &["CLUSTER", "FORGET", &dead]),
