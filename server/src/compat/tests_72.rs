@@ -161,7 +161,7 @@ fn blocking_commands_run_in_scripts_from_72() {
         ],
     );
     assert!(
-        matches!(&r, Reply::Error(t) if t.starts_with("ERR xread command is not allowed with BLOCK option from scripts")),
+        matches!(&r, Reply::Error(t) if t.starts_with("ERR XREAD command is not allowed with BLOCK option from scripts")),
         "{r:?}"
     );
     for p in [Profile::Redis72, Profile::Valkey81] {
