@@ -46,7 +46,6 @@ impl std::fmt::Debug for Histogram {
     }
 }
 
-
 fn bucket_index(value: i64) -> u32 {
     // The smallest power of two above the value, counted from the first bucket's top.
     (64 - (value as u64 | SUB_BUCKET_MASK).leading_zeros()) - (HALF_MAGNITUDE + 1)
