@@ -170,3 +170,21 @@ fn genpass_has_the_asked_length() {
         }
     }
 }
+
+/// ACL LOG without a count answers the newest ten entries, as Redis 7.0.15 (checked with
+/// redis-cli: twelve failed AUTHs, `ACL LOG` lists 10 and `ACL LOG 20` lists 12).
+#[test]
+fn acl_log_without_a_count_shows_ten() {
+    let mut e = Engine::new(Config::default());
+    let c = e.connect();
+    for i in 0..12 {
+        run(&mut e, c, &format!("AUTH user{i} wrong"));
+    }
+    let entries = |r: Reply| match r {
+        Reply::Array(items) => items.len(),
+        other => panic!("expected an array, got {other:?}"),
+    };
+    assert_eq!(entries(run(&mut e, c, "ACL LOG")), 10);
+    assert_eq!(entries(run(&mut e, c, "ACL LOG 20")), 12);
+    assert_eq!(entries(run(&mut e, c, "ACL LOG 3")), 3);
+}

@@ -391,7 +391,8 @@ fn genpass(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
 }
 
 fn log_cmd(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
-    let mut count = usize::MAX;
+    // Without a count, the newest 10, as Redis.
+    let mut count = 10;
     if call.argc() == 3 {
         if call.arg(2).eq_ignore_ascii_case(b"reset") {
             e.acl.log.clear();
