@@ -298,7 +298,8 @@ mod tests {
         assert!(e.contains("at line 7\n"), "{}", e);
     }
 
-    /// redis-server 7.0.15's answers to `--user foo --user foo` and a bad rule.
+    /// redis-server 7.0.15's answers to `--user foo --user foo` (no file: the options are
+    /// lines 2 and 3 of the text Redis reads, "at line 3") and a bad rule.
     #[test]
     fn user_lines_are_kept_and_checked() {
         let file =
@@ -313,7 +314,7 @@ mod tests {
         let Action::Fail(e) = run(&["--user", "foo", "--user", "foo"]) else {
             panic!("a duplicate user is refused")
         };
-        assert!(e.ends_with("at line 8\n>>> 'user \"foo\"'\nError in user declaration 'foo': Duplicate user found. A user can only be defined once in config files\n"), "{e}");
+        assert!(e.ends_with("at line 3\n>>> 'user \"foo\"'\nError in user declaration 'foo': Duplicate user found. A user can only be defined once in config files\n"), "{e}");
         let Action::Fail(e) = parse(&["x.conf".to_string()], &|_| Ok("user bar on bogus".into()))
         else {
             panic!("a bad rule is refused")
