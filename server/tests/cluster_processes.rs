@@ -161,18 +161,44 @@ fn formed(n: &mut Node, count: usize) -> bool {
             == count
 }
 
-/// Waits until every node sees the formed cluster and all describe the slots alike.
+/// Each primary's id and config epoch in a CLUSTER NODES text, sorted by id.
+fn primary_epochs(nodes_text: &str) -> Vec<(String, String)> {
+    let mut epochs: Vec<(String, String)> = nodes_text
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            if !f.get(2)?.split(',').any(|flag| flag == "master") {
+                return None;
+            }
+            Some((f[0].to_string(), f.get(6)?.to_string()))
+        })
+        .collect();
+    epochs.sort();
+    epochs
+}
+
+/// Waits until every node sees the formed cluster and all describe the slots and the config
+/// epochs alike, each primary with its own epoch. Until the epoch collisions are resolved
+/// everywhere, a node that takes a slot by hand may bump to an epoch another node still
+/// holds, and the slot's move would be lost (Redis's own suite waits for the same).
 fn settle(nodes: &mut [Node]) {
     let count = nodes.len();
     until("every node agrees on the cluster", || {
-        let mut slots = Vec::new();
+        let mut views = Vec::new();
         for n in nodes.iter_mut() {
             if !formed(n, count) {
                 return false;
             }
-            slots.push(cmd(n, &["CLUSTER", "SLOTS"]));
+            let epochs = primary_epochs(&cmd(n, &["CLUSTER", "NODES"]));
+            let mut distinct: Vec<&String> = epochs.iter().map(|(_, e)| e).collect();
+            distinct.sort();
+            distinct.dedup();
+            if distinct.len() != epochs.len() {
+                return false;
+            }
+            views.push((cmd(n, &["CLUSTER", "SLOTS"]), epochs));
         }
-        slots.iter().all(|s| *s == slots[0])
+        views.iter().all(|v| *v == views[0])
     });
 }
 

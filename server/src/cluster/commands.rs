@@ -289,9 +289,7 @@ fn setslot(e: &mut Engine, call: &mut Call) -> CmdResult {
             }
             t.set_owner(slot, Some(n));
             if n == me && t.nodes_mut()[me].importing.remove(&slot).is_some() {
-                t.current_epoch += 1;
-                let epoch = t.current_epoch;
-                t.nodes_mut()[me].config_epoch = epoch;
+                let _ = t.bump_epoch_without_consensus(me);
             }
             ok()
         }
@@ -603,16 +601,10 @@ fn saveconfig(e: &mut Engine, _call: &mut Call) -> CmdResult {
 
 fn bumpepoch(e: &mut Engine, _call: &mut Call) -> CmdResult {
     with_topology(e, |t, me| {
-        let highest = t.nodes().iter().map(|n| n.config_epoch).max().unwrap_or(0);
-        let mine = t.nodes()[me].config_epoch;
-        if mine == 0 || mine != highest {
-            t.current_epoch += 1;
-            let epoch = t.current_epoch;
-            t.nodes_mut()[me].config_epoch = epoch;
-            Ok(Reply::Status(format!("BUMPED {epoch}")))
-        } else {
-            Ok(Reply::Status(format!("STILL {mine}")))
-        }
+        Ok(Reply::Status(match t.bump_epoch_without_consensus(me) {
+            Ok(epoch) => format!("BUMPED {epoch}"),
+            Err(mine) => format!("STILL {mine}"),
+        }))
     })
 }
 

@@ -354,6 +354,26 @@ impl Topology {
         node.config_epoch = epoch;
     }
 
+    /// Redis's clusterBumpConfigEpochWithoutConsensus: node `idx` takes a new config epoch
+    /// unless its own already equals the highest epoch it knows (the current epoch
+    /// included), so a slot it took by hand (SETSLOT NODE after an import, BUMPEPOCH) wins
+    /// over every older claim the bus still carries. Ok with the new epoch, Err with the
+    /// unchanged one.
+    pub fn bump_epoch_without_consensus(&mut self, idx: usize) -> Result<u64, u64> {
+        let mine = self.nodes[idx].config_epoch;
+        let highest = self
+            .nodes
+            .iter()
+            .map(|n| n.config_epoch)
+            .fold(self.current_epoch, u64::max);
+        if mine != 0 && mine == highest {
+            return Err(mine);
+        }
+        self.current_epoch = highest + 1;
+        self.nodes[idx].config_epoch = self.current_epoch;
+        Ok(self.current_epoch)
+    }
+
     /// Promotes replica `idx` in place of its primary: it takes the primary's slots and a new
     /// epoch, and the old primary and its other replicas follow it.
     pub fn promote(&mut self, idx: usize) -> Option<()> {
