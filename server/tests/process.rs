@@ -100,6 +100,16 @@ fn unix_socket_pidfile_log_and_sigterm() {
     let mut t = tcp_client(port);
     assert_eq!(ask(&mut u, "SET k from-unix\r\n"), "+OK");
     assert_eq!(ask(&mut t, "GET k\r\n"), "$9");
+    // The binary runs on mimalloc, and INFO names it (where Redis names its jemalloc).
+    let mut value = String::new();
+    t.read_line(&mut value).unwrap();
+    assert_eq!(value, "from-unix\r\n");
+    let head = ask(&mut t, "INFO memory\r\n");
+    let len: usize = head[1..].parse().unwrap();
+    let mut body = vec![0; len + 2];
+    t.read_exact(&mut body).unwrap();
+    let body = String::from_utf8(body).unwrap();
+    assert!(body.contains("\r\nmem_allocator:mimalloc-"), "{body}");
     // A Unix client's address is the socket's path, port 0.
     let mut u2 = unix_client(&sock);
     let line = ask(&mut u2, "CLIENT INFO\r\n");

@@ -230,7 +230,7 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             f("mem_clients_normal", &clients.normal);
             f("mem_cluster_links", &0);
             f("mem_aof_buffer", &0);
-            f("mem_allocator", &"libc");
+            f("mem_allocator", &crate::global_alloc::allocator_name());
             f("active_defrag_running", &0);
             f("lazyfree_pending_objects", &0);
             f("lazyfreed_objects", &0);
