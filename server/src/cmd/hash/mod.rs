@@ -113,7 +113,7 @@ fn hscan(e: &mut Engine, call: &mut Call) -> CmdResult {
     let cursor = scan::parse_cursor_in(e.profile(), call.arg(2))?;
     // Parsed before the lookup (so the profile's report sees NOVALUES even on a missing key),
     // but as in Redis its errors come only once the key is known to be a hash.
-    let opts = scan::parse_options(&call.args[3..], scan::Scanned::Hash, || novalues_known(e));
+    let opts = crate::cmd::args::scan_options(e, &call.args[3..], scan::Scanned::Hash);
     let h = match lookup::<HashValue>(e, call.db, call.arg(1))? {
         None => return Ok(scan::reply(0, Vec::new())),
         Some(h) => h,
@@ -138,12 +138,6 @@ fn hscan(e: &mut Engine, call: &mut Call) -> CmdResult {
         push(&mut items, k, v);
     }
     Ok(scan::reply(next, items))
-}
-
-/// Whether the profile has HSCAN's NOVALUES (asked when a scan meets it); recorded in the
-/// profile's report when not.
-pub(crate) fn novalues_known(e: &Engine) -> bool {
-    e.has_option(crate::compat::since::HSCAN_NOVALUES, "hscan NOVALUES")
 }
 
 pub static COMMANDS: &[Command] = &[

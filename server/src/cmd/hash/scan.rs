@@ -15,8 +15,8 @@ use crate::reply::Reply;
 /// HSCAN's and SSCAN's cursor: the one parser SCAN and its kin share.
 pub(crate) use crate::db::scan::parse_cursor_in;
 
-/// The options: the one parser every scan shares.
-pub(crate) use crate::db::scan::{parse_options, Scanned};
+/// Which collection a scan walks (its options are parsed by `cmd::args::scan_options`).
+pub(crate) use crate::db::scan::Scanned;
 
 fn scan_hash(item: &[u8]) -> u64 {
     FixedState::with_seed(0x5ca7_5ca7).hash_one(item)

@@ -30,9 +30,7 @@ pub fn keys(e: &mut Engine, call: &mut Call) -> CmdResult {
 /// of its own (what matters while active expiry is off, DEBUG SET-ACTIVE-EXPIRE 0).
 pub fn scan(e: &mut Engine, call: &mut Call) -> CmdResult {
     let cursor = scan::parse_cursor_in(e.profile(), call.arg(1))?;
-    let opts = scan::parse_options(&call.args[2..], scan::Scanned::Keys, || {
-        crate::cmd::hash::novalues_known(e)
-    })?;
+    let opts = crate::cmd::args::scan_options(e, &call.args[2..], scan::Scanned::Keys)?;
     let db = e.db(call.db);
     let now = db.now;
     let (batch, next) = scan::step(

@@ -187,9 +187,7 @@ fn smove(e: &mut Engine, call: &mut Call) -> CmdResult {
 fn sscan(e: &mut Engine, call: &mut Call) -> CmdResult {
     let cursor = scan::parse_cursor_in(e.profile(), call.arg(2))?;
     // Option errors come after the key's (as HSCAN's).
-    let opts = scan::parse_options(&call.args[3..], scan::Scanned::Set, || {
-        crate::cmd::hash::novalues_known(e)
-    });
+    let opts = crate::cmd::args::scan_options(e, &call.args[3..], scan::Scanned::Set);
     let l = Limits::from_config(&e.config);
     let s = match lookup::<SetValue>(e, call.db, call.arg(1))? {
         None => return Ok(scan::reply(0, Vec::new())),

@@ -69,9 +69,7 @@ fn with_count(z: &ZSet, l: i64, ranks: Vec<usize>, withscores: bool, resp: u8) -
 pub fn zscan(e: &mut Engine, call: &mut Call) -> CmdResult {
     let cursor = scan::parse_cursor_in(e.profile(), call.arg(2))?;
     // Option errors come after the key's (as HSCAN's).
-    let opts = scan::parse_options(&call.args[3..], scan::Scanned::ZSet, || {
-        crate::cmd::hash::novalues_known(e)
-    });
+    let opts = crate::cmd::args::scan_options(e, &call.args[3..], scan::Scanned::ZSet);
     let z = match lookup::<ZSet>(e, call.db, call.arg(1))? {
         None => {
             return Ok(Reply::Array(vec![
