@@ -45,7 +45,43 @@ pub(crate) fn noperm(d: Denied, full: &str) -> Reply {
     })
 }
 
-/// The NOPERM error of a queued command EXEC finds no longer allowed.
+/// The top-level NOPERM error as `conn`'s server version words it: Redis 7.0's `noperm`, or
+/// from Redis 7.2 (`since::ACL_ERROR_MESSAGES`) the user's name for a command and no name
+/// for a key or channel.
+pub(crate) fn noperm_for(e: &Engine, conn: ConnId, d: Denied, full: &str) -> Reply {
+    match message_72(e, conn, d, full, None) {
+        Some(m) => Reply::err(format!("NOPERM {m}")),
+        None => noperm(d, full),
+    }
+}
+
+/// Redis 7.2's getAclErrorMessage for `conn`'s user, or None under a profile older than 7.2.
+/// `object` is the key or channel, named only by ACL DRYRUN (Redis's verbose form).
+fn message_72(
+    e: &Engine,
+    conn: ConnId,
+    d: Denied,
+    full: &str,
+    object: Option<&str>,
+) -> Option<String> {
+    if !e.profile().has(crate::compat::since::ACL_ERROR_MESSAGES) {
+        return None;
+    }
+    let user = e.sessions.get(&conn).map_or("default", |s| s.user.as_str());
+    Some(message_72_of(user, d, full, object))
+}
+
+fn message_72_of(user: &str, d: Denied, full: &str, object: Option<&str>) -> String {
+    let kind = match d.kind {
+        DeniedKind::Command => "command",
+        DeniedKind::Key => "key",
+        DeniedKind::Channel => "channel",
+    };
+    errors::acl_message_72(user, kind, full, object)
+}
+
+/// The NOPERM error of a queued command EXEC finds no longer allowed (its reasons kept 7.0's
+/// words in Valkey 8.1, so they are the same under every profile).
 pub(crate) fn noperm_in_exec(d: Denied) -> Reply {
     let reason = match d.kind {
         DeniedKind::Command => errors::NOPERM_EXEC_COMMAND,
@@ -167,6 +203,9 @@ pub(crate) fn script_permission(
         return Ok(());
     };
     log_denial(e, conn, d, "lua", &full, args);
+    if let Some(m) = message_72(e, conn, d, &full, None) {
+        return Err(errors::acl_script_failure_72(&m));
+    }
     Err(match d.kind {
         DeniedKind::Command => "The user executing the script can't run this command or subcommand",
         DeniedKind::Key => "The user executing the script can't access at least one of the keys mentioned in the command arguments",
@@ -284,6 +323,7 @@ fn getuser(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     let Some(u) = e.acl.user(&text(call.arg(2))) else {
         return Ok(Reply::Nil);
     };
+    let u = &shown(e, u);
     let mut fields = vec![
         (
             Reply::bulk("flags"),
@@ -329,7 +369,7 @@ fn list(e: &mut Engine, _: &mut Call) -> Result<Reply, Reply> {
         e.acl
             .users
             .values()
-            .map(|u| Reply::bulk(u.describe()))
+            .map(|u| Reply::bulk(shown(e, u).describe()))
             .collect(),
     ))
 }
@@ -444,7 +484,19 @@ fn dryrun(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
         }
         Err(err) => return Err(err),
     };
-    Ok(match acl::check(user, cmd, &full, args) {
+    let verdict = acl::check(user, cmd, &full, args);
+    if let Err(d) = verdict {
+        if e.profile().has(crate::compat::since::ACL_ERROR_MESSAGES) {
+            let object = (d.kind != DeniedKind::Command).then(|| text(&args[d.pos]));
+            return Ok(Reply::bulk(message_72_of(
+                &name,
+                d,
+                &full,
+                object.as_deref(),
+            )));
+        }
+    }
+    Ok(match verdict {
         Ok(()) => Reply::ok(),
         Err(d) => Reply::bulk(match d.kind {
             DeniedKind::Command => errors::dryrun_command(&full),
@@ -455,7 +507,23 @@ fn dryrun(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
 }
 
 fn aclfile(e: &Engine) -> Result<String, Reply> {
-    aclfile_path(&e.config).ok_or_else(|| Reply::err(errors::NO_ACLFILE))
+    let text = if e.profile().has(crate::compat::since::VALKEY_SERVER_API) {
+        errors::NO_ACLFILE_VALKEY
+    } else {
+        errors::NO_ACLFILE
+    };
+    aclfile_path(&e.config).ok_or_else(|| Reply::err(text))
+}
+
+/// A user as this server version shows it (ACL LIST, GETUSER, SAVE, CONFIG REWRITE): Valkey
+/// 8 creates users with `sanitize-payload` (`since::ACL_SANITIZE_SHOWN`), so one never given
+/// the flag or its opposite shows it there.
+pub(crate) fn shown(e: &Engine, u: &User) -> User {
+    let mut u = u.clone();
+    if u.sanitize.is_none() && e.profile().has(crate::compat::since::ACL_SANITIZE_SHOWN) {
+        u.sanitize = Some(true);
+    }
+    u
 }
 
 /// The aclfile's path: a relative one is under `dir`, where redis-server runs from.
@@ -494,7 +562,7 @@ fn save(e: &mut Engine, _: &mut Call) -> Result<Reply, Reply> {
     let path = aclfile(e)?;
     let mut out = String::new();
     for u in e.acl.users.values() {
-        out.push_str(&u.describe());
+        out.push_str(&shown(e, u).describe());
         out.push('\n');
     }
     std::fs::write(&path, out).map_err(|err| Reply::err(errors::aclfile_save(&err)))?;

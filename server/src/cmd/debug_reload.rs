@@ -72,7 +72,13 @@ fn empty_data(e: &mut Engine) {
 }
 
 fn load(e: &mut Engine, merge: bool) -> CmdResult {
-    let failed = || Reply::err(errors::RDB_LOAD_FAILED);
+    // Valkey 8 adds a hint to the text (valkey-server 8.1).
+    let text = if e.profile().has(crate::compat::since::VALKEY_SERVER_API) {
+        errors::RDB_LOAD_FAILED_VALKEY
+    } else {
+        errors::RDB_LOAD_FAILED
+    };
+    let failed = || Reply::err(text);
     let file = e.saved_image.clone().ok_or_else(failed)?;
     let loaded = read_file(&file).map_err(|_| failed())?;
     for code in &loaded.libraries {

@@ -42,7 +42,8 @@ fn load_script(e: &mut Engine, body: &Bytes) -> Result<[u8; 40], Reply> {
         e.scripting.cache.scripts.insert(sha, script);
         return Ok(sha);
     }
-    let (flags, skip) = shebang::parse_eval(body).map_err(Reply::err)?;
+    let engines = e.profile().has(crate::compat::since::VALKEY_SCRIPT_ENGINES);
+    let (flags, skip) = shebang::parse_eval(body, engines).map_err(Reply::err)?;
     let limit = e.config.lua_memory_limit;
     let rt = e.scripting.eval_runtime(limit);
     let func = rt
@@ -240,26 +241,51 @@ fn script_debug(_: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 fn script_help(e: &mut Engine, _: &mut Call) -> CmdResult {
-    Ok(crate::cmd::help::help_reply(
-        e.profile(),
-        "SCRIPT",
-        &[
-            "DEBUG (YES|SYNC|NO)",
-            "    Set the debug mode for subsequent scripts executed.",
-            "EXISTS <sha1> [<sha1> ...]",
-            "    Return information about the existence of the scripts in the script cache.",
-            "FLUSH [ASYNC|SYNC]",
-            "    Flush the Lua scripts cache. Very dangerous on replicas.",
+    let valkey = e.profile().has(crate::compat::since::of("script|show"));
+    let mut lines = vec![
+        "DEBUG (YES|SYNC|NO)",
+        "    Set the debug mode for subsequent scripts executed.",
+        "EXISTS <sha1> [<sha1> ...]",
+        "    Return information about the existence of the scripts in the script cache.",
+        "FLUSH [ASYNC|SYNC]",
+        "    Flush the Lua scripts cache. Very dangerous on replicas.",
+    ];
+    // Valkey 8 breaks the flush line one word earlier (valkey-server 8.1's text, its
+    // leading blanks included).
+    lines.extend(if valkey {
+        [
+            "    When called without the optional mode argument, the behavior is determined",
+            "     by the lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+        ]
+    } else {
+        [
             "    When called without the optional mode argument, the behavior is determined by the",
             "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
-            "    * ASYNC: Asynchronously flush the scripts cache.",
-            "    * SYNC: Synchronously flush the scripts cache.",
-            "KILL",
-            "    Kill the currently executing Lua script.",
-            "LOAD <script>",
-            "    Load a script into the scripts cache without executing it.",
-        ],
-    ))
+        ]
+    });
+    lines.extend([
+        "    * ASYNC: Asynchronously flush the scripts cache.",
+        "    * SYNC: Synchronously flush the scripts cache.",
+        "KILL",
+        "    Kill the currently executing Lua script.",
+        "LOAD <script>",
+        "    Load a script into the scripts cache without executing it.",
+    ]);
+    if valkey {
+        lines.extend(["SHOW <sha1>", "    Show a script from the scripts cache."]);
+    }
+    Ok(crate::cmd::help::help_reply(e.profile(), "SCRIPT", &lines))
+}
+
+/// SCRIPT SHOW sha1 (Valkey 8.0): the body of a cached script; anything but the 40-character
+/// SHA1 of one (in any case) is NOSCRIPT, as valkey-server 8.1 answers.
+fn script_show(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let sha = call.arg(2);
+    let script = normalize_sha(sha).and_then(|sha| e.scripting.cache.get(&sha));
+    match script {
+        Some(s) => Ok(Reply::Bulk(s.body.clone())),
+        None => Err(Reply::err(errors::NOSCRIPT_VALKEY)),
+    }
 }
 
 fn container(_: &mut Engine, _: &mut Call) -> CmdResult {
@@ -273,6 +299,7 @@ static SCRIPT_SUBCOMMANDS: &[Command] = &[
     Command::new("help", 2, LOADING | STALE, "scripting", script_help),
     Command::new("kill", 2, NOSCRIPT | ALLOW_BUSY, "scripting", script_kill),
     Command::new("load", 3, NOSCRIPT | STALE, "scripting", script_load),
+    Command::new("show", 3, NOSCRIPT, "scripting", script_show),
 ];
 
 const EVAL_FLAGS: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS;

@@ -200,3 +200,5 @@ pub fn version_num(version: &str) -> u32 {
 mod tests;
 #[cfg(test)]
 mod tests_72;
+#[cfg(test)]
+mod tests_72_more;

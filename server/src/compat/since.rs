@@ -77,6 +77,7 @@ pub const LATER: &[(&str, Since)] = &[
     ("hsetex", R80),
     ("delex", R84),
     ("digest", R84),
+    ("script|show", Since::both(Since::NEVER, 80)),
 ];
 
 /// When the command `full` (`get`, `client|setinfo`) arrived: `LATER`'s entry, else always.
@@ -118,3 +119,41 @@ pub const SCRIPTABLE_BLOCKING: &[&str] = &[
 /// TIME stands still inside a script or transaction (redis/redis#10300, Redis 7.2; Valkey
 /// inherited it). Redis 7.0's TIME reads the clock each time.
 pub const TIME_FROZEN_IN_SCRIPTS: Since = R72;
+
+/// Redis 7.2's consumer groups (Valkey inherited them, as valkey-server 8.1 shows in
+/// stream_groups.txt): XREADGROUP creates its consumer for every stream it names even when
+/// nothing is served, and XCLAIM/XAUTOCLAIM create theirs even when nothing is claimed; a
+/// blocked XREADGROUP woken by a change to its key is run again as a fresh call (so a deleted
+/// key or group is "NOGROUP No such key ...", another type is WRONGTYPE, and a wake-up with
+/// no entry to deliver keeps it blocked). Redis 7.0 creates consumers only when serving or
+/// claiming, and answers a woken client "UNBLOCKED the stream key no longer exists" or "the
+/// consumer group this client was blocked on no longer exists".
+pub const STREAM_GROUPS_72: Since = R72;
+
+/// The permission errors of Redis 7.2 (`getAclErrorMessage`, which Valkey inherited): a
+/// refused command names the user ("NOPERM User u has no permissions to run the 'del'
+/// command"), a refused key or channel says "No permissions to access a key" (ACL DRYRUN
+/// names the user and the key), a script's refusal is "ACL failure in script: <that>", and
+/// EXEC's reason is the same text. Redis 7.0 words them "this user has no permissions ...",
+/// "The user executing the script can't ...". Checked against valkey-server 8.1 (acl.txt);
+/// the Redis side follows from Valkey 8.1 having kept Redis 7.2.4's texts, as 7.0.15 does not.
+pub const ACL_ERROR_MESSAGES: Since = R72;
+/// ACL LIST and GETUSER show `sanitize-payload` for every user that was not given
+/// `skip-sanitize-payload` (valkey-server 8.1 creates users with the flag); Redis 7.0 shows
+/// it only after `sanitize-payload` or `reset`.
+pub const ACL_SANITIZE_SHOWN: Since = Since::both(Since::NEVER, 80);
+
+/// COMMAND INFO and COMMAND DOCS describe commands as valkey-server 8.1 does (its own
+/// summaries, tips, key-spec flags and ACL categories, from server/data/commands-valkey-8.1.8.json).
+pub const VALKEY_COMMAND_TABLE: Since = Since::both(Since::NEVER, 81);
+
+/// Valkey 8.0's scripting API: the `server` table beside `redis` (also while FUNCTION LOAD
+/// runs a library), `__server__err__handler`, `redis.SERVER_NAME`, `VALKEY_VERSION` and
+/// `VALKEY_VERSION_NUM`, an `os` table with `clock`, and the API's errors in Valkey's words
+/// (`lua::texts`). Valkey 7.2 is Redis 7.2.4 renamed and has none of it.
+pub const VALKEY_SERVER_API: Since = Since::both(Since::NEVER, 80);
+/// Valkey 8.1's scripting engines: EVAL reads the shebang's options first, then looks its
+/// engine up by name, case-insensitively ("Could not find scripting engine 'x'"); Redis
+/// (and Valkey 7.2) refuse anything but `#!lua` first ("Unexpected engine in script
+/// shebang").
+pub const VALKEY_SCRIPT_ENGINES: Since = Since::both(Since::NEVER, 81);

@@ -213,8 +213,17 @@ impl SetValue {
     /// member is an integer and they fit set-max-intset-entries; else a listpack when they
     /// fit both that and set-max-listpack-entries/-value (Redis 7.2's `rdbLoadObject` makes
     /// a hash table of anything longer than set-max-intset-entries); else a hash table.
+    ///
+    /// A set read as a listpack (RDB_TYPE_SET_LISTPACK, `from_listpack`) stays one while it
+    /// fits set-max-listpack-entries, integers or not, as Redis 7.2's loader keeps it.
     pub fn fit(&mut self, l: &Limits) {
         let n = self.len();
+        if l.set_listpack
+            && matches!(&self.0, Repr::Packed(b) if b[0] == LISTPACK)
+            && n <= l.set_max_listpack_entries
+        {
+            return;
+        }
         let tag = if n <= l.set_max_intset_entries && self.iter().all(is_int) {
             Some(INTSET)
         } else if n <= l.set_max_intset_entries
@@ -237,6 +246,19 @@ impl SetValue {
                 self.table();
             }
         }
+    }
+
+    /// A set read from a listpack payload (Redis 7.2's RDB_TYPE_SET_LISTPACK), in the
+    /// payload's order; None when a member repeats. `fit` then decides its form.
+    pub fn from_listpack(members: Vec<Vec<u8>>) -> Option<SetValue> {
+        let mut out = vec![LISTPACK];
+        for (i, m) in members.iter().enumerate() {
+            if members[..i].contains(m) {
+                return None;
+            }
+            packed::push_item(&mut out, m);
+        }
+        Some(SetValue(Repr::Packed(out.into_boxed_slice())))
     }
 
     /// The hash table, converting to it (in the same order) if the set is packed.

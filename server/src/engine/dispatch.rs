@@ -83,7 +83,7 @@ impl Engine {
         let admitted = crate::admission::admit(cmd, &name, &view, None, oom, || {
             crate::cmd::acl::permission(self, conn, cmd, &name, &args).map_err(|d| {
                 denied = Some(d);
-                crate::cmd::acl::noperm(d, &name)
+                crate::cmd::acl::noperm_for(self, conn, d, &name)
             })
         });
         if let Err(e) = admitted {

@@ -229,7 +229,7 @@ impl Engine {
         let valkey = config.compat.family() == crate::compat::Family::Valkey;
         let scripting = Scripting {
             server_version: (config.redis_version != "7.0.15" || valkey)
-                .then(|| (config.redis_version.clone(), valkey)),
+                .then(|| (config.redis_version.clone(), config.compat)),
             ..Scripting::default()
         };
         Engine {

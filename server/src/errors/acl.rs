@@ -22,6 +22,25 @@ pub fn noperm_command(full: &str) -> String {
     format!("NOPERM this user has no permissions to run the '{full}' command")
 }
 
+/// The texts of Redis 7.2's getAclErrorMessage (`since::ACL_ERROR_MESSAGES`): a refused
+/// command names the user; a key or channel is named only when `verbose` (ACL DRYRUN).
+pub fn acl_message_72(user: &str, kind: &str, full: &str, object: Option<&str>) -> String {
+    match (kind, object) {
+        ("command", _) => format!("User {user} has no permissions to run the '{full}' command"),
+        ("key", Some(key)) => format!("User {user} has no permissions to access the '{key}' key"),
+        ("key", None) => "No permissions to access a key".to_string(),
+        (_, Some(channel)) => {
+            format!("User {user} has no permissions to access the '{channel}' channel")
+        }
+        (_, None) => "No permissions to access a channel".to_string(),
+    }
+}
+
+/// A script's refused call from Redis 7.2 on: `ACL failure in script: <message>`.
+pub fn acl_script_failure_72(message: &str) -> String {
+    format!("ACL failure in script: {message}")
+}
+
 // Why EXEC refuses a queued command the user may no longer run.
 pub const NOPERM_EXEC_COMMAND: &str = "no permission to execute the command or subcommand";
 pub const NOPERM_EXEC_KEY: &str = "no permission to touch the specified keys";
@@ -84,6 +103,8 @@ pub fn command_not_found(name: &[u8]) -> String {
 }
 
 // ---- ACL files ----
+/// Valkey 8's words (no "Redis").
+pub const NO_ACLFILE_VALKEY: &str = "ERR This instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a configuration file set) in order to store users in the configuration.";
 pub const NO_ACLFILE: &str = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.";
 
 pub fn aclfile_save(err: &std::io::Error) -> String {

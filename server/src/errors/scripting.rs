@@ -192,6 +192,69 @@ pub const LUA_REGISTER_NO_CALLBACK: &str = "redis.register_function must get a c
 pub const LUA_REGISTER_ARGS: &str = "wrong number of arguments to redis.register_function";
 pub const LUA_REGISTER_DUPLICATE: &str = "Function already exists in the library";
 
+// The same texts as Valkey 8.0 words them (`lua::texts`): `server.*` for the API's name, and
+// a few rephrased.
+pub const LUA_CALL_NO_ARGS_VALKEY: &str = "Please specify at least one argument for this call";
+pub const LUA_CALL_BAD_ARGS_VALKEY: &str = "Command arguments must be strings or integers";
+pub const LUA_LOG_ARGS_VALKEY: &str = "server.log() requires two arguments or more.";
+pub const LUA_LOG_LEVEL_INVALID_VALKEY: &str = "Invalid log level.";
+pub const LUA_SETRESP_ARGS_VALKEY: &str = "server.setresp() requires one argument.";
+/// Valkey also fixed the count: Redis says "two arguments" and checks for one.
+pub const LUA_SET_REPL_ARGS_VALKEY: &str = "server.set_repl() requires one argument.";
+pub const LUA_ACL_CHECK_CMD_INVALID_VALKEY: &str =
+    "Invalid command passed to server.acl_check_cmd()";
+pub const LUA_REGISTER_SINGLE_ARG_VALKEY: &str = "calling server.register_function with a single argument is only applicable to Lua table (representing named arguments).";
+pub const LUA_REGISTER_UNKNOWN_ARG_VALKEY: &str =
+    "unknown argument given to server.register_function";
+pub const LUA_REGISTER_NO_CALLBACK_VALKEY: &str =
+    "server.register_function must get a callback argument";
+pub const LUA_REGISTER_ARGS_VALKEY: &str = "wrong number of arguments to server.register_function";
+pub const LUA_REGISTER_OUTSIDE_LOAD: &str =
+    "redis.register_function can only be called on FUNCTION LOAD command";
+pub const LUA_REGISTER_OUTSIDE_LOAD_VALKEY: &str =
+    "server.register_function can only be called on FUNCTION LOAD command";
+pub const LUA_REGISTER_NAME_NOT_STRING: &str =
+    "function_name argument given to redis.register_function must be a string";
+pub const LUA_REGISTER_NAME_NOT_STRING_VALKEY: &str =
+    "function_name argument given to server.register_function must be a string";
+pub const LUA_REGISTER_DESCRIPTION_NOT_STRING: &str =
+    "description argument given to redis.register_function must be a string";
+pub const LUA_REGISTER_DESCRIPTION_NOT_STRING_VALKEY: &str =
+    "description argument given to server.register_function must be a string";
+pub const LUA_REGISTER_CALLBACK_NOT_FUNCTION: &str =
+    "callback argument given to redis.register_function must be a function";
+pub const LUA_REGISTER_CALLBACK_NOT_FUNCTION_VALKEY: &str =
+    "callback argument given to server.register_function must be a function";
+pub const LUA_REGISTER_NO_NAME: &str = "redis.register_function must get a function name argument";
+pub const LUA_REGISTER_NO_NAME_VALKEY: &str =
+    "server.register_function must get a function name argument";
+pub const LUA_REGISTER_FIRST_NOT_STRING: &str =
+    "first argument to redis.register_function must be a string";
+pub const LUA_REGISTER_FIRST_NOT_STRING_VALKEY: &str =
+    "first argument to server.register_function must be a string";
+pub const LUA_REGISTER_SECOND_NOT_FUNCTION: &str =
+    "second argument to redis.register_function must be a function";
+pub const LUA_REGISTER_SECOND_NOT_FUNCTION_VALKEY: &str =
+    "second argument to server.register_function must be a function";
+pub const LUA_REGISTER_FLAGS_NOT_TABLE: &str =
+    "flags argument to redis.register_function must be a table representing function flags";
+pub const LUA_REGISTER_FLAGS_NOT_TABLE_VALKEY: &str =
+    "flags argument to server.register_function must be a table representing function flags";
+/// Valkey checks a function's name when the library's functions are created, after its code
+/// ran, and answers this without "Error registering functions".
+pub const FUNCTION_NAME_INVALID_VALKEY: &str = "ERR Function names can only contain letters, numbers, or underscores(_) and must be at least one character long";
+pub const FUNCTION_DUPLICATE_VALKEY: &str = "ERR Function already exists in the library";
+/// Valkey 8 looks the shebang's engine up by name (case-insensitively) after reading its
+/// options: `ERR Could not find scripting engine '<name>'`.
+pub fn shebang_engine_valkey(engine: &[u8]) -> String {
+    format!(
+        "ERR Could not find scripting engine '{}'",
+        String::from_utf8_lossy(engine)
+    )
+}
+/// The shebang line could not be split (an unbalanced quote).
+pub const SHEBANG_ENGINE_INVALID: &str = "ERR Invalid engine in script shebang";
+
 // ---- redis.call refusals ----
 pub const SCRIPT_UNKNOWN_COMMAND: &str = "Unknown Redis command called from script";
 pub const SCRIPT_UNKNOWN_COMMAND_VALKEY: &str = "Unknown command called from script";

@@ -104,6 +104,8 @@ pub const DEBUG_RELOAD_OPTIONS: &str =
     "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.";
 /// DEBUG RELOAD could not load the saved dataset (none saved, or a library or key in the way).
 pub const RDB_LOAD_FAILED: &str = "ERR Error trying to load the RDB dump";
+pub const RDB_LOAD_FAILED_VALKEY: &str =
+    "ERR Error trying to load the RDB dump, check server logs.";
 
 /// LATENCY GRAPH of an event the monitor has no samples of.
 pub fn latency_no_samples(event: &[u8]) -> String {

@@ -4,6 +4,15 @@ use super::c_str;
 
 pub const INVALID_START_ID_FOR_THE_INTERVAL: &str = "ERR invalid start ID for the interval";
 pub const INVALID_END_ID_FOR_THE_INTERVAL: &str = "ERR invalid end ID for the interval";
+/// The same from Redis 7.2 (valkey-server 8.1 answers it): the command's name quoted, and
+/// `>` as the ID XREADGROUP expects.
+pub fn unbalanced_streams_72(group: bool) -> &'static str {
+    if group {
+        "ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' must be specified."
+    } else {
+        "ERR Unbalanced 'xread' list of streams: for each stream key an ID or '$' must be specified."
+    }
+}
 pub const UNBALANCED_XREAD_LIST_OF_STREAMS_FOR: &str =
     "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.";
 pub const THE_GROUP_OPTION_IS_ONLY_SUPPORTED: &str =

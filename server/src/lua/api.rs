@@ -8,6 +8,7 @@ use bytes::Bytes;
 
 use super::ffi::*;
 use super::runtime::{with_ctx, Kind, RunCtx};
+use super::texts;
 use crate::arg_buffer::ArgBuffer;
 use crate::cmd::table::{self, flags};
 use crate::engine::{Call, Engine};
@@ -164,8 +165,9 @@ enum Called {
 
 unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
     let fail = if raise { Err(()) } else { Ok(1) };
-    // SAFETY: module contract (lua/ffi.rs): the call's arguments are slots 1..=argc.
-    let argc = unsafe { lua_gettop(l) };
+    // SAFETY: module contract (lua/ffi.rs): the call's arguments are slots 1..=argc; reading
+    // the texts pushes and pops one slot and allocates nothing.
+    let (argc, words) = unsafe { (lua_gettop(l), texts::get(l)) };
     let called = with_ctx(|c| {
         if argc == 0 {
             return Called::NoArgs;
@@ -202,11 +204,17 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
                 fail
             }
             Called::NoArgs => {
-                push_redis_error(l, errors::LUA_CALL_NO_ARGS);
+                push_redis_error(
+                    l,
+                    words.pick(errors::LUA_CALL_NO_ARGS, errors::LUA_CALL_NO_ARGS_VALKEY),
+                );
                 fail
             }
             Called::BadArgs => {
-                push_redis_error(l, errors::LUA_CALL_BAD_ARGS);
+                push_redis_error(
+                    l,
+                    words.pick(errors::LUA_CALL_BAD_ARGS, errors::LUA_CALL_BAD_ARGS_VALKEY),
+                );
                 fail
             }
             Called::Ran {
@@ -450,8 +458,12 @@ unsafe fn log_body(l: *mut lua_State) -> CResult {
     // or Copy values alive.
     unsafe {
         let argc = lua_gettop(l);
+        let words = texts::get(l);
         if argc < 2 {
-            push_redis_error(l, errors::LUA_LOG_ARGS);
+            push_redis_error(
+                l,
+                words.pick(errors::LUA_LOG_ARGS, errors::LUA_LOG_ARGS_VALKEY),
+            );
             return Err(());
         }
         if lua_type(l, 1) != LUA_TNUMBER {
@@ -460,7 +472,13 @@ unsafe fn log_body(l: *mut lua_State) -> CResult {
         }
         let level = lua_tonumber(l, 1) as i64;
         if !(0..=3).contains(&level) {
-            push_redis_error(l, errors::LUA_LOG_LEVEL_INVALID);
+            push_redis_error(
+                l,
+                words.pick(
+                    errors::LUA_LOG_LEVEL_INVALID,
+                    errors::LUA_LOG_LEVEL_INVALID_VALKEY,
+                ),
+            );
             return Err(());
         }
         // Numbers become strings in place first: converting allocates and may raise, which
@@ -495,7 +513,10 @@ unsafe fn setresp_body(l: *mut lua_State) -> CResult {
     // or Copy values alive.
     unsafe {
         if lua_gettop(l) != 1 {
-            push_redis_error(l, errors::LUA_SETRESP_ARGS);
+            push_redis_error(
+                l,
+                texts::get(l).pick(errors::LUA_SETRESP_ARGS, errors::LUA_SETRESP_ARGS_VALKEY),
+            );
             return Err(());
         }
         let v = lua_tonumber(l, 1);
@@ -515,7 +536,10 @@ unsafe fn set_repl_body(l: *mut lua_State) -> CResult {
     // or Copy values alive.
     unsafe {
         if lua_gettop(l) != 1 {
-            push_redis_error(l, errors::LUA_SET_REPL_ARGS);
+            push_redis_error(
+                l,
+                texts::get(l).pick(errors::LUA_SET_REPL_ARGS, errors::LUA_SET_REPL_ARGS_VALKEY),
+            );
             return Err(());
         }
         let v = lua_tonumber(l, 1) as i64;
@@ -561,8 +585,12 @@ unsafe fn acl_check_cmd_body(l: *mut lua_State) -> CResult {
     // or Copy values alive.
     unsafe {
         let argc = lua_gettop(l);
+        let words = texts::get(l);
         if argc == 0 {
-            push_redis_error(l, errors::LUA_CALL_NO_ARGS);
+            push_redis_error(
+                l,
+                words.pick(errors::LUA_CALL_NO_ARGS, errors::LUA_CALL_NO_ARGS_VALKEY),
+            );
             return Err(());
         }
         // Whether the user of the client running the script may run this command line
@@ -591,11 +619,20 @@ unsafe fn acl_check_cmd_body(l: *mut lua_State) -> CResult {
                 Err(())
             }
             Some(Verdict::BadArgs) => {
-                push_redis_error(l, errors::LUA_CALL_BAD_ARGS);
+                push_redis_error(
+                    l,
+                    words.pick(errors::LUA_CALL_BAD_ARGS, errors::LUA_CALL_BAD_ARGS_VALKEY),
+                );
                 Err(())
             }
             Some(Verdict::Unknown) => {
-                push_redis_error(l, errors::LUA_ACL_CHECK_CMD_INVALID);
+                push_redis_error(
+                    l,
+                    words.pick(
+                        errors::LUA_ACL_CHECK_CMD_INVALID,
+                        errors::LUA_ACL_CHECK_CMD_INVALID_VALKEY,
+                    ),
+                );
                 Err(())
             }
             Some(Verdict::Allowed(allowed)) => {

@@ -12,6 +12,7 @@ use bytes::Bytes;
 use super::ffi::*;
 use super::runtime::Runtime;
 use super::shebang;
+use super::texts::{self, Texts};
 use crate::lua_cfn;
 use crate::reply::Reply;
 
@@ -116,14 +117,15 @@ fn valid_name(s: &[u8]) -> bool {
 }
 
 /// Reads the table form's `flags` (a list of flag names).
-unsafe fn read_flags(l: *mut lua_State, idx: c_int) -> Result<u32, &'static str> {
+unsafe fn read_flags(l: *mut lua_State, idx: c_int, words: Texts) -> Result<u32, &'static str> {
     // SAFETY: module contract (lua/ffi.rs); raw reads and one slot pushed at a time, nothing
     // that allocates or raises.
     unsafe {
         if lua_type(l, idx) != LUA_TTABLE {
-            return Err(
-            "flags argument to redis.register_function must be a table representing function flags",
-        );
+            return Err(words.pick(
+                errors::LUA_REGISTER_FLAGS_NOT_TABLE,
+                errors::LUA_REGISTER_FLAGS_NOT_TABLE_VALKEY,
+            ));
         }
         let mut flags = 0;
         let mut i = 1;
@@ -166,17 +168,28 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
             super::api::push_redis_error(l, msg);
             Err(())
         };
+        let words = texts::get(l);
+        let say = |redis, valkey| words.pick(redis, valkey);
         if LOADING.with(|p| p.borrow().is_none()) {
             return fail(
                 l,
-                "redis.register_function can only be called on FUNCTION LOAD command",
+                say(
+                    errors::LUA_REGISTER_OUTSIDE_LOAD,
+                    errors::LUA_REGISTER_OUTSIDE_LOAD_VALKEY,
+                ),
             );
         }
         let argc = lua_gettop(l);
         let (name_idx, func_idx, description_idx, flags): (c_int, c_int, c_int, u32);
         if argc == 1 {
             if lua_type(l, 1) != LUA_TTABLE {
-                return fail(l, errors::LUA_REGISTER_SINGLE_ARG);
+                return fail(
+                    l,
+                    say(
+                        errors::LUA_REGISTER_SINGLE_ARG,
+                        errors::LUA_REGISTER_SINGLE_ARG_VALKEY,
+                    ),
+                );
             }
             let base = argc;
             lua_settop(l, base + 3);
@@ -190,14 +203,20 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
                         lua_pop(l, 2);
                         return fail(
                             l,
-                            "function_name argument given to redis.register_function must be a string",
+                            say(
+                                errors::LUA_REGISTER_NAME_NOT_STRING,
+                                errors::LUA_REGISTER_NAME_NOT_STRING_VALKEY,
+                            ),
                         );
                     }
                     Some(b"description") if !stringy => {
                         lua_pop(l, 2);
                         return fail(
                             l,
-                            "description argument given to redis.register_function must be a string",
+                            say(
+                                errors::LUA_REGISTER_DESCRIPTION_NOT_STRING,
+                                errors::LUA_REGISTER_DESCRIPTION_NOT_STRING_VALKEY,
+                            ),
                         );
                     }
                     Some(b"function_name") => Some(NAME_SLOT),
@@ -206,14 +225,17 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
                             lua_pop(l, 2);
                             return fail(
                                 l,
-                                "callback argument given to redis.register_function must be a function",
+                                say(
+                                    errors::LUA_REGISTER_CALLBACK_NOT_FUNCTION,
+                                    errors::LUA_REGISTER_CALLBACK_NOT_FUNCTION_VALKEY,
+                                ),
                             );
                         }
                         Some(CALLBACK_SLOT)
                     }
                     Some(b"description") => Some(DESCRIPTION_SLOT),
                     Some(b"flags") => {
-                        let r = read_flags(l, lua_gettop(l));
+                        let r = read_flags(l, lua_gettop(l), words);
                         lua_pop(l, 1);
                         match r {
                             Ok(f) => fl = f,
@@ -226,7 +248,13 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
                     }
                     _ => {
                         lua_pop(l, 2);
-                        return fail(l, errors::LUA_REGISTER_UNKNOWN_ARG);
+                        return fail(
+                            l,
+                            say(
+                                errors::LUA_REGISTER_UNKNOWN_ARG,
+                                errors::LUA_REGISTER_UNKNOWN_ARG_VALKEY,
+                            ),
+                        );
                     }
                 };
                 if let Some(slot) = slot {
@@ -236,11 +264,20 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
             if to_bytes(l, base + NAME_SLOT).is_none() {
                 return fail(
                     l,
-                    "redis.register_function must get a function name argument",
+                    say(
+                        errors::LUA_REGISTER_NO_NAME,
+                        errors::LUA_REGISTER_NO_NAME_VALKEY,
+                    ),
                 );
             }
             if lua_type(l, base + CALLBACK_SLOT) != LUA_TFUNCTION {
-                return fail(l, errors::LUA_REGISTER_NO_CALLBACK);
+                return fail(
+                    l,
+                    say(
+                        errors::LUA_REGISTER_NO_CALLBACK,
+                        errors::LUA_REGISTER_NO_CALLBACK_VALKEY,
+                    ),
+                );
             }
             name_idx = base + NAME_SLOT;
             func_idx = base + CALLBACK_SLOT;
@@ -250,13 +287,19 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
             if to_bytes(l, 1).is_none() {
                 return fail(
                     l,
-                    "first argument to redis.register_function must be a string",
+                    say(
+                        errors::LUA_REGISTER_FIRST_NOT_STRING,
+                        errors::LUA_REGISTER_FIRST_NOT_STRING_VALKEY,
+                    ),
                 );
             }
             if lua_type(l, 2) != LUA_TFUNCTION {
                 return fail(
                     l,
-                    "second argument to redis.register_function must be a function",
+                    say(
+                        errors::LUA_REGISTER_SECOND_NOT_FUNCTION,
+                        errors::LUA_REGISTER_SECOND_NOT_FUNCTION_VALKEY,
+                    ),
                 );
             }
             name_idx = 1;
@@ -264,9 +307,14 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
             description_idx = 0;
             flags = 0;
         } else {
-            return fail(l, errors::LUA_REGISTER_ARGS);
+            return fail(
+                l,
+                say(errors::LUA_REGISTER_ARGS, errors::LUA_REGISTER_ARGS_VALKEY),
+            );
         }
-        if !valid_name(str_bytes(l, name_idx).unwrap_or_default()) {
+        // Valkey checks names and duplicates when it creates the functions, after the
+        // library's code ran (`load_library`).
+        if words == Texts::Redis && !valid_name(str_bytes(l, name_idx).unwrap_or_default()) {
             return fail(l, errors::LIBRARY_NAME_RULE);
         }
         if description_idx != 0 && lua_type(l, description_idx) == LUA_TNUMBER {
@@ -284,9 +332,10 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
         let dup = LOADING.with(|p| {
             let mut p = p.borrow_mut();
             let p = p.as_mut().expect("loading");
-            if p.functions
-                .iter()
-                .any(|f| f.name.eq_ignore_ascii_case(&name))
+            if words == Texts::Redis
+                && p.functions
+                    .iter()
+                    .any(|f| f.name.eq_ignore_ascii_case(&name))
             {
                 return true;
             }
@@ -306,6 +355,21 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
     }
 }
 lua_cfn!(register_function, register_function_body);
+
+/// Valkey's checks as it creates a library's functions, in the order they were registered: a
+/// name with other characters than letters, digits and `_`, or a name given twice (exactly:
+/// `f` and `F` are two functions there, as in Redis).
+fn valkey_creation_check(functions: &[Function]) -> Option<&'static str> {
+    for (i, f) in functions.iter().enumerate() {
+        if !valid_name(f.name.as_bytes()) {
+            return Some(errors::FUNCTION_NAME_INVALID_VALKEY);
+        }
+        if functions[..i].iter().any(|g| g.name == f.name) {
+            return Some(errors::FUNCTION_DUPLICATE_VALKEY);
+        }
+    }
+    None
+}
 
 /// Compiles and runs a library's code in load mode; returns the library or Redis's error
 /// reply (its text may quote the code's bytes, see `Reply::err_bytes`).
@@ -369,6 +433,15 @@ pub fn load_library(rt: &Runtime, code: &Bytes) -> Result<Library, Reply> {
     }
     if pending.is_empty() {
         return Err(Reply::err(errors::FUNCTIONS_NONE_REGISTERED));
+    }
+    // SAFETY: `l` is the runtime's live state; reading the texts allocates nothing.
+    if unsafe { texts::get(l) } == Texts::Valkey {
+        if let Some(refused) = valkey_creation_check(&pending) {
+            for f in &pending {
+                rt.unref(f.func);
+            }
+            return Err(Reply::err(refused));
+        }
     }
     Ok(Library {
         name,

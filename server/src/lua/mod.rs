@@ -21,6 +21,7 @@ pub mod math_random;
 #[cfg(test)]
 mod oom_tests;
 pub mod prepared;
+pub mod profile_api;
 pub mod runtime;
 #[cfg(test)]
 mod safety_audit;
@@ -28,6 +29,7 @@ pub mod sandbox;
 pub mod shebang;
 pub mod struct_lib;
 pub mod table_insert;
+pub mod texts;
 pub mod tonumber;
 
 /// Script and function state owned by the engine.
@@ -41,9 +43,9 @@ pub struct Scripting {
     /// load of the same body takes one back instead of compiling it (see `snapshot`).
     pub(crate) set_aside:
         std::collections::HashMap<[u8; 40], cache::Script, foldhash::fast::FixedState>,
-    /// The version scripts see when it is not 7.0.15 (`crate::compat`), and whether the
-    /// server answers as Valkey; set by the engine, applied to each state it creates.
-    pub(crate) server_version: Option<(String, bool)>,
+    /// The version scripts see when it is not 7.0.15, and the profile the server answers
+    /// as (`crate::compat`); set by the engine, applied to each state it creates.
+    pub(crate) server_version: Option<(String, crate::compat::Profile)>,
 }
 
 impl Scripting {
@@ -52,8 +54,8 @@ impl Scripting {
         let version = &self.server_version;
         self.eval_rt.get_or_insert_with(|| {
             let mut rt = prepared::eval_runtime(memory_limit);
-            if let Some((v, valkey)) = version {
-                rt.set_server_version(v, *valkey);
+            if let Some((v, profile)) = version {
+                rt.set_server_version(v, *profile);
             }
             rt
         })
@@ -64,8 +66,8 @@ impl Scripting {
         let version = &self.server_version;
         self.func_rt.get_or_insert_with(|| {
             let mut rt = Box::new(runtime::Runtime::new(runtime::Kind::Function, memory_limit));
-            if let Some((v, valkey)) = version {
-                rt.set_server_version(v, *valkey);
+            if let Some((v, profile)) = version {
+                rt.set_server_version(v, *profile);
             }
             rt
         })

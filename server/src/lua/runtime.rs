@@ -184,32 +184,17 @@ impl Runtime {
         }
     }
 
-    /// Makes the state answer as another server version (`crate::compat`): sets
-    /// `redis.REDIS_VERSION` and `REDIS_VERSION_NUM` on the table behind the read-only `redis`
-    /// proxy, and for Valkey adds the `server` global, Valkey's other name for `redis`.
-    pub fn set_server_version(&mut self, version: &str, valkey: bool) {
+    /// Makes the state answer as another server version (`crate::compat`): the version
+    /// constants of `redis` (in scripts and in FUNCTION LOAD's API) and, for Valkey, Valkey's
+    /// names and texts (`profile_api`).
+    pub fn set_server_version(&mut self, version: &str, profile: crate::compat::Profile) {
         // SAFETY: `l` is this runtime's live state and no script runs (`&mut self`). Outside
         // protected mode with the limit off, as when `new` built it: only a real out-of-memory
-        // fails, and Lua aborts. Every value pushed is popped before returning; no Rust value
-        // owning memory is alive across the calls.
+        // fails, and Lua aborts. `apply` pops what it pushes; the globals table is popped here.
         unsafe {
             let l = self.l;
             lua_rawgeti(l, LUA_REGISTRYINDEX, self.globals_ref as _);
-            let g = lua_gettop(l);
-            get_field(l, g, "redis");
-            super::sandbox::push_backing(l, -1);
-            if lua_type(l, -1) == LUA_TTABLE {
-                push_str(l, version);
-                set_field(l, g + 2, "REDIS_VERSION");
-                lua_pushnumber(l, crate::compat::version_num(version) as f64);
-                set_field(l, g + 2, "REDIS_VERSION_NUM");
-            }
-            lua_pop(l, 1);
-            if valkey {
-                set_field(l, g, "server");
-            } else {
-                lua_pop(l, 1);
-            }
+            super::profile_api::apply(l, lua_gettop(l), version, profile);
             lua_pop(l, 1);
         }
     }
@@ -426,6 +411,15 @@ unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut lua_Debug) {
         let elapsed = c.start.elapsed().as_millis() as u64;
         if elapsed < c.threshold_ms {
             return HookAction::Continue;
+        }
+        if !c.engine.is_null() {
+            // Past busy-reply-threshold Redis serves other clients between the script's steps
+            // (processEventsWhileBlocked), which refreshes the cached time that TIME answers
+            // from where it stands still in a script (Redis 7.2, Valkey): from then on TIME
+            // moves, as valkey-server 8.1 shows. Expiry keeps the script's start time.
+            // SAFETY: `engine` is the engine running this script, alive and not borrowed
+            // elsewhere while the hook runs (the script is the only thing executing).
+            unsafe { (*c.engine).frozen_time_us = None };
         }
         let Some(h) = c.busy_hook.as_mut() else {
             return HookAction::Continue;

@@ -288,8 +288,15 @@ pub unsafe fn set_load_mode(l: *mut lua_State, loading: bool) {
     }
 }
 
+/// The table FUNCTION LOAD code sees as its globals (`build_load_api`), or nil in an EVAL
+/// state; for `profile_api` to set the version it shows.
+pub(crate) unsafe fn push_load_api(l: *mut lua_State) {
+    // SAFETY: module contract (lua/ffi.rs); one slot pushed.
+    unsafe { registry_get(l, LOAD_API) }
+}
+
 /// Replaces the table at `idx` (absolute) with a read-only proxy of it.
-unsafe fn make_proxy(l: *mut lua_State, idx: c_int) {
+pub(crate) unsafe fn make_proxy(l: *mut lua_State, idx: c_int) {
     // SAFETY: module contract (lua/ffi.rs); only borrowed or Copy values are alive across the calls
     // that can raise.
     unsafe {

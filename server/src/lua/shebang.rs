@@ -28,30 +28,47 @@ pub fn flag_by_name(name: &[u8]) -> Option<u32> {
 /// Parses an EVAL script's shebang. Returns the flags and how many bytes of the body the
 /// shebang line takes (the compiler gets the rest, from its newline, so lines still count
 /// from 1).
-pub fn parse_eval(body: &[u8]) -> Result<(u32, usize), String> {
+///
+/// As Redis's evalExtractShebangFlags: the first line is split like a command line
+/// (`sdssplitargs`: blanks, quotes and escapes; an unbalanced quote is "Invalid engine"),
+/// each option after the engine must be `flags=` with a comma-separated list (an empty list
+/// is no flag, an empty name between commas is an unknown flag). Redis refuses any first
+/// word but `#!lua` before reading the options; with `engines` (Valkey 8.1,
+/// `since::VALKEY_SCRIPT_ENGINES`) the options are read first and the engine is then looked
+/// up by name, case-insensitively.
+pub fn parse_eval(body: &[u8], engines: bool) -> Result<(u32, usize), String> {
     if !body.starts_with(b"#!") {
         return Ok((EVAL_COMPAT, 0));
     }
     let Some(end) = body.iter().position(|&c| c == b'\n') else {
         return Err(errors::SHEBANG_INVALID.into());
     };
-    let line = &body[..end];
-    let mut parts = line.split(|&c| c == b' ').filter(|p| !p.is_empty());
-    let engine = parts.next().unwrap_or_default();
-    if engine != b"#!lua" {
+    let parts = match crate::net::parser::split_args(&body[..end]) {
+        Some(parts) if !parts.is_empty() => parts,
+        _ => return Err(errors::SHEBANG_ENGINE_INVALID.into()),
+    };
+    let engine = &parts[0];
+    if !engines && engine.as_slice() != &b"#!lua"[..] {
         return Err(errors::shebang_engine(engine));
     }
     let mut flags = 0;
-    for p in parts {
+    for p in &parts[1..] {
         let Some(list) = p.strip_prefix(b"flags=") else {
             return Err(errors::shebang_option(p));
         };
-        for f in list.split(|&c| c == b',').filter(|f| !f.is_empty()) {
+        if list.is_empty() {
+            continue;
+        }
+        for f in list.split(|&c| c == b',') {
             match flag_by_name(f) {
                 Some(bit) => flags |= bit,
                 None => return Err(errors::shebang_flag(f)),
             }
         }
+    }
+    let name = engine.get(2..).unwrap_or_default();
+    if engines && !name.eq_ignore_ascii_case(b"lua") {
+        return Err(errors::shebang_engine_valkey(name));
     }
     Ok((flags, end))
 }
@@ -100,15 +117,71 @@ mod tests {
 
     #[test]
     fn shebang_flags() {
-        assert_eq!(parse_eval(b"return 1").unwrap(), (EVAL_COMPAT, 0));
+        for engines in [false, true] {
+            assert_eq!(parse_eval(b"return 1", engines).unwrap(), (EVAL_COMPAT, 0));
+            assert_eq!(
+                parse_eval(b"#!lua flags=no-writes,allow-oom\nreturn 1", engines).unwrap(),
+                (NO_WRITES | ALLOW_OOM, 31)
+            );
+            assert!(parse_eval(b"#!lua", engines).is_err());
+            assert_eq!(
+                parse_eval(b"#!lua flags=x\n", engines).unwrap_err(),
+                "ERR Unexpected flag in script shebang: x"
+            );
+        }
+    }
+
+    /// The line is split as Redis's sdssplitargs splits it (redis-server 7.0.15 and
+    /// valkey-server 8.1 answer these alike).
+    #[test]
+    fn shebang_split_like_a_command_line() {
+        for engines in [false, true] {
+            let parse = |b: &[u8]| parse_eval(b, engines);
+            assert_eq!(parse(b"#!lua\tflags=no-writes\n").unwrap().0, NO_WRITES);
+            assert_eq!(parse(b"#!lua \"flags=no-writes\"\n").unwrap().0, NO_WRITES);
+            assert_eq!(parse(b"#!lua flags=\n").unwrap().0, 0);
+            assert_eq!(
+                parse(b"#!lua flags=,,\n").unwrap_err(),
+                "ERR Unexpected flag in script shebang: "
+            );
+            assert_eq!(
+                parse(b"#!lua flags=no-writes,\n").unwrap_err(),
+                "ERR Unexpected flag in script shebang: "
+            );
+            assert_eq!(
+                parse(b"#!lua \"fl\n").unwrap_err(),
+                "ERR Invalid engine in script shebang"
+            );
+        }
+    }
+
+    /// Redis refuses the engine first; Valkey 8.1 reads the options first and looks the
+    /// engine up by name (as the two reference servers answer).
+    #[test]
+    fn shebang_engine_per_family() {
         assert_eq!(
-            parse_eval(b"#!lua flags=no-writes,allow-oom\nreturn 1").unwrap(),
-            (NO_WRITES | ALLOW_OOM, 31)
+            parse_eval(b"#!luajit\n", false).unwrap_err(),
+            "ERR Unexpected engine in script shebang: #!luajit"
         );
-        assert!(parse_eval(b"#!lua").is_err());
         assert_eq!(
-            parse_eval(b"#!lua flags=x\n").unwrap_err(),
-            "ERR Unexpected flag in script shebang: x"
+            parse_eval(b"#!luajit\n", true).unwrap_err(),
+            "ERR Could not find scripting engine 'luajit'"
+        );
+        assert_eq!(
+            parse_eval(b"#! lua\n", true).unwrap_err(),
+            "ERR Unknown lua shebang option: lua"
+        );
+        assert_eq!(
+            parse_eval(b"#!\n", true).unwrap_err(),
+            "ERR Could not find scripting engine ''"
+        );
+        assert_eq!(
+            parse_eval(b"#!LUA flags=no-writes\n", true).unwrap().0,
+            NO_WRITES
+        );
+        assert_eq!(
+            parse_eval(b"#!LUA\n", false).unwrap_err(),
+            "ERR Unexpected engine in script shebang: #!LUA"
         );
     }
 }

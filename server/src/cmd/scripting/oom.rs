@@ -66,7 +66,10 @@ pub(crate) fn declared_flags(e: &Engine, cmd: &Command, args: &[Bytes]) -> Optio
     match cmd.name {
         "eval" | "eval_ro" => match e.scripting.cache.get(&sha1_hex(body)) {
             Some(s) => Some(s.flags),
-            None => shebang::parse_eval(body).ok().map(|(f, _)| f),
+            None => {
+                let engines = e.profile().has(crate::compat::since::VALKEY_SCRIPT_ENGINES);
+                shebang::parse_eval(body, engines).ok().map(|(f, _)| f)
+            }
         },
         "evalsha" | "evalsha_ro" => e
             .scripting

@@ -9,7 +9,7 @@
 use bytes::Bytes;
 
 use super::args;
-use crate::cmd::table::meta::key_flags;
+use crate::cmd::table::meta::{self, key_flags};
 use crate::cmd::table::{self, flags, flags::*, keyspec, CmdResult, Command};
 use crate::compat::{Family, Profile, Since};
 use crate::engine::{Call, Engine};
@@ -50,13 +50,14 @@ fn docs(e: &mut Engine, call: &mut Call) -> CmdResult {
     let profile = e.profile();
     let entries: Vec<(Reply, Reply)> = if call.argc() == 2 {
         table::all_in(profile)
-            .map(|c| (Reply::bulk(c.name), docs_of(profile, c)))
+            .map(|c| (Reply::bulk(c.name), docs_of(profile, c, None)))
             .collect()
     } else {
         call.args[2..]
             .iter()
             .filter_map(|name| {
-                find(profile, name).map(|(c, p)| (Reply::bulk(c.full_name(p)), docs_of(profile, c)))
+                find(profile, name)
+                    .map(|(c, p)| (Reply::bulk(c.full_name(p)), docs_of(profile, c, p)))
             })
             .collect()
     };
@@ -83,7 +84,12 @@ fn getkeys_common(p: Profile, call: &Call) -> Result<Vec<keyspec::KeyRef>, Reply
     if !cmd.arity_ok(line.len()) {
         return Err(Reply::err(errors::GETKEYS_BAD_ARITY));
     }
-    let keys = keyspec::find(cmd, line);
+    // The keys are the same in every version; their flags are the profile's server's.
+    let shown = cmd
+        .meta
+        .and_then(|m| meta::shown_in(p, &m.name))
+        .or(cmd.meta);
+    let keys = keyspec::find_as(cmd, shown, line);
     if keys.is_empty() && !cmd.has(NO_MANDATORY_KEYS) {
         return Err(Reply::err(errors::GETKEYS_BAD_ARGS));
     }
@@ -260,11 +266,15 @@ fn acl_categories(c: &Command) -> Vec<&'static str> {
 }
 
 fn info_of(p: Profile, c: &'static Command, parent: Option<&Command>) -> Reply {
-    if let Some(m) = c.meta {
+    let shown = match c.meta {
+        Some(m) => Some(meta::shown_in(p, &m.name).unwrap_or(m)),
+        None => meta::shown_in(p, &c.full_name(parent)),
+    };
+    if let Some(m) = shown {
         return Reply::Array(vec![
             Reply::bulk(&m.name),
             Reply::Int(m.arity as i64),
-            m.flags_reply(),
+            flags_in(p, &m.name, m.flags_reply()),
             Reply::Int(m.first_key as i64),
             Reply::Int(m.last_key as i64),
             Reply::Int(m.step as i64),
@@ -301,6 +311,25 @@ fn info_of(p: Profile, c: &'static Command, parent: Option<&Command>) -> Reply {
         Reply::Array(specs),
         subcommands_reply(p, c),
     ])
+}
+
+/// A command's flags as `p`'s server prints them: from Redis 7.2 the blocking commands a
+/// script may run (`since::SCRIPTABLE_BLOCKING`) no longer say `noscript`, as
+/// valkey-server 8.1's COMMAND INFO shows.
+fn flags_in(p: Profile, name: &str, flags: Reply) -> Reply {
+    use crate::compat::since;
+    if !(p.has(since::BLOCKING_IN_SCRIPTS) && since::SCRIPTABLE_BLOCKING.contains(&name)) {
+        return flags;
+    }
+    match flags {
+        Reply::Set(items) => Reply::Set(
+            items
+                .into_iter()
+                .filter(|f| !matches!(f, Reply::Status(s) if s == "noscript"))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 /// A container's subcommands as an array of their infos; no subcommands is an empty set, as
@@ -359,8 +388,12 @@ fn key_spec(c: &Command) -> Reply {
     ])
 }
 
-fn docs_of(p: Profile, c: &'static Command) -> Reply {
-    let mut m = match c.meta {
+fn docs_of(p: Profile, c: &'static Command, parent: Option<&Command>) -> Reply {
+    let shown = match c.meta {
+        Some(m) => Some(meta::shown_in(p, &m.name).unwrap_or(m)),
+        None => meta::shown_in(p, &c.full_name(parent)),
+    };
+    let mut m = match shown {
         Some(meta) => meta.docs_pairs(),
         None => {
             let mut m = Vec::new();
@@ -382,7 +415,7 @@ fn docs_of(p: Profile, c: &'static Command) -> Reply {
             Reply::bulk("subcommands"),
             Reply::Map(
                 subs_in(p, c)
-                    .map(|s| (Reply::bulk(s.full_name(Some(c))), docs_of(p, s)))
+                    .map(|s| (Reply::bulk(s.full_name(Some(c))), docs_of(p, s, Some(c))))
                     .collect(),
             ),
         ));

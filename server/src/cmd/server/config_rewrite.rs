@@ -179,7 +179,7 @@ pub(super) fn rewrite(e: &Engine, path: &str) -> Result<(), std::io::Error> {
     let aclfile = c.get_by_name("aclfile").is_some_and(|f| !f.is_empty());
     if !aclfile {
         for u in e.acl.users.values() {
-            state.write("user", u.describe(), true);
+            state.write("user", crate::cmd::acl::shown(e, u).describe(), true);
         }
     }
     state.processed.insert("user".to_string());

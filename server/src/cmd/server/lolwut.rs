@@ -19,7 +19,8 @@ pub(super) fn lolwut(e: &mut Engine, call: &mut Call) -> CmdResult {
         version = Some(args::int(&rest[1])?);
         rest = &rest[2..];
     }
-    let own = e.config.redis_version.clone();
+    // Valkey prints its own version (valkey-server 8.1: "Redis ver. 8.1.8").
+    let own = e.config.hello_server().1.to_string();
     let text = match version {
         Some(5) => schotter(e, rest, &own)?,
         Some(6) => skyline(e, rest, &own)?,

@@ -97,6 +97,9 @@ pub(super) fn xclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
         _ => now,
     };
     // What goes on the replication stream instead of XCLAIM (`propagate`).
+    // Redis 7.2 creates the claiming consumer before looking at the entries
+    // (`since::STREAM_GROUPS_72`); 7.0 only once an entry is claimed.
+    let eager = e.profile().has(crate::compat::since::STREAM_GROUPS_72);
     let mut ops: Option<Vec<Op>> = e.repl.feeding().then(Vec::new);
     let s = lookup_mut::<Stream>(e, db, &key)?.expect("checked");
     let mut changes = 0u64;
@@ -113,6 +116,10 @@ pub(super) fn xclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mut consumer_ready = false;
     let mut created = false;
     let mut claims = 0usize;
+    if eager {
+        created = claiming_consumer(s, &group, &name, now);
+        consumer_ready = true;
+    }
     for id in ids {
         let exists = s.contains(id);
         let g = s.groups.get_mut(&group[..]).expect("checked");
@@ -231,6 +238,9 @@ pub(super) fn xautoclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
         }
         j += 1;
     }
+    // Redis 7.2 creates the claiming consumer before looking at the entries
+    // (`since::STREAM_GROUPS_72`); 7.0 only once an entry is claimed.
+    let eager = e.profile().has(crate::compat::since::STREAM_GROUPS_72);
     let mut ops: Option<Vec<Op>> = e.repl.feeding().then(Vec::new);
     let Some(s) = lookup_mut::<Stream>(e, db, &key)?.filter(|s| s.groups.contains_key(&group[..]))
     else {
@@ -248,6 +258,10 @@ pub(super) fn xautoclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mut deleted = Vec::new();
     let mut consumer_ready = false;
     let mut created = false;
+    if eager {
+        created = claiming_consumer(s, &group, &name, now);
+        consumer_ready = true;
+    }
     let mut changes = 0u64;
     let mut cursor = start;
     let next: Option<StreamId>;

@@ -84,7 +84,11 @@ fn parse(e: &Engine, call: &Call, group_cmd: bool) -> Result<ReadArgs, Reply> {
             a.keys_at = i + 1;
             let n = argc - a.keys_at;
             if !n.is_multiple_of(2) {
-                // Redis 7.0 words it the same for XREADGROUP.
+                // Redis 7.0 words it the same for XREADGROUP; 7.2 names the command and
+                // the ID it expects (`since::STREAM_GROUPS_72`).
+                if e.profile().has(crate::compat::since::STREAM_GROUPS_72) {
+                    return Err(Reply::err(crate::errors::unbalanced_streams_72(group_cmd)));
+                }
                 return Err(Reply::err(
                     crate::errors::UNBALANCED_XREAD_LIST_OF_STREAMS_FOR,
                 ));
@@ -161,6 +165,7 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
     }
 
     let now = e.now_ms;
+    let eager_consumers = e.profile().has(crate::compat::since::STREAM_GROUPS_72);
     // What goes on the replication stream instead of XREADGROUP (`propagate`).
     let mut ops: Option<Vec<Op>> = (group_cmd && e.repl.feeding()).then(Vec::new);
     let mut served: Vec<(Reply, Reply)> = Vec::new();
@@ -185,13 +190,28 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
             Some((group, consumer)) => {
                 let history = gt != StreamId::MAX;
                 let last = s.groups[&group[..]].last_id;
-                if !history && (s.is_empty() || s.last_valid_id() <= last) {
+                let serve = history || !(s.is_empty() || s.last_valid_id() <= last);
+                // Redis 7.0 looks the consumer up (or creates it) only for a stream being
+                // served; 7.2 for every stream named (`since::STREAM_GROUPS_72`).
+                if !serve && !eager_consumers {
                     continue;
                 }
-                // The consumer is looked up (or created) only for a stream being served.
                 let created = touch_consumer(s, group, consumer, now);
                 if let Some(ops) = ops.as_mut().filter(|_| created && a.noack) {
                     ops.push(propagate::create_consumer(&key, group, consumer));
+                }
+                if !serve {
+                    if created {
+                        notify::keyspace_event(
+                            e,
+                            notify::STREAM,
+                            "xgroup-createconsumer",
+                            db,
+                            &key,
+                        );
+                        e.dirty += 1;
+                    }
+                    continue;
                 }
                 let reply = if history {
                     history_reply(s, group, consumer, gt, a.count, now)
@@ -368,12 +388,20 @@ fn serve_blocked(e: &mut Engine, call: &Call, a: &ReadArgs, key: &[u8]) -> CmdRe
     let Some(k) = (0..a.nkeys).find(|&k| &call.args[a.keys_at + k][..] == key) else {
         return Ok(Reply::None);
     };
+    // From Redis 7.2 the woken command runs again as a fresh call would.
+    let rerun = e.profile().has(crate::compat::since::STREAM_GROUPS_72);
     let s = match lookup_mut::<Stream>(e, db, key) {
         Ok(Some(s)) => s,
-        _ if a.group.is_some() => {
-            return Err(Reply::err(crate::errors::THE_STREAM_KEY_NO_LONGER_EXISTS));
-        }
-        _ => return Ok(Reply::None),
+        Err(wrongtype) if rerun && a.group.is_some() => return Err(wrongtype),
+        _ => match &a.group {
+            Some((group, _)) if rerun => {
+                return Err(Reply::err(crate::errors::no_group_xreadgroup(key, group)));
+            }
+            Some(_) => {
+                return Err(Reply::err(crate::errors::THE_STREAM_KEY_NO_LONGER_EXISTS));
+            }
+            None => return Ok(Reply::None),
+        },
     };
     let count = if a.count == 0 {
         BLOCKED_DEFAULT_COUNT
@@ -397,12 +425,20 @@ fn serve_blocked(e: &mut Engine, call: &Call, a: &ReadArgs, key: &[u8]) -> CmdRe
         }
         Some((group, consumer)) => {
             let Some(g) = s.groups.get(&group[..]) else {
+                if rerun {
+                    return Err(Reply::err(crate::errors::no_group_xreadgroup(key, group)));
+                }
                 return Err(Reply::err(
                     crate::errors::THE_CONSUMER_GROUP_THIS_CLIENT_WAS,
                 ));
             };
             let last = g.last_id;
             if s.last_id <= last {
+                return Ok(Reply::None);
+            }
+            // A fresh call finds nothing past the group's last ID when the new entries were
+            // deleted again, and blocks on.
+            if rerun && (s.is_empty() || s.last_valid_id() <= last) {
                 return Ok(Reply::None);
             }
             let created = touch_consumer(s, group, consumer, now);

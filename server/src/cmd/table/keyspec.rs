@@ -21,7 +21,17 @@ pub struct KeyRef {
 
 /// The keys of `args` (the command name at 0) for `cmd`.
 pub fn find(cmd: &Command, args: &[Bytes]) -> Vec<KeyRef> {
-    let mut keys = find_keys(cmd, args);
+    find_as(cmd, cmd.meta, args)
+}
+
+/// `find` with the key specs of `meta` (another server's description of `cmd`, for COMMAND
+/// GETKEYSANDFLAGS under its profile: the same keys, that server's flags).
+pub fn find_as(
+    cmd: &Command,
+    meta: Option<&'static super::meta::Meta>,
+    args: &[Bytes],
+) -> Vec<KeyRef> {
+    let mut keys = find_keys(cmd, meta, args);
     if matches!(cmd.name, "sort" | "sort_ro" | "migrate") {
         // Their key finders in Redis (sortGetKeys, sortROGetKeys, migrateGetKeys) give each
         // key its flags: the sorted key is read, SORT's STORE target overwritten, MIGRATE's
@@ -38,8 +48,8 @@ pub fn find(cmd: &Command, args: &[Bytes]) -> Vec<KeyRef> {
     keys
 }
 
-fn find_keys(cmd: &Command, args: &[Bytes]) -> Vec<KeyRef> {
-    let Some(meta) = cmd.meta else {
+fn find_keys(cmd: &Command, meta: Option<&super::meta::Meta>, args: &[Bytes]) -> Vec<KeyRef> {
+    let Some(meta) = meta else {
         return legacy(cmd, args);
     };
     let specs = &meta.key_specs;

@@ -19,6 +19,10 @@ use super::flags;
 use crate::reply::Reply;
 
 const DATA: &str = include_str!("../../../data/commands-7.0.15.json");
+/// valkey-server 8.1.8's description, captured by the same script
+/// (`--server valkey-server`): what COMMAND INFO and DOCS show under a Valkey 8.1 profile
+/// (`shown_in`). Dispatch keeps 7.0's flags and arities either way.
+const DATA_VALKEY: &str = include_str!("../../../data/commands-valkey-8.1.8.json");
 
 /// Key-spec flags, as Redis names them, in the order Redis prints them.
 pub mod key_flags {
@@ -157,9 +161,18 @@ struct Data {
 
 fn data() -> &'static Data {
     static DATA_CELL: OnceLock<Data> = OnceLock::new();
-    DATA_CELL.get_or_init(|| {
+    DATA_CELL.get_or_init(|| load(DATA, "server/data/commands-7.0.15.json"))
+}
+
+fn valkey_data() -> &'static Data {
+    static DATA_CELL: OnceLock<Data> = OnceLock::new();
+    DATA_CELL.get_or_init(|| load(DATA_VALKEY, "server/data/commands-valkey-8.1.8.json"))
+}
+
+fn load(text: &'static str, file: &str) -> Data {
+    {
         let root: &'static Value = Box::leak(Box::new(
-            serde_json::from_str(DATA).expect("server/data/commands-7.0.15.json is valid JSON"),
+            serde_json::from_str(text).unwrap_or_else(|e| panic!("{file} is not valid JSON: {e}")),
         ));
         let names = |key: &str| -> HashSet<String> {
             root[key]
@@ -186,7 +199,7 @@ fn data() -> &'static Data {
             statuses: names("statuses"),
             commands,
         }
-    })
+    }
 }
 
 fn parse(name: &str, entry: &'static Value) -> Meta {
@@ -263,6 +276,19 @@ fn parse_key_spec(v: &Value) -> Option<KeySpec> {
 /// What Redis says about `name` (`get`, `client|id`), lower case.
 pub fn get(name: &str) -> Option<&'static Meta> {
     data().commands.get(name)
+}
+
+/// What `profile`'s server says about `name` in COMMAND INFO and COMMAND DOCS: valkey-server
+/// 8.1's own entry under a profile that has Valkey 8.1's table
+/// (`since::VALKEY_COMMAND_TABLE`), else Redis 7.0.15's. Both files name the same keys as
+/// sets and simple strings (the capture script writes them), so `to_reply` serves both.
+pub fn shown_in(profile: crate::compat::Profile, name: &str) -> Option<&'static Meta> {
+    if profile.has(crate::compat::since::VALKEY_COMMAND_TABLE) {
+        if let Some(m) = valkey_data().commands.get(name) {
+            return Some(m);
+        }
+    }
+    get(name)
 }
 
 /// The Redis version the data was captured from.

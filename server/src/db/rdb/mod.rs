@@ -40,6 +40,8 @@ pub mod types {
     pub const HASH_LISTPACK: u8 = 16;
     pub const ZSET_LISTPACK: u8 = 17;
     pub const LIST_QUICKLIST_2: u8 = 18;
+    /// Redis 7.2's listpack set (RDB version 11).
+    pub const SET_LISTPACK: u8 = 20;
 }
 
 const QUICKLIST_NODE_PLAIN: u64 = 1;
@@ -210,12 +212,20 @@ fn write_object(out: &mut Vec<u8>, v: &Value, limits: &Limits) {
                 }
             }
         },
-        // A listpack set (Redis 7.2+) is written as a plain set: RDB_TYPE_SET_LISTPACK needs
-        // RDB version 11, which no profile's payloads carry yet (DIFFERENCES.md).
+        // A listpack set exists only under the profiles from Redis 7.2, whose payloads carry
+        // RDB version 11 or later (`Profile::rdb_version`), as RDB_TYPE_SET_LISTPACK needs.
         Value::Set(s) => match s.encoding(limits) {
             Encoding::Intset => {
                 out.push(types::SET_INTSET);
                 write_string(out, &intset(s));
+            }
+            Encoding::Listpack => {
+                out.push(types::SET_LISTPACK);
+                let mut w = listpack::Writer::new();
+                for m in s.iter() {
+                    w.push(m);
+                }
+                write_string(out, &w.finish());
             }
             _ => {
                 out.push(types::SET);
@@ -417,6 +427,9 @@ fn read_object(r: &mut reader::Reader, t: u8) -> Option<Value> {
         types::HASH_LISTPACK => hash_from_pairs(listpack::parse(&r.string()?)?),
         types::ZSET_ZIPLIST => zset_from_pairs(ziplist::parse(&r.string()?)?),
         types::ZSET_LISTPACK => zset_from_pairs(listpack::parse(&r.string()?)?),
+        types::SET_LISTPACK => Some(Value::Set(SetValue::from_listpack(listpack::parse(
+            &r.string()?,
+        )?)?)),
         types::LIST_QUICKLIST | types::LIST_QUICKLIST_2 => {
             let nodes = r.len()?;
             let mut l = ListValue::new();
