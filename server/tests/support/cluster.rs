@@ -137,7 +137,7 @@ pub fn real_node_with_timeout(timeout: &str) -> Option<Node> {
         std::thread::sleep(Duration::from_millis(10));
     };
     Some(Node {
-        process: process,
+        process,
         port,
         cport,
         conn,

@@ -334,8 +334,9 @@ fn elect(t: &mut Topology, i: usize, now: i64, random: u64, out: &mut Vec<(Dest,
     else {
         return;
     };
-    if (!t.nodes()[primary].failed && !manual)
-        || (b.replica_no_failover && !manual)
+    // Only for a failed primary (or by hand), not with cluster-replica-no-failover (unless
+    // by hand), and only for a primary that serves slots.
+    if (!manual && (!t.nodes()[primary].failed || b.replica_no_failover))
         || t.owned_by(primary) == 0
     {
         return;
