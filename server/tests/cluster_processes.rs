@@ -8,236 +8,11 @@
 
 mod support;
 
-use std::io::{BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use support::{call, free_port, Killed, Standalone};
-
-/// How long a cluster may take to converge before a test gives up: a hang guard for a
-/// loaded machine, not a bound on the bus's speed.
-const GUARD: Duration = Duration::from_secs(120);
-
-/// cluster-node-timeout for every node: short, so a killed node is noticed soon, and not so
-/// short that a pong delayed on a loaded machine marks a live node failing.
-const NODE_TIMEOUT: &str = "2000";
-
-/// One node of a cluster under test: its process, ports and a client connection.
-struct Node {
-    _process: Process,
-    port: u16,
-    cport: u16,
-    conn: BufReader<TcpStream>,
-}
-
-enum Process {
-    Redlab(Standalone),
-    Real(Killed, std::path::PathBuf),
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        if let Process::Real(child, dir) = self {
-            let _ = child.0.kill();
-            let _ = child.0.wait();
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
-}
-
-fn connect(port: u16) -> BufReader<TcpStream> {
-    let s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    BufReader::new(s)
-}
-
-/// Starts a redlab-server cluster node with its bus on a free port of its own.
-fn redlab_node(extra: &[&str]) -> Node {
-    let cport = free_port();
-    let cp = cport.to_string();
-    let mut args = vec![
-        "--cluster-enabled",
-        "yes",
-        "--cluster-port",
-        &cp,
-        "--cluster-node-timeout",
-        NODE_TIMEOUT,
-    ];
-    args.extend_from_slice(extra);
-    let server = support::start(&args);
-    let port = server.port;
-    Node {
-        _process: Process::Redlab(server),
-        port,
-        cport,
-        conn: connect(port),
-    }
-}
-
-/// Starts a real redis-server cluster node the same way, or None (said loudly) when
-/// redis-server is missing outside CI; under CI=true a missing redis-server fails.
-fn real_node() -> Option<Node> {
-    let (port, cport) = (free_port(), free_port());
-    let dir = std::env::temp_dir().join(format!(
-        "redlab-cluster-processes-{}-{port}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).expect("a temp dir");
-    let spawned = support::spawn_tied(
-        Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args([
-                "--cluster-enabled",
-                "yes",
-                "--cluster-port",
-                &cport.to_string(),
-            ])
-            .args(["--cluster-node-timeout", NODE_TIMEOUT])
-            .args(["--save", "", "--appendonly", "no", "--dir"])
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null()),
-    );
-    let child = match spawned {
-        Ok(c) => Killed(c),
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&dir);
-            if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-                panic!("cluster_processes: redis-server did not start ({e}) and CI=true");
-            }
-            eprintln!("\n!!!! cluster_processes: real cluster SKIPPED, redis-server: {e} !!!!\n");
-            return None;
-        }
-    };
-    let process = Process::Real(child, dir);
-    let t = Instant::now();
-    let conn = loop {
-        if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
-            s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-            break BufReader::new(s);
-        }
-        assert!(t.elapsed() < GUARD, "redis-server did not start");
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    Some(Node {
-        _process: process,
-        port,
-        cport,
-        conn,
-    })
-}
-
-fn cmd(n: &mut Node, args: &[&str]) -> String {
-    call(&mut n.conn, args)
-}
-
-fn myid(n: &mut Node) -> String {
-    cmd(n, &["CLUSTER", "MYID"])
-}
-
-/// Polls `done` until it holds; past the guard, fails saying what never happened.
-fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < GUARD, "never happened: {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Whether node `n` sees a formed cluster of `count` nodes: state ok, every node known, no
-/// handshake pending, every link connected.
-fn formed(n: &mut Node, count: usize) -> bool {
-    let info = cmd(n, &["CLUSTER", "INFO"]);
-    let nodes = cmd(n, &["CLUSTER", "NODES"]);
-    info.contains("cluster_state:ok")
-        && info.contains(&format!("cluster_known_nodes:{count}"))
-        && !nodes.contains("handshake")
-        && !nodes.contains("fail")
-        && nodes
-            .lines()
-            .filter(|l| l.split(' ').nth(7) == Some("connected"))
-            .count()
-            == count
-}
-
-/// Each primary's id and config epoch in a CLUSTER NODES text, sorted by id.
-fn primary_epochs(nodes_text: &str) -> Vec<(String, String)> {
-    let mut epochs: Vec<(String, String)> = nodes_text
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(' ').collect();
-            if !f.get(2)?.split(',').any(|flag| flag == "master") {
-                return None;
-            }
-            Some((f[0].to_string(), f.get(6)?.to_string()))
-        })
-        .collect();
-    epochs.sort();
-    epochs
-}
-
-/// Waits until every node sees the formed cluster and all describe the slots and the config
-/// epochs alike, each primary with its own epoch. Until the epoch collisions are resolved
-/// everywhere, a node that takes a slot by hand may bump to an epoch another node still
-/// holds, and the slot's move would be lost (Redis's own suite waits for the same).
-fn settle(nodes: &mut [Node]) {
-    let count = nodes.len();
-    until("every node agrees on the cluster", || {
-        let mut views = Vec::new();
-        for n in nodes.iter_mut() {
-            if !formed(n, count) {
-                return false;
-            }
-            let epochs = primary_epochs(&cmd(n, &["CLUSTER", "NODES"]));
-            let mut distinct: Vec<&String> = epochs.iter().map(|(_, e)| e).collect();
-            distinct.sort();
-            distinct.dedup();
-            if distinct.len() != epochs.len() {
-                return false;
-            }
-            views.push((cmd(n, &["CLUSTER", "SLOTS"]), epochs));
-        }
-        views.iter().all(|v| *v == views[0])
-    });
-}
-
-const THIRDS: [(u16, u16); 3] = [(0, 5460), (5461, 10922), (10923, 16383)];
-
-/// Three primaries, each given a third of the slots, node 0 meeting the others.
-fn three_primaries(start: impl Fn() -> Option<Node>) -> Option<Vec<Node>> {
-    let mut nodes = Vec::new();
-    for _ in 0..3 {
-        nodes.push(start()?);
-    }
-    for (n, (a, b)) in nodes.iter_mut().zip(THIRDS) {
-        let reply = cmd(
-            n,
-            &["CLUSTER", "ADDSLOTSRANGE", &a.to_string(), &b.to_string()],
-        );
-        assert_eq!(reply, "+OK");
-    }
-    let others: Vec<(u16, u16)> = nodes[1..].iter().map(|n| (n.port, n.cport)).collect();
-    for (port, cport) in others {
-        let reply = cmd(
-            &mut nodes[0],
-            &[
-                "CLUSTER",
-                "MEET",
-                "127.0.0.1",
-                &port.to_string(),
-                &cport.to_string(),
-            ],
-        );
-        assert_eq!(reply, "+OK");
-    }
-    settle(&mut nodes);
-    Some(nodes)
-}
-
-fn redlab_three() -> Vec<Node> {
-    three_primaries(|| Some(redlab_node(&[]))).expect("redlab nodes start")
-}
+use support::cluster::*;
 
 #[test]
 fn three_processes_agree_and_redirect_to_each_other() {
@@ -295,20 +70,6 @@ fn three_processes_agree_and_redirect_to_each_other() {
     assert!(shards
         .iter()
         .all(|s| sorted_words(s) == sorted_words(&shards[0])));
-}
-
-/// CLUSTER KEYSLOT, as a number.
-fn keyslot(n: &mut Node, key: &str) -> u16 {
-    let reply = cmd(n, &["CLUSTER", "KEYSLOT", key]);
-    reply.trim_start_matches(':').parse().expect("a slot")
-}
-
-/// A key whose slot lies in [a, b] (found by asking the node).
-fn key_in_slot_range(n: &mut Node, a: u16, b: u16) -> String {
-    (0..)
-        .map(|i| format!("key:{i}"))
-        .find(|k| (a..=b).contains(&keyslot(n, k)))
-        .expect("a key")
 }
 
 fn mask_offsets(s: &str) -> String {
@@ -428,10 +189,7 @@ fn a_replica_in_another_process_follows_its_primary() {
 fn a_killed_process_is_marked_failing_and_forget_removes_it() {
     let mut nodes = redlab_three();
     let dead = myid(&mut nodes[2]);
-    let Process::Redlab(server) = &mut nodes[2]._process else {
-        unreachable!()
-    };
-    server.kill();
+    nodes[2].kill();
     for n in nodes.iter_mut().take(2) {
         until(
             "the killed node is marked fail and the cluster down",
@@ -485,10 +243,7 @@ fn without_full_coverage_the_rest_of_the_cluster_keeps_serving() {
         three_primaries(|| Some(redlab_node(&["--cluster-require-full-coverage", "no"])))
             .expect("nodes");
     let dead = myid(&mut nodes[2]);
-    let Process::Redlab(server) = &mut nodes[2]._process else {
-        unreachable!()
-    };
-    server.kill();
+    nodes[2].kill();
     until("the killed node is marked fail", || {
         cmd(&mut nodes[0], &["CLUSTER", "NODES"])
             .lines()

@@ -337,13 +337,30 @@ fn replicate(e: &mut Engine, call: &mut Call) -> CmdResult {
 
 fn failover(e: &mut Engine, call: &mut Call) -> CmdResult {
     node(e)?;
+    let mut opt = String::new();
     if call.argc() == 3 {
-        let opt = args::lower(call.arg(2));
+        opt = args::lower(call.arg(2));
         if opt != "force" && opt != "takeover" {
             return Err(Reply::err(errors::SYNTAX));
         }
     } else if call.argc() > 3 {
-        return Err(Reply::err(errors::SYNTAX));
+        return Err(Reply::err(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLUSTER HELP.",
+            String::from_utf8_lossy(call.arg(1))
+        )));
+    }
+    if on_bus(e) {
+        // An election among processes (`bus::failover`); TAKEOVER makes this node a
+        // primary at once, so it stops replicating now.
+        let (force, takeover) = (opt == "force" || opt == "takeover", opt == "takeover");
+        let now = super::bus::now_ms();
+        let promoted = with_topology(e, |t, _| {
+            super::bus::failover::manual(t, force, takeover, now).map_err(Reply::err)
+        })?;
+        if promoted {
+            crate::repl::commands::promote(e);
+        }
+        return ok();
     }
     with_topology(e, |t, me| {
         if t.nodes()[me].is_primary() {
@@ -426,6 +443,16 @@ fn reset_on_bus(e: &mut Engine, hard: bool) -> CmdResult {
     }
     bus.me = id.clone();
     bus.forgotten.clear();
+    // Redis's clusterReset: no manual failover or election goes on; a hard reset also
+    // forgets the last vote (its epochs start again from 0).
+    let last_vote = if hard {
+        0
+    } else {
+        bus.election.last_vote_epoch
+    };
+    bus.election = Default::default();
+    bus.election.last_vote_epoch = last_vote;
+    bus.outbox.clear();
     t.bus = Some(bus);
     let full = e
         .config

@@ -71,6 +71,12 @@ pub struct BusNode {
     pub created: i64,
     /// Which primaries reported it failing, and when (ms).
     pub fail_reports: Vec<(String, i64)>,
+    /// The replication offset its last message announced (a replica's rank in an
+    /// election counts the replicas of its primary that are further on).
+    pub repl_offset: u64,
+    /// When this node (as a primary) last voted for one of its replicas (ms): a primary
+    /// votes for the replicas of one failed primary once per two node timeouts.
+    pub voted_time: i64,
 }
 
 /// What a topology kept by a cluster bus (one process, one node) adds to it.
@@ -85,6 +91,23 @@ pub struct BusState {
     pub received: [u64; super::bus::msg::TYPES],
     /// Ids forgotten with CLUSTER FORGET, and until when gossip may not add them back.
     pub forgotten: Vec<(String, i64)>,
+    /// cluster-replica-validity-factor: a replica whose data is older than this many node
+    /// timeouts (plus the replication ping period) does not stand for election; 0: always.
+    pub validity_factor: i64,
+    /// repl-ping-replica-period, in ms (part of that bound).
+    pub repl_ping_period_ms: i64,
+    /// cluster-replica-no-failover: this replica never starts an automatic failover.
+    pub replica_no_failover: bool,
+    /// The configuration generation the settings above were read at (the engine reads them
+    /// again when CONFIG SET changes it, so they act on the running bus).
+    pub config_generation: Option<u64>,
+    /// Elections and manual failovers (`super::bus::failover`).
+    pub election: super::bus::failover::Election,
+    /// What the engine told the bus at its last tick.
+    pub report: super::bus::failover::EngineReport,
+    /// Messages the engine thread wants sent (a CLUSTER FAILOVER's MFSTART, the PONGs of a
+    /// TAKEOVER), taken by the bus's next cron.
+    pub outbox: Vec<(super::bus::merge::Dest, Vec<u8>)>,
 }
 
 impl Node {

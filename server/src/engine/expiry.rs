@@ -20,6 +20,7 @@ impl Engine {
             self.perform_evictions();
         }
         self.end_command();
+        crate::cluster::bus::reconcile::tick(self);
         crate::repl::failover::update(self);
         self.serve_postponed();
         if !self.cron_paused {

@@ -16,6 +16,9 @@ pub const TO_SET_A_MASTER_THE_NODE: &str =
     "ERR To set a master the node must be empty and without assigned slots.";
 pub const YOU_SHOULD_SEND_CLUSTER_FAILOVER_TO: &str =
     "ERR You should send CLUSTER FAILOVER to a replica";
+pub const MY_MASTER_IS_UNKNOWN: &str = "ERR I'm a replica but my master is unknown to me";
+pub const MASTER_IS_DOWN_USE_FORCE: &str =
+    "ERR Master is down or failed, please use CLUSTER FAILOVER FORCE";
 pub const CLUSTER_RESET_CAN_T_BE_CALLED: &str =
     "ERR CLUSTER RESET can't be called with master nodes containing keys";
 pub const I_TRIED_HARD_BUT_I_CAN: &str = "ERR I tried hard but I can't forget myself...";

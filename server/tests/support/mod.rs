@@ -5,6 +5,7 @@
 //! parent-death signal, so it dies even when the test process is killed.
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod tools;
 
 use std::io::{BufRead, BufReader, Read, Write};

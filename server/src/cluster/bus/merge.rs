@@ -10,6 +10,7 @@
 
 use std::net::IpAddr;
 
+use super::failover;
 use super::msg::{self, Body, Gossip, Header, Msg};
 use crate::cluster::slot::SLOTS;
 use crate::cluster::topology::{BusNode, Topology};
@@ -37,6 +38,15 @@ pub struct Outcome {
     /// The sender claims slots that this node gives to a node with a higher epoch: send the
     /// sender an UPDATE about that node.
     pub update: Option<String>,
+    /// Messages for other links (a vote for the sender goes on our own link to it).
+    pub sends: Vec<(Dest, Vec<u8>)>,
+}
+
+/// Where a message goes: to one node over our link to it, or to every node we link to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dest {
+    Node(String),
+    All,
 }
 
 /// How long a forgotten node stays out of the view (Redis's CLUSTER_BLACKLIST_TTL).
@@ -107,6 +117,12 @@ pub fn header(t: &mut Topology, typ: u16) -> Option<Header> {
         None => i,
     };
     let state = u8::from(!t.is_ok());
+    let offset = t.bus.as_ref().map_or(0, |b| b.report.repl_offset);
+    let mflags = if failover::paused(t) {
+        msg::MF_PAUSED
+    } else {
+        0
+    };
     if let Some(b) = t.bus.as_mut() {
         if let Some(c) = b.sent.get_mut(typ as usize) {
             *c += 1;
@@ -119,13 +135,14 @@ pub fn header(t: &mut Topology, typ: u16) -> Option<Header> {
         cport: n.cport,
         current_epoch: t.current_epoch,
         config_epoch: t.nodes()[primary].config_epoch,
-        offset: 0,
+        offset,
         sender: me_id,
         slots: bitmap_of(t, primary),
         replica_of: n.replica_of.clone(),
         myip: String::new(),
         flags: flags_of(t, i),
         state,
+        mflags,
     })
 }
 
@@ -242,6 +259,7 @@ pub fn process(t: &mut Topology, link: Link, peer_ip: &str, m: &Msg, now: i64) -
         t.current_epoch = t.current_epoch.max(h.current_epoch);
         let n = &mut t.nodes_mut()[s];
         n.config_epoch = n.config_epoch.max(h.config_epoch);
+        failover::note_offset(t, s, h);
     }
     let ping_like = matches!(h.typ, msg::PING | msg::PONG | msg::MEET);
     if matches!(h.typ, msg::PING | msg::MEET) {
@@ -340,13 +358,26 @@ pub fn process(t: &mut Topology, link: Link, peer_ip: &str, m: &Msg, now: i64) -
             name,
             slots,
         } => {
-            if let Some(n) = t.index_of(name) {
+            if let Some(n) = t.index_of(name).filter(|_| *name != me_id) {
                 if t.nodes()[n].config_epoch < *config_epoch {
-                    t.nodes_mut()[n].config_epoch = *config_epoch;
+                    // A replica that owns slots at a newer epoch was promoted.
+                    let node = &mut t.nodes_mut()[n];
+                    node.replica_of = None;
+                    node.config_epoch = *config_epoch;
                     update_slots(t, n, *config_epoch, slots);
                 }
             }
         }
+        Body::Other => match h.typ {
+            msg::AUTH_REQUEST => {
+                if let Some(ack) = failover::auth_request(t, s, h, now) {
+                    out.sends.push((Dest::Node(h.sender.clone()), ack));
+                }
+            }
+            msg::AUTH_ACK => failover::auth_ack(t, s, h),
+            msg::MFSTART => failover::mfstart(t, s, now),
+            _ => {}
+        },
         _ => {}
     }
     t.touch();
@@ -378,12 +409,21 @@ fn role(t: &mut Topology, s: usize, h: &Header) {
 
 /// Redis's clusterUpdateSlotsConfigWith: each slot `s` claims goes to it when it has no
 /// owner or its owner's config epoch is lower; a slot this node is importing stays as it is.
+/// When that leaves our primary (this node, or the one it replicates) without a slot, it
+/// was failed over: this node turns into a replica of `s` (Redis's clusterSetMaster).
 fn update_slots(t: &mut Topology, s: usize, epoch: u64, slots: &[u8]) {
     let me_id = me(t);
-    let importing: Vec<u16> = t
-        .node(&me_id)
-        .map(|n| n.importing.keys().copied().collect())
-        .unwrap_or_default();
+    let Some(i) = t.index_of(&me_id) else { return };
+    if s == i {
+        return;
+    }
+    let ours = t.nodes()[i]
+        .replica_of
+        .as_deref()
+        .and_then(|p| t.index_of(p))
+        .unwrap_or(i);
+    let importing: Vec<u16> = t.nodes()[i].importing.keys().copied().collect();
+    let mut took_ours = false;
     for slot in 0..SLOTS as u16 {
         if !msg::has_slot(slots, slot) || importing.contains(&slot) {
             continue;
@@ -391,8 +431,22 @@ fn update_slots(t: &mut Topology, s: usize, epoch: u64, slots: &[u8]) {
         match t.owner_index(slot) {
             Some(o) if o == s => {}
             Some(o) if t.nodes()[o].config_epoch >= epoch => {}
-            _ => t.set_owner(slot, Some(s)),
+            owner => {
+                took_ours |= owner == Some(ours);
+                t.set_owner(slot, Some(s));
+            }
         }
+    }
+    if took_ours && t.owned_by(ours) == 0 {
+        let (id, epoch) = (t.nodes()[s].id.clone(), t.nodes()[s].config_epoch);
+        let n = &mut t.nodes_mut()[i];
+        if n.is_primary() {
+            n.migrating.clear();
+            n.importing.clear();
+        }
+        n.replica_of = Some(id);
+        n.config_epoch = epoch;
+        failover::reset_manual(t);
     }
 }
 

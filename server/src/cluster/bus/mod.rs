@@ -9,6 +9,11 @@
 //! there is answered with a PONG. Messages are Redis's `clusterMsg` (`msg`), merged into the
 //! view as Redis merges them (`merge`).
 //!
+//! Failover (`failover`) runs on the same messages and cron: elections, votes, manual
+//! failovers. What it needs of the engine (the replication offset, a write pause, following
+//! a new primary or no longer following one) the engine reads and reports at each of its
+//! ticks (`reconcile`), along with the bus settings CONFIG SET changed.
+//!
 //! Threads: the bus runs on a thread of its own (a current-thread runtime), not on the
 //! engine's. The view is the same `Topology` behind a lock that an in-process cluster
 //! shares, so the engine routes and answers CLUSTER NODES exactly as it does there, and a
@@ -20,8 +25,10 @@
 //! inbound link that stays silent for two node timeouts is closed, and each link is its own
 //! task.
 
+pub mod failover;
 pub mod merge;
 pub mod msg;
+pub(crate) mod reconcile;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -35,7 +42,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, Notify};
 
 use super::topology::{lock, Shared};
-use merge::Link;
+use merge::{Dest, Link};
 
 /// Stops the bus when dropped (with the engine that owns it).
 #[derive(Debug)]
@@ -137,12 +144,17 @@ async fn run(shared: Shared, listener: std::net::TcpListener, mut stop: oneshot:
     }
 }
 
-/// Every 100 ms: failure detection, and one outbound link per node with an address.
+/// Every 100 ms: failure detection, failovers, what the engine queued, and one outbound
+/// link per node with an address.
 fn cron_tick(ctx: &Rc<Ctx>) {
     let now = now_ms();
-    let (failed, wanted) = {
+    let (failed, wanted, sends) = {
         let mut t = lock(&ctx.shared);
         let failed = merge::cron(&mut t, now);
+        let mut sends = failover::cron(&mut t, now, crate::rng::fresh_seed());
+        if let Some(b) = t.bus.as_mut() {
+            sends.append(&mut b.outbox);
+        }
         let me = t.bus.as_ref().map(|b| b.me.clone()).unwrap_or_default();
         let wanted: Vec<String> = t
             .nodes()
@@ -150,10 +162,13 @@ fn cron_tick(ctx: &Rc<Ctx>) {
             .filter(|n| n.id != me && !n.bus.noaddr)
             .map(|n| n.id.clone())
             .collect();
-        (failed, wanted)
+        (failed, wanted, sends)
     };
     for f in failed {
         broadcast_fail(ctx, &f);
+    }
+    for (dest, bytes) in sends {
+        deliver(ctx, &dest, bytes);
     }
     let mut links = ctx.links.borrow_mut();
     links.retain(|id, slot| {
@@ -178,9 +193,28 @@ fn broadcast_fail(ctx: &Ctx, failed: &str) {
     let Some(bytes) = merge::fail_message(&mut lock(&ctx.shared), failed) else {
         return;
     };
-    for slot in ctx.links.borrow().values() {
-        slot.outbox.queue.borrow_mut().push(bytes.clone());
+    deliver(ctx, &Dest::All, bytes);
+}
+
+/// Queues a message on our link to one node, or on every link (a node without a link now
+/// misses it, as in Redis).
+fn deliver(ctx: &Ctx, dest: &Dest, bytes: Vec<u8>) {
+    let links = ctx.links.borrow();
+    let push = |slot: &LinkSlot, bytes: Vec<u8>| {
+        slot.outbox.queue.borrow_mut().push(bytes);
         slot.outbox.notify.notify_one();
+    };
+    match dest {
+        Dest::Node(id) => {
+            if let Some(slot) = links.get(id) {
+                push(slot, bytes);
+            }
+        }
+        Dest::All => {
+            for slot in links.values() {
+                push(slot, bytes.clone());
+            }
+        }
     }
 }
 
@@ -223,7 +257,7 @@ fn handle(ctx: &Ctx, link: Link, peer_ip: &str, frame: &[u8]) -> Handled {
         };
     };
     let mut t = lock(&ctx.shared);
-    let outcome = merge::process(&mut t, link, peer_ip, &m, now_ms());
+    let mut outcome = merge::process(&mut t, link, peer_ip, &m, now_ms());
     let mut replies = Vec::new();
     if outcome.pong && !outcome.close {
         let to = m.header.sender.clone();
@@ -231,6 +265,10 @@ fn handle(ctx: &Ctx, link: Link, peer_ip: &str, frame: &[u8]) -> Handled {
     }
     if let Some(about) = &outcome.update {
         replies.extend(merge::update_message(&mut t, about));
+    }
+    drop(t);
+    for (dest, bytes) in std::mem::take(&mut outcome.sends) {
+        deliver(ctx, &dest, bytes);
     }
     Handled { outcome, replies }
 }
@@ -298,7 +336,7 @@ async fn outbound(ctx: Rc<Ctx>, id: String, outbox: Rc<Outbox>) {
 }
 
 async fn link_session(ctx: &Rc<Ctx>, id: &mut String, outbox: &Rc<Outbox>) {
-    let (timeout, interval) = timings(ctx);
+    let (mut timeout, mut interval) = timings(ctx);
     let addr = {
         let t = lock(&ctx.shared);
         match t.node(id.as_str()) {
@@ -379,6 +417,14 @@ async fn link_session(ctx: &Rc<Ctx>, id: &mut String, outbox: &Rc<Outbox>) {
                 }
             }
             _ = tick.tick() => {
+                // CONFIG SET may have changed the node timeout: the pings follow it.
+                let (t2, i2) = timings(ctx);
+                timeout = t2;
+                if i2 != interval {
+                    interval = i2;
+                    tick = tokio::time::interval(interval);
+                    tick.tick().await;
+                }
                 // A ping pending for half the timeout on a link that old: reconnect, as
                 // Redis does, in case the link rather than the node is the problem.
                 let now = now_ms();

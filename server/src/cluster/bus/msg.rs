@@ -1,9 +1,10 @@
 //! The cluster bus's messages, in Redis's own binary layout (`clusterMsg` of Redis 7.0's
 //! cluster.h): a 2256-byte header (signature "RCmb", length, version 1, ports, type,
-//! epochs, the sender's id, its 16384-bit slot bitmap, its primary's id, flags, state),
-//! then a body that depends on the type: gossip entries of 104 bytes for PING, PONG and
-//! MEET, a node id for FAIL, an epoch, id and slot bitmap for UPDATE. Every number is big
-//! endian.
+//! epochs, the replication offset, the sender's id, its 16384-bit slot bitmap, its
+//! primary's id, flags, state, message flags), then a body that depends on the type: gossip
+//! entries of 104 bytes for PING, PONG and MEET, a node id for FAIL, an epoch, id and slot
+//! bitmap for UPDATE, nothing for the failover messages (FAILOVER_AUTH_REQUEST and _ACK,
+//! MFSTART: their header says it all). Every number is big endian.
 //!
 //! Why Redis's layout rather than a small redlab format: it is the one format a Redis
 //! Cluster node speaks, so a redlab node and a redis-server node can meet (and a capture
@@ -36,7 +37,13 @@ pub const PING: u16 = 0;
 pub const PONG: u16 = 1;
 pub const MEET: u16 = 2;
 pub const FAIL: u16 = 3;
+/// A replica asks the primaries for their vote (header only).
+pub const AUTH_REQUEST: u16 = 5;
+/// A primary's vote (header only).
+pub const AUTH_ACK: u16 = 6;
 pub const UPDATE: u16 = 7;
+/// A replica asks its primary to start a manual failover (header only).
+pub const MFSTART: u16 = 8;
 /// How many types Redis 7.0 has (the size of the per-type counters).
 pub const TYPES: usize = 11;
 
@@ -64,6 +71,12 @@ pub const F_MYSELF: u16 = 16;
 pub const F_HANDSHAKE: u16 = 32;
 pub const F_NOADDR: u16 = 64;
 
+/// Message flags (`mflags[0]`), as Redis numbers them: the sender is a primary whose
+/// clients are paused for a manual failover (its offset is final) ...
+pub const MF_PAUSED: u8 = 1;
+/// ... and a vote is asked for although the primary did not fail (manual failover).
+pub const MF_FORCEACK: u8 = 2;
+
 /// The header's fields redlab reads or writes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
@@ -84,6 +97,8 @@ pub struct Header {
     pub flags: u16,
     /// The cluster state in the sender's view: 0 ok, 1 fail.
     pub state: u8,
+    /// The first of the message flags (`MF_PAUSED`, `MF_FORCEACK`).
+    pub mflags: u8,
 }
 
 /// A gossip entry: what the sender knows of another node.
@@ -111,7 +126,8 @@ pub enum Body {
         name: String,
         slots: Vec<u8>,
     },
-    /// A type redlab does not act on (PUBLISH, failover auth ...), read and ignored.
+    /// No body: the failover messages, and types redlab does not act on (PUBLISH, module
+    /// messages), which are read and ignored.
     Other,
 }
 
@@ -215,6 +231,7 @@ pub fn encode(msg: &Msg) -> Vec<u8> {
     put_u16(&mut out, 2248, h.cport);
     put_u16(&mut out, 2250, h.flags);
     out[2252] = h.state;
+    out[2253] = h.mflags;
     let mut at = HEADER_LEN;
     match &msg.body {
         Body::Gossip(entries) => {
@@ -295,6 +312,7 @@ pub fn decode(b: &[u8]) -> Result<Msg, &'static str> {
         myip: get_str(b, 2168, IP_LEN),
         flags: get_u16(b, 2250),
         state: b[2252],
+        mflags: b[2253],
     };
     let at = HEADER_LEN;
     let body = match typ {
@@ -355,6 +373,7 @@ mod tests {
             myip: String::new(),
             flags: F_SLAVE,
             state: 0,
+            mflags: MF_FORCEACK,
         }
     }
 
@@ -377,7 +396,13 @@ mod tests {
                 slots: vec![0xff; SLOTS_LEN],
             },
         ];
-        for (typ, body) in [PING, FAIL, UPDATE].into_iter().zip(bodies) {
+        let bodies = bodies
+            .into_iter()
+            .chain(std::iter::repeat_n(Body::Other, 3));
+        for (typ, body) in [PING, FAIL, UPDATE, AUTH_REQUEST, AUTH_ACK, MFSTART]
+            .into_iter()
+            .zip(bodies)
+        {
             let msg = Msg {
                 header: header(typ),
                 body,
@@ -404,6 +429,14 @@ mod tests {
         assert_eq!(&bytes[2128..2168], "b".repeat(40).as_bytes());
         assert_eq!(get_u16(&bytes, 2248), 17000);
         assert_eq!(get_u16(&bytes, 2250), F_SLAVE);
+        assert_eq!(bytes[2253], MF_FORCEACK);
+        // The failover messages are a bare header.
+        let ack = encode(&Msg {
+            header: header(AUTH_ACK),
+            body: Body::Other,
+        });
+        assert_eq!(ack.len(), HEADER_LEN);
+        assert_eq!(get_u16(&ack, 12), 6);
     }
 
     #[test]

@@ -1,0 +1,107 @@
+//! The engine's side of the bus, at each engine tick (every 10 ms): what the bus decided
+//! that only the engine can carry out, and what the bus needs to know of the engine.
+//!
+//! The bus runs on its own thread and never touches the engine; the engine never waits
+//! for the bus. They meet in the node's `Topology` (behind its lock), and this tick makes
+//! the engine agree with it, as Redis's clusterCron makes replication agree with the
+//! node's role:
+//! - the role: a node the view calls a primary stops following (it was elected, or took
+//!   over), a node the view calls the replica of another follows that node's address (it
+//!   lost its slots to that node, or CLUSTER REPLICATE);
+//! - the manual failover's write pause, on while this primary's manual failover runs;
+//! - the report: the replication offset, how long a replica's link has been down, and for
+//!   which manual failover writes are paused (the offset is then final);
+//! - the settings the bus reads (cluster-node-timeout and the failover ones), read again
+//!   when CONFIG SET changed the configuration, so they act on the running bus.
+
+use crate::cluster::topology::lock;
+use crate::engine::Engine;
+
+/// What the view says this node is.
+enum Role {
+    Primary,
+    Replica(String, u16),
+    Unknown,
+}
+
+/// One tick; nothing for a node without a bus (an in-process `Cluster`, or standalone).
+pub(crate) fn tick(e: &mut Engine) {
+    let Some(node) = e.cluster.as_ref().filter(|n| n.bus.is_some()) else {
+        return;
+    };
+    let shared = node.shared.clone();
+    let generation = e.config.generation;
+    let settings = {
+        let t = lock(&shared);
+        let Some(b) = t.bus.as_ref() else { return };
+        (b.config_generation != Some(generation)).then(|| read_settings(e))
+    };
+    let (role, pause_for) = {
+        let mut t = lock(&shared);
+        if let Some((timeout, factor, ping, no_failover, full)) = settings {
+            t.set_require_full_coverage(full);
+            if let Some(b) = t.bus.as_mut() {
+                b.config_generation = Some(generation);
+                b.node_timeout = timeout;
+                b.validity_factor = factor;
+                b.repl_ping_period_ms = ping;
+                b.replica_no_failover = no_failover;
+            }
+        }
+        let me = t.bus.as_ref().map(|b| b.me.clone()).unwrap_or_default();
+        let role = match t.node(&me) {
+            Some(n) => match n.replica_of.as_deref().map(|p| t.node(p)) {
+                None => Role::Primary,
+                Some(Some(p)) => Role::Replica(p.host.clone(), p.port),
+                Some(None) => Role::Unknown,
+            },
+            None => Role::Unknown,
+        };
+        let el = t.bus.as_ref().map(|b| &b.election);
+        let pause_for = el
+            .filter(|el| el.mf_end != 0 && el.mf_replica.is_some())
+            .map_or(0, |el| el.mf_end);
+        (role, pause_for)
+    };
+    match role {
+        Role::Primary if e.repl.following.is_some() => crate::repl::commands::promote(e),
+        Role::Replica(host, port) => {
+            let same = e
+                .repl
+                .following
+                .as_ref()
+                .is_some_and(|f| f.host == host && f.port == port);
+            if !same {
+                crate::repl::commands::follow(e, &host, port);
+            }
+        }
+        _ => {}
+    }
+    // Pause first, then read the offset: no write can come after it.
+    e.set_failover_pause(pause_for != 0);
+    let offset = e.repl.master_offset().max(0) as u64;
+    let data_age = match &e.repl.following {
+        Some(f) if f.state != "connected" => (e.clock.now_ms() - f.down_since_ms).max(0),
+        _ => 0,
+    };
+    let mut t = lock(&shared);
+    if let Some(b) = t.bus.as_mut() {
+        b.report.repl_offset = offset;
+        b.report.data_age_ms = data_age;
+        b.report.paused_for = pause_for;
+    }
+}
+
+/// (cluster-node-timeout, cluster-replica-validity-factor, repl-ping-replica-period in ms,
+/// cluster-replica-no-failover, cluster-require-full-coverage).
+fn read_settings(e: &Engine) -> (i64, i64, i64, bool, bool) {
+    let get = |name: &str| e.config.get_by_name(name).unwrap_or_default();
+    let int = |name: &str, default: i64| get(name).parse().unwrap_or(default);
+    (
+        int("cluster-node-timeout", 15_000),
+        int("cluster-replica-validity-factor", 10),
+        int("repl-ping-replica-period", 10).saturating_mul(1000),
+        get("cluster-replica-no-failover") == "yes",
+        get("cluster-require-full-coverage") != "no",
+    )
+}
