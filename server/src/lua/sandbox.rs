@@ -22,14 +22,16 @@ const GLOBALS_MT: &str = "redlab.globals_mt";
 /// In the registry while some library of `LAZY` is not built yet.
 const LAZY_PENDING: &str = "redlab.lazy_pending";
 
+/// A library's `open`: builds its table and sets it into the globals at the given index.
+type OpenFn = unsafe fn(*mut lua_State, c_int);
+
 /// Libraries a fresh state does not build until a script reaches one: few scripts use them,
 /// and building them (and their read-only proxies) was a fifth of a state's construction,
 /// paid by every fresh server's or engine's first script. Each is built, as a read-only proxy
 /// like the eager ones, by the globals' missing-key handler the first time its name is looked
 /// up, and all of them before anything lists or raw-reads the globals (`next`, `pairs`,
-/// `rawget`), so no script can tell it was not there from the start. Each `open` sets its
-/// table into the real globals at the given index.
-const LAZY: [(&str, unsafe fn(*mut lua_State, c_int)); 4] = [
+/// `rawget`), so no script can tell it was not there from the start.
+const LAZY: [(&str, OpenFn); 4] = [
     ("cjson", super::cjson::open),
     ("cmsgpack", super::cmsgpack::open),
     ("struct", super::struct_lib::open),
