@@ -19,6 +19,24 @@ const PROXIES: &str = "redlab.proxies";
 const BACKING_G: &str = "redlab.G";
 const LOAD_API: &str = "redlab.load_api";
 const GLOBALS_MT: &str = "redlab.globals_mt";
+/// In the registry while some library of `LAZY` is not built yet.
+const LAZY_PENDING: &str = "redlab.lazy_pending";
+
+/// A library's `open`: builds its table and sets it into the globals at the given index.
+type OpenFn = unsafe fn(*mut lua_State, c_int);
+
+/// Libraries a fresh state does not build until a script reaches one: few scripts use them,
+/// and building them (and their read-only proxies) was a fifth of a state's construction,
+/// paid by every fresh server's or engine's first script. Each is built, as a read-only proxy
+/// like the eager ones, by the globals' missing-key handler the first time its name is looked
+/// up, and all of them before anything lists or raw-reads the globals (`next`, `pairs`,
+/// `rawget`), so no script can tell it was not there from the start.
+const LAZY: [(&str, OpenFn); 4] = [
+    ("cjson", super::cjson::open),
+    ("cmsgpack", super::cmsgpack::open),
+    ("struct", super::struct_lib::open),
+    ("bit", super::bit::open),
+];
 pub(crate) const READONLY: &str = errors::LUA_READONLY_TABLE;
 
 /// The error handler, Redis's `__redis__err__handler`: a Lua function in Redis, here the same
@@ -170,10 +188,10 @@ pub unsafe fn build(l: *mut lua_State, kind: Kind) -> c_int {
         set_funcs(l, g, &[("tonumber", super::tonumber::tonumber)]);
 
         super::api::open(l, g, kind);
-        super::cjson::open(l, g);
-        super::cmsgpack::open(l, g);
-        super::struct_lib::open(l, g);
-        super::bit::open(l, g);
+        // cjson, cmsgpack, struct and bit are built when a script first reaches one (see
+        // `LAZY`); the registry remembers that some are not built yet.
+        lua_pushboolean(l, 1);
+        registry_set(l, LAZY_PENDING);
 
         // Registry bookkeeping for proxies.
         lua_newtable(l);
@@ -182,17 +200,7 @@ pub unsafe fn build(l: *mut lua_State, kind: Kind) -> c_int {
         registry_set(l, BACKING_G);
 
         // Library tables become read-only proxies.
-        for name in [
-            "string",
-            "table",
-            "math",
-            "redis",
-            "cjson",
-            "cmsgpack",
-            "struct",
-            "bit",
-            "coroutine",
-        ] {
+        for name in ["string", "table", "math", "redis", "coroutine"] {
             get_field(l, g, name);
             if lua_type(l, -1) == LUA_TTABLE {
                 make_proxy(l, lua_gettop(l));
@@ -363,11 +371,73 @@ unsafe fn readonly_newindex_body(l: *mut lua_State) -> CResult {
 }
 lua_cfn!(readonly_newindex, readonly_newindex_body);
 
+/// Builds the library `LAZY[i]` into the real globals at `g` (absolute), as a read-only proxy.
+unsafe fn build_lazy(l: *mut lua_State, g: c_int, i: usize) {
+    // SAFETY: module contract (lua/ffi.rs); the library's `open` and `make_proxy` hold only
+    // borrowed or Copy values across the calls that can raise, as while `build` runs. Inside a
+    // script's protected call an out-of-memory raises past here with nothing owned alive.
+    unsafe {
+        let (name, open) = LAZY[i];
+        lua_checkstack(l, 8);
+        open(l, g);
+        get_field(l, g, name);
+        make_proxy(l, lua_gettop(l));
+        set_field(l, g, name);
+    }
+}
+
+/// Whether the table at `idx` is the real globals table.
+unsafe fn is_backing_globals(l: *mut lua_State, idx: c_int) -> bool {
+    // SAFETY: module contract (lua/ffi.rs); the registry value pushed is popped before return.
+    unsafe {
+        let idx = abs_index(l, idx);
+        registry_get(l, BACKING_G);
+        let yes = lua_rawequal(l, idx, -1) != 0;
+        lua_pop(l, 1);
+        yes
+    }
+}
+
+/// Builds every library of `LAZY` not built yet, when the table at `idx` is the real globals
+/// (about to be listed or raw-read). Cheap once all are built: one registry read.
+unsafe fn build_all_lazy(l: *mut lua_State, idx: c_int) {
+    // SAFETY: module contract (lua/ffi.rs); the stack is balanced on return.
+    unsafe {
+        let idx = abs_index(l, idx);
+        registry_get(l, LAZY_PENDING);
+        let pending = lua_toboolean(l, -1) != 0;
+        lua_pop(l, 1);
+        if !pending || !is_backing_globals(l, idx) {
+            return;
+        }
+        lua_pushnil(l);
+        registry_set(l, LAZY_PENDING);
+        for (i, (name, _)) in LAZY.iter().enumerate() {
+            if get_field(l, idx, name) == LUA_TNIL {
+                build_lazy(l, idx, i);
+            }
+            lua_pop(l, 1);
+        }
+    }
+}
+
 unsafe fn missing_global_body(l: *mut lua_State) -> CResult {
     // SAFETY: a C function body run by its `lua_cfn!` wrapper, so the module contract (lua/ffi.rs)
     // holds with the function's arguments on the stack; what can raise here runs with only borrowed
     // or Copy values alive.
     unsafe {
+        // A library not built yet, looked up in the real globals: built now.
+        if lua_type(l, 1) == LUA_TTABLE && lua_type(l, 2) == LUA_TSTRING {
+            let key = to_bytes(l, 2).unwrap_or_default();
+            if let Some(i) = LAZY.iter().position(|(n, _)| n.as_bytes() == key) {
+                if is_backing_globals(l, 1) {
+                    build_lazy(l, 1, i);
+                    lua_settop(l, 2);
+                    lua_rawget(l, 1);
+                    return Ok(1);
+                }
+            }
+        }
         // Assembled by Lua from borrowed pieces: every push may raise, so no Rust String here.
         luaL_where(l, 1);
         push_str(l, errors::LUA_NONEXISTENT_GLOBAL);
@@ -413,6 +483,7 @@ unsafe fn rawget_body(l: *mut lua_State) -> CResult {
             push_backing(l, 1);
             lua_replace(l, 1);
         }
+        build_all_lazy(l, 1);
         lua_rawget(l, 1);
         Ok(1)
     }
@@ -455,6 +526,7 @@ unsafe fn next_body(l: *mut lua_State) -> CResult {
             push_backing(l, 1);
             lua_replace(l, 1);
         }
+        build_all_lazy(l, 1);
         if lua_next(l, 1) != 0 {
             Ok(2)
         } else {
