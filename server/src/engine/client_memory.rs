@@ -31,7 +31,7 @@ pub(crate) struct ClientsMemory {
 }
 
 impl Engine {
-    fn is_replica_conn(&self, conn: ConnId) -> bool {
+    pub(crate) fn is_replica_conn(&self, conn: ConnId) -> bool {
         self.repl.replicas.iter().any(|r| r.conn == conn)
     }
 
