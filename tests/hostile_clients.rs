@@ -557,3 +557,33 @@ fn a_pipeline_written_before_any_reply_is_read_completes() {
         assert_eq!(pipeline_written_before_any_read(real.addr(), N), ours);
     }
 }
+
+/// One reply bigger than the hard limit: the client is closed before any of it is written,
+/// as Redis closes it while building the reply.
+fn one_reply_over_the_hard_limit(addr: SocketAddr) -> String {
+    let mut admin = RawConn::connect(addr);
+    let limit = [
+        "CONFIG",
+        "SET",
+        "client-output-buffer-limit",
+        "normal 100000 0 0",
+    ];
+    assert_eq!(cmd(&mut admin, &limit), "+OK\\r\\n");
+    let item = "x".repeat(1000);
+    for _ in 0..150 {
+        cmd(&mut admin, &["RPUSH", "biglist", &item]);
+    }
+    let mut c = RawConn::connect(addr);
+    assert_eq!(cmd(&mut c, &["PING"]), "+PONG\\r\\n");
+    c.send_strs(&["LRANGE", "biglist", "0", "-1"]);
+    reply_or_closed(&mut c)
+}
+
+#[test]
+fn a_reply_over_the_hard_limit_is_never_sent() {
+    let server = redlab::Server::start();
+    assert_eq!(one_reply_over_the_hard_limit(server.addr()), "(closed)");
+    if let Some(real) = RealRedis::start_or_skip("one_reply_over_the_hard_limit") {
+        assert_eq!(one_reply_over_the_hard_limit(real.addr()), "(closed)");
+    }
+}

@@ -233,7 +233,8 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
     if st.wbuf.len() > UNCOUNTED_OUTPUT {
         engine.enforce_output_limits(conn);
     }
-    close |= engine.should_close(conn);
+    // Over its output limit: closed before what it holds is written (none of it is sent).
+    close |= engine.should_close(conn) || engine.must_close_now(conn);
     if engine.shutdown_requested() {
         shared.shutdown.notify_one();
     }
