@@ -422,49 +422,168 @@ fn client_query_buffer_limit_closes_the_connection() {
     }
 }
 
-/// A client pipelines many GETs of a large value and reads slowly: the server holds a
-/// bounded amount of output for it (Redis would build all of it; redlab stops reading the
-/// client's requests while its unsent output is large), and every reply arrives intact.
-#[test]
-fn a_pipeline_of_large_replies_to_a_slow_reader_stays_bounded() {
-    let server = redlab::Server::start();
-    let mut admin = RawConn::connect(server.addr());
+/// A client pipelines GETs of a 1 MB value without reading any reply. Redis keeps running
+/// its requests and its output grows: client-output-buffer-limit (here 4 MB for normal
+/// clients) closes it, dropping what it held. Returns how many replies arrived intact before
+/// the close, and whether CLIENT LIST still showed it afterwards.
+fn pipeline_to_a_client_that_does_not_read(addr: SocketAddr, limit: &[&str]) -> (usize, bool) {
+    let mut admin = RawConn::connect(addr);
+    assert_eq!(
+        cmd(&mut admin, &["CONFIG", "SET", limit[0], limit[1]]),
+        "+OK\\r\\n"
+    );
+    assert_eq!(cmd(&mut admin, &["CLIENT", "NO-EVICT", "on"]), "+OK\\r\\n");
     let value = vec![b'v'; 1 << 20];
-    admin.send(&[b"SET".to_vec(), b"big".to_vec(), value.clone()]);
+    admin.send(&[b"SET".to_vec(), b"big".to_vec(), value]);
     assert!(admin.read_frame(Duration::from_secs(10)).is_some());
-    let mut slow = RawConn::connect(server.addr());
+    let mut slow = RawConn::connect(addr);
     assert_eq!(cmd(&mut slow, &["CLIENT", "SETNAME", "slow"]), "+OK\\r\\n");
-    const N: usize = 300;
+    const N: usize = 100;
     let mut pipeline = Vec::new();
     for _ in 0..N {
         pipeline.extend_from_slice(b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n");
     }
     slow.send_raw(&pipeline);
-    // Wait until the server has stopped on it (requests still queued), watching its omem.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let omem = client_field(&mut admin, "slow", "omem").expect("the slow client is there");
-        assert!(
-            omem <= 4 << 20,
-            "the server holds {omem} bytes for a client that does not read"
-        );
-        if client_field(&mut admin, "slow", "qbuf").unwrap_or(0) > 0 && omem > 0 {
-            break;
-        }
+    // Not read until the server is done with it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while client_field(&mut admin, "slow", "id").is_some() {
         assert!(
             Instant::now() < deadline,
-            "the server never paused on the slow reader"
+            "the client that does not read is still connected"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    for i in 0..N {
-        let frame = slow
-            .read_frame(Duration::from_secs(30))
-            .unwrap_or_else(|| panic!("reply {i}"));
-        assert_eq!(frame.len(), (1 << 20) + 12, "reply {i}");
-        if i % 50 == 0 {
-            let omem = client_field(&mut admin, "slow", "omem").expect("still connected");
-            assert!(omem <= 4 << 20, "{omem}");
+    let mut intact = 0;
+    while let Some(frame) = slow.read_frame(Duration::from_secs(10)) {
+        assert_eq!(frame.len(), (1 << 20) + 12, "reply {intact}");
+        intact += 1;
+    }
+    let listed = client_field(&mut admin, "slow", "id").is_some();
+    (intact, listed)
+}
+
+#[test]
+fn a_client_that_does_not_read_is_closed_at_its_output_limit() {
+    let server = redlab::Server::start();
+    let limit = ["client-output-buffer-limit", "normal 4mb 0 0"];
+    let (intact, listed) = pipeline_to_a_client_that_does_not_read(server.addr(), &limit);
+    assert!(intact < 100, "closed before all its replies: {intact}");
+    assert!(!listed);
+    if let Some(real) = RealRedis::start_or_skip("output_limit_of_a_normal_client") {
+        let (theirs, listed) = pipeline_to_a_client_that_does_not_read(real.addr(), &limit);
+        assert!(theirs < 100 && !listed, "Redis closes it too: {theirs}");
+    }
+}
+
+#[test]
+fn a_client_that_does_not_read_is_evicted_at_maxmemory_clients() {
+    let server = redlab::Server::start();
+    let limit = ["maxmemory-clients", "8mb"];
+    let (intact, listed) = pipeline_to_a_client_that_does_not_read(server.addr(), &limit);
+    assert!(intact < 100, "evicted before all its replies: {intact}");
+    assert!(!listed);
+    let mut admin = RawConn::connect(server.addr());
+    let info = cmd(&mut admin, &["INFO", "stats"]);
+    assert!(info.contains("evicted_clients:1\\r\\n"), "{info}");
+    if let Some(real) = RealRedis::start_or_skip("maxmemory_clients_evicts_a_non_reader") {
+        let (theirs, listed) = pipeline_to_a_client_that_does_not_read(real.addr(), &limit);
+        assert!(theirs < 100 && !listed, "Redis evicts it too: {theirs}");
+        let mut admin = RawConn::connect(real.addr());
+        let info = cmd(&mut admin, &["INFO", "stats"]);
+        assert!(info.contains("evicted_clients:1\\r\\n"), "{info}");
+    }
+}
+
+/// Writes `n` pipelined GETs of a 100-byte value under a 100-byte key before reading any
+/// reply (a writer thread sends while nothing is read), then reads them all: the reply count
+/// and the last reply. Requests and replies both outgrow the sockets' buffers many times
+/// over, so a server that stopped reading a client whose output waits would never see the
+/// end of the pipeline (the write times out).
+fn pipeline_written_before_any_read(addr: SocketAddr, n: usize) -> (usize, String) {
+    use std::io::{Read, Write};
+    let key = "k".repeat(100);
+    let mut admin = RawConn::connect(addr);
+    assert_eq!(
+        cmd(&mut admin, &["SET", &key, &"x".repeat(100)]),
+        "+OK\\r\\n"
+    );
+    let stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream
+        .set_write_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut writer = stream.try_clone().expect("clone");
+    let one = format!("*2\r\n$3\r\nGET\r\n$100\r\n{key}\r\n").into_bytes();
+    let sender = std::thread::spawn(move || {
+        let chunk: Vec<u8> = one.iter().copied().cycle().take(one.len() * 1000).collect();
+        for _ in 0..n / 1000 {
+            writer
+                .write_all(&chunk)
+                .expect("the server reads the whole pipeline");
         }
+    });
+    sender
+        .join()
+        .expect("every request written before any reply is read");
+    let reply = b"$100\r\n".len() + 100 + 2;
+    let mut reader = stream;
+    reader
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut got = 0usize;
+    let mut last = Vec::new();
+    let mut chunk = vec![0u8; 1 << 16];
+    while got < reply * n {
+        match reader.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => {
+                got += k;
+                last.extend_from_slice(&chunk[..k]);
+                let keep = last.len().saturating_sub(reply);
+                last.drain(..keep);
+            }
+        }
+    }
+    (got / reply, show(&last))
+}
+
+#[test]
+fn a_pipeline_written_before_any_reply_is_read_completes() {
+    let server = redlab::Server::start();
+    const N: usize = 200_000;
+    let ours = pipeline_written_before_any_read(server.addr(), N);
+    assert_eq!(ours.0, N);
+    assert_eq!(ours.1, format!("$100\\r\\n{}\\r\\n", "x".repeat(100)));
+    if let Some(real) = RealRedis::start_or_skip("pipeline_written_before_any_read") {
+        assert_eq!(pipeline_written_before_any_read(real.addr(), N), ours);
+    }
+}
+
+/// One reply bigger than the hard limit: the client is closed before any of it is written,
+/// as Redis closes it while building the reply.
+fn one_reply_over_the_hard_limit(addr: SocketAddr) -> String {
+    let mut admin = RawConn::connect(addr);
+    let limit = [
+        "CONFIG",
+        "SET",
+        "client-output-buffer-limit",
+        "normal 100000 0 0",
+    ];
+    assert_eq!(cmd(&mut admin, &limit), "+OK\\r\\n");
+    let item = "x".repeat(1000);
+    for _ in 0..150 {
+        cmd(&mut admin, &["RPUSH", "biglist", &item]);
+    }
+    let mut c = RawConn::connect(addr);
+    assert_eq!(cmd(&mut c, &["PING"]), "+PONG\\r\\n");
+    c.send_strs(&["LRANGE", "biglist", "0", "-1"]);
+    reply_or_closed(&mut c)
+}
+
+#[test]
+fn a_reply_over_the_hard_limit_is_never_sent() {
+    let server = redlab::Server::start();
+    assert_eq!(one_reply_over_the_hard_limit(server.addr()), "(closed)");
+    if let Some(real) = RealRedis::start_or_skip("one_reply_over_the_hard_limit") {
+        assert_eq!(one_reply_over_the_hard_limit(real.addr()), "(closed)");
     }
 }

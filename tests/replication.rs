@@ -882,3 +882,38 @@ fn failover_waits_aborts_times_out_and_forces() {
         || cmd(&mut old, &["EXISTS", "lost"]) == ":0\\r\\n"
     ));
 }
+
+/// A replica attached with SYNC, as CLIENT LIST and CLIENT KILL see it: flag S, TYPE replica
+/// (and slave) match it, and once killed its memory leaves mem_clients_slaves.
+fn replica_as_a_client(addr: SocketAddr) -> Vec<String> {
+    let (_replica, _) = attach(addr);
+    let mut c = RawConn::connect(addr);
+    let listed = cmd(&mut c, &["CLIENT", "LIST", "TYPE", "replica"]);
+    let flags = listed
+        .split(' ')
+        .filter(|kv| kv.starts_with("flags="))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let normal = cmd(&mut c, &["CLIENT", "LIST", "TYPE", "normal"]);
+    let killed = cmd(&mut c, &["CLIENT", "KILL", "TYPE", "slave"]);
+    assert!(eventually(
+        || cmd(&mut c, &["INFO", "memory"]).contains("mem_clients_slaves:0\\r\\n")
+    ));
+    let after = cmd(&mut c, &["CLIENT", "LIST", "TYPE", "replica"]);
+    vec![
+        flags,
+        normal.matches("flags=").count().to_string(),
+        killed,
+        after,
+    ]
+}
+
+#[test]
+fn a_replica_is_a_client_of_type_replica() {
+    let server = Server::start();
+    let ours = replica_as_a_client(server.addr());
+    assert_eq!(ours, ["flags=S", "1", ":1\\r\\n", "$0\\r\\n\\r\\n"]);
+    if let Some(real) = RealRedis::start_or_skip("replica_as_a_client") {
+        assert_eq!(replica_as_a_client(real.addr()), ours);
+    }
+}

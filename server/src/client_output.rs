@@ -17,8 +17,6 @@ impl Engine {
     /// Queues `reply` in `conn`'s outbox, then enforces the output limits. A client being
     /// closed for its output gets nothing more.
     pub(crate) fn queue_output(&mut self, conn: ConnId, reply: Reply) -> bool {
-        let now = self.clock.now_ms();
-        let limits = self.config.client_output_buffer_limit;
         let Some(s) = self.sessions.get_mut(&conn) else {
             return false;
         };
@@ -27,13 +25,37 @@ impl Engine {
         }
         s.outbox_bytes += encoded_size(&reply);
         s.outbox.push_back(reply);
+        self.enforce_output_limits(conn);
+        true
+    }
+
+    /// Checks `conn`'s output against its class's client-output-buffer-limit, as Redis does
+    /// each time output is added to a client: over the hard limit, or over the soft limit
+    /// for longer than allowed, it is marked to close at once and what it had pending is
+    /// dropped. Returns whether it is to close (or gone). The shell calls it after the
+    /// replies it encodes (a client that does not read keeps running its requests, as in
+    /// Redis, so its output grows until a limit or client eviction stops it).
+    pub(crate) fn enforce_output_limits(&mut self, conn: ConnId) -> bool {
+        let now = self.clock.now_ms();
+        let class = if self.is_replica_conn(conn) {
+            crate::config::ClientClass::Replica
+        } else {
+            match self.sessions.get(&conn) {
+                Some(s) => s.client_class(),
+                None => return true,
+            }
+        };
+        let limit = self.config.client_output_buffer_limit.get(class);
+        let Some(s) = self.sessions.get_mut(&conn) else {
+            return true;
+        };
+        if s.close_now {
+            return true;
+        }
         let used = s.output_bytes();
         self.buffer_peaks.record(now, 0, used);
         let s = self.sessions.get_mut(&conn).expect("checked above");
-        if limits
-            .get(s.client_class())
-            .exceeded(used, &mut s.obuf_soft_since, now)
-        {
+        if limit.exceeded(used, &mut s.obuf_soft_since, now) {
             tracing::warn!(
                 "redlab: client {} closed for overcoming of output buffer limits ({} bytes held)",
                 conn,
@@ -43,7 +65,7 @@ impl Engine {
             s.outbox.clear();
             s.outbox_bytes = 0;
         }
-        true
+        s.close_now
     }
 
     /// The next reply waiting in `conn`'s outbox, for the shell to encode.
@@ -189,6 +211,29 @@ mod tests {
         clock.advance(std::time::Duration::from_secs(1));
         publish(&mut e, 10);
         assert!(e.must_close_now(2));
+    }
+
+    #[test]
+    fn a_normal_client_over_its_limit_is_closed_when_its_output_is_checked() {
+        let mut e = Engine::new(Config::default());
+        e.execute(
+            1,
+            &[
+                "CONFIG",
+                "SET",
+                "client-output-buffer-limit",
+                "normal 1mb 0 0",
+            ],
+        );
+        e.execute(2, &["PING"]);
+        // The replies the shell encoded and the socket did not take.
+        NetMeters::set(&e.sessions[&2].net.unsent, 512 * 1024);
+        assert!(!e.enforce_output_limits(2));
+        NetMeters::set(&e.sessions[&2].net.unsent, 2 << 20);
+        assert!(e.enforce_output_limits(2));
+        assert!(e.must_close_now(2));
+        // Its memory is no longer counted (it is gone for Redis).
+        assert!(e.clients_memory().normal < 1 << 20);
     }
 
     #[test]

@@ -84,6 +84,9 @@ pub struct Session {
     pub no_evict: bool,
     pub no_touch: bool,
     pub monitor: bool,
+    /// A replica of this server feeds from this connection (REPLCONF / PSYNC / SYNC):
+    /// CLIENT LIST shows flag S and TYPE replica matches it.
+    pub replica: bool,
     /// CLIENT TRACKING mode (client-side caching).
     pub tracking: crate::engine::tracking::ClientTracking,
     pub blocked: Option<Blocked>,
@@ -202,6 +205,7 @@ impl Session {
             no_evict: false,
             no_touch: false,
             monitor: false,
+            replica: false,
             tracking: Default::default(),
             blocked: None,
             outbox: VecDeque::new(),

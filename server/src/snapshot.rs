@@ -111,6 +111,7 @@ impl PlainSession {
             && !s.no_evict
             && !s.no_touch
             && !s.monitor
+            && !s.replica
             && !s.tracking.on
             && s.blocked.is_none()
             && s.outbox.is_empty()

@@ -122,11 +122,12 @@ impl Refusal {
         }
     }
 
-    /// A failed AUTH or HELLO AUTH: the object is the command's name as typed.
-    pub(crate) fn auth(command: &[u8], user: &[u8]) -> Refusal {
+    /// A failed AUTH or HELLO AUTH: the object is the command's name as typed. Run by EXEC
+    /// (`in_multi`), Redis logs it in the `multi` context (the client is still flagged MULTI).
+    pub(crate) fn auth(command: &[u8], user: &[u8], in_multi: bool) -> Refusal {
         Refusal {
             reason: "auth",
-            context: "toplevel",
+            context: if in_multi { "multi" } else { "toplevel" },
             object: String::from_utf8_lossy(command).into_owned(),
             username: Some(String::from_utf8_lossy(user).into_owned()),
         }
@@ -214,9 +215,16 @@ pub(crate) fn script_permission(
     .to_string())
 }
 
-/// Logs a failed AUTH or HELLO AUTH (`command` is the command's name as typed).
-pub(crate) fn log_auth_failure(e: &mut Engine, conn: ConnId, command: &[u8], user: &[u8]) {
-    log_refusal(e, conn, Refusal::auth(command, user));
+/// Logs a failed AUTH or HELLO AUTH (`command` is the command's name as typed; `in_multi`:
+/// run by EXEC).
+pub(crate) fn log_auth_failure(
+    e: &mut Engine,
+    conn: ConnId,
+    command: &[u8],
+    user: &[u8],
+    in_multi: bool,
+) {
+    log_refusal(e, conn, Refusal::auth(command, user, in_multi));
 }
 
 /// Logs `conn` in as `user` (already authenticated).

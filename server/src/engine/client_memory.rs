@@ -31,7 +31,7 @@ pub(crate) struct ClientsMemory {
 }
 
 impl Engine {
-    fn is_replica_conn(&self, conn: ConnId) -> bool {
+    pub(crate) fn is_replica_conn(&self, conn: ConnId) -> bool {
         self.repl.replicas.iter().any(|r| r.conn == conn)
     }
 
@@ -70,11 +70,12 @@ impl Engine {
         }
     }
 
-    /// Redis's evictClients, run before each command: while the normal and pub/sub clients
-    /// use maxmemory-clients or more, the largest evictable one is closed at once. Returns
-    /// whether `current` (the client whose command is about to run) was closed: its command
-    /// then does not run.
-    pub(crate) fn evict_clients(&mut self, current: ConnId) -> bool {
+    /// Redis's evictClients, run before each command and on each tick (Redis runs it before
+    /// each sleep of its event loop, so clients go before the eviction timer takes keys):
+    /// while the normal and pub/sub clients use maxmemory-clients or more, the largest
+    /// evictable one is closed at once. Returns whether `current` (the client whose command
+    /// is about to run, None on a tick) was closed: its command then does not run.
+    pub(crate) fn evict_clients(&mut self, current: Option<ConnId>) -> bool {
         let limit = self.client_eviction_limit();
         if limit == 0 {
             return false;
@@ -102,7 +103,7 @@ impl Engine {
                 tracing::info!("Evicting client: {}", info);
             }
             self.stats.evicted_clients += 1;
-            if id == current {
+            if Some(id) == current {
                 // Closed without a reply, what it had pending dropped.
                 if let Some(s) = self.sessions.get_mut(&id) {
                     s.close_now = true;
@@ -166,6 +167,28 @@ mod tests {
         assert!(e.is_connected(1));
         assert!(!e.is_connected(3));
         assert_eq!(e.stats.evicted_clients, 2);
+    }
+
+    #[test]
+    fn a_tick_evicts_clients_before_the_eviction_timer_takes_keys() {
+        let mut e = Engine::new(Config::default());
+        e.execute(1, &["CONFIG", "SET", "maxmemory-policy", "allkeys-random"]);
+        for i in 0..20 {
+            let key = format!("k{i}");
+            e.execute(1, &[b"SET".as_slice(), key.as_bytes(), &[b'x'; 10_000]]);
+        }
+        let limit = (e.used_memory() + 50_000).to_string();
+        e.execute(1, &["CONFIG", "SET", "maxmemory", &limit]);
+        e.execute(1, &["CONFIG", "SET", "maxmemory-clients", "150kb"]);
+        e.execute(1, &["CLIENT", "NO-EVICT", "on"]);
+        e.execute(2, &["PING"]);
+        // A client that sends nothing more holds output past both limits.
+        set_unsent(&e, 2, 200_000);
+        e.tick();
+        assert!(!e.is_connected(2));
+        assert_eq!(e.stats.evicted_clients, 1);
+        assert_eq!(e.stats.evicted_keys, 0, "the client went, not the keys");
+        assert_eq!(e.execute(1, &["DBSIZE"]), Reply::Int(20));
     }
 
     #[test]

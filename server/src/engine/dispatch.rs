@@ -56,7 +56,7 @@ impl Engine {
         }
         // Clients over maxmemory-clients go first, before keys (Redis's evictClients); a
         // client evicted so does not run its command.
-        if self.config.maxmemory_clients != "0" && self.evict_clients(conn) {
+        if self.config.maxmemory_clients != "0" && self.evict_clients(Some(conn)) {
             return Reply::None;
         }
         // Redis refuses on memory after the MULTI check and before the pub/sub context check.

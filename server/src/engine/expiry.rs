@@ -15,6 +15,11 @@ impl Engine {
             EXPIRE_SLICE_PER_TICK
         });
         self.expire_blocked();
+        // Clients over maxmemory-clients first, as Redis's beforeSleep does, so the eviction
+        // timer below never takes keys for memory the clients' eviction frees.
+        if self.config.maxmemory_clients != "0" {
+            self.evict_clients(None);
+        }
         // Redis's eviction timer: memory over a lowered maxmemory is freed while idle too.
         if self.config.maxmemory > 0 && !self.cron_paused {
             self.perform_evictions();

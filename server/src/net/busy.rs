@@ -48,6 +48,29 @@ pub(crate) enum CatchUp {
     DiscardMulti,
     /// A refusal Redis writes to ACL LOG (a failed AUTH, a command the user may not run).
     AclLog(crate::cmd::acl::Refusal),
+    /// A request refused (BUSY, NOPERM, NOAUTH, an unknown command, EXECABORT...): Redis's
+    /// rejectCommand counts the error reply (INFO errorstats, total_error_replies) and, for a
+    /// command it knows, the command's rejected_calls.
+    Rejected {
+        command: Option<Named>,
+        error: String,
+    },
+    /// A command the busy loop ran itself (AUTH, QUIT, SCRIPT KILL, a refused MULTI...):
+    /// one call in INFO commandstats, a failed one with its error counted when it answered
+    /// an error, as Redis's call() counts it.
+    Answered {
+        command: Named,
+        error: Option<String>,
+    },
+}
+
+/// A command from the table with the full name INFO shows (`client|list`).
+pub(crate) struct Named(&'static crate::cmd::table::Command, String);
+
+impl std::fmt::Debug for Named {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.1)
+    }
 }
 
 /// Applies one `CatchUp` to the engine, before the connection's next command.
@@ -62,6 +85,21 @@ pub(crate) fn catch_up(engine: &mut Engine, conn: ConnId, op: CatchUp) {
             crate::cmd::transactions::exec_abort(engine, conn, "");
         }
         CatchUp::AclLog(refusal) => crate::cmd::acl::log_refusal(engine, conn, refusal),
+        CatchUp::Rejected { command, error } => {
+            if let Some(Named(cmd, name)) = command {
+                engine.stats.record_rejected(cmd, &name);
+            }
+            engine.stats.total_error_replies += 1;
+            engine.stats.record_error(&error);
+        }
+        CatchUp::Answered { command, error } => {
+            let Named(cmd, name) = command;
+            engine.stats.record(cmd, &name, error.is_some(), 0);
+            if let Some(error) = error {
+                engine.stats.total_error_replies += 1;
+                engine.stats.record_error(&error);
+            }
+        }
     }
 }
 
@@ -257,7 +295,14 @@ fn run(
                 let refusal = crate::cmd::acl::Refusal::denied(d, context, &name, &args);
                 st.catch_up.push(CatchUp::AclLog(refusal));
             }
-            refuse(st, &args, e).encode(st.view.resp, &mut st.wbuf);
+            let reply = refuse(st, &args, e);
+            if let Some(error) = reply.error_text() {
+                let command = crate::cmd::table::named_command(script.profile, &args)
+                    .map(|(cmd, name)| Named(cmd, name.into_owned()));
+                let error = error.into_owned();
+                st.catch_up.push(CatchUp::Rejected { command, error });
+            }
+            reply.encode(st.view.resp, &mut st.wbuf);
             return BusyVerdict::Continue;
         }
     };
@@ -271,6 +316,7 @@ fn run(
         st.deferred.push_back(args);
         return BusyVerdict::Continue;
     }
+    let before = st.catch_up.len();
     let (reply, verdict) = match &*name {
         "hello" if st.conn_id.is_some() => (
             hello(st, args, config, &script.users),
@@ -325,7 +371,7 @@ fn run(
                     } else {
                         b"default"
                     };
-                    let refusal = crate::cmd::acl::Refusal::auth(&args[0], user);
+                    let refusal = crate::cmd::acl::Refusal::auth(&args[0], user, st.view.in_multi);
                     st.catch_up.push(CatchUp::AclLog(refusal));
                 }
                 (Reply::err(text), BusyVerdict::Continue)
@@ -340,6 +386,15 @@ fn run(
             return BusyVerdict::Continue;
         }
     };
+    // What the engine runs again afterwards (CatchUp::Run) is counted there.
+    if !st.catch_up[before..]
+        .iter()
+        .any(|c| matches!(c, CatchUp::Run(_)))
+    {
+        let error = reply.error_text().map(|e| e.into_owned());
+        let command = Named(cmd, name.into_owned());
+        st.catch_up.push(CatchUp::Answered { command, error });
+    }
     reply.encode(st.view.resp, &mut st.wbuf);
     verdict
 }
@@ -422,7 +477,7 @@ fn hello(
         Ok(plan) => plan,
         Err(e) => {
             if e == Reply::err(errors::WRONGPASS) {
-                let refusal = crate::cmd::connection::hello_auth_refusal(&args);
+                let refusal = crate::cmd::connection::hello_auth_refusal(&args, st.view.in_multi);
                 st.catch_up.push(CatchUp::AclLog(refusal));
             }
             return e;

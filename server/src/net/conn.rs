@@ -10,11 +10,16 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::io::{ConnIo, ConnState, NetConfig, Registry, OUTPUT_HIGH};
+use super::io::{ConnIo, ConnState, NetConfig, Registry};
 use super::parser::Parsed;
 use super::server::Shared;
 use crate::reply::Reply;
-use crate::session::ConnId;
+use crate::session::{ConnId, NetMeters};
+
+/// Output below this is never over a client-output-buffer-limit for Redis (it sits in the
+/// client's 16 KiB static reply buffer, which the limit does not count), so the check after
+/// each reply is skipped until this much waits.
+const UNCOUNTED_OUTPUT: usize = 16 * 1024;
 
 pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
     refresh_net_config(&shared.engine.borrow(), &shared.registry);
@@ -47,57 +52,38 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
         io.state.borrow_mut().meters = meters;
     }
     loop {
-        if shared.engine.borrow().must_close_now(conn) {
-            // Over its output limit: closed at once, what it had pending is dropped.
+        if dropped(&shared.engine.borrow(), conn) {
             break;
         }
+        // Output the socket did not take is written out as the socket drains, one step at
+        // a time. Meanwhile the client's requests still run, as in Redis, whose output
+        // buffer grows while a client does not read: client-output-buffer-limit and
+        // maxmemory-clients are what bound it (a client that writes a long pipeline before
+        // reading any reply would otherwise never finish).
+        let mut write_blocked = false;
         if io.state.borrow().write_pending {
-            // Output the socket did not take: written out as the socket drains, one step at a
-            // time, reading no new request meanwhile (backpressure). New output for this
-            // client (a publish) still wakes it, as it may put it over its limit.
-            let blocked = {
-                let mut st = io.state.borrow_mut();
-                match io.write_now(&mut st) {
-                    Err(_) => break,
-                    Ok(_) if st.wbuf.is_empty() => {
-                        st.write_pending = false;
-                        super::io::shrink(&mut st);
-                        None
-                    }
-                    Ok(blocked) => Some(blocked),
+            let mut st = io.state.borrow_mut();
+            match io.write_now(&mut st) {
+                Err(_) => break,
+                Ok(_) if st.wbuf.is_empty() => {
+                    st.write_pending = false;
+                    super::io::shrink(&mut st);
                 }
-            };
-            match blocked {
-                None => {}
-                Some(true) => {
-                    tokio::select! {
-                        r = io.stream.writable() => if r.is_err() { break },
-                        _ = io.notify.notified() => {}
-                    }
-                    continue;
-                }
-                Some(false) => {
-                    tokio::task::yield_now().await;
-                    continue;
-                }
+                Ok(blocked) => write_blocked = blocked,
             }
         }
-        let (close, delay, paused) = {
+        let (close, delay, write_pending) = {
             let mut st = io.state.borrow_mut();
-            if !st.closing && !st.paused && !io.read_available(&mut st) {
+            if !st.closing && !io.read_available(&mut st) {
                 st.closing = true;
             }
             let (close, delay) = handle_batch(&shared, conn, &mut st);
             let close = close || st.closing;
-            if st.paused && !close {
-                // This task writes the output out itself, then carries on with the requests
-                // or the output that wait.
-                st.write_pending = true;
-            } else if !close && delay.is_none() && !st.wbuf.is_empty() && !st.queued {
+            if !close && delay.is_none() && !st.write_pending && !st.wbuf.is_empty() && !st.queued {
                 st.queued = true;
                 shared.flusher.queue(&io);
             }
-            (close, delay, st.paused)
+            (close, delay, st.write_pending)
         };
         if let Some(d) = delay {
             // An injected network delay: the whole batch's replies travel together, so a
@@ -106,7 +92,7 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
             // which sleeps to the microsecond while this thread serves everyone else.
             let _ = tokio::task::spawn_blocking(move || std::thread::sleep(d)).await;
         }
-        if close && shared.engine.borrow().must_close_now(conn) {
+        if close && dropped(&shared.engine.borrow(), conn) {
             break;
         }
         if close || delay.is_some() {
@@ -115,7 +101,19 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
                 break;
             }
         }
-        if paused {
+        if write_pending && !write_blocked {
+            // A write step done with more to write: the others get their turn first.
+            tokio::task::yield_now().await;
+            continue;
+        }
+        if write_pending {
+            // New output for this client (a publish) wakes it too, as it may put it over
+            // its limit.
+            tokio::select! {
+                r = io.stream.writable() => if r.is_err() { break },
+                r = io.stream.readable() => if r.is_err() { break },
+                _ = io.notify.notified() => {}
+            }
             continue;
         }
         tokio::select! {
@@ -126,6 +124,14 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
     shared.engine.borrow_mut().disconnect(conn);
     shared.detach(conn);
     shared.registry.remove(io_id);
+}
+
+/// Whether the connection is to close at once, what it had pending dropped: over its output
+/// limit, evicted by maxmemory-clients, or closed by another client (CLIENT KILL, ACL
+/// DELUSER), as Redis frees such a client without writing its output (a client that does
+/// not read would otherwise hold its output, and its task, for good).
+fn dropped(engine: &crate::Engine, conn: ConnId) -> bool {
+    engine.must_close_now(conn) || !engine.is_connected(conn)
 }
 
 /// Copies what the busy-script loop needs out of the configuration, when it changed.
@@ -150,7 +156,7 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
     let mut delay: Option<Duration> = None;
     engine.begin_batch();
     let resp = engine.resp(conn);
-    st.paused = drain_output(&mut engine, conn, resp, st);
+    drain_output(&mut engine, conn, resp, st);
     for op in std::mem::take(&mut st.catch_up) {
         super::busy::catch_up(&mut engine, conn, op);
     }
@@ -170,11 +176,6 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
         if status.blocked || status.close || status.close_now {
             break;
         }
-        if st.paused || st.wbuf.len() >= OUTPUT_HIGH {
-            // Enough output waits: the next request runs once it is written.
-            st.paused = true;
-            break;
-        }
         let parsed = match st.deferred.pop_front() {
             // Admitted during a busy script, run now that it is over.
             Some(args) => Ok(Parsed::Command(args)),
@@ -189,7 +190,9 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
                 refresh_net_config(&engine, &shared.registry);
                 let reply = engine.execute_args(conn, args);
                 status = engine.net_status(conn, true);
-                st.paused = status.has_output && drain_output(&mut engine, conn, status.resp, st);
+                if status.has_output {
+                    drain_output(&mut engine, conn, status.resp, st);
+                }
                 if let Some(d) = status.fault_delay {
                     delay = Some(delay.map_or(d, |x| x.max(d)));
                 }
@@ -200,6 +203,10 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
                         st.wbuf.extend_from_slice(&full[..n.min(full.len())]);
                     }
                     None => reply.encode(status.resp, &mut st.wbuf),
+                }
+                if st.wbuf.len() > UNCOUNTED_OUTPUT {
+                    NetMeters::set(&st.meters.unsent, st.wbuf.len());
+                    status.close_now = engine.enforce_output_limits(conn);
                 }
             }
             Ok(Parsed::Empty) => {}
@@ -213,19 +220,21 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
     }
     // BCAST invalidations of the batch, this client's own included.
     engine.end_batch();
-    if !st.paused && engine.has_output(conn) {
+    if engine.has_output(conn) {
         let resp = engine.resp(conn);
-        st.paused = drain_output(&mut engine, conn, resp, st);
+        drain_output(&mut engine, conn, resp, st);
     }
     if let Some(view) = engine.conn_view(conn) {
         st.view = view;
         engine.copy_conn_user(conn, &mut st.user);
     }
-    // A client closed for its output is not paused: it goes.
-    st.paused = st.paused && !engine.must_close_now(conn);
     engine.note_buffers(conn, st.qbuf());
     st.report();
-    close |= engine.should_close(conn);
+    if st.wbuf.len() > UNCOUNTED_OUTPUT {
+        engine.enforce_output_limits(conn);
+    }
+    // Over its output limit: closed before what it holds is written (none of it is sent).
+    close |= engine.should_close(conn) || engine.must_close_now(conn);
     if engine.shutdown_requested() {
         shared.shutdown.notify_one();
     }
@@ -240,14 +249,9 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
 }
 
 /// Encodes the output others produced for this connection (pub/sub, MONITOR, late replies)
-/// in protocol `resp` until `OUTPUT_HIGH` bytes wait; returns whether some is left in the
-/// engine.
-fn drain_output(engine: &mut crate::Engine, conn: ConnId, resp: u8, st: &mut ConnState) -> bool {
-    while st.wbuf.len() < OUTPUT_HIGH {
-        match engine.pop_output(conn) {
-            Some(r) => r.encode(resp, &mut st.wbuf),
-            None => return false,
-        }
+/// in protocol `resp`, all of it: a reply written after it must follow it.
+fn drain_output(engine: &mut crate::Engine, conn: ConnId, resp: u8, st: &mut ConnState) {
+    while let Some(r) = engine.pop_output(conn) {
+        r.encode(resp, &mut st.wbuf);
     }
-    engine.has_output(conn)
 }

@@ -10,7 +10,7 @@
 //! (the scheduler's queue is first in, first out).
 //!
 //! A write the socket does not take in full is handed back to the connection's own task,
-//! which waits for the socket to drain before it reads again (backpressure, as before).
+//! which writes the rest as the socket drains (and still runs the client's requests).
 
 use std::cell::RefCell;
 use std::rc::Rc;

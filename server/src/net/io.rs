@@ -23,10 +23,6 @@ use crate::session::NetMeters;
 
 /// Bytes read from a socket in one go before the requests in them are run.
 pub const READ_CHUNK: usize = 64 * 1024;
-/// Unsent output past which a connection's requests wait (backpressure: a pipeline of large
-/// replies to a slow reader holds this much plus one reply, never the whole pipeline's worth),
-/// and past which pending pub/sub or MONITOR output stays in the engine's outbox.
-pub const OUTPUT_HIGH: usize = 256 * 1024;
 /// Most bytes written to one socket in one go, so a large backlog is written out in steps
 /// between other clients' turns instead of in one long run.
 pub const WRITE_STEP: usize = 1 << 20;
@@ -40,8 +36,9 @@ pub(crate) struct ConnState {
     pub closing: bool,
     /// In the flusher's queue (see `flush.rs`).
     pub queued: bool,
-    /// The flusher could not write all of `wbuf`: the task waits for the socket to drain
-    /// before it reads again.
+    /// The flusher could not write all of `wbuf`: the task writes the rest as the socket
+    /// drains, and keeps running the client's requests meanwhile, as Redis does (its output
+    /// limits, checked after each reply, and client eviction are what bound the buffer).
     pub write_pending: bool,
     /// The engine's view of this connection after its last command (admission reads it
     /// while a busy script holds the engine).
@@ -59,8 +56,6 @@ pub(crate) struct ConnState {
     /// STATS during a function): they run, in order, once the script is over; nothing after
     /// them is read until then.
     pub deferred: VecDeque<Vec<Bytes>>,
-    /// Requests wait in `rbuf` (or output in the engine) until the output here is written.
-    pub paused: bool,
     /// Sizes reported to the engine (omem, qbuf, client-output-buffer-limit).
     pub meters: Arc<NetMeters>,
 }
@@ -143,7 +138,6 @@ impl ConnIo {
                 catch_up: Vec::new(),
                 conn_id: None,
                 deferred: VecDeque::new(),
-                paused: false,
                 meters: Arc::default(),
             }),
             notify: Notify::new(),

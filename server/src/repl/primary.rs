@@ -58,6 +58,9 @@ fn attach(e: &mut Engine, conn: ConnId, ack: i64) {
         (port, ip)
     };
     e.repl.replicas.retain(|r| r.conn != conn);
+    if let Some(s) = e.sessions.get_mut(&conn) {
+        s.replica = true;
+    }
     let now = e.now_ms;
     e.repl.replicas.push(Replica {
         conn,

@@ -40,10 +40,12 @@ pub(super) fn client_type_by_name(name: &[u8]) -> Option<ClientType> {
     }
 }
 
-/// redlab has no replication: a client is a subscriber or a normal client (MONITOR included,
-/// as Redis counts it).
+/// A replica's connection, a subscriber, or a normal client (MONITOR included, as Redis
+/// counts it).
 pub(super) fn client_type(s: &Session) -> ClientType {
-    if s.in_pubsub() {
+    if s.replica {
+        ClientType::Replica
+    } else if s.in_pubsub() {
         ClientType::PubSub
     } else {
         ClientType::Normal
@@ -54,6 +56,8 @@ fn flags_of(s: &Session) -> String {
     let mut f = String::new();
     if s.monitor {
         f.push('O');
+    } else if s.replica {
+        f.push('S');
     }
     if s.in_pubsub() {
         f.push('P');

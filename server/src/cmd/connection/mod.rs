@@ -127,7 +127,7 @@ fn auth(e: &mut Engine, call: &mut Call) -> CmdResult {
     };
     if !e.acl.authenticate(&user, &pass) {
         let command = call.args[0].clone();
-        crate::cmd::acl::log_auth_failure(e, call.conn, &command, &user);
+        crate::cmd::acl::log_auth_failure(e, call.conn, &command, &user, call.in_multi);
         return Err(Reply::err(errors::WRONGPASS));
     }
     crate::cmd::acl::login(e, call.conn, &user);
@@ -220,14 +220,17 @@ pub(crate) fn plan_hello(
 }
 
 /// The ACL LOG entry of a HELLO whose AUTH failed: the user is the argument after the last
-/// AUTH option, as plan_hello read it.
-pub(crate) fn hello_auth_refusal(args: &[bytes::Bytes]) -> crate::cmd::acl::Refusal {
+/// AUTH option, as plan_hello read it (`in_multi`: run by EXEC).
+pub(crate) fn hello_auth_refusal(
+    args: &[bytes::Bytes],
+    in_multi: bool,
+) -> crate::cmd::acl::Refusal {
     let user = (2..args.len().saturating_sub(2))
         .rev()
         .find(|&i| args::is(&args[i], "AUTH"))
         .map(|i| args[i + 1].clone())
         .unwrap_or_default();
-    crate::cmd::acl::Refusal::auth(&args[0], &user)
+    crate::cmd::acl::Refusal::auth(&args[0], &user, in_multi)
 }
 
 /// HELLO's reply for connection `id` now speaking `proto`.
@@ -255,7 +258,7 @@ fn hello(e: &mut Engine, call: &mut Call) -> CmdResult {
         Ok(plan) => plan,
         Err(err) => {
             if err == Reply::err(errors::WRONGPASS) {
-                let refusal = hello_auth_refusal(&call.args);
+                let refusal = hello_auth_refusal(&call.args, call.in_multi);
                 crate::cmd::acl::log_refusal(e, call.conn, refusal);
             }
             return Err(err);
