@@ -1,5 +1,5 @@
 //! Argument vectors for commands built from borrowed bytes (in-process `Engine::execute`,
-//! redis.call), without a new vector per command.
+//! redis.call, requests read from the network), without a new vector per command.
 //!
 //! Commands take their arguments as `Vec<Bytes>`. Each argument is copied into its own
 //! buffer; the vectors that hold them come back through `recycle` and are reused, and so are
@@ -12,8 +12,9 @@ use bytes::{Bytes, BytesMut};
 
 /// Vectors longer than this are not kept for reuse, so one huge command does not pin memory.
 const KEEP_UP_TO: usize = 64;
-/// Argument buffers longer than this are not kept, for the same reason.
-const KEEP_BUFFER_UP_TO: usize = 64;
+/// Argument buffers longer than this are not kept, for the same reason. (The network parser
+/// copies arguments up to this length and slices longer ones out of the read buffer.)
+pub(crate) const KEEP_BUFFER_UP_TO: usize = 64;
 /// How many argument buffers of one length are kept.
 const KEEP_PER_LENGTH: usize = 8;
 
@@ -45,6 +46,12 @@ impl ArgBuffer {
             None => Bytes::copy_from_slice(arg),
         };
         self.args.push(bytes);
+    }
+
+    /// Adds an argument that already has its own buffer (a large one, sliced out of a
+    /// network read rather than copied).
+    pub fn push_bytes(&mut self, arg: Bytes) {
+        self.args.push(arg);
     }
 
     /// The arguments pushed since `begin`.

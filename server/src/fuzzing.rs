@@ -57,19 +57,25 @@ enum Outcome {
     Error(String),
 }
 
+/// Parses as the connection does: arguments drawn from a pool and handed back to it after
+/// each command (so a reused buffer that kept old bytes would show as a difference).
 fn parse_chunked(wire: &[u8], chunk: usize, max_bulk: u64, authed: bool) -> Vec<Outcome> {
     let mut parser = RequestParser::new();
+    let mut pool = crate::arg_buffer::ArgBuffer::default();
     let mut buf = BytesMut::new();
     let mut out = Vec::new();
     for piece in wire.chunks(chunk) {
         buf.extend_from_slice(piece);
         loop {
             let before = buf.len();
-            match parser.next(&mut buf, max_bulk, authed) {
+            match parser.next_pooled(&mut buf, max_bulk, authed, &mut pool) {
                 Ok(Parsed::Command(args)) => {
                     assert!(!args.is_empty(), "a command with no arguments");
                     assert!(buf.len() < before, "a command consumed no bytes");
-                    out.push(Outcome::Command(args));
+                    out.push(Outcome::Command(
+                        args.iter().map(|a| Bytes::copy_from_slice(a)).collect(),
+                    ));
+                    pool.recycle(args);
                 }
                 Ok(Parsed::Empty) => {
                     assert!(buf.len() < before, "an empty request consumed no bytes");

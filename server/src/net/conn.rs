@@ -179,11 +179,16 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
         let parsed = match st.deferred.pop_front() {
             // Admitted during a busy script, run now that it is over.
             Some(args) => Ok(Parsed::Command(args)),
-            None => st.parser.next(
-                &mut st.rbuf,
-                engine.config().proto_max_bulk_len,
-                status.authenticated,
-            ),
+            None => {
+                let e = &mut *engine;
+                let max_bulk = e.config().proto_max_bulk_len;
+                st.parser.next_pooled(
+                    &mut st.rbuf,
+                    max_bulk,
+                    status.authenticated,
+                    &mut e.arg_buffer,
+                )
+            }
         };
         match parsed {
             Ok(Parsed::Command(args)) => {

@@ -5,7 +5,16 @@
 //! elements are not `$`, lengths over proto-max-bulk-len, inline lines over 64 KiB,
 //! unbalanced quotes). The parser keeps its place between reads, never allocates a declared
 //! size up front, and never recurses, so a hostile frame costs only the bytes it sent.
+//!
+//! Two paths give the same answers. A multibulk request that sits whole in the buffer, in
+//! the plain form every client sends (`*<n>`, then `$<len>` lines in `string2ll`'s form,
+//! within the limits), is checked in one scan and taken in one go (`whole_request`): its
+//! small arguments are copied into the engine's recycled buffers, and the read buffer moves
+//! on once. Anything else (a request cut by a read, an inline command, an empty or
+//! malformed one) goes through the general path (`next_step`), which keeps its place
+//! between reads and gives Redis's errors; the quick scan never consumes what it declines.
 
+use crate::arg_buffer::{ArgBuffer, KEEP_BUFFER_UP_TO};
 use crate::errors;
 use bytes::{Buf, Bytes, BytesMut};
 
@@ -36,7 +45,14 @@ pub struct RequestParser {
     args: Vec<Bytes>,
     /// Bytes of `args` (taken out of the read buffer, still part of the client's query).
     held: usize,
+    /// Where each argument of a whole request lies in the buffer (start, length), found by
+    /// the quick scan; reused from request to request.
+    spans: Vec<(usize, usize)>,
 }
+
+/// Most arguments a request taken by the quick scan has (more go through the general path),
+/// which bounds the spans a connection keeps.
+const QUICK_MAX_ARGS: u64 = 1024;
 
 /// What one call to `next` found.
 #[derive(Debug, PartialEq)]
@@ -64,6 +80,81 @@ impl RequestParser {
     /// `max_bulk` is proto-max-bulk-len; `authenticated` selects Redis's stricter limits for
     /// clients that have not authenticated yet.
     pub fn next(
+        &mut self,
+        buf: &mut BytesMut,
+        max_bulk: u64,
+        authenticated: bool,
+    ) -> Result<Parsed, ProtocolError> {
+        self.next_pooled(buf, max_bulk, authenticated, &mut ArgBuffer::default())
+    }
+
+    /// `next`, with the small arguments of whole requests copied into buffers from `pool`
+    /// (the engine's, to which they come back once the command is done): a copy of a few
+    /// bytes into a reused buffer costs less than a slice of the read buffer (a shared
+    /// reference count taken, then dropped, per argument).
+    pub(crate) fn next_pooled(
+        &mut self,
+        buf: &mut BytesMut,
+        max_bulk: u64,
+        authenticated: bool,
+        pool: &mut ArgBuffer,
+    ) -> Result<Parsed, ProtocolError> {
+        if self.remaining == 0 && buf.first() == Some(&b'*') {
+            if let Some(end) = self.scan_whole(buf, max_bulk, authenticated) {
+                return Ok(Parsed::Command(self.take_whole(buf, end, pool)));
+            }
+        }
+        self.next_step(buf, max_bulk, authenticated)
+    }
+
+    /// The quick scan: when `buf` starts with a whole multibulk request of at least one
+    /// argument that the general path would take without an error, notes its arguments'
+    /// spans and returns where it ends. None (nothing noted, nothing consumed) for anything
+    /// else: the general path then answers it.
+    fn scan_whole(&mut self, buf: &[u8], max_bulk: u64, authenticated: bool) -> Option<usize> {
+        self.spans.clear();
+        let (n, mut at) = header(buf, 0, b'*')?;
+        if n == 0 || n > QUICK_MAX_ARGS || (n > UNAUTH_MAX_ARGS as u64 && !authenticated) {
+            return None;
+        }
+        for _ in 0..n {
+            let (len, data) = header(buf, at, b'$')?;
+            if len > max_bulk || (len > UNAUTH_MAX_BULK as u64 && !authenticated) {
+                return None;
+            }
+            let len = usize::try_from(len).ok()?;
+            // Like the general path, the two bytes after the data are skipped, not checked.
+            at = data.checked_add(len)?.checked_add(2)?;
+            if at > buf.len() {
+                return None;
+            }
+            self.spans.push((data, len));
+        }
+        Some(at)
+    }
+
+    /// Takes the request `scan_whole` found (its arguments, then `end` bytes off `buf`).
+    fn take_whole(&self, buf: &mut BytesMut, end: usize, pool: &mut ArgBuffer) -> Vec<Bytes> {
+        pool.begin();
+        // Bytes already split off the front of `buf` (a large argument is a slice of it, not
+        // a copy).
+        let mut cut = 0;
+        for &(start, len) in &self.spans {
+            if len <= KEEP_BUFFER_UP_TO {
+                pool.push(&buf[start - cut..start - cut + len]);
+            } else {
+                buf.advance(start - cut);
+                pool.push_bytes(buf.split_to(len).freeze());
+                cut = start + len;
+            }
+        }
+        buf.advance(end - cut);
+        pool.finish()
+    }
+
+    /// The general path: one step of Redis's multibulk or inline parsing, keeping its place
+    /// when the request is not all there.
+    fn next_step(
         &mut self,
         buf: &mut BytesMut,
         max_bulk: u64,
@@ -136,6 +227,39 @@ impl RequestParser {
         self.held = 0;
         Ok(Parsed::Command(std::mem::take(&mut self.args)))
     }
+}
+
+/// A `*<n>` or `$<len>` line at `at` read the quick way: the marker, 1 to 18 digits in
+/// `string2ll`'s form (no leading zero, no sign), a `\r` and the byte after it (skipped
+/// unchecked, as `line_end`'s callers do). The value and where the next line starts; None
+/// for any other line, or one not all there, which the general path then reads. No NUL or
+/// `\r` comes before the digits' end, so the general path would find this same line.
+#[inline]
+fn header(buf: &[u8], at: usize, marker: u8) -> Option<(u64, usize)> {
+    if *buf.get(at)? != marker {
+        return None;
+    }
+    let digits = at + 1;
+    let mut i = digits;
+    let mut value: u64 = 0;
+    while let Some(&c) = buf.get(i) {
+        if !c.is_ascii_digit() {
+            break;
+        }
+        if i - digits == 18 {
+            return None;
+        }
+        value = value * 10 + u64::from(c - b'0');
+        i += 1;
+    }
+    let count = i - digits;
+    if count == 0 || (count > 1 && buf[digits] == b'0') {
+        return None;
+    }
+    if buf.get(i) != Some(&b'\r') || i + 1 >= buf.len() {
+        return None;
+    }
+    Some((value, i + 2))
 }
 
 /// The length of the `\r\n`-terminated line at the front of `buf` (without the terminator),
@@ -360,6 +484,224 @@ mod tests {
             err(&vec![b'a'; INLINE_MAX + 10]),
             "ERR Protocol error: too big inline request"
         );
+    }
+
+    /// Parses `parts` fed one after the other, the way the connection does (the engine's
+    /// pool, each command's arguments handed back to it once read): the commands as owned
+    /// bytes, then the error if one ended the stream.
+    fn parse_fed(
+        parts: &[&[u8]],
+        authenticated: bool,
+        max_bulk: u64,
+    ) -> Vec<Result<Vec<Vec<u8>>, String>> {
+        let mut p = RequestParser::new();
+        let mut pool = ArgBuffer::default();
+        let mut buf = BytesMut::new();
+        let mut out = Vec::new();
+        for part in parts {
+            buf.extend_from_slice(part);
+            loop {
+                match p.next_pooled(&mut buf, max_bulk, authenticated, &mut pool) {
+                    Ok(Parsed::Command(args)) => {
+                        out.push(Ok(args.iter().map(|a| a.to_vec()).collect()));
+                        pool.recycle(args);
+                    }
+                    Ok(Parsed::Empty) => out.push(Ok(Vec::new())),
+                    Ok(Parsed::Incomplete) => break,
+                    Err(e) => {
+                        out.push(Err(e.0));
+                        return out;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn words(ws: &[&[u8]]) -> Result<Vec<Vec<u8>>, String> {
+        Ok(ws.iter().map(|w| w.to_vec()).collect())
+    }
+
+    #[test]
+    fn a_pipeline_parses_alike_wherever_reads_split_it() {
+        let arg64 = vec![b'a'; 64];
+        let arg65 = vec![b'b'; 65];
+        let mut wire = Vec::new();
+        wire.extend_from_slice(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n");
+        wire.extend_from_slice(b"*3\r\n$4\r\nMSET\r\n$64\r\n");
+        wire.extend_from_slice(&arg64);
+        wire.extend_from_slice(b"\r\n$65\r\n");
+        wire.extend_from_slice(&arg65);
+        wire.extend_from_slice(b"\r\n");
+        // Protocol bytes inside an argument are data.
+        wire.extend_from_slice(b"*2\r\n$4\r\nECHO\r\n$8\r\n\r\n*1\r\n$0\r\n");
+        wire.extend_from_slice(b"PING\r\n*0\r\n");
+        // The byte after a header's '\r' is skipped unchecked, as Redis does.
+        wire.extend_from_slice(b"*2\r\n$4\rXECHO\r\n$0\r\n\r\n");
+        wire.extend_from_slice(b"SET a \"b c\"\r\n*1\r\n$4\r\nPING\r\n");
+        let expected = vec![
+            words(&[b"SET", b"k", b"hello"]),
+            words(&[b"MSET", &arg64, &arg65]),
+            words(&[b"ECHO", b"\r\n*1\r\n$0"]),
+            words(&[b"PING"]),
+            Ok(Vec::new()),
+            words(&[b"ECHO", b""]),
+            words(&[b"SET", b"a", b"b c"]),
+            words(&[b"PING"]),
+        ];
+        assert_eq!(parse_fed(&[&wire], true, 1 << 29), expected);
+        for cut in 0..=wire.len() {
+            let (a, b) = wire.split_at(cut);
+            assert_eq!(
+                parse_fed(&[a, b], true, 1 << 29),
+                expected,
+                "split at {cut}"
+            );
+        }
+        let bytes: Vec<&[u8]> = wire.chunks(1).collect();
+        assert_eq!(
+            parse_fed(&bytes, true, 1 << 29),
+            expected,
+            "a byte at a time"
+        );
+    }
+
+    #[test]
+    fn malformed_headers_give_redis_errors_even_when_the_request_is_whole() {
+        // Each answer checked against redis-server 7.0.15; the data after the bad header is
+        // there, so the quick scan sees a whole request and must leave it to the general path.
+        let cases: &[(&[u8], bool, u64, &str)] = &[
+            (
+                b"*1\r\n$01\r\nx\r\n",
+                true,
+                1 << 29,
+                errors::PROTOCOL_BULK_LENGTH,
+            ),
+            (
+                b"*1\r\n$-1\r\n",
+                true,
+                1 << 29,
+                errors::PROTOCOL_BULK_LENGTH,
+            ),
+            (
+                b"*1\r\n$+4\r\nPING\r\n",
+                true,
+                1 << 29,
+                errors::PROTOCOL_BULK_LENGTH,
+            ),
+            (
+                b"*01\r\n$4\r\nPING\r\n",
+                true,
+                1 << 29,
+                errors::PROTOCOL_MULTIBULK_LENGTH,
+            ),
+            (
+                b"*+1\r\n$4\r\nPING\r\n",
+                true,
+                1 << 29,
+                errors::PROTOCOL_MULTIBULK_LENGTH,
+            ),
+            (
+                b"*3000000000\r\n$4\r\nPING\r\n",
+                true,
+                1 << 29,
+                errors::PROTOCOL_MULTIBULK_LENGTH,
+            ),
+            (
+                b"*1\r\n$17\r\n01234567890123456\r\n",
+                true,
+                16,
+                errors::PROTOCOL_BULK_LENGTH,
+            ),
+            (
+                b"*1\r\n$1000000000000000000\r\nx\r\n",
+                true,
+                1 << 29,
+                errors::PROTOCOL_BULK_LENGTH,
+            ),
+            (
+                b"*11\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n",
+                false,
+                1 << 29,
+                errors::PROTOCOL_UNAUTH_MULTIBULK_LENGTH,
+            ),
+            (
+                b"*1\r\n$16385\r\n",
+                false,
+                1 << 29,
+                errors::PROTOCOL_UNAUTH_BULK_LENGTH,
+            ),
+            (
+                b"*2\r\n$3\r\nGET\r\n:1\r\n",
+                true,
+                1 << 29,
+                "ERR Protocol error: expected '$', got ':'",
+            ),
+        ];
+        for &(wire, authenticated, max_bulk, text) in cases {
+            let whole = parse_fed(&[wire], authenticated, max_bulk);
+            assert_eq!(
+                whole,
+                vec![Err(text.to_string())],
+                "{:?}",
+                String::from_utf8_lossy(wire)
+            );
+        }
+        // Within the unauthenticated limits, the same requests pass.
+        let ten = b"*10\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n";
+        assert_eq!(
+            parse_fed(&[ten], false, 1 << 29),
+            vec![words(&[&b"a"[..]; 10])]
+        );
+    }
+
+    #[test]
+    fn a_request_of_more_arguments_than_the_quick_scan_takes_still_parses() {
+        let n = QUICK_MAX_ARGS as usize + 500;
+        let mut wire = format!("*{n}\r\n").into_bytes();
+        for i in 0..n {
+            let arg = i.to_string();
+            wire.extend_from_slice(format!("${}\r\n{arg}\r\n", arg.len()).as_bytes());
+        }
+        let got = parse_fed(&[&wire], true, 1 << 29);
+        let args = got[0].as_ref().expect("a command");
+        assert_eq!(args.len(), n);
+        assert_eq!(args[n - 1], (n - 1).to_string().into_bytes());
+    }
+
+    #[test]
+    fn small_arguments_reuse_pool_buffers_and_large_ones_share_the_read_buffer() {
+        let mut p = RequestParser::new();
+        let mut pool = ArgBuffer::default();
+        let mut buf = BytesMut::from(&b"*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n"[..]);
+        let Ok(Parsed::Command(first)) = p.next_pooled(&mut buf, 1 << 29, true, &mut pool) else {
+            panic!("a command");
+        };
+        let mut before: Vec<_> = first.iter().map(|a| a.as_ptr()).collect();
+        pool.recycle(first);
+        buf.extend_from_slice(b"*2\r\n$3\r\nSET\r\n$3\r\nabc\r\n");
+        let Ok(Parsed::Command(second)) = p.next_pooled(&mut buf, 1 << 29, true, &mut pool) else {
+            panic!("a command");
+        };
+        assert_eq!(second, ["SET", "abc"]);
+        let mut after: Vec<_> = second.iter().map(|a| a.as_ptr()).collect();
+        before.sort();
+        after.sort();
+        assert_eq!(before, after, "the same two buffers, filled again");
+
+        let big = vec![b'v'; 1000];
+        let mut buf = BytesMut::new();
+        buf.extend_from_slice(b"*2\r\n$4\r\nECHO\r\n$1000\r\n");
+        let at = buf.len();
+        buf.extend_from_slice(&big);
+        buf.extend_from_slice(b"\r\n");
+        let base = buf.as_ptr();
+        let Ok(Parsed::Command(args)) = p.next_pooled(&mut buf, 1 << 29, true, &mut pool) else {
+            panic!("a command");
+        };
+        assert_eq!(args[1], big);
+        assert_eq!(args[1].as_ptr(), base.wrapping_add(at), "not copied");
+        assert!(buf.is_empty());
     }
 
     #[test]

@@ -61,28 +61,67 @@ fn create(e: &mut Engine, db: usize, key: &[u8]) {
 
 /// PFADD key [element ...]: 1 when a register changed or the key was created.
 fn pfadd(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let key = call.args[1].clone();
-    let mut updated = false;
-    if !is_hll(e, call.db, &key)? {
-        create(e, call.db, &key);
-        updated = true;
-    }
-    // Only a sparse value consults the limit (a dense one never turns back), and reading a
-    // parameter by name costs more than the rest of a one-element PFADD.
-    let dense = lookup::<StrValue>(e, call.db, &key)?.is_some_and(|s| s[4] == sketch::DENSE);
-    let max = if dense { 0 } else { sparse_max_bytes(e) };
-    let v = lookup_str_for_update(e, call.db, &key)?.ok_or_else(invalid)?;
-    for elem in &call.args[2..] {
-        match sketch::add(v, elem, max) {
-            Some(changed) => updated |= changed,
-            None => return Err(invalid()),
+    let (db, key) = (call.db, &call.args[1]);
+    let updated = match add_to_dense(e, db, key, &call.args[2..])? {
+        Some(updated) => updated,
+        None => {
+            let mut updated = false;
+            if !is_hll(e, db, key)? {
+                create(e, db, key);
+                updated = true;
+            }
+            // Reading a parameter by name costs more than the rest of a one-element PFADD:
+            // only a sparse value, which may turn dense, gets here to read it.
+            let max = sparse_max_bytes(e);
+            let v = lookup_str_for_update(e, db, key)?.ok_or_else(invalid)?;
+            for elem in &call.args[2..] {
+                updated |= sketch::add(v, elem, max).ok_or_else(invalid)?;
+            }
+            if updated {
+                sketch::invalidate_cache(v);
+            }
+            updated
         }
+    };
+    if updated {
+        e.modified(db, key, notify::STRING, "pfadd");
+    }
+    Ok(Reply::Int(updated as i64))
+}
+
+/// PFADD's usual case, a counter already dense, in one write look-up (Redis's
+/// `lookupKeyWrite`, then `dbUnshareStringValue`): whether a register changed, or None when
+/// the key is missing or sparse (the caller's general way then runs, from the start). The
+/// errors of `is_hll` for a value that is no HyperLogLog.
+fn add_to_dense(
+    e: &mut Engine,
+    db: usize,
+    key: &[u8],
+    elems: &[bytes::Bytes],
+) -> Result<Option<bool>, Reply> {
+    let Some(entry) = e.db(db).get_mut(key) else {
+        return Ok(None);
+    };
+    let Value::Str(s) = &mut entry.value else {
+        return Err(Reply::err(errors::WRONGTYPE));
+    };
+    if !sketch::is_valid(s) {
+        return Err(Reply::err(errors::HLL_WRONGTYPE));
+    }
+    if s[4] != sketch::DENSE {
+        return Ok(None);
+    }
+    entry.raw = true;
+    let v = s.make_mut();
+    let mut updated = false;
+    for elem in elems {
+        // Dense registers never fail to take a value; the limit only concerns sparse ones.
+        updated |= sketch::add(v, elem, 0).ok_or_else(invalid)?;
     }
     if updated {
         sketch::invalidate_cache(v);
-        e.modified(call.db, &key, notify::STRING, "pfadd");
     }
-    Ok(Reply::Int(updated as i64))
+    Ok(Some(updated))
 }
 
 /// PFCOUNT key [key ...]. One key answers from, or refreshes, the cached cardinality (a

@@ -70,3 +70,44 @@ fn sparse_and_dense_agree_through_promotion() {
 fn selftest_passes() {
     assert!(super::selftest::run().is_ok());
 }
+
+#[test]
+fn pfadd_changes_a_dense_value_in_place_and_keeps_the_cache_when_nothing_changed() {
+    let mut e = Engine::new(Config::default());
+    run(&mut e, &[b"pfadd", b"k", b"a"]);
+    assert_eq!(run(&mut e, &[b"pfdebug", b"todense", b"k"]), Reply::Int(1));
+    assert_eq!(run(&mut e, &[b"pfcount", b"k"]), Reply::Int(1));
+    let get = |e: &mut Engine| match run(e, &[b"get", b"k"]) {
+        Reply::Bulk(v) => v.to_vec(),
+        other => panic!("GET answered {other:?}"),
+    };
+    // A known element changes no register: the cached count stays valid (top bit clear).
+    assert_eq!(run(&mut e, &[b"pfadd", b"k", b"a"]), Reply::Int(0));
+    let v = get(&mut e);
+    assert_eq!(
+        (v.len(), v[4], v[15] & 0x80),
+        (sketch::DENSE_LEN, sketch::DENSE, 0)
+    );
+    assert_eq!(run(&mut e, &[b"pfadd", b"k", b"b", b"c"]), Reply::Int(1));
+    let v = get(&mut e);
+    assert_eq!(v[15] & 0x80, 0x80, "the cache is marked stale");
+    assert_eq!(run(&mut e, &[b"pfcount", b"k"]), Reply::Int(3));
+    // The same elements through the sparse form, then turned dense, give the same registers.
+    let mut other = sketch::new_sparse();
+    for x in [&b"a"[..], b"b", b"c"] {
+        sketch::add(&mut other, x, 3000);
+    }
+    sketch::to_dense(&mut other).unwrap();
+    assert_eq!(v[sketch::HDR..], other[sketch::HDR..]);
+    // Not a HyperLogLog: Redis's two errors.
+    run(&mut e, &[b"set", b"s", b"abc"]);
+    assert_eq!(
+        run(&mut e, &[b"pfadd", b"s", b"x"]),
+        Reply::err(crate::errors::HLL_WRONGTYPE)
+    );
+    run(&mut e, &[b"rpush", b"l", b"x"]);
+    assert_eq!(
+        run(&mut e, &[b"pfadd", b"l", b"x"]),
+        Reply::err(crate::errors::WRONGTYPE)
+    );
+}
