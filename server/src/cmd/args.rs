@@ -132,6 +132,19 @@ fn ceil_millis(secs: LongDouble) -> Option<i64> {
     })
 }
 
+/// A scan's options (what follows the cursor) under the server's profile: NOVALUES is an
+/// option only where the version has it (asked, and recorded in the profile's report, when
+/// a scan meets it).
+pub fn scan_options(
+    e: &Engine,
+    rest: &[bytes::Bytes],
+    scanned: crate::db::scan::Scanned,
+) -> Result<crate::db::scan::ScanOptions, Reply> {
+    crate::db::scan::parse_options(rest, scanned, || {
+        e.has_option(crate::compat::since::HSCAN_NOVALUES, "hscan NOVALUES")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,17 +210,4 @@ mod tests {
             assert_eq!(timeout_deadline(arg.as_bytes(), now), not_float, "{arg}");
         }
     }
-}
-
-/// A scan's options (what follows the cursor) under the server's profile: NOVALUES is an
-/// option only where the version has it (asked, and recorded in the profile's report, when
-/// a scan meets it).
-pub fn scan_options(
-    e: &Engine,
-    rest: &[bytes::Bytes],
-    scanned: crate::db::scan::Scanned,
-) -> Result<crate::db::scan::ScanOptions, Reply> {
-    crate::db::scan::parse_options(rest, scanned, || {
-        e.has_option(crate::compat::since::HSCAN_NOVALUES, "hscan NOVALUES")
-    })
 }
