@@ -251,6 +251,24 @@ pub(crate) fn refusal(
     cmd: &Command,
     args: &[bytes::Bytes],
 ) -> Option<Reply> {
+    let refused = refusal_now(e, conn, cmd, args)?;
+    // A node on a cluster bus may have been elected since the engine's last tick, and the
+    // other nodes already send its clients here: the view decides before a write is
+    // refused, as in Redis, where the winner turns primary in the step that wins.
+    // (`reconcile::tick` does nothing for a node without a bus.)
+    if e.cluster.is_some() {
+        crate::cluster::bus::reconcile::tick(e);
+        return refusal_now(e, conn, cmd, args);
+    }
+    Some(refused)
+}
+
+fn refusal_now(
+    e: &mut Engine,
+    conn: ConnId,
+    cmd: &Command,
+    args: &[bytes::Bytes],
+) -> Option<Reply> {
     if !e.repl.is_replica() || e.repl.is_primary_link(conn) {
         return None;
     }
