@@ -323,14 +323,7 @@ fn replicate(e: &mut Engine, call: &mut Call) -> CmdResult {
     // Redis's clusterSetMaster does (an in-process `Cluster` links its replicas itself).
     if bus {
         let (host, port) = primary;
-        let same = e
-            .repl
-            .following
-            .as_ref()
-            .is_some_and(|f| f.host == host && f.port == port);
-        if !same {
-            crate::repl::commands::follow(e, &host, port);
-        }
+        crate::repl::commands::follow_if_new(e, &host, port);
     }
     ok()
 }

@@ -73,6 +73,19 @@ fn replicaof(e: &mut Engine, call: &mut Call) -> CmdResult {
     Ok(Reply::ok())
 }
 
+/// `follow`, unless this server already follows `host:port` (a cluster node told again who
+/// its primary is keeps its link and its data).
+pub(crate) fn follow_if_new(e: &mut Engine, host: &str, port: u16) {
+    let same = e
+        .repl
+        .following
+        .as_ref()
+        .is_some_and(|f| f.host == host && f.port == port);
+    if !same {
+        follow(e, host, port);
+    }
+}
+
 /// Starts following `host:port`: replicas of this server are dropped (they must resync),
 /// and the network shell starts a link task.
 pub(crate) fn follow(e: &mut Engine, host: &str, port: u16) {

@@ -65,16 +65,7 @@ pub(crate) fn tick(e: &mut Engine) {
     };
     match role {
         Role::Primary if e.repl.following.is_some() => crate::repl::commands::promote(e),
-        Role::Replica(host, port) => {
-            let same = e
-                .repl
-                .following
-                .as_ref()
-                .is_some_and(|f| f.host == host && f.port == port);
-            if !same {
-                crate::repl::commands::follow(e, &host, port);
-            }
-        }
+        Role::Replica(host, port) => crate::repl::commands::follow_if_new(e, &host, port),
         _ => {}
     }
     // Pause first, then read the offset: no write can come after it.
