@@ -12,24 +12,50 @@
 use std::alloc::{GlobalAlloc, Layout};
 use std::ffi::c_void;
 
-use libmimalloc_sys::{mi_free, mi_malloc_aligned, mi_realloc_aligned, mi_zalloc_aligned};
+use libmimalloc_sys::{
+    mi_free, mi_malloc, mi_malloc_aligned, mi_realloc, mi_realloc_aligned, mi_zalloc,
+    mi_zalloc_aligned,
+};
 
 /// The global allocator over mimalloc (see the module's documentation).
 pub struct MiMalloc;
 
-// SAFETY: every method forwards to mimalloc's aligned functions with the layout's size and
-// alignment, which return null on failure or a block of at least that size and alignment;
-// `dealloc` and `realloc` receive only pointers this allocator returned, as GlobalAlloc's
-// contract guarantees, and mimalloc frees or resizes any block it handed out.
+/// The alignment every mimalloc block of at least this size has without asking
+/// (MI_MAX_ALIGN_SIZE): such layouts take the plain entry points, which skip the aligned
+/// ones' checks (about half the instructions of a small allocation).
+const PLAIN_ALIGN: usize = 16;
+
+/// Whether `mi_malloc` and friends already give `layout`'s alignment.
+fn plain(layout: &Layout) -> bool {
+    layout.align() <= PLAIN_ALIGN && layout.align() <= layout.size()
+}
+
+// SAFETY: every method forwards to mimalloc with the layout's size, and its alignment where
+// the plain functions would not already give it (`plain`); they return null on failure or a
+// block of at least that size and alignment; `dealloc` and `realloc` receive only pointers
+// this allocator returned, as GlobalAlloc's contract guarantees, and mimalloc frees or
+// resizes any block it handed out.
 unsafe impl GlobalAlloc for MiMalloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: see the impl's comment.
-        unsafe { mi_malloc_aligned(layout.size(), layout.align()) as *mut u8 }
+        unsafe {
+            if plain(&layout) {
+                mi_malloc(layout.size()) as *mut u8
+            } else {
+                mi_malloc_aligned(layout.size(), layout.align()) as *mut u8
+            }
+        }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: see the impl's comment.
-        unsafe { mi_zalloc_aligned(layout.size(), layout.align()) as *mut u8 }
+        unsafe {
+            if plain(&layout) {
+                mi_zalloc(layout.size()) as *mut u8
+            } else {
+                mi_zalloc_aligned(layout.size(), layout.align()) as *mut u8
+            }
+        }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
@@ -38,8 +64,15 @@ unsafe impl GlobalAlloc for MiMalloc {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: see the impl's comment.
-        unsafe { mi_realloc_aligned(ptr as *mut c_void, new_size, layout.align()) as *mut u8 }
+        // SAFETY: see the impl's comment; the new size keeps a plain layout plain only when
+        // it is at least the alignment too.
+        unsafe {
+            if layout.align() <= PLAIN_ALIGN && layout.align() <= new_size {
+                mi_realloc(ptr as *mut c_void, new_size) as *mut u8
+            } else {
+                mi_realloc_aligned(ptr as *mut c_void, new_size, layout.align()) as *mut u8
+            }
+        }
     }
 }
 
