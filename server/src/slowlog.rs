@@ -8,7 +8,6 @@
 //! `MAX_ARG_BYTES` bytes (with how many more bytes it had).
 
 use std::collections::VecDeque;
-use std::time::Instant;
 
 use bytes::Bytes;
 
@@ -61,10 +60,15 @@ pub struct SlowLog {
 
 impl SlowLog {
     /// Re-reads the parameters when the configuration changed since the last look.
+    #[inline]
     fn refresh(&mut self, config: &Config) {
-        if self.generation == Some(config.generation) {
-            return;
+        if self.generation != Some(config.generation) {
+            self.reread(config);
         }
+    }
+
+    #[cold]
+    fn reread(&mut self, config: &Config) {
         self.generation = Some(config.generation);
         let get = |name: &str| config.get_by_name(name).and_then(|v| v.parse::<i64>().ok());
         self.slower_than_us = get("slowlog-log-slower-than").unwrap_or(10_000);
@@ -73,6 +77,7 @@ impl SlowLog {
     }
 
     /// Whether a command that ran `micros` microseconds goes into the log.
+    #[inline]
     pub fn logs(&mut self, config: &Config, micros: u64) -> bool {
         self.refresh(config);
         self.slower_than_us >= 0 && micros >= self.slower_than_us as u64
@@ -221,15 +226,13 @@ fn truncate(args: &[Bytes]) -> Vec<Bytes> {
 }
 
 impl crate::engine::Engine {
-    /// Microseconds from `started` to now, as Redis counts a command's duration: the
-    /// difference of two whole-microsecond readings of a monotonic clock. A 0.4 µs command
-    /// counts 1 when it crosses a microsecond boundary and 0 otherwise, so INFO's totals
-    /// average out to the true time, where truncating each duration would drop about half a
-    /// microsecond per call.
-    pub(crate) fn elapsed_us(&self, started: Instant) -> u64 {
-        let base = self.timer_base;
-        let end = Instant::now().saturating_duration_since(base).as_micros();
-        end.saturating_sub(started.saturating_duration_since(base).as_micros()) as u64
+    /// Microseconds from `started` (a `clock::monotonic_us` reading) to now, as Redis counts a
+    /// command's duration: the difference of two whole-microsecond readings of a monotonic
+    /// clock. A 0.4 µs command counts 1 when it crosses a microsecond boundary and 0
+    /// otherwise, so INFO's totals average out to the true time, where truncating each
+    /// duration would drop about half a microsecond per call.
+    pub(crate) fn elapsed_us(&self, started: u64) -> u64 {
+        crate::clock::monotonic_us().saturating_sub(started)
     }
 
     /// Counts a call that ran `us` microseconds: INFO commandstats and its latency-tracking

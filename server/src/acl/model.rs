@@ -18,9 +18,36 @@ pub struct KeyPattern {
     pub pattern: Vec<u8>,
     pub read: bool,
     pub write: bool,
+    /// The pattern is this many plain bytes and then one `*` (`app:*`): it matches the keys
+    /// that start with them, a comparison instead of the glob walk (`matches`).
+    prefix: Option<usize>,
 }
 
 impl KeyPattern {
+    pub fn new(pattern: Vec<u8>, read: bool, write: bool) -> KeyPattern {
+        let prefix = match pattern.split_last() {
+            Some((b'*', head)) if !head.iter().any(|c| matches!(c, b'*' | b'?' | b'[' | b'\\')) => {
+                Some(head.len())
+            }
+            _ => None,
+        };
+        KeyPattern {
+            pattern,
+            read,
+            write,
+            prefix,
+        }
+    }
+
+    /// Whether `key` matches the pattern, as `glob::matches` decides.
+    pub fn matches(&self, key: &[u8]) -> bool {
+        match self.prefix {
+            // The glob walk never matches an empty key, not even with `*`.
+            Some(n) => !key.is_empty() && key.starts_with(&self.pattern[..n]),
+            None => crate::glob::matches(&self.pattern, key, false),
+        }
+    }
+
     fn describe(&self) -> String {
         let p = String::from_utf8_lossy(&self.pattern);
         match (self.read, self.write) {
@@ -258,11 +285,7 @@ impl Selector {
                 k.read |= read;
                 k.write |= write;
             }
-            None => self.keys.push(KeyPattern {
-                pattern,
-                read,
-                write,
-            }),
+            None => self.keys.push(KeyPattern::new(pattern, read, write)),
         }
         Ok(())
     }

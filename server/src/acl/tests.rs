@@ -188,3 +188,36 @@ fn acl_log_without_a_count_shows_ten() {
     assert_eq!(entries(run(&mut e, c, "ACL LOG 20")), 12);
     assert_eq!(entries(run(&mut e, c, "ACL LOG 3")), 3);
 }
+
+/// A key pattern that is plain bytes and one trailing `*` is checked as a prefix
+/// (`KeyPattern::matches`): it must decide exactly as the glob walk does, for those patterns
+/// and for the ones that keep the walk.
+#[test]
+fn key_patterns_match_as_the_glob_does() {
+    let patterns: [&[u8]; 9] = [
+        b"app:*",
+        b"*",
+        b"a*",
+        b"",
+        b"app:",
+        b"a?p:*",
+        b"[ab]pp:*",
+        b"app\\*",
+        b"app:**",
+    ];
+    let keys: [&[u8]; 8] = [
+        b"app:1", b"app:", b"app", b"bpp:1", b"apq:1", b"", b"app*", b"xapp:1",
+    ];
+    for p in patterns {
+        let kp = crate::acl::model::KeyPattern::new(p.to_vec(), true, true);
+        for k in keys {
+            assert_eq!(
+                kp.matches(k),
+                crate::glob::matches(p, k, false),
+                "pattern {:?} key {:?}",
+                String::from_utf8_lossy(p),
+                String::from_utf8_lossy(k)
+            );
+        }
+    }
+}

@@ -1,7 +1,6 @@
 //! The scripting commands: EVAL, EVALSHA, their _RO forms, and SCRIPT.
 
 use crate::cmd::table::CmdResult;
-use std::time::Instant;
 
 use bytes::Bytes;
 
@@ -116,7 +115,7 @@ pub(crate) fn new_ctx(
         has_written: false,
         strict_keys,
         // The dispatcher read the clock as the command started: the same instant.
-        start: e.call_started.unwrap_or_else(Instant::now),
+        start: e.call_started.unwrap_or_else(crate::clock::monotonic_us),
         threshold_ms: e.config.busy_reply_threshold_ms,
         busy_hook: None,
         function: None,

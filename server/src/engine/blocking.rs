@@ -137,7 +137,7 @@ impl Engine {
                     // The served client is the one running a command now: invalidations
                     // for it follow its reply.
                     let outer = self.tracking_enter(conn);
-                    let started = std::time::Instant::now();
+                    let started = crate::clock::monotonic_us();
                     let reply = self.call(cmd, &mut call);
                     let us = self.elapsed_us(started);
                     self.serving_key = None;

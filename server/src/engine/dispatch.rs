@@ -115,8 +115,11 @@ impl Engine {
                 return redirect.reply();
             }
         }
-        if let Some(refused) = crate::repl::commands::refusal(self, conn, cmd, &args) {
-            return self.reject(conn, &args[0], refused);
+        // Only a replica refuses its clients' writes (`repl::commands::refusal`).
+        if self.repl.is_replica() {
+            if let Some(refused) = crate::repl::commands::refusal(self, conn, cmd, &args) {
+                return self.reject(conn, &args[0], refused);
+            }
         }
         if self.postpone_if_paused(conn, cmd, &args) {
             return Reply::None;
@@ -143,7 +146,7 @@ impl Engine {
         // The handler's own duration, in real time, for INFO commandstats, SLOWLOG, the
         // latency monitor and latency-tracking (see `crate::slowlog`, `crate::latency`).
         // Redis times every call, whatever those are set to.
-        let started = std::time::Instant::now();
+        let started = crate::clock::monotonic_us();
         self.tracking.executing = true;
         self.call_started = Some(started);
         let reply = self.call(cmd, &mut call);
@@ -265,7 +268,7 @@ impl Engine {
                 }
                 // EXEC's commands are logged one by one (a script's are not), as in Redis;
                 // both count in latency-tracking.
-                let started = std::time::Instant::now();
+                let started = crate::clock::monotonic_us();
                 self.feed_monitors_first(call.conn, call.db, &call.args, cmd);
                 self.call_started = Some(started);
                 let reply = self.call(cmd, call);

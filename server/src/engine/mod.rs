@@ -192,11 +192,9 @@ pub struct Engine {
     pub(crate) repl: crate::repl::Repl,
     /// The last `settle_memory` ran with maxmemory set (the databases track their sizes).
     pub(crate) memory_tracked: bool,
-    /// When the handler the dispatcher (or EXEC) is running started: a script's run starts
-    /// its busy clock there instead of reading the clock again.
-    pub(crate) call_started: Option<std::time::Instant>,
-    /// The monotonic instant command durations are counted from (`slowlog::elapsed_us`).
-    pub(crate) timer_base: std::time::Instant,
+    /// When the handler the dispatcher (or EXEC) is running started (`clock::monotonic_us`):
+    /// a script's run starts its busy clock there instead of reading the clock again.
+    pub(crate) call_started: Option<u64>,
     /// Settings read by every command or write, parsed once per configuration change.
     pub(crate) derived: crate::config::derived::Derived,
 }
@@ -290,7 +288,6 @@ impl Engine {
             repl: Default::default(),
             memory_tracked: false,
             call_started: None,
-            timer_base: std::time::Instant::now(),
             derived: Default::default(),
         }
     }
@@ -492,7 +489,9 @@ impl Engine {
         }
         self.begin_command();
         self.tracking.current = Some(conn);
-        let client_cmd = args[0].eq_ignore_ascii_case(b"client");
+        // Only read where a tracking client may have CLIENT CACHING on (`after_command`): no
+        // client tracked before this command means none has it on after.
+        let client_cmd = self.tracking.clients > 0 && args[0].eq_ignore_ascii_case(b"client");
         let mut reply = self.process(conn, args);
         if !self.own_monitor_lines.is_empty() {
             let mut all = vec![reply];

@@ -42,15 +42,22 @@ pub struct LatencyMonitor {
 
 impl LatencyMonitor {
     /// Whether commands must be timed for the monitor (a threshold of 0 turns it off).
+    /// Asked after every command: inline, the threshold re-read out of line.
+    #[inline]
     pub fn enabled(&mut self, config: &Config) -> bool {
         if self.generation != Some(config.generation) {
-            self.generation = Some(config.generation);
-            self.threshold_ms = config
-                .get_by_name("latency-monitor-threshold")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0);
+            self.reread(config);
         }
         self.threshold_ms > 0
+    }
+
+    #[cold]
+    fn reread(&mut self, config: &Config) {
+        self.generation = Some(config.generation);
+        self.threshold_ms = config
+            .get_by_name("latency-monitor-threshold")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
     }
 
     /// latency-monitor-threshold as last read by `enabled`.
@@ -59,10 +66,14 @@ impl LatencyMonitor {
     }
 
     /// Adds a sample for `event` if `ms` reaches the threshold.
+    #[inline]
     pub fn record(&mut self, config: &Config, event: &str, ms: u64, time_s: i64) {
-        if !self.enabled(config) || ms < self.threshold_ms {
-            return;
+        if self.enabled(config) && ms >= self.threshold_ms {
+            self.add(event, ms, time_s);
         }
+    }
+
+    fn add(&mut self, event: &str, ms: u64, time_s: i64) {
         let series = self.events.entry(event.to_string()).or_default();
         series.max_ms = series.max_ms.max(ms);
         match series.samples.back_mut() {

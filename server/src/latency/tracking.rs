@@ -40,6 +40,7 @@ fn key(cmd: &'static Command) -> usize {
 
 impl CommandLatencies {
     /// Whether commands are timed for the histograms (latency-tracking).
+    #[inline]
     pub fn enabled(&mut self, config: &Config) -> bool {
         if self.generation != Some(config.generation) {
             self.generation = Some(config.generation);
@@ -55,6 +56,11 @@ impl CommandLatencies {
         }
         // Redis measures in whole microseconds and records nanoseconds.
         let ns = (us.min(i64::MAX as u64) as i64).saturating_mul(1000);
+        // Looked up first, the entry made only for a command's first call.
+        if let Some(e) = self.by_command.get_mut(&key(cmd)) {
+            e.histogram.record(ns);
+            return;
+        }
         self.by_command
             .entry(key(cmd))
             .or_insert_with(|| Entry {

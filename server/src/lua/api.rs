@@ -313,7 +313,7 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
     };
     // Resolved and checked above: call the handler directly, counting it as Redis does.
     e.stats.total_commands_processed += 1;
-    let started = std::time::Instant::now();
+    let started = crate::clock::monotonic_us();
     let reply = e.call(cmd, &mut call);
     let us = e.elapsed_us(started);
     e.feed_monitors(

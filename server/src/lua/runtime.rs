@@ -8,7 +8,6 @@
 use crate::errors;
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
-use std::time::Instant;
 
 use bytes::Bytes;
 
@@ -321,7 +320,8 @@ pub struct RunCtx {
     pub has_written: bool,
     /// Keys the script declared, for strict-keys mode; None when strict keys is off.
     pub strict_keys: Option<Vec<Bytes>>,
-    pub start: Instant,
+    /// When the script started, a `clock::monotonic_us` reading.
+    pub start: u64,
     pub threshold_ms: u64,
     pub busy_hook: Option<BusyHook>,
     /// The function FCALL runs (None for EVAL), for FUNCTION STATS while it is busy.
@@ -408,7 +408,7 @@ unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut lua_Debug) {
         if c.stop.is_some() {
             return HookAction::Raise;
         }
-        let elapsed = c.start.elapsed().as_millis() as u64;
+        let elapsed = crate::clock::monotonic_us().saturating_sub(c.start) / 1000;
         if elapsed < c.threshold_ms {
             return HookAction::Continue;
         }

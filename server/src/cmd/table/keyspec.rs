@@ -24,6 +24,12 @@ pub fn find(cmd: &Command, args: &[Bytes]) -> Vec<KeyRef> {
     find_as(cmd, cmd.meta, args)
 }
 
+/// `find` into `out` (cleared first), for a caller that keeps one vector for every line: the
+/// ACL check, which runs before each command of a restricted user.
+pub fn find_into(cmd: &Command, args: &[Bytes], out: &mut Vec<KeyRef>) {
+    find_as_into(cmd, cmd.meta, args, out);
+}
+
 /// `find` with the key specs of `meta` (another server's description of `cmd`, for COMMAND
 /// GETKEYSANDFLAGS under its profile: the same keys, that server's flags).
 pub fn find_as(
@@ -31,7 +37,19 @@ pub fn find_as(
     meta: Option<&'static super::meta::Meta>,
     args: &[Bytes],
 ) -> Vec<KeyRef> {
-    let mut keys = find_keys(cmd, meta, args);
+    let mut keys = Vec::new();
+    find_as_into(cmd, meta, args, &mut keys);
+    keys
+}
+
+fn find_as_into(
+    cmd: &Command,
+    meta: Option<&'static super::meta::Meta>,
+    args: &[Bytes],
+    keys: &mut Vec<KeyRef>,
+) {
+    keys.clear();
+    find_keys(cmd, meta, args, keys);
     if matches!(cmd.name, "sort" | "sort_ro" | "migrate") {
         // Their key finders in Redis (sortGetKeys, sortROGetKeys, migrateGetKeys) give each
         // key its flags: the sorted key is read, SORT's STORE target overwritten, MIGRATE's
@@ -45,43 +63,38 @@ pub fn find_as(
             };
         }
     }
-    keys
 }
 
-fn find_keys(cmd: &Command, meta: Option<&super::meta::Meta>, args: &[Bytes]) -> Vec<KeyRef> {
+/// The keys into `out` (empty on entry).
+fn find_keys(
+    cmd: &Command,
+    meta: Option<&super::meta::Meta>,
+    args: &[Bytes],
+    out: &mut Vec<KeyRef>,
+) {
     let Some(meta) = meta else {
-        return legacy(cmd, args);
+        out.extend(legacy(cmd, args));
+        return;
     };
     let specs = &meta.key_specs;
     let has_keys = specs.iter().any(|s| s.flags & key_flags::NOT_KEY == 0);
     let variable = specs
         .iter()
         .any(|s| s.flags & key_flags::VARIABLE_FLAGS != 0);
-    if has_keys && !variable {
-        if let Some(keys) = from_specs(specs, args) {
-            return keys;
-        }
+    if has_keys && !variable && from_specs(specs, args, out) {
+        return;
     }
     if let Some(f) = cmd.keys_fn {
-        return f(args)
-            .into_iter()
-            .map(|pos| KeyRef { pos, flags: 0 })
-            .collect();
+        out.extend(f(args).into_iter().map(|pos| KeyRef { pos, flags: 0 }));
+        return;
     }
-    if variable {
-        // SET and BITFIELD: Redis's key finders give the flags this line implies.
-        return match from_specs(specs, args) {
-            Some(keys) => keys
-                .into_iter()
-                .map(|k| KeyRef {
-                    pos: k.pos,
-                    flags: variable_flags(cmd.name, args),
-                })
-                .collect(),
-            None => Vec::new(),
-        };
+    // SET and BITFIELD: Redis's key finders give the flags this line implies.
+    if variable && from_specs(specs, args, out) {
+        let flags = variable_flags(cmd.name, args);
+        for k in out.iter_mut() {
+            k.flags = flags;
+        }
     }
-    Vec::new()
 }
 
 /// Whether COMMAND GETKEYS accepts the command at all (Redis's doesCommandHaveKeys).
@@ -123,11 +136,20 @@ fn legacy(cmd: &Command, args: &[Bytes]) -> Vec<KeyRef> {
         .collect()
 }
 
-/// The keys the specs name in `args`; None when a spec does not fit this line or is
-/// incomplete (Redis then asks the command's own key finder).
-fn from_specs(specs: &[KeySpec], args: &[Bytes]) -> Option<Vec<KeyRef>> {
+/// Appends the keys the specs name in `args` to `out` (empty on entry); false, with `out`
+/// left empty, when a spec does not fit this line or is incomplete (Redis then asks the
+/// command's own key finder).
+fn from_specs(specs: &[KeySpec], args: &[Bytes], out: &mut Vec<KeyRef>) -> bool {
+    if specs_into(specs, args, out).is_none() {
+        out.clear();
+        return false;
+    }
+    true
+}
+
+/// `from_specs`'s walk; None where it gives up (what it appended so far is then dropped).
+fn specs_into(specs: &[KeySpec], args: &[Bytes], out: &mut Vec<KeyRef>) -> Option<()> {
     let argc = args.len() as i64;
-    let mut out = Vec::new();
     for spec in specs {
         if spec.flags & key_flags::NOT_KEY != 0 {
             continue;
@@ -194,7 +216,7 @@ fn from_specs(specs: &[KeySpec], args: &[Bytes]) -> Option<Vec<KeyRef>> {
             return None;
         }
     }
-    Some(out)
+    Some(())
 }
 
 /// The index of the argument equal to `keyword`, searching from `startfrom` forwards up to
