@@ -2,9 +2,10 @@
 //!
 //! A user has a root selector and any number of extra selectors (`(...)`); a command is
 //! allowed when one of them allows it. Each selector keeps the commands it allows as a set
-//! of full names (`get`, `client|id`), Redis 7.0.15's permission bitmap: a rule changes the
-//! set and is then forgotten. GETUSER and LIST work the rules out again from the set
-//! (`describe`), as Redis 7.0 does, so `+@all +client|id` reads back as `+@all`.
+//! of full names (`get`, `client|id`), Redis 7.0.15's permission bitmap. Redis 7.0 then
+//! forgets the rule: GETUSER and LIST work the rules out again from the set (`describe`), so
+//! `+@all +client|id` reads back as `+@all`. Redis 7.2 also keeps the command rules as given
+//! (`Selector::rules`) and prints those; `cmd::acl::shown` picks one by profile.
 
 use crate::errors;
 use std::collections::{HashMap, HashSet};
@@ -72,6 +73,14 @@ pub struct Selector {
     pub allowed: HashSet<&'static str>,
     /// `+select|0`: first arguments allowed for a command that is otherwise denied.
     pub first_args: HashMap<&'static str, Vec<String>>,
+    /// The command rules given since the last `+@all` / `-@all`, lower case, as Redis 7.2
+    /// keeps them (its `command_rules`, acl.c ACLUpdateCommandRules): a rule replaces an
+    /// earlier one on the same command or category, and a whole command replaces the rules
+    /// on its subcommands and first arguments. What GETUSER and LIST print from 7.2 on.
+    pub rules: Vec<String>,
+    /// Print `rules` (Redis 7.2 and later, Valkey) rather than work rules out from `allowed`
+    /// (Redis 7.0). Set only on the copies `cmd::acl::shown` makes for printing.
+    pub rules_as_given: bool,
 }
 
 /// Why a rule was refused; `text` is Redis's wording after "modifier '...': ".
@@ -114,6 +123,22 @@ impl Selector {
             self.allowed.extend(commands::all_names());
         }
         self.first_args.clear();
+        self.rules.clear();
+    }
+
+    /// Remembers a command rule as given (`get`, `config|get`, `select|0`, `@hash`): drops an
+    /// earlier rule on the same name, or on a subcommand or first argument of it, and adds
+    /// this one last (Redis 7.2's ACLUpdateCommandRules).
+    fn note_rule(&mut self, rule: &str, allow: bool) {
+        self.rules.retain(|given| {
+            let name = &given[1..];
+            let covered = name
+                .strip_prefix(rule)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('|'));
+            !covered
+        });
+        self.rules
+            .push(format!("{}{rule}", if allow { '+' } else { '-' }));
     }
 
     /// Allows or denies every command of a category (without `@`). A container in the
@@ -197,15 +222,21 @@ impl Selector {
                     return Err(RuleError::Unknown);
                 }
                 self.set_category(cat, sign == b'+');
+                self.note_rule(&lower[1..], sign == b'+');
                 Ok(())
             }
-            Some(b'+') => self.allow_command(&lower[1..], &op[1..]),
+            Some(b'+') => {
+                self.allow_command(&lower[1..], &op[1..])?;
+                self.note_rule(&lower[1..], true);
+                Ok(())
+            }
             Some(b'-') => {
                 let name = &lower[1..];
                 if commands::covered(name).is_none() {
                     return Err(RuleError::Unknown);
                 }
                 self.change_perm(name, false);
+                self.note_rule(name, false);
                 Ok(())
             }
             _ => Err(RuleError::Syntax),
@@ -290,10 +321,19 @@ impl Selector {
         Ok(())
     }
 
-    /// The command rules as GETUSER and LIST show them, worked out from the permission
-    /// set as Redis 7.0.15 does (`describe`).
+    /// The command rules as GETUSER and LIST show them: `+@all` or `-@all` and the rules as
+    /// given (Redis 7.2), or worked out from the permission set as Redis 7.0.15 does
+    /// (`describe`).
     pub fn describe_commands(&self) -> String {
-        super::describe::command_rules(self)
+        if !self.rules_as_given {
+            return super::describe::command_rules(self);
+        }
+        let mut out = String::from(if self.future { "+@all" } else { "-@all" });
+        for rule in &self.rules {
+            out.push(' ');
+            out.push_str(rule);
+        }
+        out
     }
 
     pub fn describe_keys(&self) -> String {

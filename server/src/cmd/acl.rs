@@ -525,11 +525,17 @@ fn aclfile(e: &Engine) -> Result<String, Reply> {
 
 /// A user as this server version shows it (ACL LIST, GETUSER, SAVE, CONFIG REWRITE): Valkey
 /// 8 creates users with `sanitize-payload` (`since::ACL_SANITIZE_SHOWN`), so one never given
-/// the flag or its opposite shows it there.
+/// the flag or its opposite shows it there; from Redis 7.2 the command rules print as given
+/// (`since::ACL_RULES_AS_GIVEN`).
 pub(crate) fn shown(e: &Engine, u: &User) -> User {
     let mut u = u.clone();
     if u.sanitize.is_none() && e.profile().has(crate::compat::since::ACL_SANITIZE_SHOWN) {
         u.sanitize = Some(true);
+    }
+    if e.profile().has(crate::compat::since::ACL_RULES_AS_GIVEN) {
+        for s in std::iter::once(&mut u.root).chain(u.selectors.iter_mut()) {
+            s.rules_as_given = true;
+        }
     }
     u
 }

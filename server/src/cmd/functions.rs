@@ -166,7 +166,7 @@ fn function_stats(e: &mut Engine, _: &mut Call) -> CmdResult {
     Ok(stats_reply(
         None,
         e.scripting.libs.libs.len(),
-        e.scripting.libs.function_count(),
+        e.scripting.libs.registered_count(),
     ))
 }
 
@@ -381,7 +381,7 @@ fn fcall_generic(e: &mut Engine, call: &mut Call, ro: bool) -> Reply {
         name: name.to_string(),
         command: call.args.clone(),
         libraries: e.scripting.libs.libs.len(),
-        functions: e.scripting.libs.function_count(),
+        functions: e.scripting.libs.registered_count(),
     }));
     let h = e
         .scripting

@@ -202,3 +202,5 @@ mod tests;
 mod tests_72;
 #[cfg(test)]
 mod tests_72_more;
+#[cfg(test)]
+mod tests_72_replies;

@@ -60,8 +60,8 @@ const R84: Since = Since::redis(84);
 
 /// The commands redlab implements that Redis 7.0 does not have, by full name.
 pub const LATER: &[(&str, Since)] = &[
-    ("client|setinfo", R72),
-    ("client|no-touch", R72),
+    ("client|setinfo", CLIENT_SETINFO_NO_TOUCH),
+    ("client|no-touch", CLIENT_SETINFO_NO_TOUCH),
     ("waitaof", R72),
     ("hexpire", R74),
     ("hpexpire", R74),
@@ -87,6 +87,30 @@ pub fn of(full: &str) -> Since {
         .find(|(name, _)| *name == full)
         .map_or(Since::ALWAYS, |(_, s)| *s)
 }
+
+/// Commands whose arity changed after Redis 7.0, with the arity from the release that
+/// changed it: ZRANK and ZREVRANK take WITHSCORE from Redis 7.2 (Valkey inherited it), so
+/// from there they are -3 (`ZRANK k m WITHSCORE`), where 7.0's 3 makes a fourth word an
+/// arity error. The command table keeps 7.0's arity; the dispatcher, `redis.call`, COMMAND
+/// INFO and COMMAND GETKEYS ask `Command::arity_in`.
+pub const LATER_ARITY: &[(&str, i32, Since)] = &[
+    ("zrank", -3, ZRANK_WITHSCORE),
+    ("zrevrank", -3, ZRANK_WITHSCORE),
+];
+
+/// ZRANK / ZREVRANK ... WITHSCORE: Redis 7.2 and Valkey 7.2.
+pub const ZRANK_WITHSCORE: Since = R72;
+
+/// The later arity of the command `full`, with the release that brought it (`LATER_ARITY`).
+pub fn later_arity(full: &str) -> Option<(Since, i32)> {
+    LATER_ARITY
+        .iter()
+        .find(|(name, _, _)| *name == full)
+        .map(|&(_, arity, since)| (since, arity))
+}
+
+/// CLIENT SETINFO and CLIENT NO-TOUCH (Redis 7.2), also listed by CLIENT HELP from there.
+pub const CLIENT_SETINFO_NO_TOUCH: Since = R72;
 
 /// SET ... IFEQ value: Redis 8.4, and Valkey 8.1 (which defines only IFEQ).
 pub const SET_IFEQ: Since = Since::both(84, 81);
@@ -138,6 +162,11 @@ pub const STREAM_GROUPS_72: Since = R72;
 /// "The user executing the script can't ...". Checked against valkey-server 8.1 (acl.txt);
 /// the Redis side follows from Valkey 8.1 having kept Redis 7.2.4's texts, as 7.0.15 does not.
 pub const ACL_ERROR_MESSAGES: Since = R72;
+/// ACL GETUSER, ACL LIST and the ACL file print a selector's command rules as they were
+/// given (Redis 7.2's `command_rules`, which Valkey kept): `-@all +get -@hash`, where Redis
+/// 7.0 works them out from the permissions (`-@all +get`). Checked against valkey-server 8.1
+/// (acl.txt).
+pub const ACL_RULES_AS_GIVEN: Since = R72;
 /// ACL LIST and GETUSER show `sanitize-payload` for every user that was not given
 /// `skip-sanitize-payload` (valkey-server 8.1 creates users with the flag); Redis 7.0 shows
 /// it only after `sanitize-payload` or `reset`.

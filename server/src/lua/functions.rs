@@ -33,7 +33,7 @@ pub struct Library {
 #[derive(Default)]
 pub struct Libraries {
     pub libs: BTreeMap<String, Library>,
-    /// Lower-case function name -> library name.
+    /// Lower-case function name -> library name (one library may hold `f` and `F`).
     pub index: BTreeMap<String, String>,
 }
 
@@ -48,8 +48,16 @@ impl Libraries {
             .find(|f| f.name.eq_ignore_ascii_case(&key))
     }
 
+    /// The functions FCALL can name (INFO's number_of_functions): names that differ only in
+    /// case count once, as in Redis's case-insensitive dictionary of functions.
     pub fn function_count(&self) -> usize {
         self.index.len()
+    }
+
+    /// The functions the libraries registered (FUNCTION STATS' functions_count), names that
+    /// differ only in case included.
+    pub fn registered_count(&self) -> usize {
+        self.libs.values().map(|l| l.functions.len()).sum()
     }
 
     /// Removes a library and its functions, releasing their Lua references.
@@ -332,11 +340,10 @@ unsafe fn register_function_body(l: *mut lua_State) -> CResult {
         let dup = LOADING.with(|p| {
             let mut p = p.borrow_mut();
             let p = p.as_mut().expect("loading");
-            if words == Texts::Redis
-                && p.functions
-                    .iter()
-                    .any(|f| f.name.eq_ignore_ascii_case(&name))
-            {
+            // The library's own names compare exactly, as Redis's (and Valkey's) per-library
+            // dictionary does: `f` and `F` are two functions of one library, which FCALL,
+            // case-insensitive, finds as one (`Libraries::function`).
+            if words == Texts::Redis && p.functions.iter().any(|f| f.name == name) {
                 return true;
             }
             p.functions.push(Function {

@@ -254,18 +254,25 @@ pub(crate) fn check_waiters(e: &mut Engine) {
     e.repl.waiters = kept;
 }
 
-/// WAIT numreplicas timeout, its arguments checked: the replicas that acknowledged this
-/// client's writes, at once or when enough have, or at the timeout.
-pub(crate) fn wait(e: &mut Engine, call: &Call, wanted: i64, deadline: Option<i64>) -> Reply {
-    if e.repl.is_replica() {
-        let valkey8 =
-            e.profile().family() == crate::compat::Family::Valkey && e.profile().level() >= 80;
-        return Reply::err(if valkey8 {
-            errors::WAIT_ON_REPLICA_VALKEY
-        } else {
-            errors::WAIT_ON_REPLICA
-        });
+/// WAIT's refusal on a replica, in the profile's words (Valkey 8 dropped "since Redis 4.0").
+/// Every version checks it first, before WAIT's arguments (redis-server 7.0.15 and
+/// valkey-server 8.1 refuse `WAIT abc 0` on a replica so).
+pub(crate) fn wait_refused_on_replica(e: &Engine) -> Option<Reply> {
+    if !e.repl.is_replica() {
+        return None;
     }
+    let valkey8 =
+        e.profile().family() == crate::compat::Family::Valkey && e.profile().level() >= 80;
+    Some(Reply::err(if valkey8 {
+        errors::WAIT_ON_REPLICA_VALKEY
+    } else {
+        errors::WAIT_ON_REPLICA
+    }))
+}
+
+/// WAIT numreplicas timeout on a primary, its arguments checked: the replicas that
+/// acknowledged this client's writes, at once or when enough have, or at the timeout.
+pub(crate) fn wait(e: &mut Engine, call: &Call, wanted: i64, deadline: Option<i64>) -> Reply {
     let offset = e.repl.master_offset();
     let n = acked(e, offset);
     if n >= wanted || call.in_multi || call.in_script {

@@ -827,7 +827,7 @@ fn help(e: &mut Engine, _: &mut Call) -> CmdResult {
     Ok(crate::cmd::help::help_reply(
         e.profile(),
         "CLIENT",
-        super::client_help::lines(e.profile()),
+        &super::client_help::lines(e.profile()),
     ))
 }
 

@@ -1,18 +1,31 @@
-//! CLIENT HELP's text: Redis 7.0's lines, and Valkey 8.1's (which lists its newer
-//! subcommands and filters, read off valkey-server 8.1).
+//! CLIENT HELP's text: Redis 7.0's lines, Redis 7.2's (7.0's with SETINFO and NO-TOUCH), and
+//! Valkey 8.1's (which lists its newer subcommands and filters, read off valkey-server 8.1).
 
-use crate::compat::{Family, Profile};
+use crate::compat::{since, Family, Profile};
 
 /// The lines between CLIENT HELP's header and its HELP entry, as `profile` prints them.
-pub(super) fn lines(profile: Profile) -> &'static [&'static str] {
+/// Redis 7.2's networking.c (clientCommand's help, read from a 7.2 build's string table)
+/// puts SETINFO's four lines after SETNAME's and NO-TOUCH's two last; Valkey 7.2 is 7.2.4.
+/// Redis 7.4 and 8.x print 7.2's lines here (their KILL/LIST additions are not listed).
+pub(super) fn lines(profile: Profile) -> Vec<&'static str> {
     if profile.family() == Family::Valkey && profile.level() >= 80 {
-        VALKEY_81
-    } else {
-        REDIS_70
+        return VALKEY_81.to_vec();
     }
+    let later = profile.has(since::CLIENT_SETINFO_NO_TOUCH);
+    let mut out = Vec::with_capacity(REDIS_70_HEAD.len() + REDIS_70_TAIL.len() + 6);
+    out.extend_from_slice(REDIS_70_HEAD);
+    if later {
+        out.extend_from_slice(SETINFO_72);
+    }
+    out.extend_from_slice(REDIS_70_TAIL);
+    if later {
+        out.extend_from_slice(NO_TOUCH_72);
+    }
+    out
 }
 
-const REDIS_70: &[&str] = &[
+/// Redis 7.0's lines up to SETNAME's.
+const REDIS_70_HEAD: &[&str] = &[
     "CACHING (YES|NO)",
     "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
     "GETREDIR",
@@ -49,6 +62,10 @@ const REDIS_70: &[&str] = &[
     "    Control the replies sent to the current connection.",
     "SETNAME <name>",
     "    Assign the name <name> to the current connection.",
+];
+
+/// Redis 7.0's lines after SETNAME's.
+const REDIS_70_TAIL: &[&str] = &[
     "UNBLOCK <clientid> [TIMEOUT|ERROR]",
     "    Unblock the specified blocked client.",
     "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
@@ -58,6 +75,20 @@ const REDIS_70: &[&str] = &[
     "    Report tracking status for the current connection.",
     "NO-EVICT (ON|OFF)",
     "    Protect current client connection from eviction.",
+];
+
+/// Redis 7.2's CLIENT SETINFO lines.
+const SETINFO_72: &[&str] = &[
+    "SETINFO <option> <value>",
+    "    Set client meta attr. Options are:",
+    "    * LIB-NAME: the client lib name.",
+    "    * LIB-VER: the client lib version.",
+];
+
+/// Redis 7.2's CLIENT NO-TOUCH lines.
+const NO_TOUCH_72: &[&str] = &[
+    "NO-TOUCH (ON|OFF)",
+    "    Will not touch LRU/LFU stats when this mode is on.",
 ];
 
 const VALKEY_81: &[&str] = &[

@@ -11,14 +11,23 @@ use crate::errors;
 use crate::notify;
 use crate::reply::Reply;
 
+/// DUMP key. A hash's field deadlines (Redis 7.4) go into the payload with it.
 pub fn dump(e: &mut Engine, call: &mut Call) -> CmdResult {
     let limits = e.encoding_limits();
     let version = e.profile().rdb_version();
+    let deadlines = e
+        .hash_ttl
+        .map
+        .get(&(call.db, call.arg(1).to_vec()))
+        .cloned();
     Ok(match e.db(call.db).get(call.arg(1)) {
-        Some(en) => Reply::bulk(match version {
-            rdb::RDB_VERSION => rdb::dump(&en.value, &limits),
-            v => rdb::restamp(rdb::dump(&en.value, &limits), v),
-        }),
+        Some(en) => {
+            let payload = rdb::dump_with_field_ttls(&en.value, &limits, deadlines.as_ref());
+            Reply::bulk(match version {
+                rdb::RDB_VERSION => payload,
+                v => rdb::restamp(payload, v),
+            })
+        }
         None => Reply::Nil,
     })
 }
@@ -63,11 +72,14 @@ pub fn restore(e: &mut Engine, call: &mut Call) -> CmdResult {
     if ttl < 0 {
         return Err(Reply::err(errors::INVALID_TTL));
     }
-    let value = match rdb::restore_up_to(call.arg(3), e.profile().rdb_version()) {
-        Ok(v) => v,
-        Err(RestoreError::VersionOrChecksum) => return Err(Reply::err(errors::BAD_DUMP_PAYLOAD)),
-        Err(RestoreError::BadFormat) => return Err(Reply::err(errors::BAD_DATA_FORMAT)),
-    };
+    let (value, deadlines) =
+        match rdb::restore_with_field_ttls(call.arg(3), e.profile().rdb_version()) {
+            Ok(v) => v,
+            Err(RestoreError::VersionOrChecksum) => {
+                return Err(Reply::err(errors::BAD_DUMP_PAYLOAD))
+            }
+            Err(RestoreError::BadFormat) => return Err(Reply::err(errors::BAD_DATA_FORMAT)),
+        };
     let now = e.now_ms;
     let deleted = replace && e.db(call.db).remove(&key).is_some();
     // Redis adds in C's wrapping arithmetic: an absurd TTL lands in the past.
@@ -91,6 +103,10 @@ pub fn restore(e: &mut Engine, call: &mut Call) -> CmdResult {
     };
     let entry = loaded_entry(e, value, deadline, hint);
     e.db(call.db).insert_entry(&key, entry);
+    // The key's deadlines are the payload's (none for most values); fields already due go at
+    // the next expiry pass, as any due field does.
+    e.hash_ttl.take_key(call.db, &key);
+    e.hash_ttl.put_key(call.db, &key, deadlines);
     e.modified(call.db, &key, notify::GENERIC, "restore");
     Ok(Reply::ok())
 }

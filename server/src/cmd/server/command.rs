@@ -81,7 +81,7 @@ fn getkeys_common(p: Profile, call: &Call) -> Result<Vec<keyspec::KeyRef>, Reply
     if !keyspec::has_keys(cmd) {
         return Err(Reply::err(errors::GETKEYS_NO_KEYS));
     }
-    if !cmd.arity_ok(line.len()) {
+    if !cmd.arity_ok_in(p, line.len()) {
         return Err(Reply::err(errors::GETKEYS_BAD_ARITY));
     }
     // The keys are the same in every version; their flags are the profile's server's.
@@ -271,9 +271,15 @@ fn info_of(p: Profile, c: &'static Command, parent: Option<&Command>) -> Reply {
         None => meta::shown_in(p, &c.full_name(parent)),
     };
     if let Some(m) = shown {
+        // The captured description is 7.0's (or Valkey 8.1's); an arity that changed later
+        // is the profile's.
+        let arity = match c.later_arity {
+            Some(_) => c.arity_in(p),
+            None => m.arity,
+        };
         return Reply::Array(vec![
             Reply::bulk(&m.name),
-            Reply::Int(m.arity as i64),
+            Reply::Int(arity as i64),
             flags_in(p, &m.name, m.flags_reply()),
             Reply::Int(m.first_key as i64),
             Reply::Int(m.last_key as i64),
@@ -301,7 +307,7 @@ fn info_of(p: Profile, c: &'static Command, parent: Option<&Command>) -> Reply {
     };
     Reply::Array(vec![
         Reply::bulk(c.full_name(parent)),
-        Reply::Int(c.arity as i64),
+        Reply::Int(c.arity_in(p) as i64),
         Reply::Set(flag_names),
         Reply::Int(c.first_key as i64),
         Reply::Int(c.last_key as i64),

@@ -13,6 +13,9 @@ use crate::reply::Reply;
 /// for, else 0 once the timeout (on the engine's clock; 0 is forever) has passed, blocked
 /// meanwhile as Redis is. In MULTI it answers at once.
 pub(super) fn wait(e: &mut Engine, call: &mut Call) -> CmdResult {
+    if let Some(refused) = crate::repl::primary::wait_refused_on_replica(e) {
+        return Err(refused);
+    }
     let wanted = args::int(call.arg(1))?;
     let timeout = millis_timeout(e, call.arg(2))?;
     // Redis keeps the count in an int (`bpop.numreplicas`): a count that truncates to zero

@@ -15,7 +15,7 @@ use crate::reply::Reply;
 /// already admitted (a blocked client served again); a client's command goes through
 /// `resolve_for` with the server's profile.
 pub fn resolve(args: &[Bytes]) -> Result<(&'static Command, Cow<'static, str>), Reply> {
-    resolve_with(args, lookup, lookup_sub)
+    resolve_with(args, lookup, lookup_sub, Command::arity_ok_somewhere)
 }
 
 /// `resolve` as a server answering as `profile` does: a command or subcommand newer than the
@@ -28,6 +28,7 @@ pub fn resolve_for(
         args,
         |name| lookup_in(profile, name),
         |parent, name| lookup_sub_in(profile, parent, name),
+        |cmd, argc| cmd.arity_ok_in(profile, argc),
     )
 }
 
@@ -50,19 +51,20 @@ fn resolve_with(
     args: &[Bytes],
     find: impl Fn(&[u8]) -> Option<&'static Command>,
     find_sub: impl Fn(&'static Command, &[u8]) -> Option<&'static Command>,
+    arity_ok: impl Fn(&Command, usize) -> bool,
 ) -> Result<(&'static Command, Cow<'static, str>), Reply> {
     let Some(cmd) = find(&args[0]) else {
         return Err(Reply::err(errors::unknown_command(&args[0], &args[1..])));
     };
     if cmd.subcommands.is_empty() {
-        if !cmd.arity_ok(args.len()) {
+        if !arity_ok(cmd, args.len()) {
             return Err(Reply::err(errors::wrong_arity(cmd.name)));
         }
         return Ok((cmd, Cow::Borrowed(cmd.name)));
     }
     if args.len() < 2 {
         // A container that also runs on its own (COMMAND) has an arity that allows it.
-        if cmd.arity_ok(args.len()) {
+        if arity_ok(cmd, args.len()) {
             return Ok((cmd, Cow::Borrowed(cmd.name)));
         }
         return Err(Reply::err(errors::wrong_arity(cmd.name)));
@@ -71,7 +73,7 @@ fn resolve_with(
         return Err(Reply::err(errors::unknown_subcommand(cmd.name, &args[1])));
     };
     let full = sub.full_name(Some(cmd));
-    if !sub.arity_ok(args.len()) {
+    if !arity_ok(sub, args.len()) {
         return Err(Reply::err(errors::wrong_arity(&full)));
     }
     Ok((sub, Cow::Owned(full)))
@@ -125,7 +127,7 @@ pub fn resolve_in_script(
         let sub = lookup_sub_in(profile, top, &args[1]).ok_or(ScriptRefusal::Unknown)?;
         (sub, Some(top))
     };
-    if !cmd.arity_ok(args.len()) {
+    if !cmd.arity_ok_in(profile, args.len()) {
         return Err(ScriptRefusal::Arity);
     }
     if cmd.has(flags::NOSCRIPT) && !deny_disabled && !scriptable_in(profile, cmd) {

@@ -284,25 +284,48 @@ fn zmscore(e: &mut Engine, call: &mut Call) -> CmdResult {
     ))
 }
 
-fn zrank_generic(e: &mut Engine, call: &mut Call, rev: bool) -> Reply {
-    let z = match lookup::<ZSet>(e, call.db, call.arg(1)) {
-        Err(r) => return r,
-        Ok(None) => return Reply::Nil,
-        Ok(Some(z)) => z,
-    };
-    match z.rank(call.arg(2)) {
-        Some(r) if rev => Reply::Int((z.len() - 1 - r) as i64),
-        Some(r) => Reply::Int(r as i64),
-        None => Reply::Nil,
+/// ZRANK / ZREVRANK key member [WITHSCORE]. WITHSCORE is Redis 7.2's: only a profile that has
+/// it admits a fourth word (`compat::since::LATER_ARITY`), and there, as in 7.2's
+/// zrankGenericCommand, a fifth is an arity error and any other fourth word a syntax error,
+/// both before the key is looked at; a missing key or member is then the null array.
+fn zrank_generic(e: &mut Engine, call: &mut Call, rev: bool) -> CmdResult {
+    if call.argc() > 4 {
+        return Err(Reply::err(errors::wrong_arity(if rev {
+            "zrevrank"
+        } else {
+            "zrank"
+        })));
     }
+    let withscore = match call.args.get(3) {
+        None => false,
+        Some(a) if a.eq_ignore_ascii_case(b"withscore") => true,
+        Some(_) => return Err(Reply::err(errors::SYNTAX)),
+    };
+    let none = if withscore {
+        Reply::NilArray
+    } else {
+        Reply::Nil
+    };
+    let Some(z) = lookup::<ZSet>(e, call.db, call.arg(1))? else {
+        return Ok(none);
+    };
+    let Some(r) = z.rank(call.arg(2)) else {
+        return Ok(none);
+    };
+    let rank = Reply::Int((if rev { z.len() - 1 - r } else { r }) as i64);
+    if !withscore {
+        return Ok(rank);
+    }
+    let score = z.score(call.arg(2)).map_or(Reply::Nil, Reply::Double);
+    Ok(Reply::Array(vec![rank, score]))
 }
 
 fn zrank(e: &mut Engine, call: &mut Call) -> CmdResult {
-    Ok(zrank_generic(e, call, false))
+    zrank_generic(e, call, false)
 }
 
 fn zrevrank(e: &mut Engine, call: &mut Call) -> CmdResult {
-    Ok(zrank_generic(e, call, true))
+    zrank_generic(e, call, true)
 }
 
 fn zcount(e: &mut Engine, call: &mut Call) -> CmdResult {

@@ -10,6 +10,7 @@
 pub mod crc64;
 pub mod file;
 mod functions;
+pub mod hash_ex;
 pub mod listpack;
 pub mod lzf;
 mod reader;
@@ -19,6 +20,7 @@ pub mod ziplist;
 pub use functions::{dump_functions, restore_functions, FunctionRestoreError};
 
 use super::encoding::{self, Encoding, Limits};
+use super::hash_ttl;
 use super::{HashValue, ListValue, SetValue, Value, ZSet};
 use crate::numfmt;
 
@@ -64,8 +66,25 @@ pub enum RestoreError {
 
 /// The DUMP payload of `v`.
 pub fn dump(v: &Value, limits: &Limits) -> Vec<u8> {
+    dump_with_field_ttls(v, limits, None)
+}
+
+/// `dump` for a hash whose fields may have deadlines (Redis 7.4): with any, the hash is
+/// written as RDB_TYPE_HASH_LISTPACK_EX or RDB_TYPE_HASH_METADATA (`hash_ex`), which only
+/// payloads of RDB version 12 carry (the profiles from redis-7.4 write that version).
+pub fn dump_with_field_ttls(
+    v: &Value,
+    limits: &Limits,
+    deadlines: Option<&hash_ttl::Deadlines>,
+) -> Vec<u8> {
     let mut out = Vec::new();
-    write_object(&mut out, v, limits);
+    match (v, deadlines) {
+        (Value::Hash(h), Some(d)) if !d.is_empty() => {
+            let packed = encoding::of(v, limits) == Encoding::Listpack;
+            hash_ex::write(&mut out, h, d, packed);
+        }
+        _ => write_object(&mut out, v, limits),
+    }
     out.extend_from_slice(&RDB_VERSION.to_le_bytes());
     let crc = crc64::crc64(0, &out);
     out.extend_from_slice(&crc.to_le_bytes());
@@ -111,20 +130,32 @@ pub fn verify_up_to(payload: &[u8], newest: u16) -> Result<&[u8], RestoreError> 
 /// Decodes a payload into a value, as Redis 7.0 reads it.
 #[cfg(test)]
 pub fn restore(payload: &[u8]) -> Result<Value, RestoreError> {
-    restore_up_to(payload, RDB_VERSION)
+    restore_with_field_ttls(payload, RDB_VERSION).map(|(v, _)| v)
 }
 
-/// `restore` for a server that accepts RDB versions up to `newest` (the payload's encodings
-/// are the ones redlab reads either way).
-pub fn restore_up_to(payload: &[u8], newest: u16) -> Result<Value, RestoreError> {
+/// Decodes a payload for a server that accepts RDB versions up to `newest` (the payload's
+/// encodings are the ones redlab reads either way), with a hash's field deadlines (RDB
+/// types 24 and 25, for a server that reads RDB version 12; empty for every other value).
+pub fn restore_with_field_ttls(
+    payload: &[u8],
+    newest: u16,
+) -> Result<(Value, hash_ttl::Deadlines), RestoreError> {
     let body = verify_up_to(payload, newest)?;
     let mut r = reader::Reader::new(body);
     let t = r.byte().ok_or(RestoreError::BadFormat)?;
-    let v = read_object(&mut r, t).ok_or(RestoreError::BadFormat)?;
+    let (v, deadlines) = match t {
+        hash_ex::HASH_METADATA | hash_ex::HASH_LISTPACK_EX if newest >= 12 => {
+            hash_ex::read(&mut r, t).ok_or(RestoreError::BadFormat)?
+        }
+        _ => (
+            read_object(&mut r, t).ok_or(RestoreError::BadFormat)?,
+            hash_ttl::Deadlines::new(),
+        ),
+    };
     if v.is_empty_collection() {
         return Err(RestoreError::BadFormat);
     }
-    Ok(v)
+    Ok((v, deadlines))
 }
 
 // ---- writing ------------------------------------------------------------------------------
