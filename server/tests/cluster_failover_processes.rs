@@ -20,35 +20,33 @@ fn with_replica(timeout: &str, replica_extra: &[&str]) -> Vec<Node> {
 
 /// Node 3 (primary without slots) meets node 0, replicates it, and is synchronised.
 fn join_as_replica(nodes: &mut [Node]) {
-    let (p, c) = (nodes[0].port.to_string(), nodes[0].cport.to_string());
-    assert_eq!(
-        cmd(&mut nodes[3], &["CLUSTER", "MEET", "127.0.0.1", &p, &c]),
-        "+OK"
-    );
-    settle(nodes);
-    let primary = myid(&mut nodes[0]);
-    let replica = myid(&mut nodes[3]);
-    assert_eq!(
-        cmd(&mut nodes[3], &["CLUSTER", "REPLICATE", &primary]),
-        "+OK"
-    );
-    for n in nodes.iter_mut() {
-        until("every node lists the replica", || {
-            line_of(n, &replica).contains(&format!("slave {primary} "))
-        });
-    }
-    until("the replica's link is up", || {
-        cmd(&mut nodes[3], &["INFO", "replication"]).contains("master_link_status:up")
-    });
+    join_replicas(nodes, &[0]);
 }
 
-/// Node `id`'s line in `n`'s CLUSTER NODES ("" when it does not list it).
-fn line_of(n: &mut Node, id: &str) -> String {
-    cmd(n, &["CLUSTER", "NODES"])
-        .lines()
-        .find(|l| l.starts_with(id))
-        .unwrap_or_default()
-        .to_string()
+/// The nodes from 3 on (primaries without slots) meet node 0; once all agree, node 3 + k
+/// replicates node `primaries[k]`, and each is synchronised.
+fn join_replicas(nodes: &mut [Node], primaries: &[usize]) {
+    let (p, c) = (nodes[0].port.to_string(), nodes[0].cport.to_string());
+    for n in nodes.iter_mut().skip(3) {
+        assert_eq!(cmd(n, &["CLUSTER", "MEET", "127.0.0.1", &p, &c]), "+OK");
+    }
+    settle(nodes);
+    for (k, &p) in (3..).zip(primaries) {
+        let primary = myid(&mut nodes[p]);
+        let replica = myid(&mut nodes[k]);
+        assert_eq!(
+            cmd(&mut nodes[k], &["CLUSTER", "REPLICATE", &primary]),
+            "+OK"
+        );
+        for n in nodes.iter_mut() {
+            until("every node lists the replica", || {
+                replicates(&line_of(n, &replica), &primary)
+            });
+        }
+        until("the replica's link is up", || {
+            cmd(&mut nodes[k], &["INFO", "replication"]).contains("master_link_status:up")
+        });
+    }
 }
 
 /// Whether `n` sees `new` as the primary of the first third, and `old` as its replica
@@ -56,11 +54,10 @@ fn line_of(n: &mut Node, id: &str) -> String {
 fn sees_failed_over(n: &mut Node, new: &str, old: Option<&str>) -> bool {
     let (a, b) = THIRDS[0];
     let promoted = line_of(n, new);
-    let flags = promoted.split(' ').nth(2).unwrap_or_default().to_string();
-    let promoted_ok = flags.split(',').any(|f| f == "master")
+    let promoted_ok = flags_of(&promoted).iter().any(|f| f == "master")
         && promoted.ends_with(&format!(" {a}-{b}"))
         && promoted.contains(" - ");
-    let demoted_ok = old.is_none_or(|o| line_of(n, o).contains(&format!("slave {new} ")));
+    let demoted_ok = old.is_none_or(|o| replicates(&line_of(n, o), new));
     promoted_ok && demoted_ok
 }
 
@@ -85,6 +82,15 @@ fn a_manual_failover_makes_the_replica_the_primary_everywhere() {
             sees_failed_over(n, &new, Some(&old))
         });
     }
+    // The election's request went to the three other nodes: each link counts it, where
+    // it was sent as where it was received (Redis counts a broadcast once per link).
+    let sent = bus_stat(&mut nodes[3], "auth-req_sent");
+    let received: u64 = nodes[..3]
+        .iter_mut()
+        .map(|n| bus_stat(n, "auth-req_received"))
+        .sum();
+    assert!(sent >= 3, "{sent}");
+    assert_eq!(sent, received);
     // Its config epoch is new: above every other primary's.
     let promoted = epoch_of(&line_of(&mut nodes[1], &new));
     for id in [&old, &myid(&mut nodes[1]), &myid(&mut nodes[2])] {
@@ -190,6 +196,17 @@ fn takeover_promotes_the_replica_without_a_majority() {
 fn force_fails_over_a_dead_primary_that_no_failover_leaves_alone() {
     let mut nodes = with_replica(NODE_TIMEOUT, &["--cluster-replica-no-failover", "yes"]);
     let (old, new) = (myid(&mut nodes[0]), myid(&mut nodes[3]));
+    // Every node shows the replica's setting, as its pings announce it.
+    for (k, n) in nodes.iter_mut().enumerate() {
+        let want: &[&str] = if k == 3 {
+            &["myself", "slave", "nofailover"]
+        } else {
+            &["slave", "nofailover"]
+        };
+        until("every node flags the replica nofailover", || {
+            flags_of(&line_of(n, &new)) == want
+        });
+    }
     nodes[0].kill();
     until("the replica sees its primary fail", || {
         line_of(&mut nodes[3], &old).contains("master,fail ")
@@ -252,4 +269,84 @@ fn a_real_redis_replica_is_elected_by_redlab_primaries() {
         let info = cmd(&mut nodes[0], &["INFO", "replication"]);
         info.contains(&format!("master_port:{port}")) && info.contains("master_link_status:up")
     });
+}
+
+#[test]
+fn nofailover_shows_in_cluster_nodes_as_redis_server_shows_it() {
+    let flag = ["--cluster-replica-no-failover", "yes"];
+    let Some(mut real) = real_node_with(NODE_TIMEOUT, &flag) else {
+        return;
+    };
+    let mut mine = redlab_node(&flag);
+    // A lone node flags itself, primary or not, and drops the flag with the setting.
+    for setting in ["yes", "no"] {
+        let set = ["CONFIG", "SET", "cluster-replica-no-failover", setting];
+        assert_eq!(cmd(&mut real, &set), "+OK");
+        assert_eq!(cmd(&mut mine, &set), "+OK");
+        let real_id = myid(&mut real);
+        let want = flags_of(&line_of(&mut real, &real_id));
+        assert_eq!(want.contains(&"nofailover".to_string()), setting == "yes");
+        let my_id = myid(&mut mine);
+        until("the redlab node flags itself as redis-server does", || {
+            flags_of(&line_of(&mut mine, &my_id)) == want
+        });
+    }
+    // A real replica's flag, on the wire (512), reaches redlab primaries, and so does the
+    // flag's removal by CONFIG SET.
+    assert_eq!(
+        cmd(
+            &mut real,
+            &["CONFIG", "SET", "cluster-replica-no-failover", "yes"]
+        ),
+        "+OK"
+    );
+    let mut nodes = redlab_three();
+    nodes.push(real);
+    join_as_replica(&mut nodes);
+    let replica = myid(&mut nodes[3]);
+    for setting in ["yes", "no"] {
+        let set = ["CONFIG", "SET", "cluster-replica-no-failover", setting];
+        assert_eq!(cmd(&mut nodes[3], &set), "+OK");
+        let want: &[&str] = if setting == "yes" {
+            &["slave", "nofailover"]
+        } else {
+            &["slave"]
+        };
+        for n in nodes.iter_mut().take(3) {
+            until(
+                "the redlab primaries show the real replica's setting",
+                || flags_of(&line_of(n, &replica)) == want,
+            );
+        }
+    }
+}
+
+#[test]
+fn a_replica_migrates_to_a_primary_left_without_replicas() {
+    // Three primaries; nodes 3 and 4 replicate node 0, node 5 replicates node 1.
+    let mut nodes = redlab_three();
+    for _ in 0..3 {
+        nodes.push(redlab_node(&[]));
+    }
+    join_replicas(&mut nodes, &[0, 0, 1]);
+    let (first, second) = (myid(&mut nodes[0]), myid(&mut nodes[1]));
+    // Node 1's only replica dies: node 1 is orphaned, and the replica of node 0 with the
+    // smaller id moves to it (node 0 keeps one, the migration barrier).
+    nodes[5].kill();
+    let mut ids: Vec<(String, usize)> = [3, 4].map(|k| (myid(&mut nodes[k]), k)).into();
+    ids.sort();
+    let (mover, stayer) = (ids[0].clone(), ids[1].clone());
+    let port = nodes[1].port;
+    until("the replica with the smaller id follows node 1", || {
+        let n = &mut nodes[mover.1];
+        replicates(&line_of(n, &mover.0), &second)
+            && cmd(n, &["INFO", "replication"]).contains(&format!("master_port:{port}"))
+    });
+    until("node 1 lists its new replica", || {
+        replicates(&line_of(&mut nodes[1], &mover.0), &second)
+    });
+    assert!(replicates(
+        &line_of(&mut nodes[stayer.1], &stayer.0),
+        &first
+    ));
 }

@@ -215,13 +215,7 @@ fn a_killed_process_is_marked_failing_and_forget_removes_it() {
     for n in nodes.iter_mut().take(2) {
         assert_eq!(cmd(n, &["CLUSTER", "FORGET", &dead]), "+OK");
     }
-    let pings = |n: &mut Node| -> u64 {
-        cmd(n, &["CLUSTER", "INFO"])
-            .lines()
-            .find_map(|l| l.strip_prefix("cluster_stats_messages_ping_received:"))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0)
-    };
+    let pings = |n: &mut Node| bus_stat(n, "ping_received");
     let before = pings(&mut nodes[0]);
     until("a few more pings arrive", || {
         pings(&mut nodes[0]) >= before + 5
@@ -546,4 +540,20 @@ fn a_slot_moves_between_processes_with_ask_then_moved() {
         format!("-MOVED {slot} {target}")
     );
     assert_eq!(cmd(&mut nodes[1], &["GET", &key]), "moved");
+}
+
+#[test]
+fn cluster_help_is_redis_server_s_text() {
+    let Some(mut real) = real_node() else {
+        return;
+    };
+    let mut mine = redlab_node(&[]);
+    let want = cmd(&mut real, &["CLUSTER", "HELP"]);
+    assert!(
+        want.contains(
+            "+COUNT-FAILURE-REPORTS <node-id> +    Return number of failure reports for <node-id>."
+        ),
+        "{want}"
+    );
+    assert_eq!(cmd(&mut mine, &["CLUSTER", "HELP"]), want);
 }

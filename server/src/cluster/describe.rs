@@ -36,6 +36,9 @@ fn node_line(topo: &Topology, idx: usize, me: usize, now_ms: i64) -> String {
     if n.bus.noaddr {
         flags.push("noaddr");
     }
+    if topo.no_failover(idx) {
+        flags.push("nofailover");
+    }
     if flags.is_empty() {
         flags.push("noflags");
     }

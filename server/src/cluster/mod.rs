@@ -86,6 +86,7 @@ impl NodeState {
             t.bus = Some(topology::BusState {
                 me: self.me.clone(),
                 node_timeout: param("cluster-node-timeout").parse().unwrap_or(15_000),
+                allow_replica_migration: param("cluster-allow-replica-migration") != "no",
                 ..Default::default()
             });
             t.set_require_full_coverage(param("cluster-require-full-coverage") != "no");

@@ -77,6 +77,14 @@ pub struct BusNode {
     /// When this node (as a primary) last voted for one of its replicas (ms): a primary
     /// votes for the replicas of one failed primary once per two node timeouts.
     pub voted_time: i64,
+    /// `nofailover`, as its last PING, PONG or MEET announced (Redis copies the flag from
+    /// every such message: the sender's setting may change at any time).
+    pub nofailover: bool,
+    /// Redis's MIGRATE_TO: a primary that had a replica (or took over from one that had
+    /// them), to which a replica may migrate once it has none (`super::bus::migration`).
+    pub migrate_to: bool,
+    /// Since when (ms) this primary has been orphaned, 0 when it is not.
+    pub orphaned_since: i64,
 }
 
 /// What a topology kept by a cluster bus (one process, one node) adds to it.
@@ -98,6 +106,16 @@ pub struct BusState {
     pub repl_ping_period_ms: i64,
     /// cluster-replica-no-failover: this replica never starts an automatic failover.
     pub replica_no_failover: bool,
+    /// cluster-allow-replica-migration: a primary left without slots follows the node
+    /// that took them even when that node owns other slots too; and a replica may move
+    /// to an orphaned primary.
+    pub allow_replica_migration: bool,
+    /// cluster-migration-barrier: a replica moves to an orphaned primary only when its
+    /// own primary keeps more working replicas than this.
+    pub migration_barrier: i64,
+    /// Slots this primary lost to a newer claim without being demoted (Redis's dirty
+    /// slots): the engine deletes their keys at its next tick (`super::bus::reconcile`).
+    pub lost_slots: Vec<u16>,
     /// The configuration generation the settings above were read at (the engine reads them
     /// again when CONFIG SET changes it, so they act on the running bus).
     pub config_generation: Option<u64>,
@@ -270,6 +288,16 @@ impl Topology {
     /// How many slots node `idx` owns.
     pub fn owned_by(&self, idx: usize) -> usize {
         self.owners.iter().filter(|&&o| o as usize == idx).count()
+    }
+
+    /// Whether node `idx` is flagged `nofailover`: this process's own node when
+    /// cluster-replica-no-failover is on (whatever its role, as Redis flags it), another
+    /// node as it last announced.
+    pub fn no_failover(&self, idx: usize) -> bool {
+        match &self.bus {
+            Some(b) if b.me == self.nodes[idx].id => b.replica_no_failover,
+            _ => self.nodes[idx].bus.nofailover,
+        }
     }
 
     /// The indexes of the replicas of node `idx`.

@@ -326,7 +326,8 @@ impl Engine {
         }
     }
 
-    /// A key evicted for maxmemory: replicas delete it too (Redis propagates a DEL).
+    /// A key the server deleted by itself (evicted for maxmemory, or in a slot a cluster
+    /// primary lost): replicas delete it too (Redis propagates a DEL).
     pub(crate) fn repl_evicted(&mut self, db: usize, key: &[u8]) {
         if !self.repl.feeding() {
             return;

@@ -96,6 +96,11 @@ pub fn real_node() -> Option<Node> {
 
 /// `real_node` with another cluster-node-timeout (ms).
 pub fn real_node_with_timeout(timeout: &str) -> Option<Node> {
+    real_node_with(timeout, &[])
+}
+
+/// `real_node` with another cluster-node-timeout (ms) and more arguments.
+pub fn real_node_with(timeout: &str, extra: &[&str]) -> Option<Node> {
     let (port, cport) = (free_port(), free_port());
     let dir =
         std::env::temp_dir().join(format!("redlab-cluster-node-{}-{port}", std::process::id()));
@@ -110,6 +115,7 @@ pub fn real_node_with_timeout(timeout: &str) -> Option<Node> {
                 &cport.to_string(),
             ])
             .args(["--cluster-node-timeout", timeout])
+            .args(extra)
             .args(["--save", "", "--appendonly", "no", "--dir"])
             .arg(&dir)
             .stdout(Stdio::null())
@@ -162,14 +168,17 @@ pub fn until(what: &str, mut done: impl FnMut() -> bool) {
 }
 
 /// Whether node `n` sees a formed cluster of `count` nodes: state ok, every node known, no
-/// handshake pending, every link connected.
+/// handshake pending, none failing, every link connected. (Flags are compared whole:
+/// `nofailover` is no failure.)
 pub fn formed(n: &mut Node, count: usize) -> bool {
     let info = cmd(n, &["CLUSTER", "INFO"]);
     let nodes = cmd(n, &["CLUSTER", "NODES"]);
+    let unsettled = ["handshake", "fail", "fail?"];
     info.contains("cluster_state:ok")
         && info.contains(&format!("cluster_known_nodes:{count}"))
-        && !nodes.contains("handshake")
-        && !nodes.contains("fail")
+        && nodes
+            .lines()
+            .all(|l| !flags_of(l).iter().any(|f| unsettled.contains(&f.as_str())))
         && nodes
             .lines()
             .filter(|l| l.split(' ').nth(7) == Some("connected"))
@@ -222,11 +231,16 @@ pub const THIRDS: [(u16, u16); 3] = [(0, 5460), (5461, 10922), (10923, 16383)];
 
 /// Three primaries, each given a third of the slots, node 0 meeting the others.
 pub fn three_primaries(start: impl Fn() -> Option<Node>) -> Option<Vec<Node>> {
+    primaries(start, &THIRDS)
+}
+
+/// One primary per range, each given its range of slots, node 0 meeting the others.
+pub fn primaries(start: impl Fn() -> Option<Node>, ranges: &[(u16, u16)]) -> Option<Vec<Node>> {
     let mut nodes = Vec::new();
-    for _ in 0..3 {
+    for _ in ranges {
         nodes.push(start()?);
     }
-    for (n, (a, b)) in nodes.iter_mut().zip(THIRDS) {
+    for (n, &(a, b)) in nodes.iter_mut().zip(ranges) {
         let reply = cmd(
             n,
             &["CLUSTER", "ADDSLOTSRANGE", &a.to_string(), &b.to_string()],
@@ -267,4 +281,34 @@ pub fn key_in_slot_range(n: &mut Node, a: u16, b: u16) -> String {
         .map(|i| format!("key:{i}"))
         .find(|k| (a..=b).contains(&keyslot(n, k)))
         .expect("a key")
+}
+
+/// Node `id`'s line in `n`'s CLUSTER NODES ("" when it does not list it).
+pub fn line_of(n: &mut Node, id: &str) -> String {
+    cmd(n, &["CLUSTER", "NODES"])
+        .lines()
+        .find(|l| l.starts_with(id))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The flags of a CLUSTER NODES line, as a list.
+pub fn flags_of(line: &str) -> Vec<String> {
+    let field = line.split(' ').nth(2).unwrap_or_default();
+    field.split(',').map(str::to_string).collect()
+}
+
+/// Whether a CLUSTER NODES line is a replica of `primary` (whatever other flags it has).
+pub fn replicates(line: &str, primary: &str) -> bool {
+    flags_of(line).iter().any(|f| f == "slave") && line.split(' ').nth(3) == Some(primary)
+}
+
+/// A CLUSTER INFO counter, `cluster_stats_messages_<name>` (0 while it is not listed).
+pub fn bus_stat(n: &mut Node, name: &str) -> u64 {
+    let prefix = format!("cluster_stats_messages_{name}:");
+    cmd(n, &["CLUSTER", "INFO"])
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
 }

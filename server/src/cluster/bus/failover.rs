@@ -9,7 +9,10 @@
 //!   two node timeouts, and not when a slot it claims has an owner with a newer config
 //!   epoch (clusterSendFailoverAuthIfNeeded). A majority of the slot-owning primaries
 //!   elects it: it takes its primary's slots with the election's epoch as its config epoch
-//!   and tells everyone in a PONG (clusterFailoverReplaceYourMaster). An election not won
+//!   and tells everyone in a PONG (clusterFailoverReplaceYourMaster). The election is
+//!   looked at on every cron and again right after each vote it gets (`after_vote`).
+//!   Replicas flagged `nofailover` never stand, and their siblings leave them out of
+//!   their ranks. An election not won
 //!   within two node timeouts (2 s at least) is tried again after twice that.
 //! - Manual failover (CLUSTER FAILOVER): the replica sends MFSTART; its primary pauses
 //!   writes and sends its replication offset with the PAUSED flag; once the replica has
@@ -166,14 +169,28 @@ pub fn auth_request(t: &mut Topology, s: usize, h: &Header, now: i64) -> Option<
 }
 
 /// FAILOVER_AUTH_ACK from node `s`: a vote, when it comes from a primary that owns slots
-/// and is of this election's epoch.
-pub fn auth_ack(t: &mut Topology, s: usize, h: &Header) {
+/// and is of this election's epoch. true when it counted (the election may be won now:
+/// see `after_vote`).
+pub fn auth_ack(t: &mut Topology, s: usize, h: &Header) -> bool {
     let counts = t.nodes()[s].is_primary() && t.owned_by(s) > 0;
-    if let Some(e) = election(t) {
-        if counts && h.current_epoch >= e.auth_epoch {
+    match election(t) {
+        Some(e) if counts && h.current_epoch >= e.auth_epoch => {
             e.auth_count += 1;
+            true
         }
+        _ => false,
     }
+}
+
+/// Right after a counted vote, the election runs once more (Redis's clusterBeforeSleep
+/// with CLUSTER_TODO_HANDLE_FAILOVER), so a replica that has its majority takes over at
+/// once rather than at the next cron. Returns what to send.
+pub fn after_vote(t: &mut Topology, now: i64, random: u64) -> Vec<(Dest, Vec<u8>)> {
+    let mut out = Vec::new();
+    if let Some(i) = me(t).filter(|&i| !t.nodes()[i].is_primary()) {
+        elect(t, i, now, random, &mut out);
+    }
+    out
 }
 
 /// MFSTART from node `s`: one of our replicas asks for a manual failover; the engine
@@ -266,8 +283,8 @@ fn replace_primary(t: &mut Topology, i: usize) {
     t.touch();
 }
 
-/// Redis's clusterGetSlaveRank: how many other replicas of our primary announced a larger
-/// offset than ours.
+/// Redis's clusterGetSlaveRank: how many other replicas of our primary, of those that may
+/// fail over (not `nofailover`), announced a larger offset than ours.
 fn rank(t: &Topology, i: usize) -> u64 {
     let Some(primary) = t.nodes()[i].replica_of.as_deref() else {
         return 0;
@@ -277,13 +294,17 @@ fn rank(t: &Topology, i: usize) -> u64 {
         .iter()
         .enumerate()
         .filter(|(j, n)| {
-            *j != i && n.replica_of.as_deref() == Some(primary) && n.bus.repl_offset > mine
+            *j != i
+                && n.replica_of.as_deref() == Some(primary)
+                && !t.no_failover(*j)
+                && n.bus.repl_offset > mine
         })
         .count() as u64
 }
 
 /// The failovers' part of the bus cron (every 100 ms): manual failovers time out, a paused
-/// primary sends its offset, a replica runs its election. Returns what to send.
+/// primary sends its offset, a replica runs its election, then perhaps migrates
+/// (`super::migration`). Returns what to send.
 pub fn cron(t: &mut Topology, now: i64, random: u64) -> Vec<(Dest, Vec<u8>)> {
     let mut out = Vec::new();
     let Some(i) = me(t) else { return out };
@@ -315,6 +336,10 @@ pub fn cron(t: &mut Topology, now: i64, random: u64) -> Vec<(Dest, Vec<u8>)> {
         }
     }
     elect(t, i, now, random, &mut out);
+    // Still a replica: perhaps one that an orphaned primary needs more.
+    if !t.nodes()[i].is_primary() {
+        super::migration::cron(t, i, now);
+    }
     out
 }
 
@@ -564,5 +589,47 @@ mod tests {
         deliver(&mut old, &pong, 2);
         assert_eq!(old.nodes()[0].replica_of.as_deref(), Some(&*"r".repeat(40)));
         assert_eq!(old.owned_by(0), 0);
+    }
+
+    #[test]
+    fn the_election_runs_as_soon_as_the_deciding_vote_arrives() {
+        let (mut b, mut c, mut r) = (view(1), view(2), view(3));
+        for t in [&mut b, &mut c, &mut r] {
+            t.nodes_mut()[0].failed = true;
+        }
+        cron(&mut r, 10_000, 7);
+        let sent = cron(&mut r, 11_100, 7);
+        let [(Dest::All, request)] = &sent[..] else {
+            panic!("{sent:?}")
+        };
+        let acks: Vec<Vec<u8>> = [&mut b, &mut c]
+            .into_iter()
+            .map(|voter| deliver(voter, request, 11_200).sends.remove(0).1)
+            .collect();
+        let first = deliver(&mut r, &acks[0], 11_300);
+        assert!(first.failover_now);
+        assert!(after_vote(&mut r, 11_300, 7).is_empty(), "one vote of two");
+        let second = deliver(&mut r, &acks[1], 11_301);
+        assert!(second.failover_now);
+        // No cron in between: the vote that makes the majority promotes at once.
+        let sent = after_vote(&mut r, 11_301, 7);
+        assert!(matches!(&sent[..], [(Dest::All, _)]), "{sent:?}");
+        assert!(r.nodes()[3].is_primary());
+        // A vote from a node that is no slot-owning primary (r, in c's view) does not
+        // count, and runs nothing.
+        let ack = bare(&mut r, msg::AUTH_ACK, 0).unwrap();
+        assert!(!deliver(&mut c, &ack, 11_400).failover_now);
+    }
+
+    #[test]
+    fn a_nofailover_sibling_does_not_count_in_the_rank() {
+        let mut r = view(3);
+        let s = r.add_node("d".repeat(40), "127.0.0.1", 7004);
+        r.make_replica(4, 0);
+        r.nodes_mut()[4].bus.repl_offset = 500;
+        assert_eq!(s, "d".repeat(40));
+        assert_eq!(rank(&r, 3), 1);
+        r.nodes_mut()[4].bus.nofailover = true;
+        assert_eq!(rank(&r, 3), 0);
     }
 }

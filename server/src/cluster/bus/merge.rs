@@ -40,6 +40,9 @@ pub struct Outcome {
     pub update: Option<String>,
     /// Messages for other links (a vote for the sender goes on our own link to it).
     pub sends: Vec<(Dest, Vec<u8>)>,
+    /// A vote was counted: run the election now, not at the next cron, as Redis's
+    /// CLUSTER_TODO_HANDLE_FAILOVER does (the majority may be in).
+    pub failover_now: bool,
 }
 
 /// Where a message goes: to one node over our link to it, or to every node we link to.
@@ -93,6 +96,9 @@ pub fn flags_of(t: &Topology, idx: usize) -> u16 {
     if n.bus.noaddr {
         f |= msg::F_NOADDR;
     }
+    if t.no_failover(idx) {
+        f |= msg::F_NOFAILOVER;
+    }
     f
 }
 
@@ -123,11 +129,6 @@ pub fn header(t: &mut Topology, typ: u16) -> Option<Header> {
     } else {
         0
     };
-    if let Some(b) = t.bus.as_mut() {
-        if let Some(c) = b.sent.get_mut(typ as usize) {
-            *c += 1;
-        }
-    }
     let n = &t.nodes()[i];
     Some(Header {
         typ,
@@ -326,6 +327,8 @@ pub fn process(t: &mut Topology, link: Link, peer_ip: &str, m: &Msg, now: i64) -
     };
     match &m.body {
         Body::Gossip(entries) if ping_like => {
+            // The sender's setting may have changed since: its latest word stands.
+            t.nodes_mut()[s].bus.nofailover = h.flags & msg::F_NOFAILOVER != 0;
             role(t, s, h);
             let claims_primary = h.replica_of.is_none();
             let primary = t.nodes()[s]
@@ -362,7 +365,9 @@ pub fn process(t: &mut Topology, link: Link, peer_ip: &str, m: &Msg, now: i64) -
                 if t.nodes()[n].config_epoch < *config_epoch {
                     // A replica that owns slots at a newer epoch was promoted.
                     let node = &mut t.nodes_mut()[n];
-                    node.replica_of = None;
+                    if node.replica_of.take().is_some() {
+                        node.bus.migrate_to = true;
+                    }
                     node.config_epoch = *config_epoch;
                     update_slots(t, n, *config_epoch, slots);
                 }
@@ -374,7 +379,7 @@ pub fn process(t: &mut Topology, link: Link, peer_ip: &str, m: &Msg, now: i64) -
                     out.sends.push((Dest::Node(h.sender.clone()), ack));
                 }
             }
-            msg::AUTH_ACK => failover::auth_ack(t, s, h),
+            msg::AUTH_ACK => out.failover_now = failover::auth_ack(t, s, h),
             msg::MFSTART => failover::mfstart(t, s, now),
             _ => {}
         },
@@ -388,7 +393,13 @@ pub fn process(t: &mut Topology, link: Link, peer_ip: &str, m: &Msg, now: i64) -
 /// (a primary that turns replica gives its slots up).
 fn role(t: &mut Topology, s: usize, h: &Header) {
     match &h.replica_of {
-        None => t.nodes_mut()[s].replica_of = None,
+        None => {
+            // A replica that turned primary took over from a primary with replicas.
+            let n = &mut t.nodes_mut()[s];
+            if n.replica_of.take().is_some() {
+                n.bus.migrate_to = true;
+            }
+        }
         Some(p) => {
             if t.nodes()[s].is_primary() {
                 for slot in 0..SLOTS as u16 {
@@ -409,8 +420,15 @@ fn role(t: &mut Topology, s: usize, h: &Header) {
 
 /// Redis's clusterUpdateSlotsConfigWith: each slot `s` claims goes to it when it has no
 /// owner or its owner's config epoch is lower; a slot this node is importing stays as it is.
-/// When that leaves our primary (this node, or the one it replicates) without a slot, it
-/// was failed over: this node turns into a replica of `s` (Redis's clusterSetMaster).
+/// Then, as Redis decides it:
+/// - our primary (this node, or the one it replicates) lost its last slot to `s`: it was
+///   failed over, and this node turns into a replica of `s` (clusterSetMaster) — unless
+///   cluster-allow-replica-migration is off and `s` claims slots that were not ours (it
+///   took ours by resharding, not by a failover): then this primary stays, empty;
+/// - this node's primary is itself a replica now: this node follows that one's primary
+///   (no chains of replicas);
+/// - else the slots this primary lost are dirty: the engine deletes their keys
+///   (`super::reconcile`), since nothing else will (a demoted node resynchronises).
 fn update_slots(t: &mut Topology, s: usize, epoch: u64, slots: &[u8]) {
     let me_id = me(t);
     let Some(i) = t.index_of(&me_id) else { return };
@@ -423,31 +441,61 @@ fn update_slots(t: &mut Topology, s: usize, epoch: u64, slots: &[u8]) {
         .and_then(|p| t.index_of(p))
         .unwrap_or(i);
     let importing: Vec<u16> = t.nodes()[i].importing.keys().copied().collect();
-    let mut took_ours = false;
+    let (mut sender_slots, mut migrated_ours) = (0usize, 0usize);
+    let mut dirty = Vec::new();
     for slot in 0..SLOTS as u16 {
-        if !msg::has_slot(slots, slot) || importing.contains(&slot) {
+        if !msg::has_slot(slots, slot) {
+            continue;
+        }
+        sender_slots += 1;
+        if importing.contains(&slot) {
             continue;
         }
         match t.owner_index(slot) {
             Some(o) if o == s => {}
             Some(o) if t.nodes()[o].config_epoch >= epoch => {}
             owner => {
-                took_ours |= owner == Some(ours);
+                if owner == Some(i) {
+                    dirty.push(slot);
+                }
+                if owner == Some(ours) {
+                    migrated_ours += 1;
+                }
                 t.set_owner(slot, Some(s));
             }
         }
     }
-    if took_ours && t.owned_by(ours) == 0 {
+    let allow = t.bus.as_ref().is_some_and(|b| b.allow_replica_migration);
+    let grand = t.nodes()[ours]
+        .replica_of
+        .as_deref()
+        .filter(|_| ours != i)
+        .and_then(|g| t.index_of(g))
+        .filter(|&g| g != i);
+    if migrated_ours > 0 && t.owned_by(ours) == 0 && (allow || sender_slots == migrated_ours) {
         let (id, epoch) = (t.nodes()[s].id.clone(), t.nodes()[s].config_epoch);
-        let n = &mut t.nodes_mut()[i];
-        if n.is_primary() {
-            n.migrating.clear();
-            n.importing.clear();
+        set_primary(t, i, id, epoch);
+    } else if let Some(g) = grand {
+        let (id, epoch) = (t.nodes()[g].id.clone(), t.nodes()[g].config_epoch);
+        set_primary(t, i, id, epoch);
+    } else if !dirty.is_empty() {
+        if let Some(b) = t.bus.as_mut() {
+            b.lost_slots.extend(dirty);
         }
-        n.replica_of = Some(id);
-        n.config_epoch = epoch;
-        failover::reset_manual(t);
     }
+}
+
+/// Redis's clusterSetMaster for this node (`i`): a replica of `primary` from now on (the
+/// engine follows it at its next tick).
+pub(super) fn set_primary(t: &mut Topology, i: usize, primary: String, epoch: u64) {
+    let n = &mut t.nodes_mut()[i];
+    if n.is_primary() {
+        n.migrating.clear();
+        n.importing.clear();
+    }
+    n.replica_of = Some(primary);
+    n.config_epoch = epoch;
+    failover::reset_manual(t);
 }
 
 /// A slot the sender claims that this node gives to another node with a higher epoch: the
@@ -525,6 +573,7 @@ fn gossip(
                         n.failed = g.flags & msg::F_FAIL != 0;
                         n.bus = BusNode {
                             pfail: g.flags & msg::F_PFAIL != 0,
+                            nofailover: g.flags & msg::F_NOFAILOVER != 0,
                             fail_time: now,
                             created: now,
                             ..BusNode::default()
@@ -688,5 +737,95 @@ mod tests {
         assert!(a.node(&b).unwrap().bus.pfail);
         assert!(failed.is_empty());
         assert!(!a.is_ok(), "a minority view says the cluster is down");
+    }
+
+    /// Node a owns 0..=9 at config epoch 1, b owns 10..=19 at epoch 2, in both views;
+    /// returns their ids.
+    fn two_primaries(a: &mut Topology, b: &mut Topology) -> (String, String) {
+        meet(a, b, 7001);
+        let (a_id, b_id) = (me(a), me(b));
+        b.add_node(a_id.clone(), "127.0.0.1", 7000);
+        for t in [a, b] {
+            let (ai, bi) = (t.index_of(&a_id).unwrap(), t.index_of(&b_id).unwrap());
+            for s in 0..10 {
+                t.set_owner(s, Some(ai));
+                t.set_owner(s + 10, Some(bi));
+            }
+            t.nodes_mut()[ai].config_epoch = 1;
+            t.nodes_mut()[bi].config_epoch = 2;
+        }
+        (a_id, b_id)
+    }
+
+    /// b claims `slots` (and keeps its own) in a PING to a.
+    fn b_takes(a: &mut Topology, b: &mut Topology, b_id: &str, slots: std::ops::Range<u16>) {
+        let bi = b.index_of(b_id).unwrap();
+        for s in slots {
+            b.set_owner(s, Some(bi));
+        }
+        let ping = decode(gossip_message(b, msg::PING, None));
+        process(a, Link::Inbound, "127.0.0.1", &ping, 10);
+    }
+
+    #[test]
+    fn a_primary_that_loses_a_slot_keeps_the_rest_and_its_keys_there_are_dropped() {
+        let (mut a, mut b) = (view(7000), view(7001));
+        let (a_id, b_id) = two_primaries(&mut a, &mut b);
+        b_takes(&mut a, &mut b, &b_id, 3..4);
+        assert_eq!(a.owner(3).map(|n| n.id.clone()), Some(b_id));
+        assert!(a.node(&a_id).unwrap().is_primary());
+        assert_eq!(a.owned_by(a.index_of(&a_id).unwrap()), 9);
+        assert_eq!(a.bus.as_ref().unwrap().lost_slots, vec![3]);
+    }
+
+    #[test]
+    fn a_primary_left_without_slots_follows_the_taker_only_when_migration_is_allowed() {
+        for allow in [true, false] {
+            let (mut a, mut b) = (view(7000), view(7001));
+            let (a_id, b_id) = two_primaries(&mut a, &mut b);
+            a.bus.as_mut().unwrap().allow_replica_migration = allow;
+            // b owns slots of its own: this is resharding, not a failover of a.
+            b_takes(&mut a, &mut b, &b_id, 0..10);
+            let mine = a.node(&a_id).unwrap();
+            if allow {
+                assert_eq!(mine.replica_of.as_deref(), Some(b_id.as_str()));
+                assert!(a.bus.as_ref().unwrap().lost_slots.is_empty());
+            } else {
+                assert!(mine.is_primary());
+                let lost = &a.bus.as_ref().unwrap().lost_slots;
+                assert_eq!(*lost, (0..10).collect::<Vec<u16>>());
+            }
+        }
+        // A taker with only our slots replaced us (a failover): followed even when not
+        // allowed.
+        let (mut a, mut b) = (view(7000), view(7001));
+        let (a_id, b_id) = two_primaries(&mut a, &mut b);
+        a.bus.as_mut().unwrap().allow_replica_migration = false;
+        for s in 10..20 {
+            b.set_owner(s, None);
+        }
+        b_takes(&mut a, &mut b, &b_id, 0..10);
+        let mine = a.node(&a_id).unwrap();
+        assert_eq!(mine.replica_of.as_deref(), Some(b_id.as_str()));
+    }
+
+    #[test]
+    fn nofailover_is_announced_and_each_ping_s_word_stands() {
+        let (mut a, mut b) = (view(7000), view(7001));
+        meet(&mut a, &mut b, 7001);
+        let bi = a.index_of(&me(&b)).unwrap();
+        for on in [true, false, true] {
+            b.bus.as_mut().unwrap().replica_no_failover = on;
+            let ping = decode(gossip_message(&mut b, msg::PING, None));
+            assert_eq!(ping.header.flags & msg::F_NOFAILOVER != 0, on);
+            process(&mut a, Link::Inbound, "127.0.0.1", &ping, 5);
+            assert_eq!(a.no_failover(bi), on);
+            assert_eq!(flags_of(&a, bi) & msg::F_NOFAILOVER != 0, on);
+        }
+        // This node's own flag is its setting.
+        let ai = a.index_of(&me(&a)).unwrap();
+        assert!(!a.no_failover(ai));
+        a.bus.as_mut().unwrap().replica_no_failover = true;
+        assert!(a.no_failover(ai));
     }
 }

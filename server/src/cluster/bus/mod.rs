@@ -27,6 +27,7 @@
 
 pub mod failover;
 pub mod merge;
+pub mod migration;
 pub mod msg;
 pub(crate) mod reconcile;
 
@@ -197,7 +198,7 @@ fn broadcast_fail(ctx: &Ctx, failed: &str) {
 }
 
 /// Queues a message on our link to one node, or on every link (a node without a link now
-/// misses it, as in Redis).
+/// misses it, as in Redis). Callers hold no lock on the view.
 fn deliver(ctx: &Ctx, dest: &Dest, bytes: Vec<u8>) {
     let links = ctx.links.borrow();
     let push = |slot: &LinkSlot, bytes: Vec<u8>| {
@@ -211,8 +212,17 @@ fn deliver(ctx: &Ctx, dest: &Dest, bytes: Vec<u8>) {
             }
         }
         Dest::All => {
-            for slot in links.values() {
-                push(slot, bytes.clone());
+            // As clusterBroadcastMessage: every linked node but those still in handshake.
+            let handshakes: Vec<String> = lock(&ctx.shared)
+                .nodes()
+                .iter()
+                .filter(|n| n.bus.handshake)
+                .map(|n| n.id.clone())
+                .collect();
+            for (id, slot) in links.iter() {
+                if !handshakes.contains(id) {
+                    push(slot, bytes.clone());
+                }
             }
         }
     }
@@ -257,7 +267,12 @@ fn handle(ctx: &Ctx, link: Link, peer_ip: &str, frame: &[u8]) -> Handled {
         };
     };
     let mut t = lock(&ctx.shared);
-    let mut outcome = merge::process(&mut t, link, peer_ip, &m, now_ms());
+    let now = now_ms();
+    let mut outcome = merge::process(&mut t, link, peer_ip, &m, now);
+    if outcome.failover_now {
+        let sends = failover::after_vote(&mut t, now, crate::rng::fresh_seed());
+        outcome.sends.extend(sends);
+    }
     let mut replies = Vec::new();
     if outcome.pong && !outcome.close {
         let to = m.header.sender.clone();
@@ -273,8 +288,22 @@ fn handle(ctx: &Ctx, link: Link, peer_ip: &str, frame: &[u8]) -> Handled {
     Handled { outcome, replies }
 }
 
-/// Writes one message, giving up after `wait` (a peer that does not read).
-async fn send(w: &mut tokio::net::tcp::OwnedWriteHalf, bytes: &[u8], wait: Duration) -> bool {
+/// Writes one message, giving up after `wait` (a peer that does not read). It counts in
+/// CLUSTER INFO's cluster_stats_messages_*_sent as it goes out, once per link, as Redis's
+/// clusterSendMessage counts (a broadcast counts once for each node it reaches).
+async fn send(
+    ctx: &Ctx,
+    w: &mut tokio::net::tcp::OwnedWriteHalf,
+    bytes: &[u8],
+    wait: Duration,
+) -> bool {
+    if let Some(typ) = msg::type_of(bytes) {
+        if let Some(b) = lock(&ctx.shared).bus.as_mut() {
+            if let Some(c) = b.sent.get_mut(typ as usize) {
+                *c += 1;
+            }
+        }
+    }
     matches!(
         tokio::time::timeout(wait, w.write_all(bytes)).await,
         Ok(Ok(()))
@@ -306,7 +335,7 @@ async fn inbound(ctx: Rc<Ctx>, stream: TcpStream, peer_ip: String) {
                 return;
             }
             for r in handled.replies {
-                if !send(&mut wr, &r, timeout).await {
+                if !send(&ctx, &mut wr, &r, timeout).await {
                     return;
                 }
             }
@@ -368,7 +397,7 @@ async fn link_session(ctx: &Rc<Ctx>, id: &mut String, outbox: &Rc<Outbox>) {
     let Some(first) = ping(ctx, id.as_str(), true) else {
         return;
     };
-    if !send(&mut wr, &first, timeout).await {
+    if !send(ctx, &mut wr, &first, timeout).await {
         return;
     }
     let mut framer = Framer::default();
@@ -402,7 +431,7 @@ async fn link_session(ctx: &Rc<Ctx>, id: &mut String, outbox: &Rc<Outbox>) {
                         return;
                     }
                     for r in handled.replies {
-                        if !send(&mut wr, &r, timeout).await {
+                        if !send(ctx, &mut wr, &r, timeout).await {
                             return;
                         }
                     }
@@ -411,7 +440,7 @@ async fn link_session(ctx: &Rc<Ctx>, id: &mut String, outbox: &Rc<Outbox>) {
             _ = outbox.notify.notified() => {
                 let queued = std::mem::take(&mut *outbox.queue.borrow_mut());
                 for m in queued {
-                    if !send(&mut wr, &m, timeout).await {
+                    if !send(ctx, &mut wr, &m, timeout).await {
                         return;
                     }
                 }
@@ -434,7 +463,7 @@ async fn link_session(ctx: &Rc<Ctx>, id: &mut String, outbox: &Rc<Outbox>) {
                     return;
                 }
                 let Some(p) = ping(ctx, id.as_str(), false) else { return };
-                if !send(&mut wr, &p, timeout).await {
+                if !send(ctx, &mut wr, &p, timeout).await {
                     return;
                 }
             }

@@ -70,6 +70,9 @@ pub const F_FAIL: u16 = 8;
 pub const F_MYSELF: u16 = 16;
 pub const F_HANDSHAKE: u16 = 32;
 pub const F_NOADDR: u16 = 64;
+/// cluster-replica-no-failover on the sender: it never starts an automatic failover, and
+/// its siblings leave it out of their ranks.
+pub const F_NOFAILOVER: u16 = 512;
 
 /// Message flags (`mflags[0]`), as Redis numbers them: the sender is a primary whose
 /// clients are paused for a manual failover (its offset is final) ...
@@ -273,6 +276,11 @@ pub fn announced_len(prefix: &[u8]) -> Result<usize, &'static str> {
         return Err("bad length");
     }
     Ok(len)
+}
+
+/// The type of an encoded message (None when too short to say).
+pub fn type_of(b: &[u8]) -> Option<u16> {
+    (b.len() >= 14).then(|| get_u16(b, 12))
 }
 
 /// Decodes one whole message (as `announced_len` framed it), or says why it is invalid, as
