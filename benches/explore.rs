@@ -3,6 +3,10 @@
 //! per second; once with plain commands and once with the monotonic-max script (EVALSHA,
 //! loaded in the setup). `cargo bench --bench explore`. Goals: each exhaustive space under
 //! 1 s on one core; random at least 50,000 schedules/s with or without scripts.
+//!
+//! The bench keeps Rust's default allocator (the system's), unlike the TCP benches, which
+//! measure the `redlab-server` binary and install its mimalloc: the explorer runs inside the
+//! user's own test binary, and the library does not choose that binary's allocator.
 
 use std::time::Instant;
 

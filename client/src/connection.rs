@@ -44,7 +44,12 @@ impl Connection {
 
     /// Runs one command; an error reply becomes `Err(Error::Redis)`.
     pub async fn cmd<A: AsRef<[u8]>>(&self, args: &[A]) -> Result<Value> {
-        let command: Vec<Vec<u8>> = args.iter().map(arg).collect();
+        self.cmd_owned(args.iter().map(arg).collect()).await
+    }
+
+    /// `cmd` for a command already built as owned arguments (`Script::invoke`): sent as
+    /// is, without copying every argument again.
+    pub(crate) async fn cmd_owned(&self, command: Vec<Vec<u8>>) -> Result<Value> {
         let mut replies = self.transport.exchange(vec![command]).await?;
         replies
             .pop()

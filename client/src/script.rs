@@ -71,19 +71,24 @@ impl Script {
         keys: &[K],
         args: &[A],
     ) -> Result<Value> {
-        let mut command = vec![
-            arg("EVALSHA"),
-            arg(self.sha.as_bytes()),
-            arg(keys.len().to_string()),
-        ];
-        command.extend(keys.iter().map(arg));
-        command.extend(args.iter().map(arg));
-        match conn.cmd(&command).await {
+        match conn.cmd_owned(self.evalsha(keys, args)).await {
             Err(Error::Redis { code, .. }) if code == "NOSCRIPT" => {
                 conn.cmd(&["SCRIPT", "LOAD", &*self.body]).await?;
-                conn.cmd(&command).await
+                // Built again rather than kept: the common path sends it without a copy.
+                conn.cmd_owned(self.evalsha(keys, args)).await
             }
             other => other,
         }
+    }
+
+    /// EVALSHA sha numkeys keys... args...
+    fn evalsha<K: AsRef<[u8]>, A: AsRef<[u8]>>(&self, keys: &[K], args: &[A]) -> Vec<Vec<u8>> {
+        let mut command = Vec::with_capacity(3 + keys.len() + args.len());
+        command.push(arg("EVALSHA"));
+        command.push(arg(self.sha.as_bytes()));
+        command.push(keys.len().to_string().into_bytes());
+        command.extend(keys.iter().map(arg));
+        command.extend(args.iter().map(arg));
+        command
     }
 }

@@ -35,6 +35,7 @@ pub(crate) mod lua;
 pub(crate) mod net;
 pub(crate) mod notify;
 pub(crate) mod numfmt;
+mod observe;
 pub(crate) mod repl;
 pub mod reply;
 pub(crate) mod rng;

@@ -39,6 +39,11 @@ pub(crate) trait Target {
     /// (run on the observer connection; a command that closes it fails the reset).
     fn reset(&mut self, clients: usize, setup: &[Vec<Vec<u8>>]) -> Result<(), String>;
     fn exec(&mut self, who: usize, command: Vec<Vec<u8>>) -> Exec;
+    /// GET `key` on the observer connection (`View::get`): an invariant reads after every
+    /// step, so a target that can answer without running a command does.
+    fn observe_get(&mut self, key: &[u8]) -> Exec {
+        self.exec(OBSERVER, get_command(key))
+    }
     /// The late reply of a blocked client, if it has one now.
     fn poll_blocked(&mut self, who: usize) -> Option<Value>;
     fn advance(&mut self, ms: u64);
@@ -143,6 +148,15 @@ impl Target for InProcessTarget {
         exec_on(&mut self.engine, conn, command)
     }
 
+    /// Reads the keyspace directly (`Engine::observe_get`: no dispatch, nothing touched or
+    /// counted), or runs GET where only the command can answer.
+    fn observe_get(&mut self, key: &[u8]) -> Exec {
+        match self.engine.observe_get(self.observer, key) {
+            Some(reply) => Exec::Reply(to_value(reply, self.engine.resp(self.observer))),
+            None => exec_on(&mut self.engine, self.observer, get_command(key)),
+        }
+    }
+
     fn poll_blocked(&mut self, who: usize) -> Option<Value> {
         poll_blocked_on(&mut self.engine, self.conns[who])
     }
@@ -179,6 +193,10 @@ impl Target for InProcessTarget {
             self.engine.resume(base, fork);
         }
     }
+}
+
+fn get_command(key: &[u8]) -> Vec<Vec<u8>> {
+    vec![b"GET".to_vec(), key.to_vec()]
 }
 
 /// Runs one command on an in-process engine's connection, as a client of it sees it.

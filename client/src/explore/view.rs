@@ -29,25 +29,38 @@ impl View<'_> {
             .log
             .is_some()
             .then(|| super::report::command_text(&command));
-        let v = match self.target.exec(OBSERVER, command) {
-            Exec::Reply(v) => v,
-            Exec::Closed(why) => Value::error(&format!("ERR observer connection failed: {}", why)),
-            Exec::Blocked => Value::Nil,
-        };
-        if let (Some(log), Some(text)) = (self.log.as_deref_mut(), text) {
-            log.push(format!("{} -> {}", text, super::report::value_text(&v)));
-        }
+        let v = observed(self.target.exec(OBSERVER, command));
+        self.log_read(text, &v);
         v
+    }
+
+    /// GET `key`, the read invariants make most: in-process it looks at the keyspace
+    /// directly (`Target::observe_get`) instead of running a command, with the same reply.
+    fn read_get(&mut self, key: &str) -> Value {
+        let text = self
+            .log
+            .is_some()
+            .then(|| super::report::command_text(&[b"GET".to_vec(), key.as_bytes().to_vec()]));
+        let v = observed(self.target.observe_get(key.as_bytes()));
+        self.log_read(text, &v);
+        v
+    }
+
+    /// Keeps a read and its reply for the report, when the run is recorded.
+    fn log_read(&mut self, text: Option<String>, v: &Value) {
+        if let (Some(log), Some(text)) = (self.log.as_deref_mut(), text) {
+            log.push(format!("{} -> {}", text, super::report::value_text(v)));
+        }
     }
 
     /// GET as text; None when the key is missing.
     pub fn get(&mut self, key: &str) -> Option<String> {
-        self.cmd(&["GET", key]).as_str().map(str::to_string)
+        self.read_get(key).as_str().map(str::to_string)
     }
 
     /// GET parsed as an integer; None when missing or not an integer.
     pub fn get_int(&mut self, key: &str) -> Option<i64> {
-        self.cmd(&["GET", key]).as_int()
+        self.read_get(key).as_int()
     }
 
     pub fn hget(&mut self, key: &str, field: &str) -> Option<String> {
@@ -138,5 +151,66 @@ impl View<'_> {
             .as_mut()
             .and_then(|b| b.downcast_mut::<T>())
             .expect("just set")
+    }
+}
+
+/// What the observer connection's command gave, as an invariant reads it.
+fn observed(exec: Exec) -> Value {
+    match exec {
+        Exec::Reply(v) => v,
+        Exec::Closed(why) => Value::error(&format!("ERR observer connection failed: {}", why)),
+        Exec::Blocked => Value::Nil,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    use std::time::Duration;
+
+    use super::super::scenario::Scenario;
+    use super::View;
+
+    /// `View::get` reads the keyspace directly in-process: it must give what GET gives at
+    /// every step (a key past its TTL on the virtual clock reads as missing, a key of
+    /// another type is no string), and leave what a client can read of a key's use (OBJECT FREQ) alone.
+    #[test]
+    fn direct_reads_answer_as_get_does_and_count_nothing() {
+        let checked = Rc::new(RefCell::new(0u32));
+        let seen = checked.clone();
+        let report = Scenario::new()
+            .setup(&[
+                &["CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"],
+                &["SET", "k", "7", "PX", "150"],
+                &["SADD", "s", "x"],
+            ])
+            .clock_step(Duration::from_millis(100), 2)
+            .client("A", |c| async move {
+                c.cmd(&["SET", "j", "1"]).await?;
+                c.cmd(&["DEL", "j"]).await
+            })
+            .invariant("get agrees with GET", move |v: &mut View| {
+                // Under an LFU policy every lookup a command makes counts in OBJECT FREQ
+                // (which reads without counting).
+                let freq = |v: &mut View| format!("{:?}", v.cmd(&["OBJECT", "FREQ", "k"]));
+                let before = freq(v);
+                let direct: Vec<Option<String>> =
+                    ["k", "j", "s", "none"].iter().map(|k| v.get(k)).collect();
+                let counted = freq(v);
+                let by_get: Vec<Option<String>> = ["k", "j", "s", "none"]
+                    .iter()
+                    .map(|k| v.cmd(&["GET", k]).as_str().map(str::to_string))
+                    .collect();
+                let expired = v.elapsed_ms() > 150;
+                *seen.borrow_mut() += 1;
+                direct == by_get
+                    && before == counted
+                    && (direct[0].is_none() == expired)
+                    && direct[2].is_none()
+            })
+            .exhaustive();
+        report.assert_holds();
+        assert!(*checked.borrow() > 10, "the invariant ran at every step");
     }
 }
