@@ -23,7 +23,9 @@
 //!
 //! Each figure is the median of hundreds of runs. Redis's figures spawn the process, so
 //! fewer of them are taken; the ratio column is redis-server's time over redlab's.
-//! `PER_TEST_SCALE=0.2` runs a fifth of the iterations (a quick look).
+//! `PER_TEST_SCALE=0.2` runs a fifth of the iterations (a quick look). `PER_TEST_ONLY=a`
+//! runs only row (a), with the pool, for a profiler (`perf record`, `valgrind --tool=callgrind`);
+//! `PER_TEST_ONLY=c` only row (c) with its split.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -170,9 +172,30 @@ struct TestSplit {
     drop_conn: Duration,
     drop_server: Duration,
     total: Duration,
+    /// Voluntary context switches of all the process's threads from start to drop: each is a
+    /// thread that blocked and had to be woken, the cross-thread handoffs that dominate (c).
+    switches: u64,
+}
+
+/// Voluntary context switches so far, summed over the process's threads (a thread that
+/// exited no longer counts; the server threads are reused and live on).
+fn voluntary_switches() -> u64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("status")).ok())
+        .filter_map(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        })
+        .sum()
 }
 
 fn server_redis_rs_test() -> TestSplit {
+    let switches = voluntary_switches();
     let t0 = Instant::now();
     let server = Server::start();
     let t1 = Instant::now();
@@ -184,6 +207,7 @@ fn server_redis_rs_test() -> TestSplit {
     let t4 = Instant::now();
     drop(server);
     let t5 = Instant::now();
+    let switches = voluntary_switches().saturating_sub(switches);
     TestSplit {
         start: t1 - t0,
         open: t2 - t1,
@@ -191,6 +215,7 @@ fn server_redis_rs_test() -> TestSplit {
         drop_conn: t4 - t3,
         drop_server: t5 - t4,
         total: t5 - t0,
+        switches,
     }
 }
 
@@ -362,7 +387,58 @@ fn ab<T>(n: usize, mut f: impl FnMut() -> T) -> (Vec<T>, Vec<T>) {
     (on, off)
 }
 
+/// Row (a) alone, with the pool, as a test suite with short bodies runs it: what a profiler
+/// is pointed at.
+fn only_a() {
+    let n = scale(1000);
+    let body = Duration::from_micros(200);
+    let cpu_before = thread_cpu();
+    let a = median(
+        (0..n)
+            .map(|_| {
+                let d = engine_first_eval();
+                std::thread::sleep(body);
+                d
+            })
+            .collect(),
+    );
+    let cpu = (thread_cpu() - cpu_before) / n as u32;
+    println!("load average: {}", load_average());
+    println!(
+        "(a) Engine::new + first EVAL, pool on: median {:.1} us, mean thread CPU {:.1} us (sleep and drop included), {n} runs",
+        us(a),
+        us(cpu)
+    );
+}
+
+/// Row (c) alone, with its split and context switches: for a profiler, or to compare two
+/// builds quickly.
+fn only_c() {
+    for _ in 0..50 {
+        server_redis_rs_test();
+    }
+    let n = scale(500);
+    let tests: Vec<TestSplit> = (0..n).map(|_| server_redis_rs_test()).collect();
+    let m = |f: &dyn Fn(&TestSplit) -> Duration| us(median(tests.iter().map(f).collect()));
+    println!("load average: {}", load_average());
+    println!(
+        "(c) medians of {n}: total {:.1} us = start {:.1} + open {:.1} + first EVAL {:.1} + drop connection {:.1} + drop server {:.1}; voluntary context switches per test {:.2}",
+        m(&|t| t.total),
+        m(&|t| t.start),
+        m(&|t| t.open),
+        m(&|t| t.eval),
+        m(&|t| t.drop_conn),
+        m(&|t| t.drop_server),
+        tests.iter().map(|t| t.switches).sum::<u64>() as f64 / n as f64
+    );
+}
+
 fn main() {
+    match std::env::var("PER_TEST_ONLY").as_deref() {
+        Ok("a") => return only_a(),
+        Ok("c") => return only_c(),
+        _ => {}
+    }
     let bin = redlab_client::real_redis::redis_server_bin();
     if bin.is_none() {
         println!("redis-server not found (set REDIS_SERVER_BIN): redlab figures only");
@@ -567,6 +643,13 @@ fn main() {
     println!("load average after: {}", load_average());
     println!("per-test fixed cost, medians; ratio = redis-server / redlab");
     print(&rows);
+    let mean_switches =
+        |t: &[TestSplit]| t.iter().map(|t| t.switches).sum::<u64>() as f64 / t.len() as f64;
+    println!(
+        "(c) voluntary context switches per test, all threads: {:.2} ({:.2} without the pool)",
+        mean_switches(&tests),
+        mean_switches(&tests_off)
+    );
     println!(
         "redis-rs open / one PING round trip: redlab {:.2}x{}",
         us(redlab_open) / us(redlab_ping),

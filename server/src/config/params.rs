@@ -239,11 +239,39 @@ pub fn lookup_in(name: &str, profile: Profile) -> Option<&'static Param> {
 
 /// Finds a parameter by its name or alias, case-insensitively, whatever the profile (the
 /// command line and the builder, which may set the profile after it).
+///
+/// Through an index by lower-case name and alias: a fresh engine reads a dozen parameters
+/// by name (the cluster, ACL and slowlog settings), and comparing each against the whole
+/// table, case-insensitively, was a tenth of `Engine::new`.
 pub fn lookup(name: &str) -> Option<&'static Param> {
-    PARAMS.iter().find(|p| {
-        p.name.eq_ignore_ascii_case(name) || p.alias.is_some_and(|a| a.eq_ignore_ascii_case(name))
-    })
+    type Index =
+        std::collections::HashMap<&'static str, &'static Param, foldhash::fast::FixedState>;
+    static INDEX: std::sync::LazyLock<Index> = std::sync::LazyLock::new(|| {
+        let mut index = Index::default();
+        for p in PARAMS {
+            for n in std::iter::once(p.name).chain(p.alias) {
+                // The first parameter that answers to a name keeps it, as a scan finds it.
+                index.entry(n).or_insert(p);
+            }
+        }
+        index
+    });
+    let mut buf = [0u8; LONGEST_NAME];
+    if name.len() > LONGEST_NAME {
+        // Longer than any name in the table (checked by a test).
+        return None;
+    }
+    let lower = &mut buf[..name.len()];
+    lower.copy_from_slice(name.as_bytes());
+    lower.make_ascii_lowercase();
+    // Every name in the table is lower-case ASCII (checked by a test), so a name with an
+    // upper-case letter outside ASCII matches none, as with the case-insensitive scan.
+    let lower = std::str::from_utf8(lower).ok()?;
+    INDEX.get(lower).copied()
 }
+
+/// No parameter's name or alias is longer.
+const LONGEST_NAME: usize = 64;
 
 const fn p(
     name: &'static str,
@@ -780,4 +808,42 @@ fn percentile_text(f: f64) -> String {
         s.truncate(kept);
     }
     s
+}
+
+#[cfg(test)]
+mod lookup_tests {
+    use super::*;
+
+    #[test]
+    fn lookup_finds_every_parameter_by_name_and_alias_in_any_case() {
+        for p in PARAMS {
+            for n in std::iter::once(p.name).chain(p.alias) {
+                assert!(n.len() <= LONGEST_NAME, "{n}");
+                assert!(
+                    n.bytes().all(|b| !b.is_ascii_uppercase()) && n.is_ascii(),
+                    "{n}"
+                );
+                // The first parameter answering to the name, as a scan of the table finds it.
+                let first = PARAMS
+                    .iter()
+                    .find(|q| q.name == n || q.alias == Some(n))
+                    .expect("listed");
+                for spelled in [n.to_string(), n.to_ascii_uppercase()] {
+                    let found = lookup(&spelled).expect("found");
+                    assert!(std::ptr::eq(found, first), "{spelled}");
+                }
+            }
+        }
+        assert!(lookup("slave-read-only").is_some_and(|p| p.name == "replica-read-only"));
+        assert!(lookup("MaxMemory").is_some_and(|p| p.name == "maxmemory"));
+        for unknown in [
+            "",
+            "maxmemory ",
+            "no-such-param",
+            &"x".repeat(200),
+            "maxmemoryé",
+        ] {
+            assert!(lookup(unknown).is_none(), "{unknown}");
+        }
+    }
 }
