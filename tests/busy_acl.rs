@@ -170,3 +170,24 @@ fn acl_users_while_a_script_is_busy() {
         assert_eq!(scenario(real.addr()), ours, "real Redis answers the same");
     }
 }
+
+/// Under a profile from 7.2 on, the busy loop's NOPERM names the user as that version's
+/// dispatcher does (Redis 7.2's getAclErrorMessage); checked against valkey-server 8.1.
+#[test]
+fn acl_users_while_a_script_is_busy_as_valkey_81() {
+    let server = redlab::Server::builder()
+        .compat(redlab::Profile::Valkey81)
+        .start();
+    let ours = scenario(server.addr());
+    assert_eq!(
+        ours[7],
+        "-NOPERM User app has no permissions to run the 'del' command"
+    );
+    if let Some(valkey) = support::valkey_or_skip("acl_users_while_a_script_is_busy_as_valkey_81") {
+        assert_eq!(
+            scenario(valkey.addr()),
+            ours,
+            "valkey-server answers the same"
+        );
+    }
+}

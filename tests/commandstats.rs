@@ -129,3 +129,74 @@ fn commandstats_rows_match_redis_and_carry_real_durations() {
         );
     }
 }
+
+/// INFO stats' total_commands_processed after a sequence of calls, refusals, a transaction,
+/// a script and a served BLPOP, less the INFO polls that waited for the BLPOP to block.
+fn commands_processed(addr: SocketAddr) -> u64 {
+    let mut c = RawConn::connect(addr);
+    let mut waiter = RawConn::connect(addr);
+    let mut limited = RawConn::connect(addr);
+    c.call(&["FLUSHALL"], WAIT);
+    c.call(
+        &["ACL", "SETUSER", "app", "on", ">pw", "~app:*", "+get"],
+        WAIT,
+    );
+    c.call(&["CONFIG", "RESETSTAT"], WAIT);
+    c.call(&["SET", "k", "v"], WAIT);
+    // Refused before they run: unknown, wrong arity, NOPERM (command and key).
+    c.call(&["NOSUCHCOMMAND"], WAIT);
+    c.call(&["GET"], WAIT);
+    limited.call(&["AUTH", "app", "pw"], WAIT);
+    limited.call(&["SET", "app:x", "1"], WAIT);
+    limited.call(&["GET", "other"], WAIT);
+    limited.call(&["GET", "app:x"], WAIT);
+    // A transaction: MULTI, EXEC and each queued command run; queuing is not a call.
+    c.call(&["MULTI"], WAIT);
+    c.call(&["INCR", "n"], WAIT);
+    c.call(&["GET", "n"], WAIT);
+    c.call(&["EXEC"], WAIT);
+    // A transaction a refused command aborted: only MULTI and EXEC.
+    c.call(&["MULTI"], WAIT);
+    c.call(&["GET"], WAIT);
+    c.call(&["EXEC"], WAIT);
+    // A script and each command it calls; a failed call still ran.
+    c.call(
+        &[
+            "EVAL",
+            "redis.call('SET', KEYS[1], 'x') return redis.pcall('INCR', KEYS[1])",
+            "1",
+            "k",
+        ],
+        WAIT,
+    );
+    // A BLPOP counts when it blocks, not again when it is served.
+    waiter.send_strs(&["BLPOP", "q", "0"]);
+    let mut polls = 0;
+    loop {
+        polls += 1;
+        let info = bulk_text(&c.call(&["INFO", "clients"], WAIT));
+        if info.contains("blocked_clients:1\n") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    c.call(&["RPUSH", "q", "x"], WAIT);
+    waiter.read_frame(WAIT).expect("BLPOP is served");
+    let stats = bulk_text(&c.call(&["INFO", "stats"], WAIT));
+    let total: u64 = stats
+        .lines()
+        .find_map(|l| l.trim_end().strip_prefix("total_commands_processed:"))
+        .expect("total_commands_processed in INFO stats")
+        .parse()
+        .expect("a number");
+    total - polls
+}
+
+#[test]
+fn total_commands_processed_counts_calls_not_refusals() {
+    let Some(pair) = support::server_pair("total_commands_processed") else {
+        return;
+    };
+    let redis = commands_processed(pair.redis);
+    assert_eq!(commands_processed(pair.redlab), redis);
+}

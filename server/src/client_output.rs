@@ -68,6 +68,24 @@ impl Engine {
         s.close_now
     }
 
+    /// Redis's clientsCron checks the limits too: a client that stays over its soft limit
+    /// while nothing new is sent to it is closed once its time is up, not at its next
+    /// output (which may never come). Only clients already over the soft limit are looked at.
+    pub(crate) fn enforce_soft_limits_idle(&mut self) {
+        let over: Vec<ConnId> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.obuf_soft_since.is_some() && !s.close_now)
+            .map(|(id, _)| *id)
+            .collect();
+        for conn in over {
+            if self.enforce_output_limits(conn) {
+                // The shell of an idle connection learns it must close when woken.
+                self.wakeups.push(conn);
+            }
+        }
+    }
+
     /// The next reply waiting in `conn`'s outbox, for the shell to encode.
     pub fn pop_output(&mut self, conn: ConnId) -> Option<Reply> {
         let s = self.sessions.get_mut(&conn)?;
@@ -211,6 +229,56 @@ mod tests {
         clock.advance(std::time::Duration::from_secs(1));
         publish(&mut e, 10);
         assert!(e.must_close_now(2));
+    }
+
+    #[test]
+    fn soft_limit_closes_an_idle_client_from_the_tick() {
+        let clock = crate::Clock::manual(1_000_000);
+        let mut e = Engine::with_clock(Config::default(), clock.clone());
+        e.execute(
+            2,
+            &[
+                "CONFIG",
+                "SET",
+                "client-output-buffer-limit",
+                "pubsub 0 10kb 3",
+            ],
+        );
+        e.execute(2, &["SUBSCRIBE", "ch"]);
+        publish(&mut e, 20_000);
+        e.take_wakeups();
+        clock.advance(std::time::Duration::from_secs(3));
+        e.tick();
+        assert!(!e.must_close_now(2), "3 s over the soft limit is allowed");
+        clock.advance(std::time::Duration::from_secs(1));
+        e.tick();
+        assert!(e.must_close_now(2), "closed with no new output");
+        assert!(
+            e.take_wakeups().contains(&2),
+            "its shell is woken to close it"
+        );
+    }
+
+    #[test]
+    fn a_client_back_under_its_soft_limit_is_kept_by_the_tick() {
+        let clock = crate::Clock::manual(1_000_000);
+        let mut e = Engine::with_clock(Config::default(), clock.clone());
+        e.execute(
+            2,
+            &[
+                "CONFIG",
+                "SET",
+                "client-output-buffer-limit",
+                "pubsub 0 10kb 3",
+            ],
+        );
+        e.execute(2, &["SUBSCRIBE", "ch"]);
+        publish(&mut e, 20_000);
+        // The client read its messages.
+        e.take_output(2);
+        clock.advance(std::time::Duration::from_secs(10));
+        e.tick();
+        assert!(!e.must_close_now(2));
     }
 
     #[test]

@@ -49,9 +49,22 @@ pub(crate) fn noperm(d: Denied, full: &str) -> Reply {
 /// from Redis 7.2 (`since::ACL_ERROR_MESSAGES`) the user's name for a command and no name
 /// for a key or channel.
 pub(crate) fn noperm_for(e: &Engine, conn: ConnId, d: Denied, full: &str) -> Reply {
-    match message_72(e, conn, d, full, None) {
-        Some(m) => Reply::err(format!("NOPERM {m}")),
-        None => noperm(d, full),
+    let user = e.sessions.get(&conn).map_or("default", |s| s.user.as_str());
+    noperm_as(e.profile(), user, d, full)
+}
+
+/// `noperm_for` for a caller without the engine: the busy-script loop answers from its copy
+/// of the users and the server's profile.
+pub(crate) fn noperm_as(
+    profile: crate::compat::Profile,
+    user: &str,
+    d: Denied,
+    full: &str,
+) -> Reply {
+    if profile.has(crate::compat::since::ACL_ERROR_MESSAGES) {
+        Reply::err(format!("NOPERM {}", message_72_of(user, d, full, None)))
+    } else {
+        noperm(d, full)
     }
 }
 

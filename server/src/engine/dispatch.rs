@@ -11,7 +11,6 @@ use crate::session::ConnId;
 impl Engine {
     /// The dispatcher: every check the command table implies, then the handler.
     pub(super) fn process(&mut self, conn: ConnId, args: Vec<Bytes>) -> Reply {
-        self.stats.total_commands_processed += 1;
         let asking = self.cluster.is_some() && args[0].eq_ignore_ascii_case(b"asking");
         let reply = self.dispatch(conn, args);
         if self.repl.feeding() {
@@ -221,6 +220,12 @@ impl Engine {
         }
         let dirty = self.dirty;
         let reply = cmd.handler.run(self, call);
+        // Every call counts once, after it ran (so INFO leaves itself out and CONFIG
+        // RESETSTAT counts itself), as Redis's call(); refusals never got here, and a
+        // blocked command served later is not called again in Redis 7.0.
+        if !call.reprocessing {
+            self.stats.total_commands_processed += 1;
+        }
         if self.repl.feeding() {
             self.repl_after_call(cmd, call, &reply, dirty);
         }
@@ -256,7 +261,6 @@ impl Engine {
     fn run_nested_unit(&mut self, call: &mut Call) -> Reply {
         match resolve(&call.args) {
             Ok((cmd, name)) => {
-                self.stats.total_commands_processed += 1;
                 // EXEC asks again: the user's permissions may have changed since queueing.
                 if call.in_multi {
                     if let Err(d) =

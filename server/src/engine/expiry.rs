@@ -20,6 +20,7 @@ impl Engine {
         if self.config.maxmemory_clients != "0" {
             self.evict_clients(None);
         }
+        self.enforce_soft_limits_idle();
         // Redis's eviction timer: memory over a lowered maxmemory is freed while idle too.
         if self.config.maxmemory > 0 && !self.cron_paused {
             self.perform_evictions();

@@ -311,8 +311,7 @@ fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
         in_multi: false,
         reprocessing: false,
     };
-    // Resolved and checked above: call the handler directly, counting it as Redis does.
-    e.stats.total_commands_processed += 1;
+    // Resolved and checked above: call the handler directly (`Engine::call` counts it).
     let started = crate::clock::monotonic_us();
     let reply = e.call(cmd, &mut call);
     let us = e.elapsed_us(started);

@@ -94,6 +94,8 @@ pub(crate) fn catch_up(engine: &mut Engine, conn: ConnId, op: CatchUp) {
         }
         CatchUp::Answered { command, error } => {
             let Named(cmd, name) = command;
+            // Answered while the script ran: a call, as Redis's call() counts it.
+            engine.stats.total_commands_processed += 1;
             engine.stats.record(cmd, &name, error.is_some(), 0);
             if let Some(error) = error {
                 engine.stats.total_error_replies += 1;
@@ -278,7 +280,7 @@ fn run(
             };
             d.map_err(|d| {
                 denied = Some((d, name.clone()));
-                crate::cmd::acl::noperm(d, &name)
+                crate::cmd::acl::noperm_as(script.profile, &st.user, d, &name)
             })
         };
         admission::admit(cmd, &name, &st.view, Some(kind), false, perm).map(|()| (cmd, name))
