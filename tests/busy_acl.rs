@@ -33,7 +33,8 @@ fn masked(reply: String) -> String {
 }
 
 /// ACL LOG's reply with what differs between servers and runs masked: each entry's
-/// age-seconds and client-info (the value and its length line).
+/// age-seconds and client-info (the value and its length line), and from 7.2 its
+/// timestamps (one integer line each).
 fn masked_log(reply: String) -> String {
     let lines: Vec<&str> = reply.split("\r\n").collect();
     let mut out = Vec::new();
@@ -47,6 +48,9 @@ fn masked_log(reply: String) -> String {
         out.push(line);
         if *line == "age-seconds" || *line == "client-info" {
             skip = 2;
+        }
+        if *line == "timestamp-created" || *line == "timestamp-last-updated" {
+            skip = 1;
         }
     }
     out.join("\r\n")
@@ -183,6 +187,11 @@ fn acl_users_while_a_script_is_busy_as_valkey_81() {
         ours[7],
         "-NOPERM User app has no permissions to run the 'del' command"
     );
+    assert_eq!(
+        ours[4],
+        "-BUSY Valkey is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+    );
+    assert!(ours[29].contains("entry-id\r\n:10\r\n"), "{}", ours[29]);
     if let Some(valkey) = support::valkey_or_skip("acl_users_while_a_script_is_busy_as_valkey_81") {
         assert_eq!(
             scenario(valkey.addr()),

@@ -13,6 +13,9 @@ use support::resp::RawConn;
 
 const WAIT: Duration = Duration::from_secs(30);
 
+/// The tests here share one server pair and reset its statistics: they take turns.
+static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// One `cmdstat_<name>:k=v,...` row: the command's name and its fields in printed order.
 type Row = Vec<(String, String)>;
 
@@ -46,6 +49,19 @@ fn bulk_text(shown: &str) -> String {
     body.replace("\\r\\n", "\n")
 }
 
+/// Polls INFO clients until one client is blocked; returns how many INFO calls it took.
+fn wait_blocked(c: &mut RawConn) -> u64 {
+    let mut polls = 0;
+    loop {
+        polls += 1;
+        let info = bulk_text(&c.call(&["INFO", "clients"], WAIT));
+        if info.contains("blocked_clients:1\n") {
+            return polls;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// Runs the same commands on one server and returns its INFO commandstats rows.
 fn exercise(addr: SocketAddr) -> BTreeMap<String, Row> {
     let mut c = RawConn::connect(addr);
@@ -61,13 +77,7 @@ fn exercise(addr: SocketAddr) -> BTreeMap<String, Row> {
     c.call(&["DEBUG", "SLEEP", "0.02"], WAIT);
     // A command served after it blocked counts once, when it is served.
     waiter.send_strs(&["BLPOP", "q", "0"]);
-    loop {
-        let info = bulk_text(&c.call(&["INFO", "clients"], WAIT));
-        if info.contains("blocked_clients:1\n") {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_blocked(&mut c);
     c.call(&["RPUSH", "q", "x"], WAIT);
     waiter.read_frame(WAIT).expect("BLPOP is served");
     // Inside a transaction and inside a script, each command counts too.
@@ -83,6 +93,7 @@ fn exercise(addr: SocketAddr) -> BTreeMap<String, Row> {
 
 #[test]
 fn commandstats_rows_match_redis_and_carry_real_durations() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let Some(pair) = support::server_pair("commandstats") else {
         return;
     };
@@ -171,15 +182,7 @@ fn commands_processed(addr: SocketAddr) -> u64 {
     );
     // A BLPOP counts when it blocks, not again when it is served.
     waiter.send_strs(&["BLPOP", "q", "0"]);
-    let mut polls = 0;
-    loop {
-        polls += 1;
-        let info = bulk_text(&c.call(&["INFO", "clients"], WAIT));
-        if info.contains("blocked_clients:1\n") {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let polls = wait_blocked(&mut c);
     c.call(&["RPUSH", "q", "x"], WAIT);
     waiter.read_frame(WAIT).expect("BLPOP is served");
     let stats = bulk_text(&c.call(&["INFO", "stats"], WAIT));
@@ -194,6 +197,7 @@ fn commands_processed(addr: SocketAddr) -> u64 {
 
 #[test]
 fn total_commands_processed_counts_calls_not_refusals() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let Some(pair) = support::server_pair("total_commands_processed") else {
         return;
     };

@@ -53,6 +53,8 @@ impl ConnView {
 pub struct BusyKind {
     /// FCALL (FUNCTION KILL applies) rather than EVAL (SCRIPT KILL applies).
     pub is_function: bool,
+    /// The server's name in the -BUSY text: Valkey 8 says "Valkey is busy".
+    pub title: &'static str,
 }
 
 /// Allow, or the exact error Redis answers. `name` is the command's full name (`client|id`).
@@ -100,7 +102,7 @@ pub fn busy_error(kind: BusyKind) -> Reply {
     } else {
         "SCRIPT"
     };
-    Reply::err(errors::busy(kill))
+    Reply::err(errors::busy(kind.title, kill))
 }
 
 #[cfg(test)]
@@ -123,7 +125,10 @@ mod tests {
         Ok(())
     }
 
-    const EVAL: Option<BusyKind> = Some(BusyKind { is_function: false });
+    const EVAL: Option<BusyKind> = Some(BusyKind {
+        is_function: false,
+        title: "Redis",
+    });
 
     #[test]
     fn unauthenticated_gets_noauth_even_for_what_a_busy_script_allows() {
@@ -177,7 +182,10 @@ mod tests {
             ping,
             "ping",
             &user,
-            Some(BusyKind { is_function: true }),
+            Some(BusyKind {
+                is_function: true,
+                title: "Redis",
+            }),
             false,
             ok
         ))

@@ -231,8 +231,8 @@ mod tests {
         assert!(e.must_close_now(2));
     }
 
-    #[test]
-    fn soft_limit_closes_an_idle_client_from_the_tick() {
+    /// Client 2 subscribed under a 10 kB soft limit of 3 s, sent 20 kB it has not read.
+    fn subscriber_over_soft_limit() -> (crate::Clock, Engine) {
         let clock = crate::Clock::manual(1_000_000);
         let mut e = Engine::with_clock(Config::default(), clock.clone());
         e.execute(
@@ -246,6 +246,12 @@ mod tests {
         );
         e.execute(2, &["SUBSCRIBE", "ch"]);
         publish(&mut e, 20_000);
+        (clock, e)
+    }
+
+    #[test]
+    fn soft_limit_closes_an_idle_client_from_the_tick() {
+        let (clock, mut e) = subscriber_over_soft_limit();
         e.take_wakeups();
         clock.advance(std::time::Duration::from_secs(3));
         e.tick();
@@ -261,19 +267,7 @@ mod tests {
 
     #[test]
     fn a_client_back_under_its_soft_limit_is_kept_by_the_tick() {
-        let clock = crate::Clock::manual(1_000_000);
-        let mut e = Engine::with_clock(Config::default(), clock.clone());
-        e.execute(
-            2,
-            &[
-                "CONFIG",
-                "SET",
-                "client-output-buffer-limit",
-                "pubsub 0 10kb 3",
-            ],
-        );
-        e.execute(2, &["SUBSCRIBE", "ch"]);
-        publish(&mut e, 20_000);
+        let (clock, mut e) = subscriber_over_soft_limit();
         // The client read its messages.
         e.take_output(2);
         clock.advance(std::time::Duration::from_secs(10));

@@ -33,8 +33,14 @@ pub struct LogEntry {
     pub context: &'static str,
     pub object: String,
     pub username: String,
+    /// When it last happened (ACL LOG's age-seconds; timestamp-last-updated from 7.2).
     pub created_ms: i64,
     pub client_info: String,
+    /// From Redis 7.2 ACL LOG shows these too: the entry's number, in the order entries were
+    /// first logged (from 0, not reset by ACL LOG RESET), and when it first happened. Set by
+    /// `Acl::record`.
+    pub entry_id: u64,
+    pub first_ms: i64,
 }
 
 /// Entries this close in time with the same reason, context, object and user are counted
@@ -47,6 +53,8 @@ pub struct Acl {
     pub users: Users,
     /// Newest first.
     pub log: VecDeque<LogEntry>,
+    /// The next new entry's `entry_id`.
+    next_entry_id: u64,
 }
 
 impl Default for Acl {
@@ -62,6 +70,7 @@ impl Acl {
         Acl {
             users,
             log: VecDeque::new(),
+            next_entry_id: 0,
         }
     }
 
@@ -113,9 +122,18 @@ impl Acl {
         let entry = match same.and_then(|i| self.log.remove(i)) {
             Some(old) => LogEntry {
                 count: old.count + 1,
+                entry_id: old.entry_id,
+                first_ms: old.first_ms,
                 ..entry
             },
-            None => entry,
+            None => {
+                self.next_entry_id += 1;
+                LogEntry {
+                    entry_id: self.next_entry_id - 1,
+                    first_ms: entry.created_ms,
+                    ..entry
+                }
+            }
         };
         self.log.push_front(entry);
         self.log.truncate(max_len);

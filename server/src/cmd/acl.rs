@@ -195,6 +195,8 @@ fn log(
             username: username.unwrap_or(user),
             created_ms: now,
             client_info: info,
+            entry_id: 0,
+            first_ms: now,
         },
         max,
     );
@@ -465,13 +467,14 @@ fn log_cmd(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
         return Err(too_many_args(call));
     }
     let now = e.clock.now_ms();
+    let with_ids = e.profile().has(crate::compat::since::ACL_LOG_ENTRY_IDS);
     Ok(Reply::Array(
         e.acl
             .log
             .iter()
             .take(count)
             .map(|l| {
-                Reply::Map(vec![
+                let mut fields = vec![
                     (Reply::bulk("count"), Reply::Int(l.count as i64)),
                     (Reply::bulk("reason"), Reply::bulk(l.reason)),
                     (Reply::bulk("context"), Reply::bulk(l.context)),
@@ -482,7 +485,18 @@ fn log_cmd(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
                         Reply::Double((now - l.created_ms).max(0) as f64 / 1000.0),
                     ),
                     (Reply::bulk("client-info"), Reply::bulk(&l.client_info)),
-                ])
+                ];
+                if with_ids {
+                    fields.extend([
+                        (Reply::bulk("entry-id"), Reply::Int(l.entry_id as i64)),
+                        (Reply::bulk("timestamp-created"), Reply::Int(l.first_ms)),
+                        (
+                            Reply::bulk("timestamp-last-updated"),
+                            Reply::Int(l.created_ms),
+                        ),
+                    ]);
+                }
+                Reply::Map(fields)
             })
             .collect(),
     ))

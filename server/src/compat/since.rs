@@ -162,6 +162,10 @@ pub const STREAM_GROUPS_72: Since = R72;
 /// "The user executing the script can't ...". Checked against valkey-server 8.1 (acl.txt);
 /// the Redis side follows from Valkey 8.1 having kept Redis 7.2.4's texts, as 7.0.15 does not.
 pub const ACL_ERROR_MESSAGES: Since = R72;
+/// ACL LOG entries carry `entry-id`, `timestamp-created` and `timestamp-last-updated`
+/// (Redis 7.2; valkey-server 8.1 shows them: ids from 0 in order of first logging, kept by a
+/// grouped repeat and by ACL LOG RESET's counter).
+pub const ACL_LOG_ENTRY_IDS: Since = R72;
 /// ACL GETUSER, ACL LIST and the ACL file print a selector's command rules as they were
 /// given (Redis 7.2's `command_rules`, which Valkey kept): `-@all +get -@hash`, where Redis
 /// 7.0 works them out from the permissions (`-@all +get`). Checked against valkey-server 8.1
@@ -186,3 +190,14 @@ pub const VALKEY_SERVER_API: Since = Since::both(Since::NEVER, 80);
 /// (and Valkey 7.2) refuse anything but `#!lua` first ("Unexpected engine in script
 /// shebang").
 pub const VALKEY_SCRIPT_ENGINES: Since = Since::both(Since::NEVER, 81);
+
+/// The server's name in the -BUSY text: valkey-server 8.1 answers "Valkey is busy running a
+/// script"; Redis, and Valkey before 8.0 (taken to keep Redis's words, as its 7.2 releases
+/// kept Redis's other texts), say "Redis".
+pub fn busy_title(profile: crate::compat::Profile) -> &'static str {
+    if profile.family() == crate::compat::Family::Valkey && profile.level() >= 80 {
+        "Valkey"
+    } else {
+        "Redis"
+    }
+}

@@ -123,11 +123,11 @@ pub fn append_script_location(msg: &mut Vec<u8>, name: &str, source: &[u8], line
     msg.push(b'.');
 }
 
-/// `BUSY Redis is busy running a script. You can only call <SCRIPT|FUNCTION> KILL or SHUTDOWN NOSAVE.`
-pub fn busy(kill_command: &str) -> String {
+/// `BUSY <Redis|Valkey> is busy running a script. You can only call <SCRIPT|FUNCTION> KILL or
+/// SHUTDOWN NOSAVE.`
+pub fn busy(title: &str, kill_command: &str) -> String {
     format!(
-        "BUSY Redis is busy running a script. You can only call {} KILL or SHUTDOWN NOSAVE.",
-        kill_command
+        "BUSY {title} is busy running a script. You can only call {kill_command} KILL or SHUTDOWN NOSAVE."
     )
 }
 

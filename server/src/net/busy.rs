@@ -256,6 +256,7 @@ fn run(
 ) -> BusyVerdict {
     let kind = BusyKind {
         is_function: script.is_function,
+        title: crate::compat::since::busy_title(script.profile),
     };
     let mut denied = None;
     // The profile's view of the table, as the dispatcher's: under redis-7.0 a HEXPIRE sent
