@@ -22,7 +22,9 @@ pub struct MiMalloc;
 
 /// The alignment every mimalloc block of at least this size has without asking
 /// (MI_MAX_ALIGN_SIZE): such layouts take the plain entry points, which skip the aligned
-/// ones' checks (about half the instructions of a small allocation).
+/// ones' checks (about half the instructions of a small allocation). The test
+/// `blocks_have_the_alignment_asked_for` holds mimalloc to it, sizes that are not
+/// multiples of 16 included (hashbrown asks for those).
 const PLAIN_ALIGN: usize = 16;
 
 /// Whether `mi_malloc` and friends already give `layout`'s alignment.
@@ -102,5 +104,31 @@ mod tests {
     #[test]
     fn under_the_system_allocator_the_name_is_libc() {
         assert_eq!(super::allocator_name(), "libc");
+    }
+
+    /// Every block has the layout's alignment, for sizes that are not multiples of it too
+    /// (hashbrown's tables ask for 16-byte alignment with such sizes).
+    #[test]
+    fn blocks_have_the_alignment_asked_for() {
+        use std::alloc::{GlobalAlloc, Layout};
+        let a = super::MiMalloc;
+        for align in [1, 2, 4, 8, 16, 32, 64] {
+            for size in (align..400).step_by(4) {
+                let layout = Layout::from_size_align(size, align).expect("valid layout");
+                // Several blocks of one size class, so odd and even slots both come up.
+                let blocks: Vec<*mut u8> = (0..8)
+                    // SAFETY: the layout has a non-zero size.
+                    .map(|_| unsafe { a.alloc(layout) })
+                    .collect();
+                for &p in &blocks {
+                    assert!(!p.is_null());
+                    assert_eq!(p as usize % align, 0, "size {size} align {align}");
+                }
+                for p in blocks {
+                    // SAFETY: `p` came from this allocator with this layout.
+                    unsafe { a.dealloc(p, layout) };
+                }
+            }
+        }
     }
 }
