@@ -69,6 +69,26 @@ pub fn check(user: &User, cmd: &Command, full: &str, args: &[Bytes]) -> Result<(
     })
 }
 
+/// Whether a selector of `user` that allows this command line also grants reading every
+/// key (`allkeys`, or a pattern that is exactly `*` with read permission): Redis's
+/// `ACLUserCheckCmdWithUnrestrictedKeyAccess`, which SORT asks before BY with a pattern or GET
+/// reads keys its key specifications do not name. A selector that grants `*` but does not
+/// allow the command does not count, nor does a pattern such as `**` that matches every key.
+pub fn unrestricted_key_access(user: &User, cmd: &Command, full: &str, args: &[Bytes]) -> bool {
+    KEYS.with_borrow_mut(|keys| {
+        let mut keys = Keys {
+            found: false,
+            list: keys,
+        };
+        std::iter::once(&user.root)
+            .chain(user.selectors.iter())
+            .any(|sel| {
+                (sel.all_keys || sel.keys.iter().any(|p| p.read && p.pattern == b"*"))
+                    && check_selector(sel, cmd, full, args, &mut keys).is_ok()
+            })
+    })
+}
+
 thread_local! {
     /// The vector the keys of the line being checked are found into: the check runs before
     /// every command of a restricted user, and a vector of its own each time was a quarter of

@@ -15,7 +15,7 @@ pub mod startup;
 
 use std::collections::{BTreeMap, VecDeque};
 
-pub use check::{check, Denied, DeniedKind};
+pub use check::{check, unrestricted_key_access, Denied, DeniedKind};
 pub use model::User;
 
 /// The users by name. The busy-script loop answers AUTH, HELLO and the permission checks

@@ -797,19 +797,33 @@ const SUBCOMMANDS: &[Command] = &[
     Command::new("slots", 2, STALE, "cluster", slots),
 ];
 
-/// MIGRATE's keys: the key at 3, or (when it is empty) every argument after KEYS.
+/// MIGRATE's keys as Redis's migrateGetKeys finds them: the key at 3, or every argument after
+/// KEYS. The options before KEYS are walked with their values skipped (AUTH's password,
+/// AUTH2's user and password), so a password spelled `keys` is not taken for the keyword; a
+/// non-empty key at 3 together with KEYS names no key at all.
 fn migrate_keys(args: &[Bytes]) -> Vec<usize> {
-    if args.len() > 3 && args[3].is_empty() {
-        if let Some(k) = (6..args.len()).find(|&i| args[i].eq_ignore_ascii_case(b"keys")) {
-            return (k + 1..args.len()).collect();
+    let mut first = 3;
+    let mut i = 6;
+    while i < args.len() {
+        let a = &args[i];
+        if a.eq_ignore_ascii_case(b"keys") {
+            if !args[3].is_empty() {
+                return Vec::new();
+            }
+            first = i + 1;
+            break;
         }
-        return Vec::new();
+        if a.eq_ignore_ascii_case(b"auth") {
+            i += 1;
+        } else if a.eq_ignore_ascii_case(b"auth2") {
+            i += 2;
+        }
+        i += 1;
     }
-    if args.len() > 3 {
-        vec![3]
-    } else {
-        Vec::new()
+    if first == 3 {
+        return if args.len() > 3 { vec![3] } else { Vec::new() };
     }
+    (first..args.len()).collect()
 }
 
 /// CLUSTER, ASKING, READONLY, READWRITE, MIGRATE and RESTORE-ASKING.

@@ -36,6 +36,26 @@ pub(crate) fn permission(
     }
 }
 
+/// `acl::unrestricted_key_access` for `conn`'s user: true for a connection whose user may
+/// run anything (and for no connection, as Redis's check passes a client without a user).
+pub(crate) fn unrestricted_key_access(
+    e: &Engine,
+    conn: ConnId,
+    cmd: &Command,
+    full: &str,
+    args: &[Bytes],
+) -> bool {
+    let Some(s) = e.sessions.get(&conn) else {
+        return true;
+    };
+    if s.acl_free {
+        return true;
+    }
+    e.acl
+        .user(&s.user)
+        .is_some_and(|u| acl::unrestricted_key_access(u, cmd, full, args))
+}
+
 /// The top-level NOPERM error.
 pub(crate) fn noperm(d: Denied, full: &str) -> Reply {
     Reply::err(match d.kind {

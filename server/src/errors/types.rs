@@ -72,6 +72,12 @@ pub const GEO_ANY_COUNT: &str = "ERR the ANY argument requires COUNT argument";
 /// cluster mode.
 pub const SORT_BY_IN_CLUSTER: &str = "ERR BY option of SORT denied in Cluster mode.";
 pub const SORT_GET_IN_CLUSTER: &str = "ERR GET option of SORT denied in Cluster mode.";
+/// ... and refused to a user that may not read every key through the command (acl.c's
+/// unrestricted key access): the keys the patterns name are not checked one by one.
+pub const SORT_BY_DENIED_BY_ACL: &str =
+    "ERR BY option of SORT denied due to insufficient ACL permissions.";
+pub const SORT_GET_DENIED_BY_ACL: &str =
+    "ERR GET option of SORT denied due to insufficient ACL permissions.";
 pub const SORT_NOT_NUMBER: &str = "ERR One or more scores can't be converted into double";
 pub const HFE_FIELDS_MISSING: &str =
     "ERR Mandatory argument FIELDS is missing or not at the right position";

@@ -48,6 +48,18 @@ fn sort_ro(e: &mut Engine, call: &mut Call) -> CmdResult {
     generic(e, call, true)
 }
 
+/// Whether the caller's user may read any key through this command line: BY with a pattern
+/// and GET read keys that SORT's key specifications do not name, so Redis allows them only
+/// to a selector that allows the line and reads every key (`acl::unrestricted_key_access`).
+/// Inside a script this is the script caller's user, as for every `redis.call`.
+fn full_key_access(e: &Engine, call: &Call, readonly: bool) -> bool {
+    let name = if readonly { "sort_ro" } else { "sort" };
+    let Some(cmd) = super::table::lookup(name.as_bytes()) else {
+        return true;
+    };
+    crate::cmd::acl::unrestricted_key_access(e, call.conn, cmd, name, &call.args)
+}
+
 fn generic(e: &mut Engine, call: &mut Call, readonly: bool) -> CmdResult {
     let (mut desc, mut alpha) = (false, false);
     let (mut limit_start, mut limit_count) = (0i64, -1i64);
@@ -79,11 +91,17 @@ fn generic(e: &mut Engine, call: &mut Call, readonly: bool) -> CmdResult {
             if !dontsort && e.cluster.is_some() {
                 return Err(Reply::err(errors::SORT_BY_IN_CLUSTER));
             }
+            if !dontsort && !full_key_access(e, call, readonly) {
+                return Err(Reply::err(errors::SORT_BY_DENIED_BY_ACL));
+            }
             by = Some(p);
             j += 1;
         } else if args::is(a, "get") && left >= 1 {
             if e.cluster.is_some() {
                 return Err(Reply::err(errors::SORT_GET_IN_CLUSTER));
+            }
+            if !full_key_access(e, call, readonly) {
+                return Err(Reply::err(errors::SORT_GET_DENIED_BY_ACL));
             }
             gets.push(call.args[j + 1].clone());
             j += 1;
