@@ -274,6 +274,45 @@ impl crate::engine::Engine {
         if !self.slowlog.logs(&self.config, us) {
             return;
         }
+        self.slowlog_record(conn, args, us, time_s);
+    }
+
+    /// Logs a blocked command once it is answered (served, timed out or unblocked), as
+    /// Redis's updateStatsOnUnblock: in SLOWLOG with its whole time and `args` (None: not
+    /// logged), and the time of the call that served it as the latency monitor's
+    /// `command-unblocking` event.
+    pub(crate) fn note_unblocked(
+        &mut self,
+        conn: crate::session::ConnId,
+        cmd: &crate::cmd::table::Command,
+        args: Option<&[Bytes]>,
+        us: u64,
+        serving_us: u64,
+    ) {
+        let time_s = self.now_ms.div_euclid(1000);
+        self.latency.record(
+            &self.config,
+            "command-unblocking",
+            serving_us / 1000,
+            time_s,
+        );
+        let Some(args) = args else {
+            return;
+        };
+        if cmd.has(crate::cmd::table::flags::SKIP_SLOWLOG) || !self.slowlog.logs(&self.config, us) {
+            return;
+        }
+        self.slowlog_record(conn, args, us, time_s);
+    }
+
+    /// One SLOWLOG entry for `conn`'s command (its address and name as CLIENT LIST shows).
+    fn slowlog_record(
+        &mut self,
+        conn: crate::session::ConnId,
+        args: &[Bytes],
+        us: u64,
+        time_s: i64,
+    ) {
         let Some(s) = self.sessions.get(&conn) else {
             return;
         };

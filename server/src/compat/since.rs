@@ -166,6 +166,11 @@ pub const ACL_ERROR_MESSAGES: Since = R72;
 /// (Redis 7.2; valkey-server 8.1 shows them: ids from 0 in order of first logging, kept by a
 /// grouped repeat and by ACL LOG RESET's counter).
 pub const ACL_LOG_ENTRY_IDS: Since = R72;
+/// A blocked command that times out is logged in SLOWLOG, and one ended by CLIENT UNBLOCK is
+/// logged with its arguments: Redis 7.0.15 leaves the first out and logs the second with no
+/// arguments; valkey-server 8.1 logs both as sent (Redis 7.2's rework of blocking, which
+/// re-runs the command to answer it). Served commands are logged as sent by both.
+pub const UNBLOCKED_LOGGED_AS_SENT: Since = R72;
 /// ACL GETUSER, ACL LIST and the ACL file print a selector's command rules as they were
 /// given (Redis 7.2's `command_rules`, which Valkey kept): `-@all +get -@hash`, where Redis
 /// 7.0 works them out from the permissions (`-@all +get`). Checked against valkey-server 8.1

@@ -3,8 +3,10 @@
 
 use super::{resolve, Call, Engine};
 use crate::cmd::table::{policy, Command};
+use crate::compat::since;
 use crate::reply::Reply;
 use crate::session::{Blocked, ConnId};
+use bytes::Bytes;
 
 impl Engine {
     // ---- blocking commands ----------------------------------------------------------------
@@ -143,7 +145,14 @@ impl Engine {
                     self.serving_key = None;
                     if reply != Reply::None {
                         let first = self.unblock(conn).map_or(0, |b| b.first_us);
-                        self.finish_blocked(cmd, &name, &reply, first + us);
+                        self.finish_blocked(
+                            conn,
+                            cmd,
+                            &name,
+                            Some(&call.args),
+                            &reply,
+                            (first + us, us),
+                        );
                         self.push_to(conn, reply);
                     }
                     for m in self.tracking_take_pending(conn) {
@@ -158,15 +167,19 @@ impl Engine {
 
     /// Counts a blocked command once it has its reply (Redis's updateStatsOnUnblock), with
     /// the time of the call that blocked plus that of the call that served it (only the
-    /// first for a timeout or CLIENT UNBLOCK), in microseconds.
+    /// first for a timeout or CLIENT UNBLOCK), in microseconds: `(total, serving)`. The
+    /// command goes to SLOWLOG now (not when it blocked) with `args`, when given.
     pub(super) fn finish_blocked(
         &mut self,
+        conn: ConnId,
         cmd: &'static Command,
         name: &str,
+        args: Option<&[Bytes]>,
         reply: &Reply,
-        us: u64,
+        (us, serving_us): (u64, u64),
     ) {
         self.count_call(cmd, name, reply.is_error(), us);
+        self.note_unblocked(conn, cmd, args, us, serving_us);
         if let Some(text) = reply.error_text() {
             self.stats.total_error_replies += 1;
             self.stats.record_error(&text);
@@ -189,7 +202,11 @@ impl Engine {
         for (_, conn) in due {
             if let Some(b) = self.unblock(conn) {
                 if let Ok((cmd, name)) = resolve(&b.args) {
-                    self.finish_blocked(cmd, &name, &b.timeout_reply, b.first_us);
+                    // Redis 7.0 leaves a timed-out command out of SLOWLOG; from 7.2 it is logged.
+                    let logged = self.profile().has(since::UNBLOCKED_LOGGED_AS_SENT);
+                    let args = logged.then_some(&b.args[..]);
+                    let times = (b.first_us, 0);
+                    self.finish_blocked(conn, cmd, &name, args, &b.timeout_reply, times);
                 }
                 self.push_to(conn, b.timeout_reply);
             }
@@ -206,7 +223,14 @@ impl Engine {
                     b.timeout_reply
                 };
                 if let Ok((cmd, name)) = resolve(&b.args) {
-                    self.finish_blocked(cmd, &name, &reply, b.first_us);
+                    // Redis 7.0 logs a command ended by CLIENT UNBLOCK with no arguments (its
+                    // argument vector is gone by then); from 7.2 as it was sent.
+                    let args: &[Bytes] = if self.profile().has(since::UNBLOCKED_LOGGED_AS_SENT) {
+                        &b.args
+                    } else {
+                        &[]
+                    };
+                    self.finish_blocked(conn, cmd, &name, Some(args), &reply, (b.first_us, 0));
                 }
                 self.push_to(conn, reply);
                 true
