@@ -215,7 +215,9 @@ fn advance(engine: &mut Engine, mut w: Waiting) -> Option<Waiting> {
             return Some(w);
         }
         reply.encode(resp, &mut w.out);
-        if engine.should_close(w.conn) {
+        // QUIT, or closed over its output limit (nothing of that reply was produced): the
+        // commands after it never run, and the caller sees the connection closed.
+        if engine.should_close(w.conn) || engine.must_close_now(w.conn) {
             break;
         }
     }

@@ -9,9 +9,40 @@
 
 use std::sync::Arc;
 
-use crate::engine::Engine;
+use crate::config::{ClientClass, OutputLimit};
+use crate::engine::{Call, Engine};
 use crate::reply::Reply;
-use crate::session::{encoded_size, ConnId, NetMeters};
+use crate::session::{encoded_size, ConnId, NetMeters, ReplyMode};
+
+/// A reply produced piece by piece (Redis 7.0's random-member loops), checked against its
+/// client's output limits as it grows, as Redis checks its limits each time it adds a block
+/// to a client's output. Once over, the producer stops (Redis breaks out of those loops once
+/// the client is marked to close), so a reply too big for the limit is never built whole.
+#[derive(Debug)]
+pub(crate) struct OutputWatch {
+    limit: OutputLimit,
+    /// What the client held before this reply.
+    held: u64,
+    /// A copy of the client's soft-limit timer, kept by `exceeded` as the reply grows.
+    soft_since: Option<i64>,
+    now_ms: i64,
+}
+
+impl OutputWatch {
+    /// Whether the client, holding `produced` bytes more, is to be closed now.
+    pub(crate) fn over(&mut self, produced: usize) -> bool {
+        self.limit.exceeded(
+            self.held + produced as u64,
+            &mut self.soft_since,
+            self.now_ms,
+        )
+    }
+
+    /// The output the client would hold with `produced` bytes more.
+    pub(crate) fn held_with(&self, produced: usize) -> u64 {
+        self.held + produced as u64
+    }
+}
 
 impl Engine {
     /// Queues `reply` in `conn`'s outbox, then enforces the output limits. A client being
@@ -37,15 +68,9 @@ impl Engine {
     /// Redis, so its output grows until a limit or client eviction stops it).
     pub(crate) fn enforce_output_limits(&mut self, conn: ConnId) -> bool {
         let now = self.clock.now_ms();
-        let class = if self.is_replica_conn(conn) {
-            crate::config::ClientClass::Replica
-        } else {
-            match self.sessions.get(&conn) {
-                Some(s) => s.client_class(),
-                None => return true,
-            }
+        let Some(limit) = self.output_limit(conn) else {
+            return true;
         };
-        let limit = self.config.client_output_buffer_limit.get(class);
         let Some(s) = self.sessions.get_mut(&conn) else {
             return true;
         };
@@ -56,16 +81,65 @@ impl Engine {
         self.buffer_peaks.record(now, 0, used);
         let s = self.sessions.get_mut(&conn).expect("checked above");
         if limit.exceeded(used, &mut s.obuf_soft_since, now) {
-            tracing::warn!(
-                "redlab: client {} closed for overcoming of output buffer limits ({} bytes held)",
-                conn,
-                used
-            );
-            s.close_now = true;
-            s.outbox.clear();
-            s.outbox_bytes = 0;
+            self.close_for_output(conn, used);
         }
-        s.close_now
+        self.must_close_now(conn)
+    }
+
+    /// The client-output-buffer-limit of `conn`'s class; None when it is gone.
+    fn output_limit(&self, conn: ConnId) -> Option<OutputLimit> {
+        let class = if self.is_replica_conn(conn) {
+            ClientClass::Replica
+        } else {
+            self.sessions.get(&conn)?.client_class()
+        };
+        Some(self.config.client_output_buffer_limit.get(class))
+    }
+
+    /// Closes `conn` for its output, as Redis's closeClientOnOutputBufferLimitReached does:
+    /// logged, marked to close at once, and what it had pending dropped (none of it is sent).
+    /// `used` is the output it would hold.
+    pub(crate) fn close_for_output(&mut self, conn: ConnId, used: u64) {
+        let Some(s) = self.sessions.get_mut(&conn) else {
+            return;
+        };
+        tracing::warn!(
+            "redlab: client {} closed for overcoming of output buffer limits ({} bytes held)",
+            conn,
+            used
+        );
+        s.close_now = true;
+        s.outbox.clear();
+        s.outbox_bytes = 0;
+    }
+
+    /// A watch over the reply `call` is producing, when its client's output limits can stop
+    /// that reply before it ends; None when nothing can (the reply is then built whole).
+    /// Only a command the client sent itself is watched, whose reply is going to be sent
+    /// (CLIENT REPLY ON): a script's and a transaction's commands answer into a reply that
+    /// is not the client's output until it is complete. And only a class with a hard limit,
+    /// or a soft limit whose time is already up: the clock does not move during a command,
+    /// so a soft limit reached in it only starts its timer, as in Redis.
+    pub(crate) fn output_watch(&self, call: &Call) -> Option<OutputWatch> {
+        if call.in_script || call.in_multi {
+            return None;
+        }
+        let limit = self.output_limit(call.conn)?;
+        let s = self.sessions.get(&call.conn)?;
+        if s.close_now || s.reply_mode != ReplyMode::On {
+            return None;
+        }
+        let now_ms = self.clock.now_ms();
+        let soft_due = limit.soft > 0 && limit.soft_time_up(s.obuf_soft_since, now_ms);
+        if limit.hard == 0 && !soft_due {
+            return None;
+        }
+        Some(OutputWatch {
+            limit,
+            held: s.output_bytes(),
+            soft_since: s.obuf_soft_since,
+            now_ms,
+        })
     }
 
     /// Redis's clientsCron checks the limits too: a client that stays over its soft limit
@@ -210,19 +284,7 @@ mod tests {
 
     #[test]
     fn soft_limit_closes_after_its_seconds_on_the_engine_clock() {
-        let clock = crate::Clock::manual(1_000_000);
-        let mut e = Engine::with_clock(Config::default(), clock.clone());
-        e.execute(
-            2,
-            &[
-                "CONFIG",
-                "SET",
-                "client-output-buffer-limit",
-                "pubsub 0 10kb 5",
-            ],
-        );
-        e.execute(2, &["SUBSCRIBE", "ch"]);
-        publish(&mut e, 20_000);
+        let (clock, mut e) = subscriber_over_soft_limit(5);
         clock.advance(std::time::Duration::from_secs(5));
         publish(&mut e, 10);
         assert!(!e.must_close_now(2), "5 s over the soft limit is allowed");
@@ -231,19 +293,12 @@ mod tests {
         assert!(e.must_close_now(2));
     }
 
-    /// Client 2 subscribed under a 10 kB soft limit of 3 s, sent 20 kB it has not read.
-    fn subscriber_over_soft_limit() -> (crate::Clock, Engine) {
+    /// Client 2 subscribed under a 10 kB soft limit of `seconds`, sent 20 kB it has not read.
+    fn subscriber_over_soft_limit(seconds: u64) -> (crate::Clock, Engine) {
         let clock = crate::Clock::manual(1_000_000);
         let mut e = Engine::with_clock(Config::default(), clock.clone());
-        e.execute(
-            2,
-            &[
-                "CONFIG",
-                "SET",
-                "client-output-buffer-limit",
-                "pubsub 0 10kb 3",
-            ],
-        );
+        let limit = format!("pubsub 0 10kb {seconds}");
+        e.execute(2, &["CONFIG", "SET", "client-output-buffer-limit", &limit]);
         e.execute(2, &["SUBSCRIBE", "ch"]);
         publish(&mut e, 20_000);
         (clock, e)
@@ -251,7 +306,7 @@ mod tests {
 
     #[test]
     fn soft_limit_closes_an_idle_client_from_the_tick() {
-        let (clock, mut e) = subscriber_over_soft_limit();
+        let (clock, mut e) = subscriber_over_soft_limit(3);
         e.take_wakeups();
         clock.advance(std::time::Duration::from_secs(3));
         e.tick();
@@ -267,7 +322,7 @@ mod tests {
 
     #[test]
     fn a_client_back_under_its_soft_limit_is_kept_by_the_tick() {
-        let (clock, mut e) = subscriber_over_soft_limit();
+        let (clock, mut e) = subscriber_over_soft_limit(3);
         // The client read its messages.
         e.take_output(2);
         clock.advance(std::time::Duration::from_secs(10));

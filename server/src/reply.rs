@@ -49,7 +49,9 @@ pub enum Reply {
     /// Nothing is sent: CLIENT REPLY OFF/SKIP, or a blocked command whose reply comes later.
     None,
     /// Bytes written as they are in either protocol: what a primary sends a replica (the
-    /// RDB payload of a full synchronisation, the replication stream).
+    /// RDB payload of a full synchronisation, the replication stream), or a reply encoded as
+    /// it was produced, in the client's protocol (a random-member reply watched against the
+    /// client's output limit, `cmd::random_picks`).
     Raw(Bytes),
 }
 
@@ -220,6 +222,17 @@ fn bulk(out: &mut BytesMut, b: &[u8]) {
     int_line(out, b'$', b.len() as i64);
     out.put_slice(b);
     out.put_slice(b"\r\n");
+}
+
+/// Writes an array header (`*n`), the same in both protocols, for a reply encoded as it is
+/// produced.
+pub(crate) fn put_array_len(out: &mut BytesMut, n: u64) {
+    int_line(out, b'*', n as i64);
+}
+
+/// Writes a bulk string, the same in both protocols, for a reply encoded as it is produced.
+pub(crate) fn put_bulk(out: &mut BytesMut, b: &[u8]) {
+    bulk(out, b);
 }
 
 fn aggregate(out: &mut BytesMut, prefix: u8, items: &[Reply], resp: u8) {

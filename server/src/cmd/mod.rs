@@ -19,6 +19,7 @@ pub mod hyperloglog;
 pub mod keys;
 pub mod list;
 pub mod pubsub;
+pub(crate) mod random_picks;
 pub mod redlab;
 pub mod scripting;
 pub mod server;

@@ -107,6 +107,12 @@ impl OutputLimits {
 }
 
 impl OutputLimit {
+    /// Whether a client over the soft limit since `soft_since` has been for too long:
+    /// strictly longer than `soft_seconds`, in whole seconds, as Redis counts it.
+    pub fn soft_time_up(&self, soft_since: Option<i64>, now_ms: i64) -> bool {
+        soft_since.is_some_and(|since| (now_ms - since) / 1000 > self.soft_seconds as i64)
+    }
+
     /// Whether a client holding `used` bytes must be disconnected now. `soft_since` is when it
     /// first went over the soft limit (engine ms), kept by the caller: set here when it goes
     /// over, cleared when it comes back under. Redis's rule: over the soft limit for strictly
@@ -121,7 +127,7 @@ impl OutputLimit {
                     *soft_since = Some(now_ms);
                     false
                 }
-                Some(since) => (now_ms - since) / 1000 > self.soft_seconds as i64,
+                Some(_) => self.soft_time_up(*soft_since, now_ms),
             }
         } else {
             *soft_since = None;

@@ -137,7 +137,8 @@ pub fn setop_no_keys(command: &str) -> String {
 }
 
 /// redlab's own: a random-pick count (HRANDFIELD, SRANDMEMBER, ZRANDMEMBER) whose reply
-/// would not fit in memory, where Redis 7.0.15 would hang or crash.
+/// would not fit in memory and that no output limit bounds, where Redis 7.0.15 would hang
+/// or crash.
 pub fn too_many_picks(max: u64) -> String {
     format!(
         "ERR count is too large: redlab builds this reply in memory and returns at most {max} elements"

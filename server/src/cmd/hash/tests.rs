@@ -208,11 +208,11 @@ fn huge_negative_counts_are_refused_not_allocated() {
             &mut e,
             &["HRANDFIELD", "h", "-4611686018427387903", "WITHVALUES"]
         ),
-        super::random::too_many_picks()
+        crate::cmd::random_picks::too_many_picks()
     );
     assert_eq!(
         run(&mut e, &["HRANDFIELD", "h", "-9223372036854775807"]),
-        super::random::too_many_picks()
+        crate::cmd::random_picks::too_many_picks()
     );
     // A huge positive count is just "the whole hash".
     assert_eq!(

@@ -1,8 +1,8 @@
 //! SPOP and SRANDMEMBER.
 
 use super::{delete_if_empty, set_reply, stored_order};
-use crate::cmd::hash::random::{parse_count, picks};
 use crate::cmd::lookup::{lookup, lookup_mut};
+use crate::cmd::random_picks::{parse_count, picks, Picks};
 use crate::cmd::table::CmdResult;
 use crate::db::encoding::Limits;
 use crate::db::SetValue;
@@ -10,7 +10,7 @@ use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::notify;
 use crate::numfmt;
-use crate::reply::Reply;
+use crate::reply::{self, Reply};
 
 /// SPOP with a count builds a new set of the members left when they are at most
 /// 1/SPOP_MOVE_STRATEGY_MUL of the members popped (Redis's constant).
@@ -116,7 +116,7 @@ pub(super) fn srandmember(e: &mut Engine, call: &mut Call) -> CmdResult {
         None => return Ok(Reply::Array(Vec::new())),
         Some(s) => s.len(),
     };
-    let picks = picks(e, len, count)?;
+    let picks = picks(e, call, len, count)?;
     let Ok(Some(s)) = lookup::<SetValue>(e, call.db, call.arg(1)) else {
         return Ok(Reply::Array(Vec::new()));
     };
@@ -125,6 +125,17 @@ pub(super) fn srandmember(e: &mut Engine, call: &mut Call) -> CmdResult {
             stored_order(s, &l).into_iter().map(Reply::bulk).collect(),
         ));
     }
+    let picks = match picks {
+        Picks::Chosen(p) => p,
+        Picks::Drawn(mut draws) => {
+            draws.run(draws.count(), |i, out| {
+                if let Some(m) = s.get_index(i) {
+                    reply::put_bulk(out, m);
+                }
+            });
+            return draws.finish(e, call.conn);
+        }
+    };
     Ok(Reply::Array(
         picks
             .into_iter()

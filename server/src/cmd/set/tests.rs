@@ -176,7 +176,7 @@ fn srandmember_counts_and_membership() {
     assert_eq!(run(&mut e, &["SCARD", "s"]), Reply::Int(5));
     assert_eq!(
         run(&mut e, &["SRANDMEMBER", "s", "-9223372036854775807"]),
-        crate::cmd::hash::random::too_many_picks()
+        crate::cmd::random_picks::too_many_picks()
     );
 }
 

@@ -1,14 +1,14 @@
 //! ZRANDMEMBER and ZSCAN.
 
 use super::{args, push_member};
-use crate::cmd::hash::random::{picks, MAX_PICKS};
 use crate::cmd::lookup::lookup;
+use crate::cmd::random_picks::{picks, Picks, MAX_PICKS};
 use crate::cmd::table::CmdResult;
 use crate::db::{scan, Db, ZSet};
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::numfmt;
-use crate::reply::Reply;
+use crate::reply::{self, Reply};
 
 pub fn zrandmember(e: &mut Engine, call: &mut Call) -> CmdResult {
     if call.argc() >= 3 {
@@ -27,9 +27,29 @@ pub fn zrandmember(e: &mut Engine, call: &mut Call) -> CmdResult {
             None => return Ok(Reply::Array(Vec::new())),
             Some(z) => z.len(),
         };
-        let ranks = picks(e, len, l)?;
+        let ranks = picks(e, call, len, l)?;
         let Ok(Some(z)) = lookup::<ZSet>(e, call.db, call.arg(1)) else {
             return Ok(Reply::Array(Vec::new()));
+        };
+        let ranks = match ranks {
+            Picks::Chosen(r) => r,
+            Picks::Drawn(mut draws) => {
+                let resp = call.resp;
+                let items = draws.count() * if withscores && resp < 3 { 2 } else { 1 };
+                draws.run(items, |r, out| {
+                    let Some((m, s)) = z.get_by_rank(r) else {
+                        return;
+                    };
+                    if withscores && resp >= 3 {
+                        reply::put_array_len(out, 2);
+                    }
+                    reply::put_bulk(out, m);
+                    if withscores {
+                        Reply::Double(s).encode(resp, out);
+                    }
+                });
+                return draws.finish(e, call.conn);
+            }
         };
         return Ok(with_count(z, l, ranks, withscores, call.resp));
     }
