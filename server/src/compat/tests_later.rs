@@ -170,6 +170,9 @@ fn bitop(p: Profile, op: &str, sources: &[&[u8]]) -> (Reply, Option<Vec<u8>>) {
     (reply, out)
 }
 
+/// An operation, its sources, and the result expected.
+type BitopCase<'a> = (&'a str, &'a [&'a [u8]], &'a [u8]);
+
 #[test]
 fn bitop_diff_diff1_andor_one_from_82() {
     // One-byte sources, a longer second source, and a missing one (empty), which Redis reads
@@ -178,7 +181,7 @@ fn bitop_diff_diff1_andor_one_from_82() {
     let b: &[u8] = &[0b1100_0001, 0xff];
     let c: &[u8] = &[0b0101_1100];
     for p in [Profile::Redis82, Profile::Redis84] {
-        let cases: [(&str, &[&[u8]], &[u8]); 9] = [
+        let cases: [BitopCase; 9] = [
             // A & !(B | C)
             ("DIFF", &[a, b, c], &[0, 0]),
             ("diff", &[a, b], &[0b0001_1000, 0]),
