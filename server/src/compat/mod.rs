@@ -204,3 +204,5 @@ mod tests_72;
 mod tests_72_more;
 #[cfg(test)]
 mod tests_72_replies;
+#[cfg(test)]
+mod tests_later;

@@ -101,6 +101,23 @@ pub const LATER_ARITY: &[(&str, i32, Since)] = &[
 /// ZRANK / ZREVRANK ... WITHSCORE: Redis 7.2 and Valkey 7.2.
 pub const ZRANK_WITHSCORE: Since = R72;
 
+/// Commands whose COMMAND DOCS entry changed after Redis 7.0, with the release that changed
+/// it. A profile that has the change shows the entry valkey-server 8.1 prints
+/// (server/data/commands-valkey-8.1.8.json): Valkey kept these entries as Redis 7.2 wrote
+/// them (ZRANK's WITHSCORE argument and its "7.2.0" history line, each argument with the
+/// `display_text` Redis 7.2 added), so they are also the Redis 7.2+ profiles' text. The
+/// rest of the table keeps 7.0's docs under the Redis profiles (DIFFERENCES.md).
+pub const LATER_DOCS: &[(&str, Since)] =
+    &[("zrank", ZRANK_WITHSCORE), ("zrevrank", ZRANK_WITHSCORE)];
+
+/// The release from which the COMMAND DOCS entry of `full` is the later one (`LATER_DOCS`).
+pub fn later_docs(full: &str) -> Option<Since> {
+    LATER_DOCS
+        .iter()
+        .find(|(name, _)| *name == full)
+        .map(|&(_, since)| since)
+}
+
 /// The later arity of the command `full`, with the release that brought it (`LATER_ARITY`).
 pub fn later_arity(full: &str) -> Option<(Since, i32)> {
     LATER_ARITY
@@ -111,6 +128,13 @@ pub fn later_arity(full: &str) -> Option<(Since, i32)> {
 
 /// CLIENT SETINFO and CLIENT NO-TOUCH (Redis 7.2), also listed by CLIENT HELP from there.
 pub const CLIENT_SETINFO_NO_TOUCH: Since = R72;
+/// CLIENT KILL ... MAXAGE (Redis 7.4, Valkey 8.0), listed by CLIENT HELP from there with the
+/// ID filter. Valkey 8's CLIENT KILL/LIST filters are `cmd::connection::client_filter`.
+pub const CLIENT_KILL_MAXAGE: Since = Since::both(74, 80);
+
+/// BITOP DIFF, DIFF1, ANDOR and ONE: Redis 8.2 only (written from Redis 8.2's bitops.c and
+/// command reference; no 8.2 server here).
+pub const BITOP_82: Since = Since::redis(82);
 
 /// SET ... IFEQ value: Redis 8.4, and Valkey 8.1 (which defines only IFEQ).
 pub const SET_IFEQ: Since = Since::both(84, 81);

@@ -29,6 +29,13 @@ pub fn invalid_expire(cmd: &str) -> String {
 }
 pub const BITPOS_BIT: &str = "ERR The bit argument must be 1 or 0.";
 pub const BITOP_NOT_ONE_KEY: &str = "ERR BITOP NOT must be called with a single source key.";
+/// Redis 8.2's BITOP DIFF / DIFF1 / ANDOR with one source: the operation as given, upper-cased.
+pub fn bitop_two_sources(op: &[u8]) -> String {
+    format!(
+        "ERR BITOP {} must be called with at least two source keys.",
+        c_str(op).to_ascii_uppercase()
+    )
+}
 pub const BITFIELD_TYPE: &str = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
 pub const BITFIELD_OVERFLOW: &str = "ERR Invalid OVERFLOW type specified";
 pub const BITFIELD_RO_GET_ONLY: &str = "ERR BITFIELD_RO only supports the GET subcommand";

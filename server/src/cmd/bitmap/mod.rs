@@ -292,20 +292,84 @@ enum BitOp {
     Or,
     Xor,
     Not,
+    /// Redis 8.2: the first source without any bit of the others (`X & !(A1 | ... | An)`).
+    Diff,
+    /// Redis 8.2: the bits of the others missing from the first (`!X & (A1 | ... | An)`).
+    Diff1,
+    /// Redis 8.2: the first source's bits also in one of the others (`X & (A1 | ... | An)`).
+    AndOr,
+    /// Redis 8.2: the bits set in exactly one source.
+    One,
+}
+
+impl BitOp {
+    /// The operations that compare the first source with the union of the others, which
+    /// Redis 8.2 refuses with fewer than two sources.
+    fn first_against_rest(self) -> bool {
+        matches!(self, BitOp::Diff | BitOp::Diff1 | BitOp::AndOr)
+    }
+}
+
+/// BITOP's operation, named as the profile's server knows it: DIFF, DIFF1, ANDOR and ONE are
+/// Redis 8.2's (`since::BITOP_82`); before, they are the syntax error of an unknown name.
+fn bitop_op(e: &Engine, name: &[u8]) -> Result<BitOp, Reply> {
+    let op = match args::lower(name).as_str() {
+        "and" => BitOp::And,
+        "or" => BitOp::Or,
+        "xor" => BitOp::Xor,
+        "not" => return Ok(BitOp::Not),
+        "diff" => BitOp::Diff,
+        "diff1" => BitOp::Diff1,
+        "andor" => BitOp::AndOr,
+        "one" => BitOp::One,
+        _ => return Err(Reply::err(errors::SYNTAX)),
+    };
+    let newer = !matches!(op, BitOp::And | BitOp::Or | BitOp::Xor);
+    let what = format!(
+        "bitop {}",
+        String::from_utf8_lossy(name).to_ascii_uppercase()
+    );
+    if newer && !e.has_option(crate::compat::since::BITOP_82, &what) {
+        return Err(Reply::err(errors::SYNTAX));
+    }
+    Ok(op)
+}
+
+/// One byte of the result from the sources' bytes at the same offset.
+fn bitop_byte(op: BitOp, first: u8, rest: impl Iterator<Item = u8>) -> u8 {
+    match op {
+        BitOp::Not => !first,
+        BitOp::And => rest.fold(first, |acc, b| acc & b),
+        BitOp::Or => rest.fold(first, |acc, b| acc | b),
+        BitOp::Xor => rest.fold(first, |acc, b| acc ^ b),
+        BitOp::Diff | BitOp::Diff1 | BitOp::AndOr => {
+            let union = rest.fold(0, |acc, b| acc | b);
+            match op {
+                BitOp::Diff => first & !union,
+                BitOp::Diff1 => !first & union,
+                _ => first & union,
+            }
+        }
+        BitOp::One => {
+            // Bits seen in two sources or more are cleared for good.
+            let (once, _) = rest.fold((first, 0u8), |(once, many), b| {
+                let many = many | (once & b);
+                ((once ^ b) & !many, many)
+            });
+            once
+        }
+    }
 }
 
 /// BITOP: the result is as long as the longest source (missing keys are empty strings); an
 /// empty result deletes the destination.
 fn bitop(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let op = match args::lower(call.arg(1)).as_str() {
-        "and" => BitOp::And,
-        "or" => BitOp::Or,
-        "xor" => BitOp::Xor,
-        "not" => BitOp::Not,
-        _ => return Err(Reply::err(errors::SYNTAX)),
-    };
+    let op = bitop_op(e, call.arg(1))?;
     if op == BitOp::Not && call.argc() != 4 {
         return Err(Reply::err(errors::BITOP_NOT_ONE_KEY));
+    }
+    if op.first_against_rest() && call.argc() < 5 {
+        return Err(Reply::err(errors::bitop_two_sources(call.arg(1))));
     }
     let mut sources: Vec<Vec<u8>> = Vec::with_capacity(call.argc() - 3);
     for k in &call.args[3..] {
@@ -324,20 +388,8 @@ fn bitop(e: &mut Engine, call: &mut Call) -> CmdResult {
     let byte_at = |s: &Vec<u8>, i: usize| s.get(i).copied().unwrap_or(0);
     let mut out = vec![0u8; max_len];
     for (i, o) in out.iter_mut().enumerate() {
-        let mut acc = byte_at(&sources[0], i);
-        if op == BitOp::Not {
-            acc = !acc;
-        }
-        for s in &sources[1..] {
-            let b = byte_at(s, i);
-            match op {
-                BitOp::And => acc &= b,
-                BitOp::Or => acc |= b,
-                BitOp::Xor => acc ^= b,
-                BitOp::Not => {}
-            }
-        }
-        *o = acc;
+        let rest = sources[1..].iter().map(|s| byte_at(s, i));
+        *o = bitop_byte(op, byte_at(&sources[0], i), rest);
     }
     e.db(call.db).set(dest, Value::Str(out.into()));
     e.db(call.db).mark_raw(dest);

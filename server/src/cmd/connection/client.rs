@@ -388,6 +388,7 @@ fn kill(e: &mut Engine, call: &mut Call) -> CmdResult {
     let mut id: Option<ConnId> = None;
     let mut user: Option<String> = None;
     let mut skipme = true;
+    let mut maxage: Option<i64> = None;
     let old_form = call.argc() == 3;
     if !old_form && valkey_filters(e) {
         let filter = Filter::parse(e, call)?;
@@ -443,6 +444,19 @@ fn kill(e: &mut Engine, call: &mut Call) -> CmdResult {
                 } else {
                     return Err(Reply::err(errors::SYNTAX));
                 }
+            } else if args::is(opt, "MAXAGE")
+                && e.has_option(
+                    crate::compat::since::CLIENT_KILL_MAXAGE,
+                    "client kill MAXAGE",
+                )
+            {
+                // Redis 7.4: connections at least this many seconds old.
+                let age =
+                    numfmt::parse_i64(val).ok_or_else(|| Reply::err(errors::MAXAGE_NOT_INTEGER))?;
+                if age <= 0 {
+                    return Err(Reply::err(errors::MAXAGE_POSITIVE));
+                }
+                maxage = Some(age);
             } else {
                 return Err(Reply::err(errors::SYNTAX));
             }
@@ -457,6 +471,7 @@ fn kill(e: &mut Engine, call: &mut Call) -> CmdResult {
         .filter(|s| ctype.is_none_or(|t| client_type(s) == t))
         .filter(|s| id.is_none_or(|i| s.id == i))
         .filter(|s| user.as_ref().is_none_or(|u| s.user == *u))
+        .filter(|s| maxage.is_none_or(|age| (e.now_ms - s.created_ms).max(0) / 1000 >= age))
         .filter(|s| !(skipme && s.id == call.conn))
         .map(|s| s.id)
         .collect();

@@ -1,18 +1,25 @@
-//! CLIENT HELP's text: Redis 7.0's lines, Redis 7.2's (7.0's with SETINFO and NO-TOUCH), and
-//! Valkey 8.1's (which lists its newer subcommands and filters, read off valkey-server 8.1).
+//! CLIENT HELP's text: Redis 7.0's lines, Redis 7.2's (7.0's with SETINFO and NO-TOUCH),
+//! Redis 7.4's (7.2's with CLIENT KILL's ID and MAXAGE filters), and Valkey 8.1's (which lists
+//! its newer subcommands and filters, read off valkey-server 8.1).
 
 use crate::compat::{since, Family, Profile};
 
 /// The lines between CLIENT HELP's header and its HELP entry, as `profile` prints them.
 /// Redis 7.2's networking.c (clientCommand's help, read from a 7.2 build's string table)
 /// puts SETINFO's four lines after SETNAME's and NO-TOUCH's two last; Valkey 7.2 is 7.2.4.
-/// Redis 7.4 and 8.x print 7.2's lines here (their KILL/LIST additions are not listed).
+/// Redis 7.4 adds CLIENT KILL's ID and MAXAGE lines after SKIPME's; 8.0 to 8.4 print 7.4's
+/// text (the clientCommand help table of Redis builds from 7.4's development branch to 8.6.1
+/// has these 55 lines, read with the search tool; no 7.4 or 8.x server runs here).
 pub(super) fn lines(profile: Profile) -> Vec<&'static str> {
     if profile.family() == Family::Valkey && profile.level() >= 80 {
         return VALKEY_81.to_vec();
     }
     let later = profile.has(since::CLIENT_SETINFO_NO_TOUCH);
-    let mut out = Vec::with_capacity(REDIS_70_HEAD.len() + REDIS_70_TAIL.len() + 6);
+    let mut out = Vec::with_capacity(REDIS_70_HEAD.len() + REDIS_70_TAIL.len() + 10);
+    out.extend_from_slice(REDIS_70_KILL);
+    if profile.has(since::CLIENT_KILL_MAXAGE) {
+        out.extend_from_slice(KILL_ID_MAXAGE_74);
+    }
     out.extend_from_slice(REDIS_70_HEAD);
     if later {
         out.extend_from_slice(SETINFO_72);
@@ -24,8 +31,8 @@ pub(super) fn lines(profile: Profile) -> Vec<&'static str> {
     out
 }
 
-/// Redis 7.0's lines up to SETNAME's.
-const REDIS_70_HEAD: &[&str] = &[
+/// Redis 7.0's lines up to CLIENT KILL's SKIPME filter.
+const REDIS_70_KILL: &[&str] = &[
     "CACHING (YES|NO)",
     "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
     "GETREDIR",
@@ -50,6 +57,18 @@ const REDIS_70_HEAD: &[&str] = &[
     "      Kill connections authenticated by <username>.",
     "    * SKIPME (YES|NO)",
     "      Skip killing current connection (default: yes).",
+];
+
+/// Redis 7.4's CLIENT KILL filters (MAXAGE is new; ID was accepted before but not listed).
+const KILL_ID_MAXAGE_74: &[&str] = &[
+    "    * ID <client-id>",
+    "      Kill connections by client id.",
+    "    * MAXAGE <maxage>",
+    "      Kill connections older than the specified age.",
+];
+
+/// Redis 7.0's lines from LIST's up to SETNAME's.
+const REDIS_70_HEAD: &[&str] = &[
     "LIST [options ...]",
     "    Return information about client connections. Options:",
     "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",

@@ -396,8 +396,8 @@ fn key_spec(c: &Command) -> Reply {
 
 fn docs_of(p: Profile, c: &'static Command, parent: Option<&Command>) -> Reply {
     let shown = match c.meta {
-        Some(m) => Some(meta::shown_in(p, &m.name).unwrap_or(m)),
-        None => meta::shown_in(p, &c.full_name(parent)),
+        Some(m) => Some(meta::docs_in(p, &m.name).unwrap_or(m)),
+        None => meta::docs_in(p, &c.full_name(parent)),
     };
     let mut m = match shown {
         Some(meta) => meta.docs_pairs(),

@@ -291,6 +291,20 @@ pub fn shown_in(profile: crate::compat::Profile, name: &str) -> Option<&'static 
     get(name)
 }
 
+/// What `profile`'s server prints for `name` in COMMAND DOCS: `shown_in`'s entry, except
+/// that a command whose docs changed in a release the profile has (`since::LATER_DOCS`:
+/// ZRANK and ZREVRANK from 7.2) shows the later entry, which valkey-server 8.1's capture
+/// holds as Redis 7.2 wrote it.
+pub fn docs_in(profile: crate::compat::Profile, name: &str) -> Option<&'static Meta> {
+    let later = crate::compat::since::later_docs(name).is_some_and(|s| profile.has(s));
+    if later {
+        if let Some(m) = valkey_data().commands.get(name) {
+            return Some(m);
+        }
+    }
+    shown_in(profile, name)
+}
+
 /// The Redis version the data was captured from.
 #[cfg(test)]
 pub fn version() -> &'static str {
