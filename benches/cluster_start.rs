@@ -2,7 +2,9 @@
 //! `Cluster` in-process against six redis-server processes formed into a cluster (ADDSLOTSRANGE,
 //! MEET, REPLICATE, then waiting until every node says cluster_state:ok), in the same run.
 //! Then SET/GET through redis-rs's ClusterClient against both. `cargo bench --bench
-//! cluster_start`.
+//! cluster_start`. `CLUSTER_START_ONLY=throughput` skips the start timings (one cluster of
+//! each kind, then the throughput rows); `CLUSTER_START_ONLY=redlab-throughput` loops SET+GET on
+//! redlab's alone, for `strace` or callgrind (`CLUSTER_START_OPS` pairs, 20,000 unless told).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -171,6 +173,30 @@ fn throughput(urls: Vec<String>, n: usize) -> f64 {
 }
 
 fn main() {
+    let only = std::env::var("CLUSTER_START_ONLY").unwrap_or_default();
+    if only == "redlab-throughput" {
+        let (_, cluster) = redlab_once();
+        let n = std::env::var("CLUSTER_START_OPS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(20_000);
+        let ops = throughput(cluster.urls(), n);
+        println!(
+            "redlab  ClusterClient SET+GET: {ops:>10.0} ops/s (load {})",
+            load()
+        );
+        return;
+    }
+    if only == "throughput" {
+        let (_, cluster) = redlab_once();
+        let Some(bin) = redlab_client::real_redis::redis_server_bin() else {
+            println!("redis-server not found: no comparison");
+            return;
+        };
+        let mut next = 20_000 + (std::process::id() % 100) as u16 * 20;
+        let (_, real) = redis_once(&bin, &mut next);
+        return compare_throughput(&cluster, &real);
+    }
     let _ = redlab_once();
     let runs: Vec<(Duration, redlab::Cluster)> = (0..20).map(|_| redlab_once()).collect();
     let redlab = median(runs.iter().map(|(d, _)| *d).collect());
@@ -179,7 +205,6 @@ fn main() {
         "redlab  Cluster 3+3 -> every node answers: median {:>10.1} us (20 runs)",
         redlab.as_secs_f64() * 1e6
     );
-    let ops = 10_000;
     let (_, cluster) = redlab_once();
     let Some(bin) = redlab_client::real_redis::redis_server_bin() else {
         println!("redis-server not found: no comparison");
@@ -202,7 +227,19 @@ fn main() {
         "start: redlab is {:.0}x faster",
         redis.as_secs_f64() / redlab.as_secs_f64()
     );
-    let real = last.expect("three runs");
+    compare_throughput(&cluster, &last.expect("three runs"));
+}
+
+/// The 1-minute load average, printed beside each throughput figure.
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// SET+GET throughput through the cluster client, redlab's cluster against the real one.
+fn compare_throughput(cluster: &redlab::Cluster, real: &RealCluster) {
+    let ops = 10_000;
     let urls: Vec<String> = real.addrs.iter().map(|a| format!("redis://{a}/")).collect();
     // Interleaved, best of three each: the machine's load moves between runs.
     let (mut redlab_ops, mut redis_ops) = (0f64, 0f64);
@@ -212,5 +249,9 @@ fn main() {
     }
     println!("redlab  ClusterClient SET+GET: {redlab_ops:>10.0} ops/s (best of 3)");
     println!("redis   ClusterClient SET+GET: {redis_ops:>10.0} ops/s (best of 3)");
-    println!("throughput: redlab / redis = {:.2}", redlab_ops / redis_ops);
+    println!(
+        "throughput: redlab / redis = {:.2} (load {})",
+        redlab_ops / redis_ops,
+        load()
+    );
 }

@@ -25,7 +25,9 @@
 //! fewer of them are taken; the ratio column is redis-server's time over redlab's.
 //! `PER_TEST_SCALE=0.2` runs a fifth of the iterations (a quick look). `PER_TEST_ONLY=a`
 //! runs only row (a), with the pool, for a profiler (`perf record`, `valgrind --tool=callgrind`);
-//! `PER_TEST_ONLY=c` only row (c) with its split.
+//! `PER_TEST_ONLY=c` only row (c) with its split. `PER_TEST_ONLY=rt` only the round-trip rows
+//! (PING and SET+GET on an open connection, connection open), redlab and redis-server
+//! interleaved; `PER_TEST_ONLY=rt-redlab` loops redlab's alone, for `strace` or callgrind.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -347,6 +349,71 @@ fn opens(url: &str, n: usize) -> Duration {
     )
 }
 
+/// redis-rs SET then GET on an open connection, the pair timed.
+fn set_gets(url: &str, n: usize) -> Duration {
+    use redis::Commands;
+    let mut c = redis_rs(url);
+    let mut pair = |i: usize| {
+        let _: () = c.set(format!("key:{i}"), i).unwrap();
+        let _: i64 = c.get(format!("key:{i}")).unwrap();
+    };
+    (0..100).for_each(&mut pair);
+    median(
+        (0..n)
+            .map(|i| {
+                let t = Instant::now();
+                pair(i);
+                t.elapsed()
+            })
+            .collect(),
+    )
+}
+
+/// The round-trip rows alone: a redlab `Server` and a redis-server, measured in turns (best
+/// of the turns, the machine's load moving meanwhile); with `redis` false, redlab's alone.
+fn only_round_trips(redis: bool) {
+    let np = scale(2000);
+    let no = scale(500);
+    let server = Server::start();
+    let real = redis
+        .then(redlab_client::real_redis::redis_server_bin)
+        .flatten()
+        .map(|bin| start_redis(&bin));
+    let best = |a: Option<Duration>, b: Duration| Some(a.map_or(b, |a| a.min(b)));
+    let (mut lab, mut red) = ([None; 3], [None; 3]);
+    for _ in 0..3 {
+        let figures = |url: &str| [pings(url, np), set_gets(url, np), opens(url, no)];
+        for (slot, d) in lab.iter_mut().zip(figures(&server.url())) {
+            *slot = best(*slot, d);
+        }
+        if let Some(r) = &real {
+            for (slot, d) in red.iter_mut().zip(figures(&r.url)) {
+                *slot = best(*slot, d);
+            }
+        }
+    }
+    println!("load average: {}", load_average());
+    let names = [
+        "redis-rs PING on an open connection",
+        "redis-rs SET+GET on an open connection (pair)",
+        "redis-rs connection open (running server)",
+    ];
+    let rows: Vec<Row> = names
+        .iter()
+        .zip(lab.iter().zip(red))
+        .map(|(what, (l, r))| Row {
+            what,
+            redlab: l.expect("measured"),
+            redis: r,
+            runs: format!("best of 3 medians of {np} / {no}"),
+        })
+        .collect();
+    print(&rows);
+    if let Some(r) = real {
+        kill(r.child);
+    }
+}
+
 /// This thread's CPU time (CLOCK_THREAD_CPUTIME_ID): what a run cost, whatever else the
 /// machine was doing meanwhile.
 fn thread_cpu() -> Duration {
@@ -437,6 +504,8 @@ fn main() {
     match std::env::var("PER_TEST_ONLY").as_deref() {
         Ok("a") => return only_a(),
         Ok("c") => return only_c(),
+        Ok("rt") => return only_round_trips(true),
+        Ok("rt-redlab") => return only_round_trips(false),
         _ => {}
     }
     let bin = redlab_client::real_redis::redis_server_bin();

@@ -192,12 +192,23 @@ fn walks_keyspace(cmd: &Command) -> bool {
     matches!(cmd.name, "scan" | "randomkey")
 }
 
-/// One op in the stream's encoding (an array of bulk strings).
+/// One op in the stream's encoding (an array of bulk strings). Every write on a primary
+/// with replicas comes through here, so the room is reserved once and the lengths are
+/// written with itoa: the formatter and the buffer's regrowth were a tenth of a primary's
+/// instructions per SET (callgrind, cluster_start's throughput loop).
 fn encode_op(out: &mut BytesMut, op: &[Bytes]) {
     use bytes::BufMut;
-    out.put_slice(format!("*{}\r\n", op.len()).as_bytes());
+    // Each header is at most 1 + 20 digits + CRLF; each argument has its own CRLF.
+    let room = 23 * (op.len() + 1) + op.iter().map(|a| a.len() + 2).sum::<usize>();
+    out.reserve(room);
+    let mut digits = itoa::Buffer::new();
+    out.put_u8(b'*');
+    out.put_slice(digits.format(op.len()).as_bytes());
+    out.put_slice(b"\r\n");
     for a in op {
-        out.put_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.put_u8(b'$');
+        out.put_slice(digits.format(a.len()).as_bytes());
+        out.put_slice(b"\r\n");
         out.put_slice(a);
         out.put_slice(b"\r\n");
     }
@@ -381,6 +392,20 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
+    use bytes::{Bytes, BytesMut};
+
+    #[test]
+    fn an_op_is_encoded_as_the_array_of_bulk_strings_a_client_sends() {
+        let long = Bytes::from(vec![b'x'; 1234]);
+        let op = [Bytes::from_static(b"SET"), Bytes::new(), long.clone()];
+        let mut out = BytesMut::from(&b"before"[..]);
+        super::encode_op(&mut out, &op);
+        let mut expected = b"before*3\r\n$3\r\nSET\r\n$0\r\n\r\n$1234\r\n".to_vec();
+        expected.extend_from_slice(&long);
+        expected.extend_from_slice(b"\r\n");
+        assert_eq!(&out[..], &expected[..]);
+    }
+
     #[test]
     fn a_replication_id_is_40_lower_case_hex_digits_and_fresh_each_time() {
         let (a, b) = (super::new_replid(), super::new_replid());
