@@ -16,7 +16,9 @@
 //! redlab), with the load average.
 //!
 //! Run: `cargo bench --bench eval`; `EVAL_BENCH_ONLY=update` (or `stale`) runs one path, for
-//! profiling.
+//! profiling; `EVAL_BENCH_CALLS=N` makes redlab run N calls (a multiple of 1,024) instead of
+//! running for two seconds, so a profiler (`valgrind --tool=callgrind`, which runs the
+//! program some fifty times slower) sees the same number of calls in every run.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -84,12 +86,15 @@ fn redlab(path: &Path) -> (f64, f64) {
     };
     e.execute(1, &["SET", "max", &START.to_string()]);
     let batch: u64 = 1024;
+    let calls: Option<u64> = std::env::var("EVAL_BENCH_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok());
     let mut n: u64 = 0;
     // Only the calls are timed: the arguments of each batch are formatted before its clocks
     // start, as Redis's commands are built before they are piped in (formatting them inside
     // was about 8% of the CPU time counted for redlab, in a profile of the update path).
     let (mut wall, mut cpu_ns) = (Duration::ZERO, 0u64);
-    while wall < MEASURE {
+    while calls.map_or(wall < MEASURE, |c| n < c) {
         let values: Vec<String> = (n..n + batch).map(path.value).collect();
         let start = Instant::now();
         let cpu_start = thread_cpu_ns();

@@ -2,15 +2,20 @@
 //! torn, the server stall, the script cache vanish or recent writes be lost.
 //!
 //! The rule table is the control plane: a test thread adds and removes rules while the server
-//! runs, so it lives behind an `Arc` (`DashMap` for the rules, a mutex-guarded log that only
-//! the test reads). The engine consults it once per command, and only when a rule exists.
+//! runs, so it lives behind an `Arc` (a mutex-guarded map of the rules, a mutex-guarded log
+//! that only the test reads). The engine consults it once per command, and only when a rule
+//! exists (an atomic count answers that without the lock).
+//!
+//! The rules are a `BTreeMap` under a `Mutex` rather than a concurrent map: every engine
+//! builds an empty table (a test suite makes thousands of engines), and an empty `Mutex` of
+//! an empty `BTreeMap` allocates nothing, where a sharded map allocated its shards per engine
+//! (issue 17). The lock is only taken while rules exist, and the map keeps them in id order,
+//! the order `check` tries them in.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
-
-use dashmap::DashMap;
 
 /// What a fault does when it fires.
 #[derive(Clone, Debug, PartialEq)]
@@ -263,7 +268,8 @@ pub struct Candidate<'a> {
 
 #[derive(Debug, Default)]
 struct Inner {
-    rules: DashMap<u64, Rule>,
+    /// The rules by id. `count` is their number, kept under this lock.
+    rules: Mutex<BTreeMap<u64, Rule>>,
     count: AtomicUsize,
     next_id: AtomicU64,
     log: Mutex<VecDeque<Fired>>,
@@ -276,11 +282,17 @@ pub struct Faults {
 }
 
 impl Faults {
+    /// The rules, locked. Nothing panics while the lock is held; recover anyway.
+    fn rules(&self) -> MutexGuard<'_, BTreeMap<u64, Rule>> {
+        self.inner.rules.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Adds a rule; returns its id.
     pub fn add(&self, fault: Fault) -> u64 {
         let id = self.inner.next_id.fetch_add(1, Ordering::AcqRel) + 1;
         let seed = fault.probability.map_or(1, |(_, s)| s.max(1));
-        self.inner.rules.insert(
+        let mut rules = self.rules();
+        rules.insert(
             id,
             Rule {
                 fault,
@@ -289,21 +301,21 @@ impl Faults {
                 rng: seed,
             },
         );
-        self.inner.count.fetch_add(1, Ordering::AcqRel);
+        self.inner.count.store(rules.len(), Ordering::Release);
         id
     }
 
     /// Removes a rule; false if there was none with this id.
     pub fn remove(&self, id: u64) -> bool {
-        let removed = self.inner.rules.remove(&id).is_some();
-        if removed {
-            self.inner.count.fetch_sub(1, Ordering::AcqRel);
-        }
+        let mut rules = self.rules();
+        let removed = rules.remove(&id).is_some();
+        self.inner.count.store(rules.len(), Ordering::Release);
         removed
     }
 
     pub fn clear(&self) {
-        self.inner.rules.clear();
+        let mut rules = self.rules();
+        rules.clear();
         self.inner.count.store(0, Ordering::Release);
     }
 
@@ -317,14 +329,10 @@ impl Faults {
 
     /// (id, description, times fired) of every rule, by id.
     pub fn list(&self) -> Vec<(u64, String, u64)> {
-        let mut v: Vec<_> = self
-            .inner
-            .rules
+        self.rules()
             .iter()
-            .map(|r| (*r.key(), r.fault.describe(), r.fired))
-            .collect();
-        v.sort_by_key(|r| r.0);
-        v
+            .map(|(id, r)| (*id, r.fault.describe(), r.fired))
+            .collect()
     }
 
     /// The last `LOG_LEN` faults that fired, oldest first.
@@ -342,37 +350,33 @@ impl Faults {
         if self.is_empty() {
             return None;
         }
-        let mut ids: Vec<u64> = self.inner.rules.iter().map(|r| *r.key()).collect();
-        ids.sort_unstable();
-        for id in ids {
-            let Some(mut rule) = self.inner.rules.get_mut(&id) else {
-                continue;
-            };
+        let mut rules = self.rules();
+        let fired = rules.iter_mut().find_map(|(&id, rule)| {
             if !matches(&rule.fault, c) {
-                continue;
+                return None;
             }
             rule.matched += 1;
-            if !fires(&mut rule) {
-                continue;
+            if !fires(rule) {
+                return None;
             }
             rule.fired += 1;
-            let action = rule.fault.action.clone();
-            drop(rule);
-            let command = log_line(c.args);
-            if let Ok(mut log) = self.inner.log.lock() {
-                if log.len() == LOG_LEN {
-                    log.pop_front();
-                }
-                log.push_back(Fired {
-                    rule: id,
-                    conn: c.conn,
-                    command,
-                    action: action.clone(),
-                });
+            Some((id, rule.fault.action.clone()))
+        });
+        drop(rules);
+        let (id, action) = fired?;
+        let command = log_line(c.args);
+        if let Ok(mut log) = self.inner.log.lock() {
+            if log.len() == LOG_LEN {
+                log.pop_front();
             }
-            return Some(action);
+            log.push_back(Fired {
+                rule: id,
+                conn: c.conn,
+                command,
+                action: action.clone(),
+            });
         }
-        None
+        Some(action)
     }
 }
 

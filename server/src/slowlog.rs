@@ -70,7 +70,8 @@ impl SlowLog {
     #[cold]
     fn reread(&mut self, config: &Config) {
         self.generation = Some(config.generation);
-        let get = |name: &str| config.get_by_name(name).and_then(|v| v.parse::<i64>().ok());
+        // Unset, the parameters' defaults (config/params.rs).
+        let get = |name| config.stored(name).and_then(|v| v.parse::<i64>().ok());
         self.slower_than_us = get("slowlog-log-slower-than").unwrap_or(10_000);
         self.max_len = get("slowlog-max-len").unwrap_or(128).max(0) as usize;
         self.trim();

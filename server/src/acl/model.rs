@@ -9,9 +9,18 @@
 
 use crate::errors;
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, LazyLock};
 
 use super::commands::{self, CATEGORIES};
 use super::sha256;
+
+/// The set of every command's full name, built once per process and shared by every
+/// selector given `+@all` until one of them changes its copy.
+fn every_command() -> Arc<HashSet<&'static str>> {
+    static ALL: LazyLock<Arc<HashSet<&'static str>>> =
+        LazyLock::new(|| Arc::new(commands::all_names().collect()));
+    Arc::clone(&ALL)
+}
 
 /// A key pattern and what it grants: `~p` both, `%R~p` reading, `%W~p` writing.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,7 +79,11 @@ pub struct Selector {
     pub future: bool,
     pub keys: Vec<KeyPattern>,
     pub channels: Vec<Vec<u8>>,
-    pub allowed: HashSet<&'static str>,
+    /// The full names of the commands allowed. Shared until changed (`Arc::make_mut`): every
+    /// engine starts with a `default` user allowed every command, and `+@all` hands out the
+    /// one process-wide full set (`every_command`) instead of building or copying ~400 names
+    /// per user (issue 17: that copy was a fifth of `Engine::new`).
+    pub allowed: Arc<HashSet<&'static str>>,
     /// `+select|0`: first arguments allowed for a command that is otherwise denied.
     pub first_args: HashMap<&'static str, Vec<String>>,
     /// The command rules given since the last `+@all` / `-@all`, lower case, as Redis 7.2
@@ -118,10 +131,7 @@ impl Selector {
     pub(super) fn set_all_commands(&mut self, on: bool) {
         self.all_commands = on;
         self.future = on;
-        self.allowed.clear();
-        if on {
-            self.allowed.extend(commands::all_names());
-        }
+        self.allowed = if on { every_command() } else { Arc::default() };
         self.first_args.clear();
         self.rules.clear();
     }
@@ -156,11 +166,12 @@ impl Selector {
         let Some(names) = commands::covered(name) else {
             return;
         };
+        let allowed = Arc::make_mut(&mut self.allowed);
         for &n in names {
             if allow {
-                self.allowed.insert(n);
+                allowed.insert(n);
             } else {
-                self.allowed.remove(n);
+                allowed.remove(n);
             }
         }
         self.first_args.remove(names[0]);

@@ -55,9 +55,9 @@ impl LatencyMonitor {
     fn reread(&mut self, config: &Config) {
         self.generation = Some(config.generation);
         self.threshold_ms = config
-            .get_by_name("latency-monitor-threshold")
+            .stored("latency-monitor-threshold")
             .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
+            .unwrap_or(0); // its default
     }
 
     /// latency-monitor-threshold as last read by `enabled`.

@@ -28,10 +28,9 @@ pub struct CommandLatencies {
     enabled: bool,
 }
 
+/// latency-tracking, `yes` by default.
 fn tracking_on(config: &Config) -> bool {
-    config
-        .get_by_name("latency-tracking")
-        .is_some_and(|v| v == "yes")
+    config.stored("latency-tracking").is_none_or(|v| v == "yes")
 }
 
 fn key(cmd: &'static Command) -> usize {
