@@ -65,6 +65,7 @@ pub struct Snapshot {
 /// out what a run may not change (config, scripts, libraries), and adds the connections,
 /// counters and save time a run does change.
 pub struct Fork {
+    /// The databases up to the last one not empty as in the base snapshot.
     dbs: Vec<Db>,
     clock_us: i64,
     now_ms: i64,
@@ -237,15 +238,7 @@ impl Engine {
     }
 
     fn restore_all_but_data(&mut self, snap: &Snapshot) {
-        let ids: Vec<ConnId> = self.sessions.keys().copied().collect();
-        for id in ids {
-            if let Some(s) = self.close_session(id) {
-                if self.spare_sessions.len() < SPARE_SESSIONS {
-                    self.spare_sessions.push(s);
-                }
-            }
-        }
-        self.sessions.clear();
+        self.close_all_sessions();
         self.next_conn_id
             .store(1, std::sync::atomic::Ordering::Relaxed);
         self.watched_keys.clear();
@@ -270,6 +263,41 @@ impl Engine {
 
         self.restore_scripts(snap);
         self.restore_libraries(snap);
+    }
+
+    /// Closes every connection, keeping up to `SPARE_SESSIONS` of them for reuse.
+    ///
+    /// A restore clears the watch, blocking, pub/sub and MONITOR tables right after, so of
+    /// what `close_session` undoes only client tracking, replication links and cluster
+    /// links outlive it. When no connection has tracking on and the engine is no cluster
+    /// node, the sessions are taken out directly: the explorer restores at every schedule,
+    /// and closing each connection hook by hook was a third of the restore.
+    fn close_all_sessions(&mut self) {
+        let direct = self.cluster.is_none()
+            && self
+                .sessions
+                .values()
+                .all(|s| !s.tracking.on && !s.tracking.bcast);
+        if direct {
+            let mut sessions = std::mem::take(&mut self.sessions);
+            for (id, s) in sessions.drain() {
+                self.repl_forget(id);
+                if self.spare_sessions.len() < SPARE_SESSIONS {
+                    self.spare_sessions.push(s);
+                }
+            }
+            self.sessions = sessions;
+            return;
+        }
+        let ids: Vec<ConnId> = self.sessions.keys().copied().collect();
+        for id in ids {
+            if let Some(s) = self.close_session(id) {
+                if self.spare_sessions.len() < SPARE_SESSIONS {
+                    self.spare_sessions.push(s);
+                }
+            }
+        }
+        self.sessions.clear();
     }
 
     /// The state now, to branch from, when the run since `base` was restored has stayed on
@@ -307,8 +335,18 @@ impl Engine {
             .values()
             .map(PlainSession::of)
             .collect::<Option<Vec<_>>>()?;
+        // Only the databases up to the last one that differs from the snapshot's: the
+        // others are empty as in `base`, and `resume` takes them from there.
+        let kept = (0..self.dbs.len())
+            .rev()
+            .find(|&i| {
+                base.dbs
+                    .get(i)
+                    .is_none_or(|b| !self.dbs[i].same_and_bare(b))
+            })
+            .map_or(0, |i| i + 1);
         Some(Fork {
-            dbs: self.dbs.clone(),
+            dbs: self.dbs[..kept].to_vec(),
             clock_us: self.clock.now_us(),
             now_ms: self.now_ms,
             rng: self.rng.clone(),
@@ -324,7 +362,12 @@ impl Engine {
     /// Puts the engine into `fork`'s state; `base` is the snapshot `fork` was taken after.
     pub fn resume(&mut self, base: &Snapshot, fork: &Fork) {
         self.restore_all_but_data(base);
-        self.dbs.clone_from(&fork.dbs);
+        if self.dbs.len() != base.dbs.len() {
+            self.dbs.clone_from(&base.dbs);
+        }
+        for (i, db) in self.dbs.iter_mut().enumerate() {
+            db.clone_from(fork.dbs.get(i).unwrap_or(&base.dbs[i]));
+        }
         self.clock.set_unix_us(fork.clock_us);
         self.now_ms = fork.now_ms;
         self.rng = fork.rng.clone();
@@ -474,6 +517,45 @@ mod tests {
         e.execute(c, &["CLIENT", "SETNAME", "other"]);
         e.resume(&snap, &fork);
         assert_eq!(e.execute(c, &["CLIENT", "INFO"]), before);
+    }
+
+    /// A fork keeps only the databases up to the last one with data; a resume takes the
+    /// others from the snapshot, so data written there after the fork is gone, and data
+    /// the fork holds in a later database comes back.
+    #[test]
+    fn a_resume_brings_back_every_database_as_forked() {
+        let mut e = engine();
+        let c = e.connect();
+        e.execute(c, &["SET", "k", "0"]);
+        let snap = e.snapshot();
+        e.restore(&snap);
+        let c = e.connect();
+        e.execute(c, &["SET", "k", "1"]);
+        let only_db0 = e.fork(&snap).expect("plain so far");
+        // Written without SELECT, which a fork does not cover.
+        e.execute(c, &["SET", "in3", "3"]);
+        e.execute(c, &["MOVE", "in3", "3"]);
+        let with_db3 = e.fork(&snap).expect("plain so far");
+        e.execute(c, &["SET", "in5", "5"]);
+        e.execute(c, &["MOVE", "in5", "5"]);
+        let get = |e: &mut Engine, db: &str, key: &str| {
+            e.execute(c, &["SELECT", db]);
+            e.execute(c, &["GET", key])
+        };
+        e.resume(&snap, &only_db0);
+        assert_eq!(get(&mut e, "0", "k"), bulk("1"));
+        assert_eq!(get(&mut e, "3", "in3"), Reply::Nil);
+        assert_eq!(get(&mut e, "5", "in5"), Reply::Nil);
+        e.resume(&snap, &with_db3);
+        assert_eq!(get(&mut e, "0", "k"), bulk("1"));
+        assert_eq!(get(&mut e, "3", "in3"), bulk("3"));
+        assert_eq!(get(&mut e, "5", "in5"), Reply::Nil);
+        assert_eq!(only_db0.dbs.len(), 1);
+        assert_eq!(
+            with_db3.dbs.len(),
+            4,
+            "databases past the last with data are left out"
+        );
     }
 
     #[test]

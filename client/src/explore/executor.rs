@@ -143,6 +143,8 @@ pub(crate) struct Executor<'s> {
     /// The choices of the current walk through the tree, and the node at each depth.
     walk_path: Vec<Choice>,
     walk_nodes: Vec<u32>,
+    /// Each client's transport, reused from run to run (`transport`).
+    transports: Vec<Arc<ParkedTransport>>,
 }
 
 /// A walk that departs from the tree mid-way: the path's steps after the fork it resumed
@@ -209,6 +211,7 @@ impl<'s> Executor<'s> {
             rec_reply: None,
             walk_path: Vec::new(),
             walk_nodes: Vec::new(),
+            transports: Vec::new(),
         }
     }
 
@@ -507,9 +510,10 @@ impl<'s> Executor<'s> {
             f();
         }
         crate::patterns::lock::seed_tokens(sc.engine_seed());
-        for (_, factory) in &sc.clients {
-            let slot: SharedSlot = Arc::new(Mutex::new(Slot::default()));
-            let conn = Connection::new(Arc::new(ParkedTransport { slot: slot.clone() }));
+        for (k, (_, factory)) in sc.clients.iter().enumerate() {
+            let transport = self.transport(k);
+            let slot = transport.slot.clone();
+            let conn = Connection::new(transport);
             let fut = factory(conn);
             self.clients.push(ClientRun {
                 fut: Some(fut),
@@ -527,6 +531,25 @@ impl<'s> Executor<'s> {
             }
         }
         None
+    }
+
+    /// Client `k`'s transport for a new run: the last run's, emptied, when nothing holds
+    /// it any more (its futures are dropped), so that a run does not allocate two shared
+    /// cells and their queues per client again; a new one when a client kept a connection.
+    fn transport(&mut self, k: usize) -> Arc<ParkedTransport> {
+        let fresh = || {
+            Arc::new(ParkedTransport {
+                slot: Arc::new(Mutex::new(Slot::default())),
+            })
+        };
+        match self.transports.get_mut(k) {
+            Some(t) if Arc::strong_count(t) == 1 && Arc::strong_count(&t.slot) == 1 => {
+                lock(&t.slot).reset();
+            }
+            Some(t) => *t = fresh(),
+            None => self.transports.push(fresh()),
+        }
+        self.transports[k].clone()
     }
 
     /// Runs steps until the schedule ends.

@@ -76,6 +76,14 @@ impl Slot {
         self.open.iter().any(|b| b.no == no)
     }
 
+    /// Back to a new connection's state, keeping the queues' allocations.
+    pub fn reset(&mut self) {
+        self.pending.clear();
+        self.open.clear();
+        self.closed = None;
+        self.batch_no = 0;
+    }
+
     pub fn close(&mut self, why: &str) {
         self.closed = Some(why.to_string());
         self.pending.clear();

@@ -58,7 +58,7 @@ impl FixedWindow {
             conn,
             limit: limit.to_string(),
             window_secs: window_secs.to_string(),
-            script: Script::new(FIXED_WINDOW),
+            script: Script::fixed(FIXED_WINDOW),
         }
     }
 
@@ -97,7 +97,7 @@ impl SlidingLog {
             conn,
             limit: limit.to_string(),
             window_ms: window.as_millis().to_string(),
-            script: Script::new(SLIDING_LOG),
+            script: Script::fixed(SLIDING_LOG),
         }
     }
 
@@ -129,7 +129,7 @@ impl TokenBucket {
             conn,
             capacity: capacity.to_string(),
             rate: rate_per_sec.to_string(),
-            script: Script::new(TOKEN_BUCKET),
+            script: Script::fixed(TOKEN_BUCKET),
         }
     }
 

@@ -98,10 +98,10 @@ impl Lock {
             fence_key: format!("{}:fence", key),
             ttl,
             scripts: Arc::new([
-                Script::new(ACQUIRE),
-                Script::new(RELEASE),
-                Script::new(RENEW),
-                Script::new(HANDOVER),
+                Script::fixed(ACQUIRE),
+                Script::fixed(RELEASE),
+                Script::fixed(RENEW),
+                Script::fixed(HANDOVER),
             ]),
         }
     }

@@ -20,7 +20,7 @@ impl MonotonicMax {
         MonotonicMax {
             conn,
             dirty_key: dirty_key.to_string(),
-            script: Script::new(MONOTONIC_MAX),
+            script: Script::fixed(MONOTONIC_MAX),
         }
     }
 

@@ -122,13 +122,13 @@ impl StreamGroup {
             conn,
             stream: stream.to_string(),
             group: group.to_string(),
-            script: Script::new(CLAIM_OR_READ),
+            script: Script::fixed(CLAIM_OR_READ),
         }
     }
 
     /// The script behind `claim_or_read`, for explorers that preload it.
     pub fn claim_or_read_script() -> Script {
-        Script::new(CLAIM_OR_READ)
+        Script::fixed(CLAIM_OR_READ)
     }
 
     /// Creates the group (and the stream if missing), delivering entries after `start`

@@ -27,7 +27,7 @@ impl VersionedHash {
     pub fn new(conn: Connection) -> VersionedHash {
         VersionedHash {
             conn,
-            script: Script::new(VERSIONED_WRITE),
+            script: Script::fixed(VERSIONED_WRITE),
         }
     }
 

@@ -90,6 +90,9 @@ pub fn unsubscribe_all(e: &mut Engine, conn: ConnId) {
     let Some(s) = e.sessions.get_mut(&conn) else {
         return;
     };
+    if s.channels.is_empty() && s.patterns.is_empty() && s.shard_channels.is_empty() {
+        return;
+    }
     let channels: Vec<Vec<u8>> = s.channels.drain(..).collect();
     let patterns: Vec<Vec<u8>> = s.patterns.drain(..).collect();
     let shard: Vec<Vec<u8>> = s.shard_channels.drain(..).collect();

@@ -215,7 +215,7 @@ impl Db {
     /// Whether both hold no key and nothing pending, with the same settings: then
     /// `clone_from` would change nothing. The explorer forks and resumes all sixteen
     /// databases at every schedule, and nearly all of them are empty.
-    fn same_and_bare(&self, other: &Db) -> bool {
+    pub(crate) fn same_and_bare(&self, other: &Db) -> bool {
         let bare = |d: &Db| {
             d.map.len() == 0
                 && d.map.total() == 0
