@@ -12,6 +12,7 @@ pub(crate) mod admission;
 pub(crate) mod arg_buffer;
 pub(crate) mod busy;
 pub(crate) mod client_output;
+pub(crate) mod client_query;
 pub mod clock;
 pub mod cluster;
 pub(crate) mod cmd;

@@ -242,6 +242,8 @@ pub struct NetMeters {
     pub bytes_in: AtomicU64,
     /// Bytes written to the socket so far (Valkey's `tot-net-out`).
     pub bytes_out: AtomicU64,
+    /// The query buffer as Redis 7 would have sized it (CLIENT LIST's qbuf-free).
+    pub query: crate::client_query::QueryBufModel,
 }
 
 impl NetMeters {

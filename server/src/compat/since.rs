@@ -144,6 +144,10 @@ pub const SET_DIGEST_CONDITIONS: Since = R84;
 pub const HSCAN_NOVALUES: Since = Since::both(74, 80);
 /// Listpack sets, with set-max-listpack-entries and -value: Redis 7.2 and Valkey 7.2.
 pub const SET_LISTPACK: Since = R72;
+/// Clients read into one buffer shared between them and hold one of their own only for
+/// what a read left incomplete (Redis 8.0's reusable query buffer, from Valkey 8.0):
+/// CLIENT LIST shows an idle client with qbuf-free=0.
+pub const REUSABLE_QUERY_BUFFER: Since = Since::both(80, 80);
 
 /// A timeout whose deadline overflows is "timeout is out of range" (redis/redis#11338,
 /// Redis 7.2; Valkey inherited it). Redis 7.0 lets the deadline wrap.

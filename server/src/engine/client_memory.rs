@@ -39,7 +39,7 @@ impl Engine {
         let mut m = ClientsMemory::default();
         // A client being closed for good (evicted, over its output limit) is gone for Redis.
         for s in self.sessions.values().filter(|s| !s.close_now) {
-            let bytes = crate::cmd::connection::client_memory(s);
+            let bytes = crate::cmd::connection::client_memory(s, self.profile());
             if self.is_replica_conn(s.id) {
                 m.replicas += bytes;
             } else {
@@ -92,7 +92,12 @@ impl Engine {
                         && !self.is_replica_conn(s.id)
                         && !self.repl.is_primary_link(s.id)
                 })
-                .map(|s| (crate::cmd::connection::client_memory(s), s.id))
+                .map(|s| {
+                    (
+                        crate::cmd::connection::client_memory(s, self.profile()),
+                        s.id,
+                    )
+                })
                 .max();
             let Some((bytes, id)) = victim else {
                 tracing::warn!("Over client maxmemory after evicting all evictable clients");

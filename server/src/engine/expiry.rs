@@ -21,6 +21,9 @@ impl Engine {
             self.evict_clients(None);
         }
         self.enforce_soft_limits_idle();
+        if !self.cron_paused {
+            self.resize_query_buffers();
+        }
         // Redis's eviction timer: memory over a lowered maxmemory is freed while idle too.
         if self.config.maxmemory > 0 && !self.cron_paused {
             self.perform_evictions();

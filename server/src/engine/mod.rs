@@ -188,6 +188,8 @@ pub struct Engine {
     /// DEBUG PAUSE-CRON: `tick` leaves out the periodic work (active expiry, the tracking
     /// table's limit); blocked clients' timeouts and pauses still end.
     pub(crate) cron_paused: bool,
+    /// When the clients' query buffers were last looked at (`client_query`), engine clock ms.
+    pub(crate) query_cron_ms: i64,
     /// Replication: the stream, the backlog, attached replicas, the primary followed.
     pub(crate) repl: crate::repl::Repl,
     /// The last `settle_memory` ran with maxmemory set (the databases track their sizes).
@@ -285,6 +287,7 @@ impl Engine {
             pause: Default::default(),
             expiry_hold: false,
             cron_paused: false,
+            query_cron_ms: 0,
             repl: Default::default(),
             memory_tracked: false,
             call_started: None,

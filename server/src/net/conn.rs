@@ -170,12 +170,15 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
         return (true, None);
     }
     engine.note_buffers(conn, st.qbuf());
+    let mut batch = std::mem::take(&mut st.query_batch);
+    batch.begin(NetMeters::get(&st.meters.qbuf), st.qbuf() as u64);
     // Refreshed after each command: one look-up of the session per request.
     let mut status = engine.net_status(conn, false);
     loop {
         if status.blocked || status.close || status.close_now {
             break;
         }
+        let from_buffer = st.deferred.is_empty();
         let parsed = match st.deferred.pop_front() {
             // Admitted during a busy script, run now that it is over.
             Some(args) => Ok(Parsed::Command(args)),
@@ -192,6 +195,9 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
         };
         match parsed {
             Ok(Parsed::Command(args)) => {
+                if from_buffer {
+                    batch.command_done(st.qbuf() as u64, args.last().map(|a| a.len() as u64));
+                }
                 refresh_net_config(&engine, &shared.registry);
                 let reply = engine.execute_args(conn, args);
                 status = engine.net_status(conn, true);
@@ -234,6 +240,9 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
         engine.copy_conn_user(conn, &mut st.user);
     }
     engine.note_buffers(conn, st.qbuf());
+    batch.pending_big_arg = st.parser.pending_bulk().map(|l| l as u64);
+    st.meters.query.after_batch(&batch);
+    st.query_batch = batch;
     st.report();
     if st.wbuf.len() > UNCOUNTED_OUTPUT {
         engine.enforce_output_limits(conn);

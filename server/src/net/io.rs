@@ -58,6 +58,9 @@ pub(crate) struct ConnState {
     pub deferred: VecDeque<Vec<Bytes>>,
     /// Sizes reported to the engine (omem, qbuf, client-output-buffer-limit).
     pub meters: Arc<NetMeters>,
+    /// The current batch's reads and commands, for the query buffer's model (kept to reuse
+    /// its vector).
+    pub query_batch: crate::client_query::Batch,
 }
 
 impl ConnState {
@@ -139,6 +142,7 @@ impl ConnIo {
                 conn_id: None,
                 deferred: VecDeque::new(),
                 meters: Arc::default(),
+                query_batch: Default::default(),
             }),
             notify: Notify::new(),
         }

@@ -76,6 +76,15 @@ impl RequestParser {
         self.held
     }
 
+    /// The length of the bulk being read, when a request stopped in the middle of one.
+    pub fn pending_bulk(&self) -> Option<usize> {
+        if self.remaining > 0 {
+            self.bulk_len
+        } else {
+            None
+        }
+    }
+
     /// Parses the next request from the front of `buf`, consuming what it used.
     /// `max_bulk` is proto-max-bulk-len; `authenticated` selects Redis's stricter limits for
     /// clients that have not authenticated yet.
