@@ -93,13 +93,24 @@ fn jemalloc_class(n: u64) -> u64 {
 /// The room an sds string made for `len` bytes ends up with: the header its length needs,
 /// the allocator's size class, capped at what the header can count.
 fn sds_room(len: u64) -> u64 {
-    let (header, max) = match len {
+    let (header, max) = sds_header(len);
+    (jemalloc_class(header + len + 1) - header - 1).min(max)
+}
+
+/// The header an sds string of `len` bytes gets, and the most that header can count.
+fn sds_header(len: u64) -> (u64, u64) {
+    match len {
         0..=255 => (3, 255),
         256..=65_535 => (5, 65_535),
         65_536..=0xFFFF_FFFF => (9, 0xFFFF_FFFF),
         _ => (17, u64::MAX),
-    };
-    (jemalloc_class(header + len + 1) - header - 1).min(max)
+    }
+}
+
+/// What an sds string with `room` bytes of room takes from the allocator (sdsZmallocSize):
+/// an empty buffer still costs its smallest class.
+pub(crate) fn sds_malloc_size(room: u64) -> u64 {
+    jemalloc_class(sds_header(room).0 + room + 1)
 }
 
 impl QueryBufModel {
@@ -228,6 +239,9 @@ mod tests {
         assert_eq!(sds_room(400_002), 458742);
         assert_eq!(jemalloc_class(160), 160);
         assert_eq!(jemalloc_class(161), 192);
+        // CLIENT LIST tot-mem counts these for an idle buffer and a 16 KiB one.
+        assert_eq!(sds_malloc_size(0), 8);
+        assert_eq!(sds_malloc_size(20474), 20480);
     }
 
     fn batch(before: u64, arrived: u64, ends: &[u64]) -> Batch {

@@ -67,6 +67,12 @@ const HELP: &[&str] = &[
     "    Stop the server for <seconds>. Decimals allowed.",
     "PAUSE-CRON <0|1>",
     "    Stop periodic cron job processing.",
+    "REPLYBUFFER PEAK-RESET-TIME <NEVER||RESET|time>",
+    "    Sets the time (in milliseconds) to wait between client reply buffer peak resets.",
+    "    In case NEVER is provided the last observed peak will never be reset",
+    "    In case RESET is provided the peak reset time will be restored to the default value",
+    "REPLYBUFFER RESIZING <0|1>",
+    "    Enable or disable the reply buffer resize cron job",
 ];
 
 fn debug(e: &mut Engine, call: &mut Call) -> CmdResult {
@@ -110,9 +116,28 @@ fn debug(e: &mut Engine, call: &mut Call) -> CmdResult {
         }
         ("protocol", 3) => protocol(call),
         ("quicklist-packed-threshold", 3) => quicklist_packed_threshold(e, call.arg(2))?,
+        ("replybuffer", 4) => reply_buffer(call)?,
         ("help", 2) => super::help::help_reply(e.profile(), "DEBUG", HELP),
         _ => unknown(call.arg(1)),
     })
+}
+
+/// DEBUG REPLYBUFFER: Redis's knobs for its reply-buffer resize cron, which tests turn off
+/// so CLIENT LIST's figures stay put. redlab shows every client with the 1 KiB reply buffer
+/// Redis shrinks an idle one to and never resizes it, so there is nothing to turn off; the
+/// arguments are checked as Redis checks them.
+fn reply_buffer(call: &Call) -> CmdResult {
+    match args::lower(call.arg(2)).as_str() {
+        "peak-reset-time" => {
+            let v = args::lower(call.arg(3));
+            if v != "never" && v != "reset" {
+                args::int(call.arg(3))?;
+            }
+        }
+        "resizing" => {}
+        _ => return Err(unknown(call.arg(1))),
+    }
+    Ok(Reply::ok())
 }
 
 /// The largest element a quicklist node packs with others (Redis's packed_threshold): a

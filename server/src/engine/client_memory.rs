@@ -74,7 +74,9 @@ impl Engine {
     /// each sleep of its event loop, so clients go before the eviction timer takes keys):
     /// while the normal and pub/sub clients use maxmemory-clients or more, the largest
     /// evictable one is closed at once. Returns whether `current` (the client whose command
-    /// is about to run, None on a tick) was closed: its command then does not run.
+    /// is about to run, or that just read a request; None on a tick) was closed: its command
+    /// then does not run. Each client counts as it stood after its last command or read, as
+    /// Redis's figures are updated then: the command about to run is not in them.
     pub(crate) fn evict_clients(&mut self, current: Option<ConnId>) -> bool {
         let limit = self.client_eviction_limit();
         if limit == 0 {
@@ -208,5 +210,54 @@ mod tests {
         assert_eq!(e.execute(2, &["SET", "k", "v"]), Reply::None);
         assert!(e.must_close_now(2));
         assert_eq!(e.execute(1, &["EXISTS", "k"]), Reply::Int(0));
+    }
+
+    /// A request whose big argument is still arriving holds a buffer made for all of it:
+    /// that counts, so the client goes before the request completes (unit/client-eviction,
+    /// "client evicted due to large argv").
+    #[test]
+    fn a_big_argument_being_read_counts_toward_its_client() {
+        let mut e = Engine::new(Config::default());
+        e.execute(1, &["CONFIG", "SET", "maxmemory-clients", "300000"]);
+        e.execute(1, &["CLIENT", "NO-EVICT", "on"]);
+        e.execute(2, &["PING"]);
+        let mut batch = crate::client_query::Batch::default();
+        batch.begin(0, 100_000);
+        batch.pending_big_arg = Some(400_000);
+        e.sessions[&2].net.query.after_batch(&batch);
+        assert!(e.evict_clients(Some(2)));
+        assert!(e.must_close_now(2));
+        assert_eq!(e.stats.evicted_clients, 1);
+    }
+
+    /// Watched keys, subscriptions and tracking prefixes cost what Redis counts for them, so a
+    /// client piling them up is evicted as in Redis.
+    #[test]
+    fn watched_keys_and_subscriptions_count_toward_a_clients_memory() {
+        let mut e = Engine::new(Config::default());
+        let memory =
+            |e: &Engine, id| crate::cmd::connection::client_memory(&e.sessions[&id], e.profile());
+        e.execute(2, &["PING"]);
+        let idle = memory(&e, 2);
+        e.execute(2, &["WATCH", "a", "b"]);
+        assert_eq!(memory(&e, 2) - idle, 2 * 56);
+        e.execute(3, &["PSUBSCRIBE", "p1", "p2"]);
+        e.execute(4, &["SUBSCRIBE", "c1"]);
+        e.execute(5, &["CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "x"]);
+        // A pattern is a list node; a channel a dict entry and a table of 4 slots; a prefix
+        // about a tree node of its own plus the root.
+        assert_eq!(memory(&e, 3) - idle, 2 * 24);
+        assert_eq!(memory(&e, 4) - idle, 24 + 4 * 8);
+        assert_eq!(memory(&e, 5) - idle, 2 * 32);
+        e.execute(1, &["CONFIG", "SET", "maxmemory-clients", "200000"]);
+        e.execute(1, &["CLIENT", "NO-EVICT", "on"]);
+        let mut evicted = false;
+        for i in 0..10_000 {
+            if e.execute(2, &["WATCH", &format!("k{i}")]) == Reply::None {
+                evicted = true;
+                break;
+            }
+        }
+        assert!(evicted && e.must_close_now(2));
     }
 }

@@ -244,6 +244,11 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
     st.meters.query.after_batch(&batch);
     st.query_batch = batch;
     st.report();
+    // Redis checks the clients' memory after each read too (beforeNextClient): a client
+    // whose half-read request takes it over maxmemory-clients goes before it completes.
+    if engine.config().maxmemory_clients != "0" {
+        engine.evict_clients(Some(conn));
+    }
     if st.wbuf.len() > UNCOUNTED_OUTPUT {
         engine.enforce_output_limits(conn);
     }

@@ -12,6 +12,7 @@ use bytes::Bytes;
 
 use super::super::table::{flags::*, CmdResult, Command};
 use super::client_filter::{matching, Filter};
+use super::memory::{self, shared_query_buffer};
 use crate::compat::{Family, Profile, Since};
 use crate::engine::pause::PauseKind;
 use crate::engine::tracking::TrackingOptions;
@@ -100,61 +101,6 @@ fn is_unix_socket(s: &Session) -> bool {
     s.addr == s.laddr && s.addr.ends_with(":0") && s.addr.parse::<std::net::SocketAddr>().is_err()
 }
 
-/// What an idle client costs Redis besides its buffers (its struct and the shrunk reply
-/// buffer: CLIENT LIST's tot-mem with nothing pending).
-const CLIENT_FIXED: usize = 1928;
-/// The same for the client running CLIENT LIST/INFO (Redis's tot-mem 22288 with its 20474
-/// bytes of query buffer).
-const CALLER_FIXED: usize = 1814;
-
-/// The query buffer as CLIENT LIST shows it: bytes received and not yet run, and the room
-/// left in its allocation. Redis 7 keeps a private buffer per client, sized as
-/// `client_query` models it; with Redis 8's and Valkey 8's shared buffer a client holding
-/// nothing has no buffer of its own.
-fn query_buffer(s: &Session, shared_buffer: bool) -> (usize, usize) {
-    let qbuf = NetMeters::get(&s.net.qbuf) as usize;
-    let free = if shared_buffer {
-        if qbuf > 0 {
-            NetMeters::get(&s.net.qbuf_free) as usize
-        } else {
-            0
-        }
-    } else {
-        (s.net.query.alloc() as usize).saturating_sub(qbuf)
-    };
-    (qbuf, free)
-}
-
-/// Whether the profile's clients read into a buffer shared between them (Redis 8.0, Valkey
-/// 8.0) rather than one each.
-pub(crate) fn shared_query_buffer(profile: Profile) -> bool {
-    profile.has(crate::compat::since::REUSABLE_QUERY_BUFFER)
-}
-
-/// The bytes of a command as a client sends it (a RESP array of bulk strings): what the
-/// query buffer holds while it runs.
-fn request_size(args: &[bytes::Bytes]) -> usize {
-    let digits = |n: usize| n.checked_ilog10().unwrap_or(0) as usize + 1;
-    let items: usize = args
-        .iter()
-        .map(|a| 1 + digits(a.len()) + 2 + a.len() + 2)
-        .sum();
-    1 + digits(args.len()) + 2 + items
-}
-
-/// The memory Redis counts for a client between commands: CLIENT LIST's tot-mem, which INFO
-/// sums into mem_clients_normal / mem_clients_slaves and used_memory, and which
-/// maxmemory-clients limits. Its fixed part, the query buffer, a queued transaction's
-/// arguments and the output waiting to be sent.
-pub(crate) fn client_memory(s: &Session, profile: Profile) -> u64 {
-    let (qbuf, free) = query_buffer(s, shared_query_buffer(profile));
-    let multi_mem: usize = s
-        .multi
-        .as_ref()
-        .map_or(0, |m| m.queue.iter().flatten().map(|a| a.len()).sum());
-    (CLIENT_FIXED + qbuf + free + multi_mem) as u64 + s.output_bytes()
-}
-
 /// The CLIENT LIST fields later versions added to Redis 7.0's line, by profile.
 struct LineFields {
     /// `capa=` after flags: Valkey 8.0 (CLIENT CAPA).
@@ -203,29 +149,33 @@ pub(super) fn info_line(
         None if fields.capa && s.had_multi_state => 0,
         None => -1,
     };
-    let multi_mem: usize = s
-        .multi
-        .as_ref()
-        .map_or(0, |m| m.queue.iter().flatten().map(|a| a.len()).sum());
+    let multi_mem = memory::multi_mem(s);
     let shared_buffer = shared_query_buffer(profile);
-    let (qbuf, qbuf_free, argv_mem, rbs, tot_base) = match current {
+    let (qbuf, qbuf_free, argv_mem, argv_total, query_mem) = match current {
         // The caller, in the middle of its command: the command is still in the buffer,
         // which reading it made room for (Redis 8's shared buffer is lent to it instead).
         Some(call) => {
             let (qbuf, room) = if shared_buffer {
                 (0, 0)
             } else {
-                let qbuf = request_size(&call.args);
+                let qbuf = memory::request_size(&call.args);
                 (qbuf, (s.net.query.alloc_while_running() as usize).max(qbuf))
             };
-            let argv_mem = call.args.iter().map(|a| a.len()).sum::<usize>();
-            (qbuf, room - qbuf, argv_mem, 1024, CALLER_FIXED + room)
+            (
+                qbuf,
+                room - qbuf,
+                call.args.iter().map(|a| a.len()).sum::<usize>(),
+                memory::argv_memory(&call.args),
+                memory::query_buffer_memory(s, shared_buffer, Some(room)),
+            )
         }
         None => {
-            let (qbuf, free) = query_buffer(s, shared_buffer);
-            (qbuf, free, 0, 1024, CLIENT_FIXED + qbuf + free)
+            let (qbuf, free) = memory::query_buffer(s, shared_buffer);
+            let query_mem = memory::query_buffer_memory(s, shared_buffer, None);
+            (qbuf, free, 0, 0, query_mem)
         }
     };
+    let rbs = 1024;
     // Redis keeps the first 16 KiB of output in a fixed buffer (obl) and the rest in a list of
     // 16 KiB blocks (oll); omem is what the output holds in all.
     let omem = s.output_bytes();
@@ -265,7 +215,9 @@ pub(super) fn info_line(
         obl,
         oll,
         omem,
-        tot_base as u64 + (argv_mem + multi_mem) as u64 + omem,
+        (memory::CLIENT_STRUCT + query_mem + argv_total + multi_mem + memory::bookkeeping(s))
+            as u64
+            + omem,
         s.last_command,
         s.user,
         if s.tracking.on {

@@ -6,6 +6,7 @@
 mod client;
 mod client_filter;
 mod client_help;
+mod memory;
 
 use super::args;
 use super::table::{flags::*, CmdResult, Command};
@@ -93,7 +94,8 @@ pub(crate) fn client_info_line(
     client::info_line(s, now_ms, None, profile)
 }
 
-pub(crate) use client::{client_memory, kill_connection};
+pub(crate) use client::kill_connection;
+pub(crate) use memory::client_memory;
 
 /// AUTH's verdict from the arguments and the users alone (no engine), so the loop that
 /// serves clients during a busy script authenticates exactly as the command does: the name
