@@ -564,3 +564,18 @@ fn cluster_slot_stats_exists_from_82_and_valkey_80() {
         assert_eq!(refused(&e), ["cluster|slot-stats"], "{p}");
     }
 }
+
+#[test]
+fn acl_cat_lists_a_later_command_only_where_the_profile_has_it() {
+    let listed = |p: Profile, cat: &str, name: &str| match run(&mut engine(p), &["ACL", "CAT", cat])
+    {
+        Reply::Array(v) => v.contains(&Reply::bulk(name)),
+        other => panic!("{other:?}"),
+    };
+    assert!(listed(Profile::Redis82, "stream", "xdelex"));
+    assert!(!listed(Profile::Redis80, "stream", "xdelex"));
+    assert!(!listed(Profile::Valkey81, "stream", "xackdel"));
+    assert!(listed(Profile::Redis84, "string", "msetex"));
+    assert!(!listed(Profile::Redis70, "string", "msetex"));
+    assert!(listed(Profile::Redis70, "string", "mset"));
+}
