@@ -49,7 +49,7 @@ fn bulk(s: impl AsRef<[u8]>) -> Reply {
 }
 
 /// Redis's getSlotOrReply.
-fn slot_arg(arg: &[u8]) -> Result<u16, Reply> {
+pub(super) fn slot_arg(arg: &[u8]) -> Result<u16, Reply> {
     match crate::numfmt::parse_i64(arg) {
         Some(s) if (0..SLOTS as i64).contains(&s) => Ok(s as u16),
         _ => Err(Reply::err(errors::INVALID_OR_OUT_OF_RANGE_SLOT)),
@@ -794,6 +794,13 @@ const SUBCOMMANDS: &[Command] = &[
     Command::new("setslot", -4, ADMIN | STALE, "cluster", setslot),
     Command::new("shards", 2, STALE, "cluster", shards),
     Command::new("slaves", 3, ADMIN | STALE, "cluster", replicas),
+    Command::new(
+        "slot-stats",
+        -4,
+        LOADING | STALE,
+        "cluster",
+        super::slot_stats::slot_stats,
+    ),
     Command::new("slots", 2, STALE, "cluster", slots),
 ];
 

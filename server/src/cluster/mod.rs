@@ -22,6 +22,7 @@ mod describe;
 mod migrate;
 pub mod route;
 pub mod slot;
+mod slot_stats;
 pub mod topology;
 pub mod wire;
 pub(crate) mod wire_control;

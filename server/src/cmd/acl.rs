@@ -430,7 +430,7 @@ fn too_many_args(call: &Call) -> Reply {
     Reply::err(errors::acl_subcommand_syntax(&text(call.arg(1))))
 }
 
-fn cat(_: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
+fn cat(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     if call.argc() > 3 {
         return Err(too_many_args(call));
     }
@@ -446,6 +446,8 @@ fn cat(_: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     Ok(Reply::Array(
         acl::commands::in_category(&name)
             .iter()
+            // Only the commands the profile has (XDELEX is @stream from Redis 8.2 on).
+            .filter(|n| e.profile().has(crate::compat::since::of(n)))
             .map(|n| Reply::bulk(*n))
             .collect(),
     ))

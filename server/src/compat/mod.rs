@@ -205,4 +205,6 @@ mod tests_72_more;
 #[cfg(test)]
 mod tests_72_replies;
 #[cfg(test)]
+mod tests_82;
+#[cfg(test)]
 mod tests_later;

@@ -55,7 +55,10 @@ const R72: Since = Since::both(72, 72);
 const R74: Since = Since::redis(74);
 /// HGETDEL, HGETEX, HSETEX: Redis 8.0 only.
 const R80: Since = Since::redis(80);
-/// DELEX, DIGEST and SET's digest conditions: Redis 8.4 only.
+/// XDELEX, XACKDEL and the stream reference options: Redis 8.2 only (Valkey has them
+/// from 9.x, past its profiles here).
+const R82: Since = Since::redis(82);
+/// DELEX, DIGEST, SET's digest conditions and MSETEX: Redis 8.4 only.
 const R84: Since = Since::redis(84);
 
 /// The commands redlab implements that Redis 7.0 does not have, by full name.
@@ -75,9 +78,13 @@ pub const LATER: &[(&str, Since)] = &[
     ("hgetdel", R80),
     ("hgetex", R80),
     ("hsetex", R80),
+    ("xdelex", R82),
+    ("xackdel", R82),
     ("delex", R84),
     ("digest", R84),
+    ("msetex", R84),
     ("script|show", Since::both(Since::NEVER, 80)),
+    ("cluster|slot-stats", CLUSTER_SLOT_STATS),
 ];
 
 /// When the command `full` (`get`, `client|setinfo`) arrived: `LATER`'s entry, else always.
@@ -102,13 +109,18 @@ pub const LATER_ARITY: &[(&str, i32, Since)] = &[
 pub const ZRANK_WITHSCORE: Since = R72;
 
 /// Commands whose COMMAND DOCS entry changed after Redis 7.0, with the release that changed
-/// it. A profile that has the change shows the entry valkey-server 8.1 prints
+/// it. A profile that has the change shows the later entry: BITOP's 8.2 one (its four new
+/// operations) from server/data/commands-later.json, written from the 8.2 reference;
+/// otherwise the entry valkey-server 8.1 prints
 /// (server/data/commands-valkey-8.1.8.json): Valkey kept these entries as Redis 7.2 wrote
 /// them (ZRANK's WITHSCORE argument and its "7.2.0" history line, each argument with the
 /// `display_text` Redis 7.2 added), so they are also the Redis 7.2+ profiles' text. The
 /// rest of the table keeps 7.0's docs under the Redis profiles (DIFFERENCES.md).
-pub const LATER_DOCS: &[(&str, Since)] =
-    &[("zrank", ZRANK_WITHSCORE), ("zrevrank", ZRANK_WITHSCORE)];
+pub const LATER_DOCS: &[(&str, Since)] = &[
+    ("zrank", ZRANK_WITHSCORE),
+    ("zrevrank", ZRANK_WITHSCORE),
+    ("bitop", BITOP_82),
+];
 
 /// The release from which the COMMAND DOCS entry of `full` is the later one (`LATER_DOCS`).
 pub fn later_docs(full: &str) -> Option<Since> {
@@ -135,6 +147,15 @@ pub const CLIENT_KILL_MAXAGE: Since = Since::both(74, 80);
 /// BITOP DIFF, DIFF1, ANDOR and ONE: Redis 8.2 only (written from Redis 8.2's bitops.c and
 /// command reference; no 8.2 server here).
 pub const BITOP_82: Since = Since::redis(82);
+
+/// XADD and XTRIM ... KEEPREF | DELREF | ACKED: how trimming treats the consumer groups'
+/// references (Redis 8.2, with XDELEX and XACKDEL; written from the 8.2 command reference
+/// and Redis's own tests of it, no 8.2 server here).
+pub const STREAM_REF_OPTIONS: Since = R82;
+
+/// CLUSTER SLOT-STATS and cluster-slot-stats-enabled: Valkey 8.0, and Redis 8.2 (ported
+/// from Valkey).
+pub const CLUSTER_SLOT_STATS: Since = Since::both(82, 80);
 
 /// SET ... IFEQ value: Redis 8.4, and Valkey 8.1 (which defines only IFEQ).
 pub const SET_IFEQ: Since = Since::both(84, 81);

@@ -442,6 +442,8 @@ pub static PARAMS: &[Param] = &[
         0,
     ),
     p("cluster-require-full-coverage", None, Bool, "yes", 0),
+    p("cluster-slot-stats-enabled", None, Bool, "no", 0)
+        .since(crate::compat::since::CLUSTER_SLOT_STATS),
     p("crash-log-enabled", None, Bool, "yes", 0),
     p("crash-memcheck-enabled", None, Bool, "yes", 0),
     p("daemonize", None, Bool, "no", IMMUTABLE),

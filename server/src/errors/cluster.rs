@@ -142,3 +142,12 @@ pub const REDLAB_CLUSTER_BEHIND: &str = "ERR REDLAB.CLUSTER FAILOVER: this repli
 pub fn redlab_cluster_peer(what: &str) -> String {
     format!("ERR REDLAB.CLUSTER: another node failed: {what}")
 }
+
+/// CLUSTER SLOT-STATS SLOTSRANGE's reversed range (Valkey 8.0's capitalised text).
+pub fn slot_stats_range_reversed(start: u16, end: u16) -> String {
+    format!("ERR Start slot number {start} is greater than end slot number {end}")
+}
+pub const SLOT_STATS_LIMIT: &str =
+    "ERR Limit has to lie in between 1 and 16384 (maximum number of slots).";
+pub const SLOT_STATS_METRIC: &str = "ERR Unrecognized sort metric for ORDERBY.";
+pub const SLOT_STATS_REPEATED: &str = "ERR Multiple filters of the same type are disallowed.";

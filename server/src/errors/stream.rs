@@ -101,3 +101,9 @@ pub fn no_such_group(group: &[u8], key: &[u8]) -> String {
 pub fn xclaim_option(opt: &[u8]) -> String {
     format!("ERR Unrecognized XCLAIM option '{}'", c_str(opt))
 }
+
+/// XDELEX and XACKDEL (Redis 8.2): a `numids` that is not a positive integer.
+pub const STREAM_NUMIDS_NOT_POSITIVE: &str = "ERR Number of IDs must be a positive integer";
+/// XDELEX and XACKDEL: a `numids` larger than the IDs that follow it.
+pub const STREAM_NUMIDS_MISMATCH: &str =
+    "ERR The `numids` parameter must match the number of arguments";

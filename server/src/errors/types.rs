@@ -24,6 +24,10 @@ pub const LCS_TOO_LONG: &str = "ERR String too long for LCS";
 pub const LCS_TOO_MUCH_MEMORY: &str =
     "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
 /// `ERR invalid expire time in '<cmd>' command`: SET, SETEX, PSETEX, GETEX and the EXPIRE family.
+/// MSETEX (Redis 8.4): a numkeys that is not an integer in 1..=INT_MAX.
+pub const MSETEX_NUMKEYS: &str = "ERR invalid numkeys value";
+/// MSETEX: fewer arguments than numkeys pairs.
+pub const MSETEX_PAIRS: &str = "ERR wrong number of key-value pairs";
 pub fn invalid_expire(cmd: &str) -> String {
     format!("ERR invalid expire time in '{}' command", cmd)
 }

@@ -6,7 +6,8 @@ use bytes::Bytes;
 use super::{id_reply, node_limits, parse_id, parse_id_ext, IdForm};
 use crate::cmd::args;
 use crate::cmd::table::CmdResult;
-use crate::db::stream::{Stream, StreamId, Trim};
+use crate::compat::since;
+use crate::db::stream::{Refs, Stream, StreamId, Trim};
 use crate::db::Value;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -22,6 +23,8 @@ struct AddArgs {
     /// The ID argument, and whether its sequence part was given (`ms-*` leaves it out).
     id: Option<(StreamId, bool)>,
     no_mkstream: bool,
+    /// KEEPREF / DELREF / ACKED (Redis 8.2); KEEPREF, 7.0's way, when not given.
+    refs: Refs,
     /// Index of the first field (XADD).
     next: usize,
 }
@@ -68,6 +71,8 @@ fn parse_add_or_trim(e: &Engine, args: &[Bytes], xadd: bool) -> Result<AddArgs, 
             i += 1;
         } else if xadd && args::is(opt, "nomkstream") {
             a.no_mkstream = true;
+        } else if let Some(refs) = ref_option(e, opt, xadd) {
+            a.refs = refs;
         } else if xadd {
             a.id = Some(parse_id_ext(opt, 0, IdForm::Strict, true)?);
             break;
@@ -98,6 +103,20 @@ fn parse_add_or_trim(e: &Engine, args: &[Bytes], xadd: bool) -> Result<AddArgs, 
         None => a.limit = 0,
     }
     Ok(a)
+}
+
+/// KEEPREF, DELREF or ACKED in XADD's or XTRIM's options, when the profile has them
+/// (Redis 8.2); an older profile reads the word as XADD's ID or XTRIM's unknown option, and
+/// the report records it. The last one given wins.
+fn ref_option(e: &Engine, opt: &[u8], xadd: bool) -> Option<Refs> {
+    let refs = Refs::parse(opt)?;
+    let what = format!(
+        "{} {}",
+        if xadd { "xadd" } else { "xtrim" },
+        String::from_utf8_lossy(opt).to_ascii_uppercase()
+    );
+    e.has_option(since::STREAM_REF_OPTIONS, &what)
+        .then_some(refs)
 }
 
 /// `XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value ...`
@@ -162,7 +181,7 @@ pub(super) fn xadd(e: &mut Engine, call: &mut Call) -> CmdResult {
         .collect();
     s.append(id, &fields, max_entries, max_bytes);
     let trimmed = match a.trim {
-        Some(t) => s.trim(t, a.approx, a.limit),
+        Some(t) => s.trim_with(t, a.approx, a.limit, a.refs),
         None => 0,
     };
     e.modified(db, &key, notify::STREAM, "xadd");
@@ -177,7 +196,7 @@ fn equal_or_smaller() -> Reply {
     Reply::err(crate::errors::THE_ID_SPECIFIED_IN_XADD_IS)
 }
 
-/// `XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]`
+/// `XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count] [KEEPREF|DELREF|ACKED]`
 pub(super) fn xtrim(e: &mut Engine, call: &mut Call) -> CmdResult {
     let a = parse_add_or_trim(e, &call.args, false)?;
     let db = call.db;
@@ -185,7 +204,7 @@ pub(super) fn xtrim(e: &mut Engine, call: &mut Call) -> CmdResult {
     let Some(s) = lookup_mut::<Stream>(e, db, &key)? else {
         return Ok(Reply::Int(0));
     };
-    let deleted = s.trim(a.trim.expect("checked"), a.approx, a.limit);
+    let deleted = s.trim_with(a.trim.expect("checked"), a.approx, a.limit, a.refs);
     if deleted > 0 {
         notify::keyspace_event(e, notify::STREAM, "xtrim", db, &key);
         e.touch_watched(db, &key);

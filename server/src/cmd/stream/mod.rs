@@ -9,6 +9,7 @@
 
 mod add;
 mod claim;
+mod delete_ex;
 mod group;
 mod info;
 mod propagate;
@@ -240,6 +241,8 @@ pub static COMMANDS: &[Command] = &[
     Command::new("xadd", -5, WRITE | DENYOOM | FAST, "stream", add::xadd).keys(1, 1, 1),
     Command::new("xtrim", -4, WRITE, "stream", add::xtrim).keys(1, 1, 1),
     Command::new("xdel", -3, WRITE | FAST, "stream", add::xdel).keys(1, 1, 1),
+    Command::new("xdelex", -5, WRITE | FAST, "stream", delete_ex::xdelex).keys(1, 1, 1),
+    Command::new("xackdel", -6, WRITE | FAST, "stream", delete_ex::xackdel).keys(1, 1, 1),
     Command::new("xlen", 2, READONLY | FAST, "stream", add::xlen).keys(1, 1, 1),
     Command::new("xsetid", -3, WRITE | DENYOOM | FAST, "stream", add::xsetid).keys(1, 1, 1),
     Command::new("xrange", -4, READONLY, "stream", range::xrange).keys(1, 1, 1),

@@ -20,7 +20,7 @@ pub(super) fn get(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum ExpireKind {
+pub(super) enum ExpireKind {
     Ex,
     Px,
     ExAt,
@@ -37,19 +37,26 @@ enum Cond {
 }
 
 #[derive(Default)]
-struct Opts<'a> {
-    nx: bool,
-    xx: bool,
-    get: bool,
-    keepttl: bool,
+pub(super) struct Opts<'a> {
+    pub(super) nx: bool,
+    pub(super) xx: bool,
+    pub(super) get: bool,
+    pub(super) keepttl: bool,
     persist: bool,
-    expire: Option<(ExpireKind, &'a [u8])>,
+    pub(super) expire: Option<(ExpireKind, &'a [u8])>,
     cond: Option<(Cond, &'a [u8])>,
+}
+
+impl Opts<'_> {
+    /// Whether a SET-only option (GET, or a compare-and-set condition) was given.
+    pub(super) fn has_get_or_condition(&self) -> bool {
+        self.get || self.cond.is_some()
+    }
 }
 
 /// Redis's `parseExtendedStringArgumentsOrReply`: which option may follow which, for SET
 /// (`for_set`) or GETEX. Repeating EX (or PX, ...) is allowed and the last one wins, as in Redis.
-fn parse_opts(args: &[Bytes], start: usize, for_set: bool) -> Result<Opts<'_>, Reply> {
+pub(super) fn parse_opts(args: &[Bytes], start: usize, for_set: bool) -> Result<Opts<'_>, Reply> {
     let mut o = Opts::default();
     let mut j = start;
     while j < args.len() {
@@ -112,7 +119,7 @@ fn cond_option(opt: &[u8]) -> Option<Cond> {
 
 /// Redis's `getExpireMillisecondsOrReply`: the absolute deadline in ms. Relative times are
 /// added to now with C's wrapping arithmetic, so a huge PX overflows into "invalid".
-fn deadline(arg: &[u8], kind: ExpireKind, now: i64, cmd: &str) -> Result<i64, Reply> {
+pub(super) fn deadline(arg: &[u8], kind: ExpireKind, now: i64, cmd: &str) -> Result<i64, Reply> {
     let v = args::int(arg)?;
     let secs = matches!(kind, ExpireKind::Ex | ExpireKind::ExAt);
     if v <= 0 || (secs && v > i64::MAX / 1000) {

@@ -8,6 +8,7 @@
 mod counters;
 mod get_set;
 mod lcs;
+mod msetex;
 mod range;
 
 #[cfg(test)]
@@ -74,6 +75,7 @@ pub static COMMANDS: &[Command] = &[
     Command::new("mget", -2, READONLY | FAST, "string", get_set::mget).keys(1, -1, 1),
     Command::new("mset", -3, WRITE | DENYOOM, "string", get_set::mset).keys(1, -1, 2),
     Command::new("msetnx", -3, WRITE | DENYOOM, "string", get_set::msetnx).keys(1, -1, 2),
+    Command::new("msetex", -4, WRITE | DENYOOM, "string", msetex::msetex),
     Command::new("delex", -2, WRITE | FAST, "string", get_set::delex).keys(1, 1, 1),
     Command::new("digest", 2, READONLY | FAST, "string", get_set::digest).keys(1, 1, 1),
     Command::new("append", 3, WRITE | DENYOOM | FAST, "string", range::append).keys(1, 1, 1),

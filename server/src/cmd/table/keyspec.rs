@@ -196,9 +196,14 @@ fn specs_into(specs: &[KeySpec], args: &[Bytes], out: &mut Vec<KeyRef>) -> Optio
                     return None;
                 }
                 first += firstkey as i64;
-                // A numkeys near i64::MAX (EVAL s 9223372036854775807) is past argc, not an
-                // overflow.
-                (first.saturating_add(numkeys) - 1, keystep as i64)
+                // numkeys keys, `keystep` apart: MSETEX's spec (Redis 8.4) counts pairs with
+                // a step of 2; every 7.0 and Valkey 8.1 keynum spec has a step of 1, where
+                // this is 7.0's `first + numkeys - 1`. A numkeys near i64::MAX (EVAL s
+                // 9223372036854775807) is past argc, not an overflow.
+                let span = numkeys
+                    .saturating_sub(1)
+                    .saturating_mul(keystep.max(1) as i64);
+                (first.saturating_add(span), keystep as i64)
             }
         };
         if last >= argc || last < first || first >= argc {

@@ -23,6 +23,10 @@ const DATA: &str = include_str!("../../../data/commands-7.0.15.json");
 /// (`--server valkey-server`): what COMMAND INFO and DOCS show under a Valkey 8.1 profile
 /// (`shown_in`). Dispatch keeps 7.0's flags and arities either way.
 const DATA_VALKEY: &str = include_str!("../../../data/commands-valkey-8.1.8.json");
+/// The commands that arrived after Redis 7.0 in releases no server here runs (Redis 8.2's
+/// XDELEX, XACKDEL and CLUSTER SLOT-STATS, 8.4's MSETEX), and BITOP's 8.2 docs: written by
+/// hand in the captured files' format from the published command reference (`later`).
+const DATA_LATER: &str = include_str!("../../../data/commands-later.json");
 
 /// Key-spec flags, as Redis names them, in the order Redis prints them.
 pub mod key_flags {
@@ -273,6 +277,18 @@ fn parse_key_spec(v: &Value) -> Option<KeySpec> {
     })
 }
 
+fn later_data() -> &'static Data {
+    static DATA_CELL: OnceLock<Data> = OnceLock::new();
+    DATA_CELL.get_or_init(|| load(DATA_LATER, "server/data/commands-later.json"))
+}
+
+/// The description of a command newer than Redis 7.0 that no capture holds, as its
+/// release's command reference gives it (arity, flags, ACL categories, tips, key specs and
+/// docs): the table lays it over the hand-written entry as it lays 7.0's over the others.
+pub fn later(name: &str) -> Option<&'static Meta> {
+    later_data().commands.get(name)
+}
+
 /// What Redis says about `name` (`get`, `client|id`), lower case.
 pub fn get(name: &str) -> Option<&'static Meta> {
     data().commands.get(name)
@@ -298,6 +314,10 @@ pub fn shown_in(profile: crate::compat::Profile, name: &str) -> Option<&'static 
 pub fn docs_in(profile: crate::compat::Profile, name: &str) -> Option<&'static Meta> {
     let later = crate::compat::since::later_docs(name).is_some_and(|s| profile.has(s));
     if later {
+        // BITOP's 8.2 entry is written by hand; ZRANK's 7.2 one is valkey-server 8.1's.
+        if let Some(m) = later_data().commands.get(name) {
+            return Some(m);
+        }
         if let Some(m) = valkey_data().commands.get(name) {
             return Some(m);
         }

@@ -11,12 +11,14 @@
 pub mod group;
 pub mod lp;
 pub mod node;
+pub mod refs;
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 pub use group::{Group, Nack};
 pub use node::{Node, RawEntry};
+pub use refs::Refs;
 
 /// A stream entry ID: milliseconds and a sequence number, ordered as a pair.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
