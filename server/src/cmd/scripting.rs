@@ -48,7 +48,7 @@ fn load_script(e: &mut Engine, body: &Bytes) -> Result<[u8; 40], Reply> {
     let func = rt
         .compile(&body[skip..], c"@user_script")
         .map_err(|m| Reply::err_bytes(errors::script_compile(&m)))?;
-    rt.read_globals_directly(func);
+    rt.read_globals_directly(func, &sha);
     e.scripting.cache.scripts.insert(
         sha,
         Script {

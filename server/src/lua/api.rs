@@ -165,9 +165,8 @@ enum Called {
 
 unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
     let fail = if raise { Err(()) } else { Ok(1) };
-    // SAFETY: module contract (lua/ffi.rs): the call's arguments are slots 1..=argc; reading
-    // the texts pushes and pops one slot and allocates nothing.
-    let (argc, words) = unsafe { (lua_gettop(l), texts::get(l)) };
+    // SAFETY: module contract (lua/ffi.rs): the call's arguments are slots 1..=argc.
+    let argc = unsafe { lua_gettop(l) };
     let called = with_ctx(|c| {
         if argc == 0 {
             return Called::NoArgs;
@@ -196,8 +195,10 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
     // SAFETY: module contract. `outcome` points into the RunCtx that `run` keeps alive until
     // its protected call returns, which is after this C function returns or jumps; only
     // call_body writes that field, and no Lua code (so no other redis.call) runs while the
-    // reply is converted.
+    // reply is converted. Reading the texts (only for the refusals worded differently by
+    // Valkey, not on every call) pushes and pops one slot and allocates nothing.
     unsafe {
+        let words = || texts::get(l);
         match called {
             Called::NoScript => {
                 push_redis_error(l, errors::LUA_CALL_OUTSIDE_SCRIPT);
@@ -206,14 +207,14 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
             Called::NoArgs => {
                 push_redis_error(
                     l,
-                    words.pick(errors::LUA_CALL_NO_ARGS, errors::LUA_CALL_NO_ARGS_VALKEY),
+                    words().pick(errors::LUA_CALL_NO_ARGS, errors::LUA_CALL_NO_ARGS_VALKEY),
                 );
                 fail
             }
             Called::BadArgs => {
                 push_redis_error(
                     l,
-                    words.pick(errors::LUA_CALL_BAD_ARGS, errors::LUA_CALL_BAD_ARGS_VALKEY),
+                    words().pick(errors::LUA_CALL_BAD_ARGS, errors::LUA_CALL_BAD_ARGS_VALKEY),
                 );
                 fail
             }

@@ -14,6 +14,33 @@
 /// Lua 5.1's opcode number for SETGLOBAL (`lopcodes.h`).
 const OP_SETGLOBAL: u32 = 7;
 
+/// Verdicts already reached, by the SHA1 of the script's body. Every engine of a process
+/// compiles one body to the same bytecode, and a suite that makes an engine per test loads
+/// the same scripts in each: dumping the bytecode to read it again was about 4,300
+/// instructions of a fresh engine's first EVAL (`cargo bench --bench per_test`, row (a),
+/// under callgrind), a lookup here is a few dozen.
+type Verdicts = std::collections::HashMap<[u8; 40], bool, foldhash::fast::FixedState>;
+static VERDICTS: std::sync::Mutex<Option<Verdicts>> = std::sync::Mutex::new(None);
+/// Bodies remembered before the table starts over (it holds 41 bytes a script).
+const VERDICTS_KEPT: usize = 4096;
+
+/// `may_write_globals` of the script whose body has SHA1 `sha`, dumping its bytecode
+/// (`dump`) only the first time this process sees that body. True when it cannot be dumped.
+pub fn may_write_globals_of(sha: &[u8; 40], dump: impl FnOnce() -> Option<Vec<u8>>) -> bool {
+    let lock = || VERDICTS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(&v) = lock().as_ref().and_then(|m| m.get(sha)) {
+        return v;
+    }
+    let v = dump().is_none_or(|d| may_write_globals(&d));
+    let mut m = lock();
+    let m = m.get_or_insert_with(Default::default);
+    if m.len() >= VERDICTS_KEPT {
+        m.clear();
+    }
+    m.insert(*sha, v);
+    v
+}
+
 /// Whether the dumped chunk may assign a global. True when the dump cannot be read.
 pub fn may_write_globals(dump: &[u8]) -> bool {
     let mut r = Reader { b: dump, at: 0 };
@@ -106,6 +133,22 @@ mod tests {
             .compile(code.as_bytes(), c"@user_script")
             .expect("compiles");
         may_write_globals(&rt.dump(f).expect("dumps"))
+    }
+
+    #[test]
+    fn a_body_is_dumped_once_and_its_verdict_remembered() {
+        let rt = Runtime::new(Kind::Eval, 1 << 24);
+        // A SHA1 no real body of another test has (the table is process-wide).
+        let (writer, reader) = ([b'w'; 40], [b'r'; 40]);
+        let w = rt.compile(b"x = 1", c"@user_script").expect("compiles");
+        let r = rt.compile(b"return 1", c"@user_script").expect("compiles");
+        assert!(super::may_write_globals_of(&writer, || rt.dump(w)));
+        assert!(!super::may_write_globals_of(&reader, || rt.dump(r)));
+        let again = |sha| super::may_write_globals_of(sha, || panic!("dumped again"));
+        assert!(again(&writer));
+        assert!(!again(&reader));
+        // A body that cannot be dumped keeps the proxy.
+        assert!(super::may_write_globals_of(&[b'n'; 40], || None));
     }
 
     #[test]

@@ -114,6 +114,9 @@ pub struct Runtime {
     pub(crate) handler_ref: c_int,
     /// Registry reference of the real globals table behind the read-only `_G` proxy.
     globals_ref: c_int,
+    /// Registry references of the strings "KEYS" and "ARGV", so each run sets those globals
+    /// without hashing their names again.
+    names_ref: [c_int; 2],
 }
 
 /// What `run` needs of a runtime, copied out so the engine can be borrowed mutably.
@@ -122,6 +125,7 @@ pub struct Handles {
     pub l: *mut lua_State,
     handler_ref: c_int,
     globals_ref: c_int,
+    names_ref: [c_int; 2],
 }
 
 impl Drop for Runtime {
@@ -162,6 +166,10 @@ impl Runtime {
             super::sandbox::push_backing(l, -1);
             let globals_ref = luaL_ref(l, LUA_REGISTRYINDEX);
             lua_pop(l, 1);
+            let names_ref = ["KEYS", "ARGV"].map(|name| {
+                push_str(l, name);
+                luaL_ref(l, LUA_REGISTRYINDEX)
+            });
             lua_sethook(l, Some(hook), LUA_MASKCOUNT, HOOK_EVERY);
             (*alloc_state).limit = (*alloc_state)
                 .used
@@ -171,6 +179,7 @@ impl Runtime {
                 alloc: alloc_state,
                 handler_ref,
                 globals_ref,
+                names_ref,
             }
         }
     }
@@ -180,6 +189,7 @@ impl Runtime {
             l: self.l,
             handler_ref: self.handler_ref,
             globals_ref: self.globals_ref,
+            names_ref: self.names_ref,
         }
     }
 
@@ -242,12 +252,11 @@ impl Runtime {
     /// Lets the compiled function at `fref` read the real globals table instead of the
     /// read-only proxy, when its bytecode cannot assign a global by name (see
     /// `global_writes` for why that is safe). Nothing changes for a runtime without a
-    /// globals proxy, or when the bytecode cannot be read.
-    pub fn read_globals_directly(&self, fref: c_int) {
+    /// globals proxy, or when the bytecode cannot be read. `sha` is the SHA1 of the body
+    /// `fref` was compiled from (the verdict is remembered by it).
+    pub fn read_globals_directly(&self, fref: c_int, sha: &[u8; 40]) {
         if self.globals_ref == LUA_REFNIL
-            || self
-                .dump(fref)
-                .is_none_or(|d| super::global_writes::may_write_globals(&d))
+            || super::global_writes::may_write_globals_of(sha, || self.dump(fref))
         {
             return;
         }
@@ -537,10 +546,11 @@ pub(crate) fn run(
         let nargs = match args {
             Args::Globals { keys, argv } => {
                 lua_rawgeti_(l, LUA_REGISTRYINDEX, h.globals_ref);
-                push_array(l, keys);
-                set_field(l, lua_gettop(l) - 1, "KEYS");
-                push_array(l, argv);
-                set_field(l, lua_gettop(l) - 1, "ARGV");
+                for (name_ref, items) in h.names_ref.into_iter().zip([keys, argv]) {
+                    lua_rawgeti_(l, LUA_REGISTRYINDEX, name_ref);
+                    push_array(l, items);
+                    lua_rawset(l, -3);
+                }
                 lua_pop(l, 1);
                 0
             }
