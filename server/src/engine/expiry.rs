@@ -168,7 +168,7 @@ impl Engine {
     }
 
     /// The databases `maybe_expiring` names, and every one past the 64 it can name.
-    pub(super) fn maybe_expiring_dbs(&self) -> impl Iterator<Item = usize> + use<> {
+    pub(crate) fn maybe_expiring_dbs(&self) -> impl Iterator<Item = usize> + use<> {
         let mut bits = self.maybe_expiring;
         let n = self.dbs.len();
         std::iter::from_fn(move || {

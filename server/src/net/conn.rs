@@ -72,19 +72,26 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
                 Ok(blocked) => write_blocked = blocked,
             }
         }
-        let (close, delay, write_pending) = {
+        let (close, delay, write_pending, woken) = {
             let mut st = io.state.borrow_mut();
             if !st.closing && !io.read_available(&mut st) {
                 st.closing = true;
             }
-            let (close, delay) = handle_batch(&shared, conn, &mut st);
+            let (close, delay, woken) = handle_batch(&shared, conn, &mut st);
             let close = close || st.closing;
             if !close && delay.is_none() && !st.write_pending && !st.wbuf.is_empty() && !st.queued {
                 st.queued = true;
                 shared.flusher.queue(&io);
             }
-            (close, delay, st.write_pending)
+            (close, delay, st.write_pending, woken)
         };
+        // After this client's own reply is queued: the flusher writes it first, then what
+        // its commands produced for others (a replica's stream, a subscriber's message).
+        for c in woken {
+            if !shared.feed_replica(c) {
+                shared.wake(c);
+            }
+        }
         if let Some(d) = delay {
             // An injected network delay: the whole batch's replies travel together, so a
             // pipeline pays it once, as on a real network. tokio's timer has millisecond
@@ -148,9 +155,14 @@ pub(crate) fn over_query_limit(st: &ConnState, config: &NetConfig) -> bool {
     (st.rbuf.len() + st.parser.held_bytes()) as u64 > config.query_buffer_limit
 }
 
+/// What `handle_batch` tells its caller: close once the output is written, how long an
+/// injected delay holds the replies, and the other connections that got output.
+type BatchEnd = (bool, Option<Duration>, Vec<ConnId>);
+
 /// Runs every complete request in the read buffer; returns whether the connection must
-/// close once its output is written, and how long an injected delay holds the replies.
-fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Option<Duration>) {
+/// close once its output is written, how long an injected delay holds the replies, and the
+/// other connections that got output meanwhile (to wake once this one's reply is queued).
+fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> BatchEnd {
     let mut engine = shared.engine.borrow_mut();
     let mut close = false;
     let mut delay: Option<Duration> = None;
@@ -167,7 +179,8 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
         );
         st.rbuf.clear();
         engine.end_batch();
-        return (true, None);
+        let woken = engine.take_wakeups();
+        return (true, None, woken);
     }
     engine.note_buffers(conn, st.qbuf());
     let mut batch = std::mem::take(&mut st.query_batch);
@@ -257,14 +270,9 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> (bool, Opt
     if engine.shutdown_requested() {
         shared.shutdown.notify_one();
     }
-    let woken = engine.take_wakeups();
-    drop(engine);
-    for c in woken {
-        if c != conn {
-            shared.wake(c);
-        }
-    }
-    (close, delay)
+    let mut woken = engine.take_wakeups();
+    woken.retain(|&c| c != conn);
+    (close, delay, woken)
 }
 
 /// Encodes the output others produced for this connection (pub/sub, MONITOR, late replies)

@@ -26,7 +26,9 @@ impl Backlog {
 
     pub(crate) fn feed(&mut self, data: &[u8]) {
         self.end += data.len() as i64;
-        self.bytes.extend(data.iter().copied());
+        // Extended from the slice (one copy per contiguous part), not byte by byte: every
+        // write on a primary, and every command a replica applies, comes through here.
+        self.bytes.extend(data);
         let over = self.bytes.len().saturating_sub(self.limit);
         if over > 0 {
             self.bytes.drain(..over);

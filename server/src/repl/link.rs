@@ -11,7 +11,7 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -192,18 +192,26 @@ async fn session(
 }
 
 /// Reads the stream and applies it until the link fails or is replaced.
+///
+/// The stream is read straight into one buffer and each command is split off it: its
+/// arguments are slices of the command's bytes, which are also what the backlog and any
+/// sub-replica get, so applying a command copies nothing (a replica's per-command cost is
+/// the engine's, as on a client connection).
 async fn apply_loop(
     shared: &Rc<Shared>,
     generation: u64,
     conn: ConnId,
     stream: &mut TcpStream,
-    mut buf: Vec<u8>,
+    buf: Vec<u8>,
 ) -> Result<(), String> {
-    let mut ack = tokio::time::interval(ACK_EVERY);
-    ack.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut chunk = vec![0u8; 64 * 1024];
+    // One timer re-armed after each acknowledgement, polled in place: an `Interval` built a
+    // new tick future on every pass of the loop, that is on every command applied. The first
+    // acknowledgement goes at once, as the interval's first tick did.
+    let ack = tokio::time::sleep(Duration::ZERO);
+    tokio::pin!(ack);
+    let mut buf = BytesMut::from(&buf[..]);
     loop {
-        if current(shared, generation).is_none() {
+        if !is_current(shared, generation) {
             return Ok(());
         }
         let ack_now = apply(shared, conn, &mut buf)?;
@@ -211,18 +219,36 @@ async fn apply_loop(
             send_ack(shared, stream).await?;
         }
         let holding = !shared.engine.borrow().repl.faults.held.is_empty();
+        if buf.capacity() - buf.len() < READ_ROOM / 4 {
+            buf.reserve(READ_ROOM);
+        }
         tokio::select! {
             _ = tokio::time::sleep(HELD_CHECK), if holding => {}
-            n = stream.read(&mut chunk) => {
+            n = stream.read_buf(&mut buf) => {
                 let n = n.map_err(|e| e.to_string())?;
                 if n == 0 {
                     return Err("the primary closed the link".into());
                 }
-                buf.extend_from_slice(&chunk[..n]);
             }
-            _ = ack.tick() => send_ack(shared, stream).await?,
+            _ = &mut ack => {
+                send_ack(shared, stream).await?;
+                ack.as_mut().reset(tokio::time::Instant::now() + ACK_EVERY);
+            }
         }
     }
+}
+
+/// How much room the link's read buffer keeps for the next read.
+const READ_ROOM: usize = 64 * 1024;
+
+/// Whether the link task of `generation` is still the one the engine wants (without
+/// copying the primary's address, as `current` does).
+fn is_current(shared: &Shared, generation: u64) -> bool {
+    let e = shared.engine.borrow();
+    e.repl
+        .following
+        .as_ref()
+        .is_some_and(|f| f.generation == generation)
 }
 
 async fn send_ack(shared: &Shared, stream: &mut TcpStream) -> Result<(), String> {
@@ -232,8 +258,7 @@ async fn send_ack(shared: &Shared, stream: &mut TcpStream) -> Result<(), String>
 
 /// Applies every complete command in `buf`; returns whether the primary asked for an
 /// acknowledgement.
-fn apply(shared: &Shared, conn: ConnId, buf: &mut Vec<u8>) -> Result<bool, String> {
-    let mut consumed = 0;
+fn apply(shared: &Shared, conn: ConnId, buf: &mut BytesMut) -> Result<bool, String> {
     let mut woken = Vec::new();
     let mut ack = false;
     {
@@ -242,9 +267,9 @@ fn apply(shared: &Shared, conn: ConnId, buf: &mut Vec<u8>) -> Result<bool, Strin
             return Err("the link's session was closed".into());
         }
         let now = e.clock.now_ms();
-        while let Some((args, len)) = parse_command(&buf[consumed..])? {
-            let raw = Bytes::copy_from_slice(&buf[consumed..consumed + len]);
-            consumed += len;
+        let mut read = false;
+        while let Some((args, raw)) = parse_command(buf)? {
+            read = true;
             e.repl.faults.held.push_back((args, raw, now));
         }
         let mut applied = false;
@@ -261,7 +286,7 @@ fn apply(shared: &Shared, conn: ConnId, buf: &mut Vec<u8>) -> Result<bool, Strin
             e.repl_feed(raw);
             ack |= std::mem::take(&mut e.repl.ack_requested);
         }
-        if consumed > 0 || applied {
+        if read || applied {
             let now = e.clock.now_ms();
             if let Some(f) = e.repl.following.as_mut() {
                 f.last_io_ms = now;
@@ -270,21 +295,32 @@ fn apply(shared: &Shared, conn: ConnId, buf: &mut Vec<u8>) -> Result<bool, Strin
             woken = e.take_wakeups();
         }
     }
-    buf.drain(..consumed);
     for c in woken {
         shared.wake(c);
     }
     Ok(ack)
 }
 
-/// One command of the stream: its arguments and its length in bytes; a bare newline (a
-/// keep-alive) is an empty command. None when more bytes are needed.
-fn parse_command(buf: &[u8]) -> Result<Option<(Vec<Bytes>, usize)>, String> {
+/// Splits the first command off `buf`: its arguments (slices of its bytes) and its bytes;
+/// a bare newline (a keep-alive) is an empty command. None when more bytes are needed.
+fn parse_command(buf: &mut BytesMut) -> Result<Option<(Vec<Bytes>, Bytes)>, String> {
+    let Some(len) = scan_command(buf, |_, _| {})? else {
+        return Ok(None);
+    };
+    let raw = buf.split_to(len).freeze();
+    let mut args = Vec::new();
+    scan_command(&raw, |from, to| args.push(raw.slice(from..to)))?;
+    Ok(Some((args, raw)))
+}
+
+/// Walks the first command in `buf`, calling `arg` with each argument's bounds; returns
+/// the command's length, or None when more bytes are needed.
+fn scan_command(buf: &[u8], mut arg: impl FnMut(usize, usize)) -> Result<Option<usize>, String> {
     if buf.is_empty() {
         return Ok(None);
     }
     if buf[0] == b'\n' {
-        return Ok(Some((Vec::new(), 1)));
+        return Ok(Some(1));
     }
     if buf[0] != b'*' {
         return Err("protocol error in the primary's stream".into());
@@ -292,7 +328,6 @@ fn parse_command(buf: &[u8]) -> Result<Option<(Vec<Bytes>, usize)>, String> {
     let Some((n, mut pos)) = number_line(buf, 1)? else {
         return Ok(None);
     };
-    let mut args = Vec::with_capacity(n.max(0) as usize);
     for _ in 0..n {
         if pos >= buf.len() {
             return Ok(None);
@@ -307,20 +342,43 @@ fn parse_command(buf: &[u8]) -> Result<Option<(Vec<Bytes>, usize)>, String> {
         if buf.len() < at + len + 2 {
             return Ok(None);
         }
-        args.push(Bytes::copy_from_slice(&buf[at..at + len]));
+        arg(at, at + len);
         pos = at + len + 2;
     }
-    Ok(Some((args, pos)))
+    Ok(Some(pos))
 }
 
-/// A decimal number ending in CRLF at `from`; the position after the CRLF.
+/// A decimal number ending in CRLF at `from`; the position after the CRLF. Read digit by
+/// digit: the numbers are a few digits long, and a search for the line's end then a string
+/// parse cost more than the rest of splitting a command off the stream.
 fn number_line(buf: &[u8], from: usize) -> Result<Option<(i64, usize)>, String> {
-    let Some(end) = buf[from..].windows(2).position(|w| w == b"\r\n") else {
-        return Ok(None);
-    };
-    let text = std::str::from_utf8(&buf[from..from + end]).map_err(|e| e.to_string())?;
-    let n = text.parse::<i64>().map_err(|e| e.to_string())?;
-    Ok(Some((n, from + end + 2)))
+    let bad = || "protocol error in the primary's stream".to_string();
+    let negative = buf.get(from) == Some(&b'-');
+    let digits = from + usize::from(negative);
+    let mut at = digits;
+    let mut n: i64 = 0;
+    loop {
+        match buf.get(at) {
+            None => return Ok(None),
+            Some(b'\r') => break,
+            Some(&d) if d.is_ascii_digit() => {
+                n = n
+                    .checked_mul(10)
+                    .and_then(|n| n.checked_add(i64::from(d - b'0')))
+                    .ok_or_else(bad)?;
+                at += 1;
+            }
+            Some(_) => return Err(bad()),
+        }
+    }
+    if at == digits {
+        return Err(bad());
+    }
+    match buf.get(at + 1) {
+        None => Ok(None),
+        Some(b'\n') => Ok(Some((if negative { -n } else { n }, at + 2))),
+        Some(_) => Err(bad()),
+    }
 }
 
 async fn send(stream: &mut TcpStream, args: &[&str]) -> Result<(), String> {
@@ -428,16 +486,39 @@ fn load(shared: &Shared, file: &[u8], id: &str, offset: i64) -> Result<(), Strin
 
 #[cfg(test)]
 mod tests {
+    use bytes::{Bytes, BytesMut};
+
     use super::parse_command;
 
     #[test]
     fn parses_commands_and_waits_for_the_rest() {
         let one = b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n";
-        let (args, len) = parse_command(one).unwrap().unwrap();
-        assert_eq!(len, one.len());
+        let mut buf = BytesMut::from(&one[..]);
+        buf.extend_from_slice(b"*1\r\n$4\r\nPI");
+        let (args, raw) = parse_command(&mut buf).unwrap().unwrap();
+        assert_eq!(&raw[..], &one[..]);
         assert_eq!(args, vec!["SELECT", "0"]);
-        assert!(parse_command(&one[..10]).unwrap().is_none());
-        assert_eq!(parse_command(b"\n").unwrap().unwrap().1, 1);
-        assert!(parse_command(b"+OK\r\n").is_err());
+        // The next command is incomplete: nothing is taken until the rest comes.
+        assert!(parse_command(&mut buf).unwrap().is_none());
+        assert_eq!(&buf[..], b"*1\r\n$4\r\nPI");
+        buf.extend_from_slice(b"NG\r\n\n");
+        let (args, raw) = parse_command(&mut buf).unwrap().unwrap();
+        assert_eq!(
+            (args, &raw[..]),
+            (vec![Bytes::from("PING")], &b"*1\r\n$4\r\nPING\r\n"[..])
+        );
+        let (args, raw) = parse_command(&mut buf).unwrap().unwrap();
+        assert!(args.is_empty());
+        assert_eq!(&raw[..], b"\n");
+        assert!(buf.is_empty());
+        assert!(parse_command(&mut BytesMut::from(&b"+OK\r\n"[..])).is_err());
+        assert!(parse_command(&mut BytesMut::from(&b"*1\r\n$2\rx\r\n"[..])).is_err());
+        assert!(parse_command(&mut BytesMut::from(&b"*1\r\n$x\r\n"[..])).is_err());
+        assert!(parse_command(&mut BytesMut::from(&b"*\r\n"[..])).is_err());
+        assert!(parse_command(&mut BytesMut::from(&b"*1\r\n$-1\r\n"[..])).is_err());
+        // A count that is all there is so far waits for its line's end.
+        assert!(parse_command(&mut BytesMut::from(&b"*12"[..]))
+            .unwrap()
+            .is_none());
     }
 }
