@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use crate::explore::transport::ParkedTransport;
 use crate::value::Value;
 
 /// A boxed, sendable future; the transports are used from any tokio runtime flavour.
@@ -22,7 +23,17 @@ pub trait Transport: Send + Sync {
 /// A connection; cheap to clone (clones share it, and their batches never interleave).
 #[derive(Clone)]
 pub struct Connection {
-    transport: Arc<dyn Transport>,
+    link: Link,
+}
+
+/// The transport underneath. The explorer's own is known by type: its single commands
+/// skip the boxed future and the batch vectors of `Transport::exchange`, and reuse their
+/// buffers (see `explore::transport`), because the explorer replays every client's
+/// commands for each of tens of thousands of schedules.
+#[derive(Clone)]
+enum Link {
+    Any(Arc<dyn Transport>),
+    Parked(Arc<ParkedTransport>),
 }
 
 /// Turns anything byte-like into a command argument.
@@ -32,7 +43,23 @@ pub fn arg(a: impl AsRef<[u8]>) -> Vec<u8> {
 
 impl Connection {
     pub fn new(transport: Arc<dyn Transport>) -> Connection {
-        Connection { transport }
+        Connection {
+            link: Link::Any(transport),
+        }
+    }
+
+    /// A logical client's connection under the explorer.
+    pub(crate) fn parked(transport: Arc<ParkedTransport>) -> Connection {
+        Connection {
+            link: Link::Parked(transport),
+        }
+    }
+
+    fn transport(&self) -> &dyn Transport {
+        match &self.link {
+            Link::Any(t) => &**t,
+            Link::Parked(t) => &**t,
+        }
     }
 
     /// Connects over TCP to `host:port` (RESP2).
@@ -44,17 +71,31 @@ impl Connection {
 
     /// Runs one command; an error reply becomes `Err(Error::Redis)`.
     pub async fn cmd<A: AsRef<[u8]>>(&self, args: &[A]) -> Result<Value> {
-        self.cmd_owned(args.iter().map(arg).collect()).await
+        self.cmd_owned(self.command(args.iter().map(AsRef::as_ref)))
+            .await
     }
 
-    /// `cmd` for a command already built as owned arguments (`Script::invoke`): sent as
-    /// is, without copying every argument again.
+    /// A command made of `parts`, to send with `cmd_owned` (in reused buffers under the
+    /// explorer).
+    pub(crate) fn command<'x>(&self, parts: impl IntoIterator<Item = &'x [u8]>) -> Vec<Vec<u8>> {
+        match &self.link {
+            Link::Any(_) => parts.into_iter().map(<[u8]>::to_vec).collect(),
+            Link::Parked(t) => t.command(parts),
+        }
+    }
+
+    /// `cmd` for a command already built as owned arguments (`command`, `Script::invoke`):
+    /// sent as is, without copying every argument again.
     pub(crate) async fn cmd_owned(&self, command: Vec<Vec<u8>>) -> Result<Value> {
-        let mut replies = self.transport.exchange(vec![command]).await?;
-        replies
-            .pop()
-            .ok_or_else(|| Error::Protocol("no reply".into()))?
-            .into_result()
+        match &self.link {
+            Link::Parked(t) => t.one(command).await?.into_result(),
+            Link::Any(t) => t
+                .exchange(vec![command])
+                .await?
+                .pop()
+                .ok_or_else(|| Error::Protocol("no reply".into()))?
+                .into_result(),
+        }
     }
 
     /// Sends raw commands as one batch; each reply is returned as is (errors included).
@@ -62,7 +103,7 @@ impl Connection {
         if commands.is_empty() {
             return Ok(Vec::new());
         }
-        self.transport.exchange(commands).await
+        self.transport().exchange(commands).await
     }
 
     /// Runs a batch in one round trip; each reply is returned as is (errors included).
@@ -70,7 +111,7 @@ impl Connection {
         if pipeline.commands.is_empty() {
             return Ok(Vec::new());
         }
-        self.transport.exchange(pipeline.commands.clone()).await
+        self.transport().exchange(pipeline.commands.clone()).await
     }
 }
 

@@ -15,6 +15,7 @@ pub mod explore;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod inprocess;
+mod numtext;
 pub mod patterns;
 pub mod real_redis;
 #[cfg(feature = "redis-rs")]

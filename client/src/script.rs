@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use crate::connection::{arg, Connection};
+use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::value::Value;
 
@@ -86,24 +86,33 @@ impl Script {
         keys: &[K],
         args: &[A],
     ) -> Result<Value> {
-        match conn.cmd_owned(self.evalsha(keys, args)).await {
+        match conn.cmd_owned(self.evalsha(conn, keys, args)).await {
             Err(Error::Redis { code, .. }) if code == "NOSCRIPT" => {
                 conn.cmd(&["SCRIPT", "LOAD", &*self.body]).await?;
                 // Built again rather than kept: the common path sends it without a copy.
-                conn.cmd_owned(self.evalsha(keys, args)).await
+                conn.cmd_owned(self.evalsha(conn, keys, args)).await
             }
             other => other,
         }
     }
 
     /// EVALSHA sha numkeys keys... args...
-    fn evalsha<K: AsRef<[u8]>, A: AsRef<[u8]>>(&self, keys: &[K], args: &[A]) -> Vec<Vec<u8>> {
-        let mut command = Vec::with_capacity(3 + keys.len() + args.len());
-        command.push(arg("EVALSHA"));
-        command.push(arg(self.sha.as_bytes()));
-        command.push(keys.len().to_string().into_bytes());
-        command.extend(keys.iter().map(arg));
-        command.extend(args.iter().map(arg));
-        command
+    fn evalsha<K: AsRef<[u8]>, A: AsRef<[u8]>>(
+        &self,
+        conn: &Connection,
+        keys: &[K],
+        args: &[A],
+    ) -> Vec<Vec<u8>> {
+        let mut numkeys = crate::numtext::NumText::new();
+        let head = [
+            &b"EVALSHA"[..],
+            self.sha.as_bytes(),
+            numkeys.u64(keys.len() as u64),
+        ];
+        conn.command(
+            head.into_iter()
+                .chain(keys.iter().map(AsRef::as_ref))
+                .chain(args.iter().map(AsRef::as_ref)),
+        )
     }
 }

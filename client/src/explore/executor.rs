@@ -145,6 +145,9 @@ pub(crate) struct Executor<'s> {
     walk_nodes: Vec<u32>,
     /// Each client's transport, reused from run to run (`transport`).
     transports: Vec<Arc<ParkedTransport>>,
+    /// For the next `start`: how many of each client's first commands will be replayed on
+    /// recorded replies (`Slot::replayed`).
+    replaying: Vec<usize>,
 }
 
 /// A walk that departs from the tree mid-way: the path's steps after the fork it resumed
@@ -212,6 +215,7 @@ impl<'s> Executor<'s> {
             walk_path: Vec::new(),
             walk_nodes: Vec::new(),
             transports: Vec::new(),
+            replaying: Vec::new(),
         }
     }
 
@@ -312,6 +316,7 @@ impl<'s> Executor<'s> {
             .find(|&d| self.tree.nodes[nodes[d] as usize].fork.is_some())
             .unwrap_or(0);
         self.walking = true;
+        self.replay(&path[..from]);
         let early = if from == 0 {
             self.start(false, true)
         } else {
@@ -328,8 +333,13 @@ impl<'s> Executor<'s> {
         }
         for (k, &choice) in path[..from].iter().enumerate() {
             self.wake();
+            // Every step into a recorded node has its reply; without one the step could
+            // not be replayed (its command was not built: `Slot::replayed`).
             self.canned = self.tree.reply(nodes[k + 1]);
-            let replayed = self.apply(choice);
+            let replayed = match self.canned {
+                Some(_) => self.apply(choice),
+                None => Err(String::new()),
+            };
             self.canned = None;
             if replayed.is_err() || self.panicked.is_some() || self.executed.len() != k + 1 {
                 // The clients did not retrace their steps: run this schedule from scratch
@@ -407,6 +417,7 @@ impl<'s> Executor<'s> {
             self.target.resume(fork);
         }
         self.share.active = true;
+        self.replay(&prefix);
         if let Some(early) = self.start(false, false) {
             self.share.prefix = prefix;
             return self.after_shared(early);
@@ -465,11 +476,27 @@ impl<'s> Executor<'s> {
         self.steps(chooser)
     }
 
+    /// The next `start` replays `prefix` on recorded replies: each client's commands in it
+    /// are answered without being run, so they need not be built (`Slot::replayed`).
+    fn replay(&mut self, prefix: &[Choice]) {
+        self.replaying.clear();
+        self.replaying.resize(self.sc.clients.len(), 0);
+        for c in prefix {
+            if let Choice::Run(i) | Choice::Delay(i, _) = *c {
+                if let Some(n) = self.replaying.get_mut(i as usize) {
+                    *n += 1;
+                }
+            }
+        }
+    }
+
     /// Starts a run: the executor's state, the server (when `reset_target`; otherwise the
     /// caller has put it where the run starts), and the clients, polled to their first
     /// command. Some(outcome) when the run ended there.
     fn start(&mut self, record: bool, reset_target: bool) -> Option<RunOutcome> {
         let sc = self.sc;
+        // Taken first, so that no later start (after an early return here) inherits it.
+        let replaying = std::mem::take(&mut self.replaying);
         self.executed.clear();
         self.clients.clear();
         self.scratch.clear();
@@ -512,8 +539,9 @@ impl<'s> Executor<'s> {
         crate::patterns::lock::seed_tokens(sc.engine_seed());
         for (k, (_, factory)) in sc.clients.iter().enumerate() {
             let transport = self.transport(k);
+            lock(&transport.slot).replayed = replaying.get(k).copied().unwrap_or(0);
             let slot = transport.slot.clone();
-            let conn = Connection::new(transport);
+            let conn = Connection::parked(transport);
             let fut = factory(conn);
             self.clients.push(ClientRun {
                 fut: Some(fut),
@@ -525,6 +553,8 @@ impl<'s> Executor<'s> {
                 blocked_on: None,
             });
         }
+        self.replaying = replaying;
+        self.replaying.clear();
         for i in 0..self.clients.len() {
             if let Some(v) = self.poll(i) {
                 return Some(end(Some(v), None, 0));
@@ -879,13 +909,15 @@ impl<'s> Executor<'s> {
         };
         let text = self.rows.is_some().then(|| command_text(&command));
         self.clients[i].commands += 1;
-        let clock_ms = self.target.elapsed_ms();
+        // Read for the timeline only (a virtual call per step otherwise).
+        let clock_ms = text.as_ref().map_or(0, |_| self.target.elapsed_ms());
         let canned = self.canned.take();
         let replayed = canned.is_some();
         let exec = match canned {
             Some(v) => Exec::Reply(v),
-            None => self.target.exec(i, command),
+            None => self.target.exec(i, &command),
         };
+        lock(&self.clients[i].slot).recycle(command);
         if self.rec.is_some() && !replayed {
             match (&exec, delay) {
                 (Exec::Reply(v), None) => self.rec_reply = Some(v.clone()),

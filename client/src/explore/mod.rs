@@ -162,7 +162,7 @@ mod scenario;
 mod schedule;
 mod strategy;
 mod target;
-mod transport;
+pub(crate) mod transport;
 mod tree;
 mod vclock;
 mod view;

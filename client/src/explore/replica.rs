@@ -220,7 +220,7 @@ impl Target for PairTarget {
         self.attach();
         let conn = self.engines[0].connect();
         for command in setup {
-            if let Exec::Closed(_) = exec_on(&mut self.engines[0], conn, command.clone()) {
+            if let Exec::Closed(_) = exec_on(&mut self.engines[0], conn, command) {
                 return Err(format!(
                     "setup closed the connection at {}",
                     command_text(command)
@@ -242,7 +242,7 @@ impl Target for PairTarget {
         Ok(())
     }
 
-    fn exec(&mut self, who: usize, command: Vec<Vec<u8>>) -> Exec {
+    fn exec(&mut self, who: usize, command: &[Vec<u8>]) -> Exec {
         let conn = if who == OBSERVER {
             self.observer
         } else {
@@ -424,7 +424,7 @@ impl RealPairTarget {
         self.marks += 1;
         let mark = self.marks.to_string().into_bytes();
         let publish = vec![b"PUBLISH".to_vec(), MARK_CHANNEL.to_vec(), mark.clone()];
-        if let Exec::Closed(why) = self.primary.exec(OBSERVER, publish) {
+        if let Exec::Closed(why) = self.primary.exec(OBSERVER, &publish) {
             return Err(why);
         }
         relay.read_to(&mut self.units, &mark)
@@ -432,7 +432,7 @@ impl RealPairTarget {
 
     fn apply_on_replica(&mut self, unit: &[Command]) -> Result<(), String> {
         for cmd in unit {
-            if let Exec::Closed(why) = self.replica.exec(0, cmd.clone()) {
+            if let Exec::Closed(why) = self.replica.exec(0, cmd) {
                 return Err(format!("the replica closed the link: {}", why));
             }
         }
@@ -459,7 +459,7 @@ impl Target for RealPairTarget {
         Ok(())
     }
 
-    fn exec(&mut self, who: usize, command: Vec<Vec<u8>>) -> Exec {
+    fn exec(&mut self, who: usize, command: &[Vec<u8>]) -> Exec {
         if self.failed_over {
             return self.replica.exec(who, command);
         }

@@ -38,11 +38,11 @@ pub(crate) trait Target {
     /// A fresh server with `clients` client connections and one observer, after `setup`
     /// (run on the observer connection; a command that closes it fails the reset).
     fn reset(&mut self, clients: usize, setup: &[Vec<Vec<u8>>]) -> Result<(), String>;
-    fn exec(&mut self, who: usize, command: Vec<Vec<u8>>) -> Exec;
+    fn exec(&mut self, who: usize, command: &[Vec<u8>]) -> Exec;
     /// GET `key` on the observer connection (`View::get`): an invariant reads after every
     /// step, so a target that can answer without running a command does.
     fn observe_get(&mut self, key: &[u8]) -> Exec {
-        self.exec(OBSERVER, get_command(key))
+        self.exec(OBSERVER, &get_command(key))
     }
     /// The late reply of a blocked client, if it has one now.
     fn poll_blocked(&mut self, who: usize) -> Option<Value>;
@@ -139,7 +139,7 @@ impl Target for InProcessTarget {
         Ok(())
     }
 
-    fn exec(&mut self, who: usize, command: Vec<Vec<u8>>) -> Exec {
+    fn exec(&mut self, who: usize, command: &[Vec<u8>]) -> Exec {
         let conn = if who == OBSERVER {
             self.observer
         } else {
@@ -153,7 +153,7 @@ impl Target for InProcessTarget {
     fn observe_get(&mut self, key: &[u8]) -> Exec {
         match self.engine.observe_get(self.observer, key) {
             Some(reply) => Exec::Reply(to_value(reply, self.engine.resp(self.observer))),
-            None => exec_on(&mut self.engine, self.observer, get_command(key)),
+            None => exec_on(&mut self.engine, self.observer, &get_command(key)),
         }
     }
 
@@ -200,12 +200,13 @@ fn get_command(key: &[u8]) -> Vec<Vec<u8>> {
 }
 
 /// Runs one command on an in-process engine's connection, as a client of it sees it.
-pub(crate) fn exec_on(engine: &mut Engine, conn: ConnId, command: Vec<Vec<u8>>) -> Exec {
+pub(crate) fn exec_on(engine: &mut Engine, conn: ConnId, command: &[Vec<u8>]) -> Exec {
     if !engine.is_connected(conn) {
         return Exec::Closed("connection closed".into());
     }
-    let args: Vec<Bytes> = command.into_iter().map(Bytes::from).collect();
-    let reply = engine.execute_args(conn, args);
+    // Copied into the engine's reused argument vector: the command's own buffers go back
+    // to its connection for the client's next command (`transport::Slot::recycle`).
+    let reply = engine.execute(conn, command);
     if reply == Reply::None && engine.is_blocked(conn) {
         return Exec::Blocked;
     }
@@ -400,7 +401,7 @@ impl Target for RealTarget {
         Ok(())
     }
 
-    fn exec(&mut self, who: usize, command: Vec<Vec<u8>>) -> Exec {
+    fn exec(&mut self, who: usize, command: &[Vec<u8>]) -> Exec {
         let conn = if who == OBSERVER {
             &mut self.observer
         } else {
@@ -409,7 +410,7 @@ impl Target for RealTarget {
         let Some(c) = conn else {
             return Exec::Closed("connection closed".into());
         };
-        match c.call(&command) {
+        match c.call(command) {
             Ok(v) => Exec::Reply(v),
             Err(e) => {
                 *conn = None;

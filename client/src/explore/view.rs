@@ -29,7 +29,7 @@ impl View<'_> {
             .log
             .is_some()
             .then(|| super::report::command_text(&command));
-        let v = observed(self.target.exec(OBSERVER, command));
+        let v = observed(self.target.exec(OBSERVER, &command));
         self.log_read(text, &v);
         v
     }

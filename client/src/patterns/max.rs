@@ -26,9 +26,10 @@ impl MonotonicMax {
 
     /// Stores `id` if it is greater than the stored value; true if it was stored.
     pub async fn update(&self, key: &str, id: u64) -> Result<bool> {
+        let mut id_text = crate::numtext::NumText::new();
         let v = self
             .script
-            .invoke(&self.conn, &[key, &self.dirty_key], &[id.to_string()])
+            .invoke(&self.conn, &[key, &self.dirty_key], &[id_text.u64(id)])
             .await;
         match v {
             Ok(v) => Ok(v.as_int() == Some(1)),

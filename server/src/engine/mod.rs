@@ -85,6 +85,9 @@ pub struct Engine {
     /// connections reuse (`Session::renew`): the explorer reconnects its clients at every
     /// schedule. At most `SPARE_SESSIONS`.
     pub(crate) spare_sessions: Vec<Session>,
+    /// The configuration is still the one the last restore copied: (the snapshot's id, the
+    /// configuration's generation then). See `snapshot::restore_config`.
+    pub(crate) config_restored: Option<(u64, u64)>,
     /// Users, permissions and the ACL log.
     pub(crate) acl: crate::acl::Acl,
     /// The next connection id. Shared with the network shell, which takes ids for the
@@ -238,6 +241,7 @@ impl Engine {
             dbs,
             sessions: HashMap::default(),
             spare_sessions: Vec::new(),
+            config_restored: None,
             acl,
             next_conn_id: std::sync::Arc::new(std::sync::atomic::AtomicU64::new(1)),
             now_ms: now,
@@ -304,7 +308,10 @@ impl Engine {
         &self.config
     }
 
+    /// The configuration, to change in place. Its generation moves as a CONFIG SET moves
+    /// it, so what caches by generation (derived values, a snapshot restore) sees the change.
     pub fn config_mut(&mut self) -> &mut Config {
+        self.config.generation += 1;
         &mut self.config
     }
 
