@@ -693,4 +693,34 @@ mod tests {
             Reply::Error(_)
         ));
     }
+
+    /// A change made after a restore is never mistaken for one made before it: values cached
+    /// by configuration generation (encoding limits here) follow the new setting, not the
+    /// setting an earlier run had under the same count of changes.
+    #[test]
+    fn a_change_after_a_restore_is_not_read_from_a_cache_of_an_earlier_run() {
+        let mut e = engine();
+        let snap = e.snapshot();
+        let limit = |e: &mut Engine, v: &str| {
+            e.config_mut()
+                .set_by_name("hash-max-listpack-entries", v)
+                .unwrap();
+        };
+        limit(&mut e, "1");
+        let c = e.connect();
+        e.execute(c, &["HSET", "h", "a", "1", "b", "2"]);
+        assert_eq!(
+            e.execute(c, &["OBJECT", "ENCODING", "h"]),
+            Reply::Bulk(b"hashtable".to_vec().into())
+        );
+        e.restore(&snap);
+        // The same number of changes as the run before, to another value.
+        limit(&mut e, "100");
+        let c = e.connect();
+        e.execute(c, &["HSET", "h", "a", "1", "b", "2"]);
+        assert_eq!(
+            e.execute(c, &["OBJECT", "ENCODING", "h"]),
+            Reply::Bulk(b"listpack".to_vec().into())
+        );
+    }
 }

@@ -61,8 +61,11 @@ pub struct Config {
     /// `maxmemory-clients` as CONFIG GET shows it (bytes, or `N%` of maxmemory; `0` is
     /// off), read before every command (`Engine::evict_clients`).
     pub maxmemory_clients: String,
-    /// Bumped by every `set`: the network shell keeps a copy of what it needs while a script
-    /// holds the engine, and refreshes it when this changes.
+    /// Moved by every `set` to a number no configuration in the process had before
+    /// (`Config::changed`): the network shell keeps a copy of what it needs while a script
+    /// holds the engine, and caches key values, and both refresh when this changes. Unique
+    /// rather than counted up, because a snapshot's restore puts an older configuration
+    /// back: counting on from there would give a later change a number an earlier one had.
     #[doc(hidden)]
     pub generation: u64,
     /// `redlab-seed` (redlab's own): the seed of the engine's random generator (SPOP,
@@ -122,11 +125,17 @@ impl Config {
             })
     }
 
+    /// Marks the configuration changed: a generation never used before.
+    pub(crate) fn changed(&mut self) {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        self.generation = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Answers as `profile`: its commands, and its version in INFO, HELLO and scripts.
     pub fn set_compat(&mut self, profile: crate::compat::Profile) {
         self.compat = profile;
         self.redis_version = profile.redis_version().to_string();
-        self.generation += 1;
+        self.changed();
     }
 
     /// HELLO's `server` and `version`: Valkey names itself and its own version there.
@@ -183,7 +192,7 @@ impl Config {
             v = v.parse::<i64>().map_or(10, |n| n.clamp(1, 500)).to_string();
         }
         let num = || v.parse::<u64>().unwrap_or(0);
-        self.generation += 1;
+        self.changed();
         match p.name {
             "port" => self.port = v.parse().unwrap_or(0),
             "bind" => self.bind = v,

@@ -311,7 +311,7 @@ impl Engine {
     /// The configuration, to change in place. Its generation moves as a CONFIG SET moves
     /// it, so what caches by generation (derived values, a snapshot restore) sees the change.
     pub fn config_mut(&mut self) -> &mut Config {
-        self.config.generation += 1;
+        self.config.changed();
         &mut self.config
     }
 
