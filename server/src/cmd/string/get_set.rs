@@ -135,6 +135,27 @@ pub(super) fn deadline(arg: &[u8], kind: ExpireKind, now: i64, cmd: &str) -> Res
     Ok(ms)
 }
 
+/// Writes a string as SET does once its conditions passed: keeping the key's TTL or setting
+/// the deadline, with the `set` (and `expire`) events. MSETEX stores each pair the same way.
+pub(super) fn store(
+    e: &mut Engine,
+    db: usize,
+    key: &[u8],
+    value: Value,
+    keepttl: bool,
+    when: Option<i64>,
+) {
+    if keepttl {
+        e.db(db).set_keep_ttl(key, value);
+    } else {
+        e.db(db).set_with_expire(key, value, when);
+    }
+    e.modified(db, key, notify::STRING, "set");
+    if when.is_some() {
+        notify::keyspace_event(e, notify::GENERIC, "expire", db, key);
+    }
+}
+
 /// What `set_generic` did: whether it stored the value, and the old value when GET asked.
 struct SetOutcome {
     stored: bool,
@@ -193,16 +214,7 @@ fn set_generic(
             old: if o.get { old } else { None },
         });
     }
-    let value = Value::Str(val.into());
-    if o.keepttl {
-        e.db(db).set_keep_ttl(key, value);
-    } else {
-        e.db(db).set_with_expire(key, value, when);
-    }
-    e.modified(db, key, notify::STRING, "set");
-    if when.is_some() {
-        notify::keyspace_event(e, notify::GENERIC, "expire", db, key);
-    }
+    store(e, db, key, Value::Str(val.into()), o.keepttl, when);
     Ok(SetOutcome {
         stored: true,
         old: if o.get { old } else { None },

@@ -1,12 +1,11 @@
 //! MSETEX (Redis 8.4): MSET with SET's NX/XX and one expiration for every key. Written from
 //! the 8.4 command reference and Redis's own tests of it; no 8.4 server here.
 
-use super::get_set::{deadline, parse_opts};
+use super::get_set::{deadline, parse_opts, store};
 use crate::cmd::table::CmdResult;
 use crate::db::Value;
 use crate::engine::{Call, Engine};
 use crate::errors;
-use crate::notify;
 use crate::reply::Reply;
 
 /// `MSETEX numkeys key value [key value ...] [NX | XX] [EX s | PX ms | EXAT t | PXAT t |
@@ -44,16 +43,14 @@ pub(super) fn msetex(e: &mut Engine, call: &mut Call) -> CmdResult {
         }
     }
     for pair in pairs.chunks_exact(2) {
-        let (key, value) = (&pair[0], Value::Str(pair[1][..].into()));
-        if o.keepttl {
-            e.db(db).set_keep_ttl(key, value);
-        } else {
-            e.db(db).set_with_expire(key, value, when);
-        }
-        e.modified(db, key, notify::STRING, "set");
-        if when.is_some() {
-            notify::keyspace_event(e, notify::GENERIC, "expire", db, key);
-        }
+        store(
+            e,
+            db,
+            &pair[0],
+            Value::Str(pair[1][..].into()),
+            o.keepttl,
+            when,
+        );
     }
     Ok(Reply::Int(1))
 }
