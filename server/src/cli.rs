@@ -184,6 +184,7 @@ fn load(config: &mut Config, text: &str) -> Result<(), String> {
         let multi = matches!(
             p.kind,
             Kind::Save
+                | Kind::ShutdownFlags
                 | Kind::Bind
                 | Kind::ClientOutputBufferLimit
                 | Kind::OomScoreAdjValues

@@ -293,14 +293,15 @@ mod tests {
         assert!(e.must_close_now(2));
     }
 
-    /// Client 2 subscribed under a 10 kB soft limit of `seconds`, sent 20 kB it has not read.
+    /// Client 2 subscribed under a 10 kB soft limit of `seconds`, sent 20 kB more than its
+    /// 16 KiB reply buffer holds, and has not read it.
     fn subscriber_over_soft_limit(seconds: u64) -> (crate::Clock, Engine) {
         let clock = crate::Clock::manual(1_000_000);
         let mut e = Engine::with_clock(Config::default(), clock.clone());
         let limit = format!("pubsub 0 10kb {seconds}");
         e.execute(2, &["CONFIG", "SET", "client-output-buffer-limit", &limit]);
         e.execute(2, &["SUBSCRIBE", "ch"]);
-        publish(&mut e, 20_000);
+        publish(&mut e, 16 * 1024 + 20_000);
         (clock, e)
     }
 

@@ -78,7 +78,7 @@ impl Batch {
 
 /// The room jemalloc gives an allocation of `n` bytes: its size class (four per doubling
 /// past 128 bytes, multiples of 16 below).
-fn jemalloc_class(n: u64) -> u64 {
+pub(crate) fn jemalloc_class(n: u64) -> u64 {
     if n <= 8 {
         return 8;
     }
@@ -224,6 +224,7 @@ impl Engine {
             let held = crate::session::NetMeters::get(&s.net.qbuf);
             s.net.query.cron(held, idle_s, 0);
         }
+        self.resize_reply_buffers();
     }
 }
 

@@ -13,6 +13,7 @@ pub(crate) mod arg_buffer;
 pub(crate) mod busy;
 pub(crate) mod client_output;
 pub(crate) mod client_query;
+pub(crate) mod client_reply;
 pub mod clock;
 pub mod cluster;
 pub(crate) mod cmd;

@@ -95,6 +95,8 @@ pub struct Session {
     pub outbox: VecDeque<Reply>,
     /// Estimated bytes of `outbox` once encoded.
     pub outbox_bytes: u64,
+    /// The reply buffer Redis would have given this client (`client_reply`).
+    pub reply_buf: crate::client_reply::ReplyBuf,
     /// Written by the network shell: what it holds for this connection (see `NetMeters`).
     pub net: Arc<NetMeters>,
     /// Commands this client ran, counted as Valkey's `tot-cmds` is: each one that ran (EXEC's
@@ -210,6 +212,7 @@ impl Session {
             blocked: None,
             outbox: VecDeque::new(),
             outbox_bytes: 0,
+            reply_buf: crate::client_reply::ReplyBuf::new(now_ms),
             net,
             commands_run: 0,
             had_multi_state: false,
@@ -234,6 +237,8 @@ impl Session {
 pub struct NetMeters {
     /// Encoded replies not yet written to the socket.
     pub unsent: AtomicU64,
+    /// The most `unsent` held since the engine last reset it (the reply buffer's peak).
+    pub reply_peak: AtomicU64,
     /// Bytes of the query buffer not yet run (`qbuf`).
     pub qbuf: AtomicU64,
     /// Room left in the query buffer's allocation (`qbuf-free`).
@@ -255,6 +260,16 @@ impl NetMeters {
         field.load(Ordering::Relaxed)
     }
 
+    /// Records the output held for the socket, and the peak the reply buffer's cron reads.
+    pub fn set_unsent(&self, n: usize) {
+        let n = n as u64;
+        self.unsent.store(n, Ordering::Relaxed);
+        // One thread writes the meters: a plain compare is enough (no atomic max).
+        if n > self.reply_peak.load(Ordering::Relaxed) {
+            self.reply_peak.store(n, Ordering::Relaxed);
+        }
+    }
+
     /// Adds `n` to a running total (`bytes_in`, `bytes_out`).
     pub fn add(field: &AtomicU64, n: usize) {
         field.fetch_add(n as u64, Ordering::Relaxed);
@@ -262,8 +277,15 @@ impl NetMeters {
 }
 
 impl Session {
-    /// Output held for this client, as client-output-buffer-limit and CLIENT LIST's omem count it.
+    /// Output held for this client, as client-output-buffer-limit and CLIENT LIST's omem count
+    /// it: what overflows the reply buffer (Redis's reply list; `client_reply`).
     pub fn output_bytes(&self) -> u64 {
+        crate::client_reply::output(self).memory
+    }
+
+    /// All output waiting for this client: produced for it and not yet encoded, and encoded
+    /// and not yet written.
+    pub fn pending_output(&self) -> u64 {
         self.outbox_bytes + NetMeters::get(&self.net.unsent)
     }
 

@@ -32,6 +32,9 @@ pub struct Stats {
     pub evicted_keys: u64,
     /// Clients closed by maxmemory-clients (INFO evicted_clients).
     pub evicted_clients: u64,
+    /// Reply buffers the clients' cron shrank / grew (`client_reply`).
+    pub reply_buffer_shrinks: u64,
+    pub reply_buffer_expands: u64,
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
     pub blocked_clients: u64,
@@ -63,6 +66,8 @@ impl Clone for Stats {
             expired_keys,
             evicted_keys,
             evicted_clients,
+            reply_buffer_shrinks,
+            reply_buffer_expands,
             keyspace_hits,
             keyspace_misses,
             blocked_clients,
@@ -76,6 +81,8 @@ impl Clone for Stats {
         self.expired_keys = *expired_keys;
         self.evicted_keys = *evicted_keys;
         self.evicted_clients = *evicted_clients;
+        self.reply_buffer_shrinks = *reply_buffer_shrinks;
+        self.reply_buffer_expands = *reply_buffer_expands;
         self.keyspace_hits = *keyspace_hits;
         self.keyspace_misses = *keyspace_misses;
         self.blocked_clients = *blocked_clients;

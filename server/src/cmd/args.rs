@@ -145,6 +145,25 @@ pub fn scan_options(
     })
 }
 
+/// C's atoi: optional blanks and sign, then the leading digits (0 when there are none).
+pub fn atoi(a: &[u8]) -> i64 {
+    let s = a.trim_ascii_start();
+    let (neg, digits) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let mut n: i64 = 0;
+    for &d in digits.iter().take_while(|d| d.is_ascii_digit()) {
+        n = n.saturating_mul(10).saturating_add((d - b'0') as i64);
+    }
+    if neg {
+        -n
+    } else {
+        n
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

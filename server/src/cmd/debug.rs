@@ -44,6 +44,9 @@ const HELP: &[&str] = &[
     "CHANGE-REPL-ID",
     "    Change the replication IDs of the instance.",
     "    Dangerous: should be used only for testing the replication subsystem.",
+    "CONFIG-REWRITE-FORCE-ALL",
+    "    Like CONFIG REWRITE but writes all configuration options, including",
+    "    keywords not listed in original configuration file or default values.",
     "DIGEST",
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
@@ -110,31 +113,43 @@ fn debug(e: &mut Engine, call: &mut Call) -> CmdResult {
         ("reload", _) => super::debug_reload::reload(e, &call.args[2..])?,
         ("loadaof", 2) => super::debug_reload::loadaof(e)?,
         ("jmap", 2) | ("change-repl-id", 2) => Reply::ok(),
+        ("config-rewrite-force-all", 2) => rewrite_force_all(e)?,
         ("set-disable-deny-scripts", 3) => {
             e.disable_deny_scripts = call.arg(2) != b"0";
             Reply::ok()
         }
         ("protocol", 3) => protocol(call),
         ("quicklist-packed-threshold", 3) => quicklist_packed_threshold(e, call.arg(2))?,
-        ("replybuffer", 4) => reply_buffer(call)?,
+        ("replybuffer", 4) => reply_buffer(e, call)?,
         ("help", 2) => super::help::help_reply(e.profile(), "DEBUG", HELP),
         _ => unknown(call.arg(1)),
     })
 }
 
-/// DEBUG REPLYBUFFER: Redis's knobs for its reply-buffer resize cron, which tests turn off
-/// so CLIENT LIST's figures stay put. redlab shows every client with the 1 KiB reply buffer
-/// Redis shrinks an idle one to and never resizes it, so there is nothing to turn off; the
-/// arguments are checked as Redis checks them.
-fn reply_buffer(call: &Call) -> CmdResult {
+/// DEBUG CONFIG-REWRITE-FORCE-ALL: CONFIG REWRITE writing every parameter.
+fn rewrite_force_all(e: &mut Engine) -> CmdResult {
+    let Some(path) = e.config.config_file.clone() else {
+        return Err(Reply::err(errors::debug_rewrite_failed(None)));
+    };
+    crate::cmd::server::config_rewrite::rewrite(e, &path, true)
+        .map_err(|err| Reply::err(errors::debug_rewrite_failed(Some(&err))))?;
+    Ok(Reply::ok())
+}
+
+/// DEBUG REPLYBUFFER: Redis's knobs for its reply-buffer resize cron (`client_reply`), which
+/// tests turn off so CLIENT LIST's figures stay put.
+fn reply_buffer(e: &mut Engine, call: &Call) -> CmdResult {
+    let knobs = &mut e.reply_buf_knobs;
     match args::lower(call.arg(2)).as_str() {
         "peak-reset-time" => {
-            let v = args::lower(call.arg(3));
-            if v != "never" && v != "reset" {
-                args::int(call.arg(3))?;
-            }
+            knobs.peak_reset_ms = match args::lower(call.arg(3)).as_str() {
+                "never" => -1,
+                "reset" => crate::client_reply::DEFAULT_PEAK_RESET_MS,
+                _ => args::int(call.arg(3))?,
+            };
         }
-        "resizing" => {}
+        // Redis reads the flag with atoi: leading digits, anything else 0.
+        "resizing" => knobs.resizing = args::atoi(call.arg(3)) != 0,
         _ => return Err(unknown(call.arg(1))),
     }
     Ok(Reply::ok())

@@ -33,6 +33,8 @@ pub enum Kind {
     Str,
     Octal,
     Save,
+    /// shutdown-on-sigint/sigterm: any of save, nosave, now, force together, or default.
+    ShutdownFlags,
     Notify,
     Bind,
     ClientOutputBufferLimit,
@@ -129,6 +131,7 @@ impl Param {
                 .map(|n| format!("{:o}", n))
                 .map_err(|_| crate::errors::CONFIG_NOT_INTEGER.into()),
             Kind::Save => normalize_save(value),
+            Kind::ShutdownFlags => normalize_shutdown_flags(value),
             // Kept as given: the printed form drops `n` next to `A` (as Redis prints it),
             // and the class must stay on.
             Kind::Notify => notify::parse_flags(value)
@@ -211,6 +214,34 @@ pub fn parse_memory(s: &str) -> Option<u64> {
         _ => return None,
     };
     num.parse::<u64>().ok()?.checked_mul(mul)
+}
+
+/// shutdown-on-sig*'s flags, printed as Redis prints them: the set flags in a fixed order
+/// (`now nosave` reads back as `nosave now`), or `default` when none is set.
+fn normalize_shutdown_flags(value: &str) -> Result<String, String> {
+    const NAMES: [&str; 5] = ["default", "save", "nosave", "now", "force"];
+    let mut set = [false; 5];
+    let mut any = false;
+    for word in value.split_whitespace() {
+        let i = NAMES
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(word))
+            .ok_or_else(|| crate::errors::config_enum(&NAMES))?;
+        set[i] = true;
+        any = true;
+    }
+    if !any {
+        return Err(crate::errors::config_enum(&NAMES));
+    }
+    if set[1] && set[2] {
+        return Err(crate::errors::SHUTDOWN_SAVE_AND_NOSAVE.into());
+    }
+    let flags: Vec<&str> = (1..5).filter(|&i| set[i]).map(|i| NAMES[i]).collect();
+    Ok(if flags.is_empty() {
+        "default".to_string()
+    } else {
+        flags.join(" ")
+    })
 }
 
 fn normalize_save(value: &str) -> Result<String, String> {
@@ -690,20 +721,8 @@ pub static PARAMS: &[Param] = &[
     p("set-max-listpack-value", None, Int(0, i64::MAX), "64", 0)
         .since(crate::compat::since::SET_LISTPACK),
     p("set-proc-title", None, Bool, "yes", IMMUTABLE),
-    p(
-        "shutdown-on-sigint",
-        None,
-        Enum(&["default", "save", "nosave", "now", "force"]),
-        "default",
-        0,
-    ),
-    p(
-        "shutdown-on-sigterm",
-        None,
-        Enum(&["default", "save", "nosave", "now", "force"]),
-        "default",
-        0,
-    ),
+    p("shutdown-on-sigint", None, ShutdownFlags, "default", 0),
+    p("shutdown-on-sigterm", None, ShutdownFlags, "default", 0),
     p("shutdown-timeout", None, Int(0, 2147483647), "10", 0),
     p(
         "slowlog-log-slower-than",

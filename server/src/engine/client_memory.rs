@@ -204,12 +204,63 @@ mod tests {
         e.execute(1, &["CONFIG", "SET", "maxmemory-clients", "1"]);
         e.execute(2, &["PING"]);
         // Under Redis's 128 KiB floor for maxmemory-clients, nobody is evicted.
-        set_unsent(&e, 2, 100_000);
+        set_unsent(&e, 2, 90_000);
         assert_eq!(e.execute(2, &["PING"]), Reply::status("PONG"));
         set_unsent(&e, 2, 200_000);
         assert_eq!(e.execute(2, &["SET", "k", "v"]), Reply::None);
         assert!(e.must_close_now(2));
         assert_eq!(e.execute(1, &["EXISTS", "k"]), Reply::Int(0));
+    }
+
+    /// Replies wait in the client's reply buffer (16 KiB for a new client) before its reply
+    /// list, and only the list is output. Redis's unit/client-eviction sets maxmemory-clients
+    /// to the exact sum of five clients and the control client's tot-mem: the control's
+    /// CLIENT LIST reply waiting to be written must not tip it over and evict a sixth.
+    #[test]
+    fn eviction_stops_at_the_limit_with_a_reply_in_the_reply_buffer() {
+        let mut e = Engine::new(Config::default());
+        let memory =
+            |e: &Engine, id| crate::cmd::connection::client_memory(&e.sessions[&id], e.profile());
+        e.execute(1, &["CLIENT", "NO-EVICT", "on"]);
+        for id in 2..12 {
+            e.execute(id, &["PING"]);
+            set_unsent(&e, id, 100_000);
+        }
+        let idle = memory(&e, 1);
+        set_unsent(&e, 1, 1690);
+        assert_eq!(
+            memory(&e, 1),
+            idle,
+            "a reply within the buffer is not output"
+        );
+        set_unsent(&e, 1, 16 * 1024 + 100);
+        assert_eq!(
+            memory(&e, 1),
+            idle + 20504,
+            "what overflows it is, in whole blocks of the reply list"
+        );
+        set_unsent(&e, 1, 0);
+        // As the test takes it: the control's tot-mem from its own CLIENT LIST (its argv
+        // included).
+        let Reply::Verbatim(_, list) = e.execute(1, &["CLIENT", "LIST"]) else {
+            panic!("CLIENT LIST")
+        };
+        let list = String::from_utf8_lossy(&list).into_owned();
+        let control: u64 = list
+            .lines()
+            .find(|l| l.starts_with("id=1 "))
+            .and_then(|l| l.split(' ').find_map(|f| f.strip_prefix("tot-mem=")))
+            .and_then(|v| v.parse().ok())
+            .expect("the control's tot-mem");
+        let limit = 5 * memory(&e, 2) + control;
+        e.execute(
+            1,
+            &["CONFIG", "SET", "maxmemory-clients", &limit.to_string()],
+        );
+        set_unsent(&e, 1, 1690);
+        e.execute(1, &["CLIENT", "LIST"]);
+        assert_eq!(e.stats.evicted_clients, 5);
+        assert_eq!((2..12).filter(|&id| e.is_connected(id)).count(), 5);
     }
 
     /// A request whose big argument is still arriving holds a buffer made for all of it:

@@ -193,6 +193,8 @@ pub struct Engine {
     pub(crate) cron_paused: bool,
     /// When the clients' query buffers were last looked at (`client_query`), engine clock ms.
     pub(crate) query_cron_ms: i64,
+    /// DEBUG REPLYBUFFER's settings for the reply buffers' cron (`client_reply`).
+    pub(crate) reply_buf_knobs: crate::client_reply::ReplyBufKnobs,
     /// Replication: the stream, the backlog, attached replicas, the primary followed.
     pub(crate) repl: crate::repl::Repl,
     /// The last `settle_memory` ran with maxmemory set (the databases track their sizes).
@@ -292,6 +294,7 @@ impl Engine {
             expiry_hold: false,
             cron_paused: false,
             query_cron_ms: 0,
+            reply_buf_knobs: Default::default(),
             repl: Default::default(),
             memory_tracked: false,
             call_started: None,

@@ -45,6 +45,14 @@ fn strerror(err: &std::io::Error) -> String {
 pub fn config_rewrite_failed(err: &std::io::Error) -> String {
     format!("ERR Rewriting config file: {}", strerror(err))
 }
+pub const SHUTDOWN_SAVE_AND_NOSAVE: &str =
+    "shutdown options SAVE and NOSAVE can't be used simultaneously";
+/// DEBUG CONFIG-REWRITE-FORCE-ALL's failure; without a config file Redis hands fopen a null
+/// path and reports EFAULT.
+pub fn debug_rewrite_failed(err: Option<&std::io::Error>) -> String {
+    let reason = err.map_or_else(|| "Bad address".to_string(), strerror);
+    format!("ERR CONFIG-REWRITE-FORCE-ALL failed: {reason}")
+}
 pub const THE_CLOCK_ONLY_MOVES_FORWARD_WITH: &str =
     "ERR the clock only moves forward with ADVANCE; use SET to jump back";
 pub const REDLAB_FAULT_ADD_NEEDS_AN_ACTION: &str = "ERR REDLAB.FAULT ADD needs an action: ERROR, CLOSE-BEFORE, CLOSE-AFTER, DELAY, DELAY-US, TRUNCATE, STALL, FLUSH-SCRIPTS or ROLLBACK";

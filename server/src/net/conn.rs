@@ -229,7 +229,7 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> BatchEnd {
                     None => reply.encode(status.resp, &mut st.wbuf),
                 }
                 if st.wbuf.len() > UNCOUNTED_OUTPUT {
-                    NetMeters::set(&st.meters.unsent, st.wbuf.len());
+                    st.meters.set_unsent(st.wbuf.len());
                     status.close_now = engine.enforce_output_limits(conn);
                 }
             }

@@ -66,7 +66,7 @@ pub(crate) struct ConnState {
 impl ConnState {
     /// Reports the buffers' sizes to the engine's copy.
     pub fn report(&self) {
-        NetMeters::set(&self.meters.unsent, self.wbuf.len());
+        self.meters.set_unsent(self.wbuf.len());
         NetMeters::set(&self.meters.qbuf, self.qbuf());
         NetMeters::set(
             &self.meters.qbuf_free,
@@ -234,7 +234,7 @@ impl ConnIo {
                 Err(e) => return Err(e),
             }
         }
-        NetMeters::set(&st.meters.unsent, st.wbuf.len());
+        st.meters.set_unsent(st.wbuf.len());
         Ok(blocked)
     }
 
@@ -251,7 +251,7 @@ impl ConnIo {
                 Err(_) => break,
             }
         }
-        NetMeters::set(&st.meters.unsent, st.wbuf.len());
+        st.meters.set_unsent(st.wbuf.len());
     }
 
     /// Writes all pending output, waiting for the socket as needed.

@@ -76,7 +76,7 @@ impl Shared {
         while let Some(r) = engine.pop_output(conn) {
             r.encode(resp, &mut st.wbuf);
         }
-        crate::session::NetMeters::set(&st.meters.unsent, st.wbuf.len());
+        st.meters.set_unsent(st.wbuf.len());
         if !st.queued {
             st.queued = true;
             self.flusher.queue(&io);

@@ -175,12 +175,14 @@ pub(super) fn info_line(
             (qbuf, free, 0, 0, query_mem)
         }
     };
-    let rbs = 1024;
-    // Redis keeps the first 16 KiB of output in a fixed buffer (obl) and the rest in a list of
-    // 16 KiB blocks (oll); omem is what the output holds in all.
-    let omem = s.output_bytes();
-    let obl = omem.min(16 * 1024);
-    let oll = (omem - obl).div_ceil(16 * 1024);
+    // Redis keeps the first output in the client's reply buffer (obl bytes of rbs) and the
+    // rest in a list of 16 KiB blocks (oll); omem counts the list only.
+    let rbs = s.reply_buf.size;
+    let crate::client_reply::Output {
+        in_buffer: obl,
+        blocks: oll,
+        memory: omem,
+    } = crate::client_reply::output(s);
     let capa = if fields.capa { " capa=" } else { "" };
     let watch = if fields.watch {
         format!(" watch={}", s.watched.len())
@@ -190,7 +192,7 @@ pub(super) fn info_line(
     let _ = write!(
         line,
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={}{} db={} sub={} psub={} ssub={} multi={}{} \
-         qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp=0 obl={} oll={} omem={} tot-mem={} events=r \
+         qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events=r \
          cmd={} user={} redir={} resp={}",
         s.id,
         s.addr,
@@ -212,11 +214,11 @@ pub(super) fn info_line(
         argv_mem,
         multi_mem,
         rbs,
+        s.reply_buf.peak(&s.net),
         obl,
         oll,
         omem,
-        (memory::CLIENT_STRUCT + query_mem + argv_total + multi_mem + memory::bookkeeping(s))
-            as u64
+        (memory::fixed(s) + query_mem + argv_total + multi_mem + memory::bookkeeping(s)) as u64
             + omem,
         s.last_command,
         s.user,

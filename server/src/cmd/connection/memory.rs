@@ -12,9 +12,8 @@ use crate::client_query;
 use crate::compat::Profile;
 use crate::session::{NetMeters, Session};
 
-/// The client struct and the 1 KiB reply buffer a client keeps once idle: the tot-mem of a
-/// client holding nothing else, beside its query buffer's allocation.
-pub(super) const CLIENT_STRUCT: usize = 1792;
+/// The client struct (zmalloc_size of Redis 7.0's `client`).
+const CLIENT_STRUCT: usize = 768;
 /// A watched key: its list node and its watchedKey.
 const WATCHED_KEY: usize = 56;
 /// A pattern subscription: its list node.
@@ -118,10 +117,15 @@ pub(super) fn bookkeeping(s: &Session) -> usize {
         + prefixes
 }
 
+/// What every client costs: its struct and its reply buffer (`client_reply`), used or not.
+pub(super) fn fixed(s: &Session) -> usize {
+    CLIENT_STRUCT + s.reply_buf.size as usize
+}
+
 /// The memory Redis counts for a client between its commands: CLIENT LIST's tot-mem, which
 /// INFO sums into mem_clients_normal / mem_clients_slaves and used_memory, and which
 /// maxmemory-clients limits.
 pub(crate) fn client_memory(s: &Session, profile: Profile) -> u64 {
     let query = query_buffer_memory(s, shared_query_buffer(profile), None);
-    (CLIENT_STRUCT + query + multi_mem(s) + bookkeeping(s)) as u64 + s.output_bytes()
+    (fixed(s) + query + multi_mem(s) + bookkeeping(s)) as u64 + s.output_bytes()
 }

@@ -166,8 +166,9 @@ fn a_soft_limit_stops_the_reply_only_once_its_time_is_up() {
         too_many_picks()
     );
     assert!(!e.must_close_now(2));
-    // Over it from now on (what the shell holds for it, unread), and still 3 s later.
-    NetMeters::set(&e.sessions[&2].net.unsent, 5_000);
+    // Over it from now on (what the shell holds for it, unread, past its 16 KiB reply
+    // buffer), and still 3 s later.
+    NetMeters::set(&e.sessions[&2].net.unsent, 16 * 1024 + 5_000);
     assert!(!e.enforce_output_limits(2));
     clock.advance(Duration::from_secs(3));
     assert_eq!(e.execute(2, &args(FORMS[1], -999_999_999)), Reply::None);

@@ -156,6 +156,8 @@ fn resetstat(e: &mut Engine, _call: &mut Call) -> CmdResult {
     s.expired_keys = 0;
     s.evicted_keys = 0;
     s.evicted_clients = 0;
+    s.reply_buffer_shrinks = 0;
+    s.reply_buffer_expands = 0;
     s.keyspace_hits = 0;
     s.keyspace_misses = 0;
     s.per_command.clear();
@@ -172,7 +174,7 @@ fn rewrite(e: &mut Engine, _call: &mut Call) -> CmdResult {
     let Some(path) = e.config.config_file.clone() else {
         return Err(Reply::err(errors::CONFIG_NO_FILE));
     };
-    match super::config_rewrite::rewrite(e, &path) {
+    match super::config_rewrite::rewrite(e, &path, false) {
         Ok(()) => {
             tracing::info!("CONFIG REWRITE executed with success.");
             Ok(Reply::ok())

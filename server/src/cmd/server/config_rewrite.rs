@@ -152,7 +152,9 @@ fn values(p: &Param, value: &str) -> Vec<String> {
 }
 
 /// Rewrites the config file; Err is the reason for Redis's "Rewriting config file" error.
-pub(super) fn rewrite(e: &Engine, path: &str) -> Result<(), std::io::Error> {
+/// With `force_all` (DEBUG CONFIG-REWRITE-FORCE-ALL) every parameter is written, defaults
+/// included, as Redis's tests do to check that a server restarts from any file it wrote.
+pub(crate) fn rewrite(e: &Engine, path: &str, force_all: bool) -> Result<(), std::io::Error> {
     let old = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -173,7 +175,11 @@ pub(super) fn rewrite(e: &Engine, path: &str) -> Result<(), std::io::Error> {
         // For a parameter written as several lines (`save`), each line is forced when the
         // whole value differs from the default.
         for v in lines {
-            state.write(p.name, format!("{} {v}", p.name), value != default);
+            state.write(
+                p.name,
+                format!("{} {v}", p.name),
+                force_all || value != default,
+            );
         }
     }
     let aclfile = c.get_by_name("aclfile").is_some_and(|f| !f.is_empty());
@@ -200,7 +206,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("redis.conf");
         std::fs::write(&path, old).unwrap();
-        rewrite(e, path.to_str().unwrap()).unwrap();
+        rewrite(e, path.to_str().unwrap(), false).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
         text

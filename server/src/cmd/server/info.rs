@@ -321,8 +321,8 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             f("total_writes_processed", &st.total_commands_processed);
             f("io_threaded_reads_processed", &0);
             f("io_threaded_writes_processed", &0);
-            f("reply_buffer_shrinks", &0);
-            f("reply_buffer_expands", &0);
+            f("reply_buffer_shrinks", &st.reply_buffer_shrinks);
+            f("reply_buffer_expands", &st.reply_buffer_expands);
         }
         "replication" => {
             for (k, v) in crate::repl::commands::info_fields(e) {

@@ -6,7 +6,7 @@
 
 mod command;
 mod config;
-mod config_rewrite;
+pub(crate) mod config_rewrite;
 mod info;
 mod keyspace;
 mod latency;

@@ -277,7 +277,9 @@ fn variable_flags(name: &str, args: &[Bytes]) -> u32 {
 /// read as C's atoi does; below 1 or past the arguments there are no keys at all (the command
 /// will refuse the line itself).
 pub fn numkeys_keys(args: &[Bytes], numkeys_idx: usize, store: bool) -> Vec<usize> {
-    let n = args.get(numkeys_idx).map_or(0, |a| atoi(a));
+    let n = args
+        .get(numkeys_idx)
+        .map_or(0, |a| crate::cmd::args::atoi(a));
     let first = numkeys_idx + 1;
     if n < 1 || n as u64 > args.len().saturating_sub(first) as u64 {
         return Vec::new();
@@ -287,23 +289,4 @@ pub fn numkeys_keys(args: &[Bytes], numkeys_idx: usize, store: bool) -> Vec<usiz
         out.push(1);
     }
     out
-}
-
-/// C's atoi: optional blanks and sign, then the leading digits (0 when there are none).
-fn atoi(a: &[u8]) -> i64 {
-    let s = a.trim_ascii_start();
-    let (neg, digits) = match s.first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let mut n: i64 = 0;
-    for &d in digits.iter().take_while(|d| d.is_ascii_digit()) {
-        n = n.saturating_mul(10).saturating_add((d - b'0') as i64);
-    }
-    if neg {
-        -n
-    } else {
-        n
-    }
 }
