@@ -7,8 +7,12 @@
 //! - the pattern matcher's recursion is bounded, so a pattern of many items ends in a Lua error
 //!   instead of overflowing the thread's stack;
 //! - `unpack` checks its range in 64-bit arithmetic before counting it;
-//! - no precompiled chunk is ever loaded: every chunk goes to the text parser, as in Redis, where
-//!   a binary chunk is a syntax error;
+//! - no precompiled chunk from outside is ever loaded: every chunk a script or client gives goes
+//!   to the text parser, as in Redis, where a binary chunk is a syntax error; the one way in for
+//!   bytecode is `redlab_load_own_dump`, which only redlab calls, with what its own `lua_dump`
+//!   wrote for a chunk its parser compiled (`lua::chunks`);
+//! - `redlab_is_plain_array` tells whether a table is as a fresh array of n slots would be, so
+//!   EVAL's KEYS and ARGV tables can be refilled (`lua::runtime`);
 //! - the whole library is compiled with `-fwrapv`, so Lua's own signed-overflow checks cannot be
 //!   optimized away.
 //!
@@ -72,6 +76,60 @@ fn main() {
     build.compile("lua5.1");
 }
 
+/// Appended to ldo.c: loads bytecode that redlab's own `lua_dump` wrote, in this process, for a
+/// chunk its own parser compiled (`lua::chunks`), so a body compiled once is not parsed again by
+/// every engine. No Lua function reaches it: `loadstring` and every chunk a script or client
+/// gives still go to the text parser, where a binary chunk is a syntax error.
+const OWN_DUMP_LOADER: &str = r#"
+
+/* redlab: loads bytecode that redlab's own lua_dump wrote for a chunk its parser compiled;
+   never bytes a script or a client gave. */
+typedef struct RedlabDump { const char *s; size_t size; } RedlabDump;
+
+static const char *redlab_dump_reader (lua_State *L, void *ud, size_t *size) {
+  RedlabDump *d = (RedlabDump *)ud;
+  (void)L;
+  if (d->size == 0) return NULL;
+  *size = d->size;
+  d->size = 0;
+  return d->s;
+}
+
+int redlab_load_own_dump (lua_State *L, const char *buff, size_t size, const char *name) {
+  struct SParser p;
+  ZIO z;
+  RedlabDump d;
+  int status;
+  d.s = buff;
+  d.size = size;
+  lua_lock(L);
+  luaZ_init(L, &z, redlab_dump_reader, &d);
+  p.z = &z; p.name = name; p.own_dump = 1;
+  luaZ_initbuffer(L, &p.buff);
+  status = luaD_pcall(L, f_parser, &p, savestack(L, L->top), L->errfunc);
+  luaZ_freebuffer(L, &p.buff);
+  lua_unlock(L);
+  return status;
+}
+"#;
+
+/// Appended to lapi.c: whether the value at `idx` is a table that a fresh
+/// `lua_createtable(L, n, 0)` filled with `n` values could not be told from: no metatable, an
+/// array part of exactly `n` slots and an empty hash part. `lua::runtime` refills such a table
+/// (EVAL's KEYS and ARGV) instead of making a new one per call.
+const PLAIN_ARRAY_CHECK: &str = r#"
+
+/* redlab: a table a fresh lua_createtable(L, n, 0) could not be told from, once refilled. */
+LUA_API int redlab_is_plain_array (lua_State *L, int idx, int n) {
+  StkId o = index2adr(L, idx);
+  Table *t;
+  if (!ttistable(o)) return 0;
+  t = hvalue(o);
+  return t->metatable == NULL && n >= 0 && t->sizearray == n && t->lsizenode == 0 &&
+         ttisnil(gkey(t->node)) && ttisnil(gval(t->node));
+}
+"#;
+
 /// Applies the edits for one source file; panics if an anchor is missing.
 fn edit(name: &str, text: String) -> String {
     match name {
@@ -82,13 +140,31 @@ fn edit(name: &str, text: String) -> String {
             "size_t step = 1;  /* redlab: hash every byte, as Redis does */",
             1,
         ),
-        "ldo.c" => replace(
-            name,
-            text,
-            "tf = ((c == LUA_SIGNATURE[0]) ? luaU_undump : luaY_parser)(L, p->z,",
-            "(void)c;  /* redlab: binary chunks go to the parser and fail there, as in Redis */\n  tf = luaY_parser(L, p->z,",
-            1,
-        ),
+        "ldo.c" => {
+            let text = replace(
+                name,
+                text,
+                "tf = ((c == LUA_SIGNATURE[0]) ? luaU_undump : luaY_parser)(L, p->z,",
+                "(void)c;  /* redlab: binary chunks go to the parser and fail there, as in Redis */\n  tf = (p->own_dump ? luaU_undump : luaY_parser)(L, p->z,",
+                1,
+            );
+            let text = replace(
+                name,
+                text,
+                "  Mbuffer buff;  /* buffer to be used by the scanner */\n  const char *name;\n};",
+                "  Mbuffer buff;  /* buffer to be used by the scanner */\n  const char *name;\n  int own_dump;  /* redlab: bytes redlab_load_own_dump was given */\n};",
+                1,
+            );
+            let text = replace(
+                name,
+                text,
+                "p.z = z; p.name = name;",
+                "p.z = z; p.name = name; p.own_dump = 0;",
+                1,
+            );
+            text + OWN_DUMP_LOADER
+        }
+        "lapi.c" => text + PLAIN_ARRAY_CHECK,
         "lbaselib.c" => replace(
             name,
             text,

@@ -46,7 +46,7 @@ fn load_script(e: &mut Engine, body: &Bytes) -> Result<[u8; 40], Reply> {
     let limit = e.config.lua_memory_limit;
     let rt = e.scripting.eval_runtime(limit);
     let func = rt
-        .compile(&body[skip..], c"@user_script")
+        .compile_eval(body, skip, &sha)
         .map_err(|m| Reply::err_bytes(errors::script_compile(&m)))?;
     rt.read_globals_directly(func, &sha);
     e.scripting.cache.scripts.insert(

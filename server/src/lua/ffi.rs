@@ -31,6 +31,23 @@ use std::ffi::{c_char, c_int};
 
 pub use mlua_sys::*;
 
+// Functions server/build.rs adds to the Lua it compiles.
+extern "C-unwind" {
+    /// Loads, in protected mode, bytecode that redlab's own `lua_dump` wrote for a chunk its
+    /// parser compiled (`lua::chunks`); pushes the function or an error message, as
+    /// `luaL_loadbuffer` does. Never to be given bytes from outside the process's own dumps.
+    pub fn redlab_load_own_dump(
+        l: *mut lua_State,
+        buff: *const c_char,
+        size: usize,
+        name: *const c_char,
+    ) -> c_int;
+    /// Whether the value at `idx` is a table a fresh `lua_createtable(l, n, 0)` could not be
+    /// told from once its `n` slots are refilled: no metatable, exactly `n` array slots, no
+    /// hash part in use. Reads only; never raises.
+    pub fn redlab_is_plain_array(l: *mut lua_State, idx: c_int, n: c_int) -> c_int;
+}
+
 /// The bytes of the string (or number, converted in place) at `idx`, if it is one. Converting a
 /// number allocates, so this can raise.
 pub unsafe fn to_bytes<'a>(l: *mut lua_State, idx: c_int) -> Option<&'a [u8]> {

@@ -11,12 +11,15 @@
 pub mod api;
 pub mod bit;
 pub mod cache;
+pub mod chunks;
 pub mod cjson;
 pub mod cmsgpack;
 pub mod convert;
 pub mod ffi;
 pub mod functions;
 pub mod global_writes;
+#[cfg(test)]
+mod keys_argv_tests;
 pub mod math_random;
 #[cfg(test)]
 mod oom_tests;

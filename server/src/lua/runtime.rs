@@ -249,6 +249,51 @@ impl Runtime {
         }
     }
 
+    /// `compile` of an EVAL body (chunk name `@user_script`): the text of `body` after its
+    /// first `skip` bytes (a shebang line), where `sha` is the SHA1 of the whole body. When
+    /// this process compiled the same body before, its bytecode is loaded instead of parsing
+    /// the text again (`chunks`); the first compile keeps its bytecode for the next state.
+    pub fn compile_eval(&self, body: &[u8], skip: usize, sha: &[u8; 40]) -> Result<c_int, Vec<u8>> {
+        if let Some(dump) = super::chunks::get(sha, skip) {
+            if let Some(f) = self.load_own_dump(&dump) {
+                #[cfg(test)]
+                LOADED_FROM_DUMP.with(|n| n.set(n.get() + 1));
+                return Ok(f);
+            }
+        }
+        let f = self.compile(&body[skip..], c"@user_script")?;
+        if let Some(dump) = self.dump(f) {
+            super::chunks::put(sha, skip, dump);
+        }
+        Ok(f)
+    }
+
+    /// Loads bytecode this process's own `dump` wrote (`chunks`); a registry reference to the
+    /// function, or None when it cannot be loaded (out of memory under the limit: the caller
+    /// compiles the text, which answers with the right error).
+    fn load_own_dump(&self, dump: &[u8]) -> Option<c_int> {
+        // SAFETY: `l` is this runtime's live state. `dump` is what `dump` wrote for a function
+        // this process's parser compiled (the only bytes `chunks` holds), so the loader reads
+        // well-formed bytecode; it runs in protected mode (a memory error comes back as a
+        // status). luaL_ref runs with the limit off, outside protected mode, as in `compile`.
+        unsafe {
+            let l = self.l;
+            enforce_limit(l, true);
+            let status = redlab_load_own_dump(
+                l,
+                dump.as_ptr() as *const _,
+                dump.len(),
+                c"@user_script".as_ptr(),
+            );
+            enforce_limit(l, false);
+            if status != 0 {
+                lua_pop(l, 1);
+                return None;
+            }
+            Some(luaL_ref(l, LUA_REGISTRYINDEX))
+        }
+    }
+
     /// Lets the compiled function at `fref` read the real globals table instead of the
     /// read-only proxy, when its bytecode cannot assign a global by name (see
     /// `global_writes` for why that is safe). Nothing changes for a runtime without a
@@ -350,6 +395,18 @@ pub type BusyView = (
     crate::compat::Profile,
     crate::compat::Report,
 );
+
+#[cfg(test)]
+thread_local! {
+    /// How many functions `compile_eval` loaded from bytecode on this thread.
+    static LOADED_FROM_DUMP: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many functions `compile_eval` loaded from bytecode on this thread (for tests).
+#[cfg(test)]
+pub(crate) fn loaded_from_dump() -> u64 {
+    LOADED_FROM_DUMP.with(Cell::get)
+}
 
 thread_local! {
     /// The running script's context, published by `run` for the length of its protected
@@ -517,6 +574,36 @@ unsafe fn push_array(l: *mut lua_State, items: &[Bytes]) {
     }
 }
 
+/// Refills the table on top of the stack with `items` when it is the previous call's KEYS or
+/// ARGV and a fresh table of them could not be told from it (`redlab_is_plain_array`: no
+/// metatable, exactly as many slots, nothing else in it); false, touching nothing, otherwise.
+///
+/// Making both tables anew was about a twelfth of an EVALSHA of a short script (the tables,
+/// and the collector's work to free them; `cargo bench --bench eval` under callgrind). Redis
+/// makes them anew, but no script can tell: the table of a call cannot outlive it, since a
+/// script can store it nowhere that lasts (globals and library tables are read-only, there
+/// is no `setfenv`, and an EVAL body is a chunk with no upvalues), so the next call's
+/// refill is seen by no one but that call. FCALL's tables are not refilled: a library's
+/// functions can keep them in upvalues.
+unsafe fn refill_array(l: *mut lua_State, items: &[Bytes]) -> bool {
+    // SAFETY: module contract (lua/ffi.rs); the check reads only, and the stores go to slots
+    // 1..=n of the array part that the check found, so they allocate no table memory (the
+    // pushed strings may, outside protected mode with the limit off, as in `push_array`).
+    unsafe {
+        let Ok(n) = c_int::try_from(items.len()) else {
+            return false;
+        };
+        if n > 1 << 20 || redlab_is_plain_array(l, -1, n) == 0 {
+            return false;
+        }
+        for (i, it) in items.iter().enumerate() {
+            push_bytes(l, it);
+            lua_rawseti_(l, -2, (i + 1) as c_int);
+        }
+        true
+    }
+}
+
 /// Runs the function at registry reference `fref` and converts its result. `name` is what
 /// error messages call the script (its SHA1, or the function's name).
 pub(crate) fn run(
@@ -548,8 +635,15 @@ pub(crate) fn run(
                 lua_rawgeti_(l, LUA_REGISTRYINDEX, h.globals_ref);
                 for (name_ref, items) in h.names_ref.into_iter().zip([keys, argv]) {
                     lua_rawgeti_(l, LUA_REGISTRYINDEX, name_ref);
-                    push_array(l, items);
-                    lua_rawset(l, -3);
+                    lua_pushvalue(l, -1);
+                    lua_rawget(l, -3);
+                    if refill_array(l, items) {
+                        lua_pop(l, 2);
+                    } else {
+                        lua_pop(l, 1);
+                        push_array(l, items);
+                        lua_rawset(l, -3);
+                    }
                 }
                 lua_pop(l, 1);
                 0
