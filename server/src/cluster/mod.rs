@@ -52,6 +52,13 @@ pub struct NodeState {
     readonly: HashSet<ConnId>,
     /// The cluster bus of a node that is its own process; dropping it stops the bus.
     bus: Option<bus::Handle>,
+    /// Where `me` was in the topology's node list at the last look (checked against the
+    /// id before use): every routed command needs this node's index, and finding it compared
+    /// 40-character ids node by node.
+    me_hint: std::cell::Cell<usize>,
+    /// The routing check's list of key positions, kept between commands so that routing a
+    /// command allocates nothing.
+    key_scratch: Vec<crate::cmd::table::keyspec::KeyRef>,
 }
 
 /// What a server is handed to join a cluster (`ServerBuilder::cluster`).
@@ -69,6 +76,8 @@ impl NodeState {
             asking: HashSet::new(),
             readonly: HashSet::new(),
             bus: None,
+            me_hint: std::cell::Cell::new(0),
+            key_scratch: Vec::new(),
         }
     }
 
@@ -118,6 +127,18 @@ impl NodeState {
         NodeState::new(Membership { shared, me })
     }
 
+    /// This node's index in `topo`, None when the cluster forgot it (CLUSTER RESET
+    /// elsewhere).
+    pub(crate) fn my_index(&self, topo: &Topology) -> Option<usize> {
+        let hint = self.me_hint.get();
+        if topo.nodes().get(hint).is_some_and(|n| n.id == self.me) {
+            return Some(hint);
+        }
+        let found = topo.index_of(&self.me)?;
+        self.me_hint.set(found);
+        Some(found)
+    }
+
     pub fn conn_flags(&self, conn: ConnId) -> route::ConnFlags {
         route::ConnFlags {
             asking: self.asking.contains(&conn),
@@ -159,6 +180,11 @@ pub(crate) fn admit(
 /// After every top-level command: ASKING lasts one command, or the whole transaction it was
 /// sent in (Redis's resetClient).
 pub(crate) fn after_command(e: &mut Engine, conn: ConnId, was_asking: bool) {
+    if e.cluster.as_ref().is_some_and(|n| n.asking.is_empty()) {
+        // Nobody sent ASKING: nothing to clear (the common case, checked before the
+        // session look-up).
+        return;
+    }
     let in_multi = e.sessions.get(&conn).is_some_and(|s| s.multi.is_some());
     if let Some(node) = e.cluster.as_mut() {
         if !in_multi && !was_asking {

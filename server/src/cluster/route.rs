@@ -10,6 +10,7 @@ use bytes::Bytes;
 
 use super::slot::key_slot;
 use super::topology::{lock, Topology};
+use crate::cmd::table::keyspec::KeyRef;
 use crate::cmd::table::{flags, keyspec, Command};
 use crate::engine::Engine;
 use crate::reply::Reply;
@@ -65,21 +66,31 @@ pub struct ConnFlags {
     pub reads_when_down: bool,
 }
 
-/// The shard channels of a shard pub/sub command, which Redis routes like keys.
-fn shard_channels(cmd: &Command, args: &[Bytes]) -> Option<Vec<usize>> {
-    match cmd.name {
-        "spublish" => Some(vec![1]),
-        "ssubscribe" | "sunsubscribe" => Some((1..args.len()).collect()),
-        _ => None,
-    }
+/// The shard channels of a shard pub/sub command, which Redis routes like keys, into
+/// `out` (cleared first); false for any other command.
+fn shard_channels_into(cmd: &Command, args: &[Bytes], out: &mut Vec<KeyRef>) -> bool {
+    let channels = match cmd.name {
+        "spublish" => 1..2,
+        "ssubscribe" | "sunsubscribe" => 1..args.len(),
+        _ => return false,
+    };
+    out.clear();
+    out.extend(channels.map(|pos| KeyRef { pos, flags: 0 }));
+    true
 }
 
-/// The key positions the routing decision looks at, and whether they are shard channels.
-pub fn routed_keys(cmd: &Command, args: &[Bytes]) -> (Vec<usize>, bool) {
-    match shard_channels(cmd, args) {
-        Some(channels) => (channels, true),
-        None => (cmd.key_positions(args), false),
+fn is_shard_channel_command(cmd: &Command) -> bool {
+    matches!(cmd.name, "spublish" | "ssubscribe" | "sunsubscribe")
+}
+
+/// The key positions the routing decision looks at, into `out` (cleared first); true when
+/// they are shard channels.
+pub fn routed_keys_into(cmd: &Command, args: &[Bytes], out: &mut Vec<KeyRef>) -> bool {
+    if shard_channels_into(cmd, args, out) {
+        return true;
     }
+    keyspec::find_into(cmd, args, out);
+    false
 }
 
 /// Whether the command can have keys at all; commands that cannot are never redirected.
@@ -89,41 +100,58 @@ pub fn may_have_keys(cmd: &Command) -> bool {
 
 /// Decides for `commands` (one command, or the queued commands of an EXEC) on this node.
 /// Ok(Some(slot)) when served here and keys were named; Ok(None) when no key was named.
+///
+/// Every command a cluster node serves comes through here, so the common path allocates
+/// nothing and touches the shared topology once: the engine's fields are borrowed apart
+/// (no clone of the topology's `Arc` to get around the borrow), this node's index comes
+/// from a hint, and the key positions go into a list the node keeps.
 pub fn decide(
     e: &mut Engine,
     commands: &[(&'static Command, &[Bytes])],
     mut conn: ConnFlags,
 ) -> Result<Option<u16>, Redirect> {
-    let Some(node) = e.cluster.as_ref() else {
+    let now = e.now_ms;
+    let Engine {
+        cluster,
+        config,
+        dbs,
+        ..
+    } = e;
+    let Some(node) = cluster.as_mut() else {
         return Ok(None);
     };
-    let shared = node.shared.clone();
-    let topo = lock(&shared);
+    let mut keys = std::mem::take(&mut node.key_scratch);
+    let topo = lock(&node.shared);
     // Read only when it matters: the cluster is down.
     conn.reads_when_down = !topo.is_ok()
-        && e.config
+        && config
             .get_by_name("cluster-allow-reads-when-down")
             .is_some_and(|v| v == "yes");
-    let node = e.cluster.as_ref().expect("checked above");
-    let now = e.now_ms;
-    let db = &mut e.dbs[0];
-    db.now = now;
-    let db = &*db;
-    let Some(me) = topo.index_of(&node.me) else {
+    let Some(me) = node.my_index(&topo) else {
         // Forgotten by the cluster (CLUSTER RESET elsewhere): serve as a lone node would.
+        drop(topo);
+        node.key_scratch = keys;
         return Ok(None);
     };
-    decide_in(&topo, me, commands, conn, |key| {
+    let db = &mut dbs[0];
+    db.now = now;
+    let db = &*db;
+    let decided = decide_in(&topo, me, commands, conn, &mut keys, |key| {
         db.get_shared(key).is_some()
-    })
+    });
+    drop(topo);
+    node.key_scratch = keys;
+    decided
 }
 
 /// `decide` with the topology locked and the key lookup given.
+/// `keys` is room for each command's key positions (its contents on entry do not matter).
 pub fn decide_in(
     topo: &Topology,
     me: usize,
     commands: &[(&'static Command, &[Bytes])],
     conn: ConnFlags,
+    keys: &mut Vec<KeyRef>,
     exists: impl Fn(&[u8]) -> bool,
 ) -> Result<Option<u16>, Redirect> {
     let myself = &topo.nodes()[me];
@@ -138,10 +166,10 @@ pub fn decide_in(
         any_write |= cmd.has(flags::WRITE);
         migrate_cmd |= cmd.name == "migrate";
         asking_cmd |= cmd.name == "restore-asking";
-        let (positions, channels) = routed_keys(cmd, args);
+        let channels = routed_keys_into(cmd, args, keys);
         shard_pubsub |= channels;
-        for pos in positions {
-            let Some(key) = args.get(pos) else { continue };
+        for k in keys.iter() {
+            let Some(key) = args.get(k.pos) else { continue };
             let key: &[u8] = key;
             let slot = key_slot(key);
             match first {
@@ -246,7 +274,7 @@ pub fn check_command(
             .collect();
         return decide(e, &resolved, flags);
     }
-    if shard_channels(cmd, args).is_none() && !may_have_keys(cmd) {
+    if !is_shard_channel_command(cmd) && !may_have_keys(cmd) {
         return Ok(None);
     }
     decide(e, &[(cmd, args)], flags)

@@ -5,7 +5,7 @@
 //! in one go (so a pipeline costs one write) by the flusher, after the other connections
 //! ready in the same turn ran too (see `flush.rs`). Output produced for this connection by others
 //! (pub/sub messages, a blocked command's late reply, CLIENT KILL) arrives through its
-//! `Notify`.
+//! `notify` (`wake::LocalNotify`).
 
 use std::rc::Rc;
 use std::time::Duration;

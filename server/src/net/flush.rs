@@ -15,14 +15,13 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use tokio::sync::Notify;
-
 use super::io::ConnIo;
+use super::wake::LocalNotify;
 
 #[derive(Default)]
 pub(crate) struct Flusher {
     queued: RefCell<Vec<Rc<ConnIo>>>,
-    wanted: Notify,
+    wanted: LocalNotify,
 }
 
 impl Flusher {

@@ -14,7 +14,6 @@ use std::sync::Arc;
 use bytes::{Buf, Bytes, BytesMut};
 use socket2::SockRef;
 use tokio::net::{TcpListener, UnixListener};
-use tokio::sync::Notify;
 
 use super::parser::RequestParser;
 use super::stream::NetStream;
@@ -122,7 +121,7 @@ impl NetConfig {
 pub(crate) struct ConnIo {
     pub stream: NetStream,
     pub state: RefCell<ConnState>,
-    pub notify: Notify,
+    pub notify: super::wake::LocalNotify,
 }
 
 impl ConnIo {
@@ -144,7 +143,7 @@ impl ConnIo {
                 meters: Arc::default(),
                 query_batch: Default::default(),
             }),
-            notify: Notify::new(),
+            notify: super::wake::LocalNotify::new(),
         }
     }
 

@@ -10,4 +10,5 @@ mod listen;
 pub mod parser;
 pub mod server;
 pub(crate) mod stream;
+mod wake;
 mod workers;

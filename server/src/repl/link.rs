@@ -223,7 +223,9 @@ async fn apply_loop(
             buf.reserve(READ_ROOM);
         }
         tokio::select! {
-            _ = tokio::time::sleep(HELD_CHECK), if holding => {}
+            // In an async block: select! builds every branch's future, disabled or not, and
+            // `sleep` reads the clock and sets up a timer entry, on every command applied.
+            _ = async { tokio::time::sleep(HELD_CHECK).await }, if holding => {}
             n = stream.read_buf(&mut buf) => {
                 let n = n.map_err(|e| e.to_string())?;
                 if n == 0 {

@@ -101,6 +101,11 @@ pub(crate) struct Repl {
     pub(crate) policy: (Option<u64>, bool, bool),
     /// A FAILOVER under way on this primary.
     pub(crate) failover: Option<failover::Failover>,
+    /// Where each execution unit is encoded: split off as the unit's bytes, its room is
+    /// used again by the next unit once the replicas' output let go of the last one (a
+    /// fresh buffer per unit was an allocation, and a promotion to shared when each replica
+    /// took its copy, on every replicated write).
+    encode_room: BytesMut,
 }
 
 impl Default for Repl {
@@ -125,6 +130,7 @@ impl Default for Repl {
             faults: Default::default(),
             policy: (None, true, true),
             failover: None,
+            encode_room: BytesMut::new(),
         }
     }
 }
@@ -228,6 +234,9 @@ fn encode_op(out: &mut BytesMut, op: &[Bytes]) {
     }
 }
 
+/// The largest unit whose buffer `Repl::encode_room` keeps for the next.
+const ENCODE_ROOM_KEPT: usize = 64 * 1024;
+
 impl Engine {
     /// After a handler ran (`Engine::call`): what it changed goes into the unit's ops.
     pub(crate) fn repl_after_call(
@@ -288,7 +297,7 @@ impl Engine {
         // Taken and given back emptied: the unit's list keeps its room for the next one.
         let mut ops = std::mem::take(&mut self.repl.pending);
         let wrap = ops.len() > 1;
-        let mut out = BytesMut::new();
+        let mut out = std::mem::take(&mut self.repl.encode_room);
         if wrap {
             self.select_into(ops[0].0, &mut out);
             encode_op(&mut out, &[Bytes::from_static(b"MULTI")]);
@@ -304,7 +313,12 @@ impl Engine {
         if self.repl.pending.is_empty() {
             self.repl.pending = ops;
         }
-        self.repl_feed(out.freeze());
+        let unit = out.split().freeze();
+        if unit.len() <= ENCODE_ROOM_KEPT {
+            // (A big unit's buffer is let go with it, not kept for good.)
+            self.repl.encode_room = out;
+        }
+        self.repl_feed(unit);
     }
 
     /// SELECT db, when the stream is on another database.
@@ -394,6 +408,12 @@ impl Engine {
         match self.repl.backlog.as_mut() {
             Some(b) => b.feed(&bytes),
             None => return,
+        }
+        if let [only] = &self.repl.replicas[..] {
+            // One replica (a cluster's shard): its copy is the bytes themselves.
+            let conn = only.conn;
+            self.push_to(conn, Reply::Raw(bytes));
+            return;
         }
         let conns: Vec<ConnId> = self.repl.replicas.iter().map(|r| r.conn).collect();
         for conn in conns {

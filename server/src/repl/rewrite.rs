@@ -29,10 +29,20 @@ fn deadline(e: &Engine, db: usize, key: &[u8]) -> Option<Option<i64>> {
 /// What to propagate for `args`, which ran in `db` and answered `reply`, having changed the
 /// dataset.
 pub(super) fn rewrite(e: &Engine, db: usize, args: &[Bytes], reply: &Reply) -> Vec<Op> {
-    let name = args[0].to_ascii_lowercase();
+    // Lower-cased on the stack: every write a primary with replicas runs comes through
+    // here. A name longer than any below matches none of them and goes out as it came.
+    let mut lower = [0u8; 16];
+    let name: &[u8] = match lower.get_mut(..args[0].len()) {
+        Some(room) => {
+            room.copy_from_slice(&args[0]);
+            room.make_ascii_lowercase();
+            room
+        }
+        None => b"",
+    };
     let key = || args[1].clone();
     let del = || vec![vec![b("DEL"), args[1].clone()]];
-    match name.as_slice() {
+    match name {
         b"set" => set(e, db, args),
         b"setex" | b"psetex" => match deadline(e, db, &args[1]) {
             Some(Some(at)) => vec![vec![
