@@ -105,6 +105,25 @@ pub const LATER_ARITY: &[(&str, i32, Since)] = &[
     ("zrevrank", -3, ZRANK_WITHSCORE),
 ];
 
+/// Flags a later release took off a command, with that release. Redis 8.0 took `denyoom` off
+/// HEXPIRE, HPEXPIRE, HEXPIREAT and HPEXPIREAT (redis/redis#13800: like EXPIRE, they allocate
+/// little), so Redis 7.4 refuses them over maxmemory and lists the flag in COMMAND INFO, and
+/// 8.0 on does neither. The table (server/data/commands-later.json) keeps 7.4's flags;
+/// `Command::denies_oom_in` and COMMAND INFO ask `flag_dropped`.
+pub const FLAGS_DROPPED: &[(&str, &str, Since)] = &[
+    ("hexpire", "denyoom", R80),
+    ("hpexpire", "denyoom", R80),
+    ("hexpireat", "denyoom", R80),
+    ("hpexpireat", "denyoom", R80),
+];
+
+/// Whether `profile`'s server has taken `flag` off the command `full` (`FLAGS_DROPPED`).
+pub fn flag_dropped(profile: crate::compat::Profile, full: &str, flag: &str) -> bool {
+    FLAGS_DROPPED
+        .iter()
+        .any(|&(n, f, since)| n == full && f == flag && profile.has(since))
+}
+
 /// ZRANK / ZREVRANK ... WITHSCORE: Redis 7.2 and Valkey 7.2.
 pub const ZRANK_WITHSCORE: Since = R72;
 
