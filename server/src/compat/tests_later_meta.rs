@@ -74,7 +74,10 @@ fn hash_field_expiration_has_74s_categories_and_key_specs() {
             ["@read", "@hash", "@fast"]
         };
         assert_eq!(i[6], set(&cats), "{name}");
-        assert_eq!((&i[3], &i[4], &i[5]), (&Reply::Int(1), &Reply::Int(1), &Reply::Int(1)));
+        assert_eq!(
+            (&i[3], &i[4], &i[5]),
+            (&Reply::Int(1), &Reply::Int(1), &Reply::Int(1))
+        );
         let Reply::Set(specs) = &i[8] else {
             panic!("{i:?}")
         };
@@ -257,7 +260,10 @@ fn a_user_limited_to_hash_may_run_hexpire_from_74() {
         let mut e = engine(p);
         run(&mut e, &["HSET", "h", "f", "v"]);
         assert_eq!(
-            run(&mut e, &["ACL", "SETUSER", "u", "on", "nopass", "~*", "+@hash"]),
+            run(
+                &mut e,
+                &["ACL", "SETUSER", "u", "on", "nopass", "~*", "+@hash"]
+            ),
             Reply::ok()
         );
         assert_eq!(run(&mut e, &["AUTH", "u", "x"]), Reply::ok());

@@ -325,7 +325,8 @@ fn info_of(p: Profile, c: &'static Command, parent: Option<&Command>) -> Reply {
 /// `denyoom` (`since::FLAGS_DROPPED`).
 fn flags_in(p: Profile, name: &str, flags: Reply) -> Reply {
     use crate::compat::since;
-    let scriptable = p.has(since::BLOCKING_IN_SCRIPTS) && since::SCRIPTABLE_BLOCKING.contains(&name);
+    let scriptable =
+        p.has(since::BLOCKING_IN_SCRIPTS) && since::SCRIPTABLE_BLOCKING.contains(&name);
     let dropped = |f: &str| (scriptable && f == "noscript") || since::flag_dropped(p, name, f);
     match flags {
         Reply::Set(items) => Reply::Set(
