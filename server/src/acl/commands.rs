@@ -1,5 +1,6 @@
 //! The commands as ACL rules name them: full names (`get`, `client|id`) and the categories
-//! Redis 7.0.15 gives each (from the table's metadata), built once from the command table.
+//! Redis 7.0.15 gives each (from the table's metadata; a later command's from its release's
+//! reference, server/data/commands-later.json), built once from the command table.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -55,7 +56,12 @@ fn registry() -> &'static Registry {
         };
         let add = |r: &mut Registry, cmd: &'static table::Command, full: &'static str| {
             r.names.push(full);
-            if let Some(meta) = cmd.meta {
+            // A command only Valkey has (SCRIPT SHOW) takes valkey-server 8.1's categories;
+            // ACL CAT shows each command only under the profiles that have it.
+            let meta = cmd
+                .meta
+                .or_else(|| table::meta::shown_in(crate::compat::Profile::Valkey81, full));
+            if let Some(meta) = meta {
                 for cat in meta.acl_categories() {
                     let cat = cat.trim_start_matches('@');
                     if let Some(c) = CATEGORIES.iter().find(|c| **c == cat) {

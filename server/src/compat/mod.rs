@@ -208,3 +208,5 @@ mod tests_72_replies;
 mod tests_82;
 #[cfg(test)]
 mod tests_later;
+#[cfg(test)]
+mod tests_later_meta;

@@ -105,12 +105,32 @@ pub const LATER_ARITY: &[(&str, i32, Since)] = &[
     ("zrevrank", -3, ZRANK_WITHSCORE),
 ];
 
+/// Flags a later release took off a command, with that release. Redis 8.0 took `denyoom` off
+/// HEXPIRE, HPEXPIRE, HEXPIREAT and HPEXPIREAT (redis/redis#13800: like EXPIRE, they allocate
+/// little), so Redis 7.4 refuses them over maxmemory and lists the flag in COMMAND INFO, and
+/// 8.0 on does neither. The table (server/data/commands-later.json) keeps 7.4's flags;
+/// `Command::denies_oom_in` and COMMAND INFO ask `flag_dropped`.
+pub const FLAGS_DROPPED: &[(&str, &str, Since)] = &[
+    ("hexpire", "denyoom", R80),
+    ("hpexpire", "denyoom", R80),
+    ("hexpireat", "denyoom", R80),
+    ("hpexpireat", "denyoom", R80),
+];
+
+/// Whether `profile`'s server has taken `flag` off the command `full` (`FLAGS_DROPPED`).
+pub fn flag_dropped(profile: crate::compat::Profile, full: &str, flag: &str) -> bool {
+    FLAGS_DROPPED
+        .iter()
+        .any(|&(n, f, since)| n == full && f == flag && profile.has(since))
+}
+
 /// ZRANK / ZREVRANK ... WITHSCORE: Redis 7.2 and Valkey 7.2.
 pub const ZRANK_WITHSCORE: Since = R72;
 
 /// Commands whose COMMAND DOCS entry changed after Redis 7.0, with the release that changed
 /// it. A profile that has the change shows the later entry: BITOP's 8.2 one (its four new
-/// operations) from server/data/commands-later.json, written from the 8.2 reference;
+/// operations) and XREADGROUP's 8.4 one (CLAIM) from server/data/commands-later.json, written
+/// from those releases' reference;
 /// otherwise the entry valkey-server 8.1 prints
 /// (server/data/commands-valkey-8.1.8.json): Valkey kept these entries as Redis 7.2 wrote
 /// them (ZRANK's WITHSCORE argument and its "7.2.0" history line, each argument with the
@@ -120,6 +140,7 @@ pub const LATER_DOCS: &[(&str, Since)] = &[
     ("zrank", ZRANK_WITHSCORE),
     ("zrevrank", ZRANK_WITHSCORE),
     ("bitop", BITOP_82),
+    ("xreadgroup", XREADGROUP_CLAIM),
 ];
 
 /// The release from which the COMMAND DOCS entry of `full` is the later one (`LATER_DOCS`).
@@ -157,6 +178,9 @@ pub const STREAM_REF_OPTIONS: Since = R82;
 /// from Valkey).
 pub const CLUSTER_SLOT_STATS: Since = Since::both(82, 80);
 
+/// XREADGROUP ... CLAIM min-idle-time: Redis 8.4 only (written from the 8.4 command
+/// reference, `cmd::stream::read_claim`; no 8.4 server here).
+pub const XREADGROUP_CLAIM: Since = R84;
 /// SET ... IFEQ value: Redis 8.4, and Valkey 8.1 (which defines only IFEQ).
 pub const SET_IFEQ: Since = Since::both(84, 81);
 /// SET ... IFNE / IFDEQ / IFDNE: Redis 8.4 only.

@@ -19,6 +19,13 @@ pub const THE_GROUP_OPTION_IS_ONLY_SUPPORTED: &str =
     "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.";
 pub const THE_NOACK_OPTION_IS_ONLY_SUPPORTED: &str =
     "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.";
+/// XREAD ... CLAIM under Redis 8.4, worded as NOACK's (not confirmed with an 8.4 server).
+pub const THE_CLAIM_OPTION_IS_ONLY_SUPPORTED: &str =
+    "ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead.";
+/// XREADGROUP ... CLAIM with a min-idle-time that is not an integer, worded as XCLAIM's
+/// (not confirmed with an 8.4 server).
+pub const INVALID_MIN_IDLE_TIME_XREADGROUP: &str =
+    "ERR Invalid min-idle-time argument for XREADGROUP";
 pub const MISSING_GROUP_OPTION_FOR_XREADGROUP: &str = "ERR Missing GROUP option for XREADGROUP";
 pub const THE_ID_IS_MEANINGLESS_IN_THE: &str = "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.";
 pub const THE_ID_CAN_BE_SPECIFIED_ONLY: &str = "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.";

@@ -370,7 +370,7 @@ fn script_checks(
     if !c.allow_oom
         && c.oom_at_start
         && !c.has_written
-        && cmd.has(flags::DENYOOM)
+        && cmd.denies_oom_in(e.profile())
         && e.config.maxmemory > 0
     {
         return Err(format!("-{}", errors::OOM));

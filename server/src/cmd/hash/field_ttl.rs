@@ -18,8 +18,9 @@ use crate::errors;
 use crate::notify;
 use crate::reply::Reply;
 
-/// The largest deadline a field may have, in Unix ms (Redis keeps 48 bits).
-const MAX_DEADLINE_MS: i64 = (1 << 48) - 1;
+/// The largest deadline a field may have, in Unix ms: Redis 7.4's HFE_MAX_ABS_TIME_MSEC, a
+/// quarter of the 48 bits its expiry structure keeps (2^46 - 1, about the year 4199).
+const MAX_DEADLINE_MS: i64 = (1 << 46) - 1;
 
 /// Per-field results of HEXPIRE and friends.
 const NO_FIELD: i64 = -2;
@@ -31,9 +32,9 @@ const DELETED: i64 = 2;
 /// Which wording a command uses for a bad FIELDS block: the three families disagree.
 #[derive(Clone, Copy)]
 enum Wording {
-    /// HEXPIRE, HTTL, HPERSIST (7.4).
+    /// HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT (7.4).
     Expire,
-    /// HGETDEL (8.0).
+    /// HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME, HPERSIST (7.4) and HGETDEL (8.0).
     GetDel,
     /// HGETEX and HSETEX (8.0): `name` for the arity error.
     GetEx(&'static str),
@@ -201,7 +202,7 @@ fn hpexpireat(e: &mut Engine, call: &mut Call) -> CmdResult {
 fn ttl_generic(e: &mut Engine, call: &mut Call, unit: Unit) -> CmdResult {
     let (db, key) = (call.db, call.args[1].clone());
     let exists = lookup::<HashValue>(e, db, &key)?.is_some();
-    let fields = fields_block(&call.args, 2, 1, Wording::Expire)?.to_vec();
+    let fields = fields_block(&call.args, 2, 1, Wording::GetDel)?.to_vec();
     if !exists {
         return Ok(Reply::Array(vec![Reply::Int(NO_FIELD); fields.len()]));
     }
@@ -257,7 +258,7 @@ fn hpexpiretime(e: &mut Engine, call: &mut Call) -> CmdResult {
 fn hpersist(e: &mut Engine, call: &mut Call) -> CmdResult {
     let (db, key) = (call.db, call.args[1].clone());
     let exists = lookup::<HashValue>(e, db, &key)?.is_some();
-    let fields = fields_block(&call.args, 2, 1, Wording::Expire)?.to_vec();
+    let fields = fields_block(&call.args, 2, 1, Wording::GetDel)?.to_vec();
     if !exists {
         return Ok(Reply::Array(vec![Reply::Int(NO_FIELD); fields.len()]));
     }

@@ -10,7 +10,7 @@
 
 use bytes::Bytes;
 
-use crate::cmd::table::{flags, policy, Command};
+use crate::cmd::table::{policy, Command};
 use crate::engine::{resolve, Engine};
 use crate::lua::cache::{normalize_sha, sha1_hex};
 use crate::lua::shebang;
@@ -46,7 +46,7 @@ pub(crate) fn refused_when_over(e: &Engine, conn: ConnId, cmd: &Command, args: &
 /// DENYOOM as Redis computes it for one command, with a script's declared flags in place of
 /// EVAL's and FCALL's.
 fn denies_oom(e: &Engine, cmd: &Command, args: &[Bytes]) -> bool {
-    if cmd.has(flags::DENYOOM) {
+    if cmd.denies_oom_in(e.profile()) {
         return true;
     }
     match declared_flags(e, cmd, args) {

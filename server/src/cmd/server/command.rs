@@ -321,17 +321,18 @@ fn info_of(p: Profile, c: &'static Command, parent: Option<&Command>) -> Reply {
 
 /// A command's flags as `p`'s server prints them: from Redis 7.2 the blocking commands a
 /// script may run (`since::SCRIPTABLE_BLOCKING`) no longer say `noscript`, as
-/// valkey-server 8.1's COMMAND INFO shows.
+/// valkey-server 8.1's COMMAND INFO shows; from Redis 8.0 HEXPIRE and its kin no longer say
+/// `denyoom` (`since::FLAGS_DROPPED`).
 fn flags_in(p: Profile, name: &str, flags: Reply) -> Reply {
     use crate::compat::since;
-    if !(p.has(since::BLOCKING_IN_SCRIPTS) && since::SCRIPTABLE_BLOCKING.contains(&name)) {
-        return flags;
-    }
+    let scriptable =
+        p.has(since::BLOCKING_IN_SCRIPTS) && since::SCRIPTABLE_BLOCKING.contains(&name);
+    let dropped = |f: &str| (scriptable && f == "noscript") || since::flag_dropped(p, name, f);
     match flags {
         Reply::Set(items) => Reply::Set(
             items
                 .into_iter()
-                .filter(|f| !matches!(f, Reply::Status(s) if s == "noscript"))
+                .filter(|f| !matches!(f, Reply::Status(s) if dropped(s)))
                 .collect(),
         ),
         other => other,

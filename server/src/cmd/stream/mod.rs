@@ -15,10 +15,13 @@ mod info;
 mod propagate;
 mod range;
 mod read;
+mod read_claim;
 
 pub(crate) use read::unblock_lost_groups;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_claim;
 
 use bytes::Bytes;
 

@@ -13,7 +13,7 @@ use crate::cmd::lookup::lookup_mut;
 use bytes::Bytes;
 
 use super::propagate::{self, Op};
-use super::{entry_reply, id_reply, parse_id, IdForm};
+use super::{entry_reply, id_reply, parse_id, read_claim, IdForm};
 use crate::cmd::args;
 use crate::cmd::table::CmdResult;
 use crate::db::stream::{Stream, StreamId};
@@ -34,6 +34,8 @@ struct ReadArgs {
     nkeys: usize,
     group: Option<(Bytes, Bytes)>,
     noack: bool,
+    /// CLAIM min-idle-time (Redis 8.4, `read_claim`).
+    claim: Option<i64>,
 }
 
 pub(super) fn xread(e: &mut Engine, call: &mut Call) -> CmdResult {
@@ -52,6 +54,7 @@ fn parse(e: &Engine, call: &Call, group_cmd: bool) -> Result<ReadArgs, Reply> {
         nkeys: 0,
         group: None,
         noack: false,
+        claim: None,
     };
     let argc = call.argc();
     let mut i = 1;
@@ -110,6 +113,20 @@ fn parse(e: &Engine, call: &Call, group_cmd: bool) -> Result<ReadArgs, Reply> {
                 ));
             }
             a.noack = true;
+        } else if args::is(o, "claim")
+            && more > 0
+            && e.has_option(crate::compat::since::XREADGROUP_CLAIM, "xreadgroup CLAIM")
+        {
+            if !group_cmd {
+                return Err(Reply::err(
+                    crate::errors::THE_CLAIM_OPTION_IS_ONLY_SUPPORTED,
+                ));
+            }
+            i += 1;
+            // As XCLAIM and XAUTOCLAIM read theirs: a negative time claims every entry.
+            let ms = crate::numfmt::parse_i64(call.arg(i))
+                .ok_or_else(|| Reply::err(crate::errors::INVALID_MIN_IDLE_TIME_XREADGROUP))?;
+            a.claim = Some(ms.max(0));
         } else {
             return Err(Reply::err(errors::SYNTAX));
         }
@@ -190,7 +207,11 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
             Some((group, consumer)) => {
                 let history = gt != StreamId::MAX;
                 let last = s.groups[&group[..]].last_id;
-                let serve = history || !(s.is_empty() || s.last_valid_id() <= last);
+                // CLAIM applies to the `>` ID only.
+                let claim = a.claim.filter(|_| !history);
+                let fresh = !(s.is_empty() || s.last_valid_id() <= last);
+                let idle = claim.is_some_and(|ms| read_claim::has_idle(s, group, ms, now));
+                let serve = history || fresh || idle;
                 // Redis 7.0 looks the consumer up (or creates it) only for a stream being
                 // served; 7.2 for every stream named (`since::STREAM_GROUPS_72`).
                 if !serve && !eager_consumers {
@@ -224,7 +245,12 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
                         noack: a.noack,
                         now,
                     };
-                    deliver_new(s, &to, ops.as_mut().map(|o| (&key[..], o)))
+                    match claim {
+                        Some(ms) => {
+                            deliver_claiming(s, &to, ms, ops.as_mut().map(|o| (&key[..], o)))
+                        }
+                        None => deliver_new(s, &to, ops.as_mut().map(|o| (&key[..], o))),
+                    }
                 };
                 if created {
                     notify::keyspace_event(e, notify::STREAM, "xgroup-createconsumer", db, &key);
@@ -289,6 +315,7 @@ fn touch_consumer(s: &mut Stream, group: &[u8], consumer: &[u8], now: i64) -> bo
 }
 
 /// A delivery of new entries to a consumer of a group.
+#[derive(Clone, Copy)]
 struct Delivery<'a> {
     group: &'a [u8],
     consumer: &'a [u8],
@@ -338,6 +365,34 @@ fn deliver_new(s: &mut Stream, to: &Delivery, mut ops: Option<(&[u8], &mut Vec<O
     }
     if let Some((key, ops)) = ops.filter(|_| to.noack && delivered) {
         ops.push(propagate::setid(key, to.group, &s.groups[to.group]));
+    }
+    Reply::Array(out)
+}
+
+/// XREADGROUP ... CLAIM with `>`: the idle pending entries claimed first, then new entries
+/// up to what is left of COUNT, every entry with CLAIM's two extra elements (`read_claim`).
+fn deliver_claiming(
+    s: &mut Stream,
+    to: &Delivery,
+    min_idle: i64,
+    mut ops: Option<(&[u8], &mut Vec<Op>)>,
+) -> Reply {
+    let mut out = read_claim::claim_idle(
+        s,
+        to.group,
+        to.consumer,
+        min_idle,
+        to.count,
+        to.now,
+        ops.as_mut().map(|(k, o)| (*k, &mut **o)),
+    );
+    let left = match to.count {
+        0 => Some(0),
+        n => n.checked_sub(out.len()).filter(|&l| l > 0),
+    };
+    if let Some(count) = left {
+        let rest = Delivery { count, ..*to };
+        out.extend(read_claim::as_new(deliver_new(s, &rest, ops)));
     }
     Reply::Array(out)
 }
@@ -454,7 +509,10 @@ fn serve_blocked(e: &mut Engine, call: &Call, a: &ReadArgs, key: &[u8]) -> CmdRe
                 noack: a.noack,
                 now,
             };
-            let r = deliver_new(s, &to, ops.as_mut().map(|o| (key, o)));
+            let r = match a.claim {
+                Some(ms) => deliver_claiming(s, &to, ms, ops.as_mut().map(|o| (key, o))),
+                None => deliver_new(s, &to, ops.as_mut().map(|o| (key, o))),
+            };
             if created {
                 notify::keyspace_event(e, notify::STREAM, "xgroup-createconsumer", db, key);
             }

@@ -359,3 +359,150 @@ fn only_in_the_profiles_that_have_them() {
         assert_eq!(!r.is_error(), has_80, "{p} HGETDEL: {r:?}");
     }
 }
+
+/// Redis 7.4's limits and texts for the FIELDS count and the deadline: HEXPIRE and its kin
+/// say "Parameter `numFields` should be greater than 0", HTTL, HPTTL, HEXPIRETIME,
+/// HPEXPIRETIME and HPERSIST "Number of fields must be a positive integer"; the latest deadline
+/// is 2^46 - 1 ms (HFE_MAX_ABS_TIME_MSEC), in both units, absolute or relative.
+#[test]
+fn field_counts_and_the_deadline_ceiling() {
+    let (mut e, _) = setup();
+    for cmd in ["HEXPIRE", "HPEXPIRE", "HEXPIREAT", "HPEXPIREAT"] {
+        for n in ["0", "-1", "x"] {
+            assert_eq!(
+                run(&mut e, &[cmd, "h", "100", "FIELDS", n, "a"]),
+                Reply::err(errors::HFE_NUMFIELDS),
+                "{cmd} {n}"
+            );
+        }
+    }
+    for cmd in ["HTTL", "HPTTL", "HEXPIRETIME", "HPEXPIRETIME", "HPERSIST"] {
+        for n in ["0", "x"] {
+            assert_eq!(
+                run(&mut e, &[cmd, "h", "FIELDS", n, "a"]),
+                Reply::err("ERR Number of fields must be a positive integer"),
+                "{cmd} {n}"
+            );
+        }
+        assert_eq!(
+            run(&mut e, &[cmd, "h", "FIELDS", "2", "a"]),
+            Reply::err(errors::HFE_NUMFIELDS_MISMATCH),
+            "{cmd}"
+        );
+    }
+    let ceiling = (1i64 << 46) - 1;
+    let line = |cmd: &'static str, v: String| -> Vec<String> {
+        [cmd, "h", v.as_str(), "FIELDS", "1", "a"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let mut go = |l: Vec<String>| {
+        let l: Vec<&str> = l.iter().map(String::as_str).collect();
+        run(&mut e, &l)
+    };
+    assert_eq!(go(line("HPEXPIREAT", ceiling.to_string())), ints(&[1]));
+    assert_eq!(
+        go(line("HPEXPIREAT", (ceiling + 1).to_string())),
+        Reply::err(errors::invalid_expire("hpexpireat"))
+    );
+    assert_eq!(
+        go(line("HEXPIREAT", (ceiling / 1000).to_string())),
+        ints(&[1])
+    );
+    assert_eq!(
+        go(line("HEXPIREAT", (ceiling / 1000 + 1).to_string())),
+        Reply::err(errors::invalid_expire("hexpireat"))
+    );
+    // Relative: the clock's now (T0) counts against the ceiling.
+    let room = ceiling - T0;
+    assert_eq!(go(line("HPEXPIRE", room.to_string())), ints(&[1]));
+    assert_eq!(
+        go(line("HPEXPIRE", (room + 1).to_string())),
+        Reply::err(errors::invalid_expire("hpexpire"))
+    );
+    assert_eq!(
+        go(line("HEXPIRE", "1000000000000".to_string())),
+        Reply::err(errors::invalid_expire("hexpire"))
+    );
+}
+
+/// Events of HEXPIRE and its kin as Redis 7.4's hashTypeSetExDone sends them: one per call,
+/// `hdel` when a past deadline deleted fields, else `hexpire`; `hdel` then `del` when that
+/// emptied the hash. (One call has one deadline, so it either deletes or sets.)
+#[test]
+fn hexpire_events_for_past_deadlines() {
+    let (mut e, _clock) = setup();
+    listen(&mut e);
+    let past = (T0 / 1000 - 10).to_string();
+    let future = (T0 / 1000 + 100).to_string();
+    assert_eq!(
+        run(&mut e, &["HEXPIREAT", "h", &past, "FIELDS", "1", "a"]),
+        ints(&[2])
+    );
+    assert_eq!(
+        run(&mut e, &["HEXPIREAT", "h", &future, "FIELDS", "1", "b"]),
+        ints(&[1])
+    );
+    // b has a later deadline, so LT with a past time deletes it; zz does not exist.
+    assert_eq!(
+        run(
+            &mut e,
+            &["HEXPIREAT", "h", &past, "LT", "FIELDS", "2", "b", "zz"]
+        ),
+        ints(&[2, -2])
+    );
+    // A condition not met never deletes: c has no deadline, so XX fails.
+    assert_eq!(
+        run(&mut e, &["HEXPIREAT", "h", &past, "XX", "FIELDS", "1", "c"]),
+        ints(&[0])
+    );
+    let got = events(&mut e);
+    let names: Vec<&str> = got.iter().map(|(a, _)| a.as_str()).collect();
+    assert_eq!(names, vec!["hdel", "hexpire", "hdel"]);
+    assert_eq!(
+        run(
+            &mut e,
+            &["HPEXPIREAT", "h", &T0.to_string(), "FIELDS", "1", "c"]
+        ),
+        ints(&[2]),
+        "a deadline equal to now is past"
+    );
+    let got = events(&mut e);
+    let names: Vec<&str> = got.iter().map(|(a, _)| a.as_str()).collect();
+    assert_eq!(names, vec!["hdel", "del"]);
+    assert_eq!(run(&mut e, &["EXISTS", "h"]), Reply::Int(0));
+}
+
+/// COPY carries the field deadlines, to another database too, and the copy's are its own;
+/// DUMP + RESTORE brings them back.
+#[test]
+fn copy_and_restore_carry_field_deadlines() {
+    let (mut e, _clock) = setup();
+    let at = (T0 + 60_000).to_string();
+    run(&mut e, &["HPEXPIREAT", "h", &at, "FIELDS", "1", "a"]);
+    let deadlines =
+        |e: &mut Engine, key: &str| run(e, &["HPEXPIRETIME", key, "FIELDS", "2", "a", "b"]);
+    let want = Reply::Array(vec![Reply::Int(T0 + 60_000), Reply::Int(-1)]);
+    assert_eq!(run(&mut e, &["COPY", "h", "cp"]), Reply::Int(1));
+    assert_eq!(deadlines(&mut e, "cp"), want);
+    assert_eq!(
+        run(&mut e, &["HPERSIST", "cp", "FIELDS", "1", "a"]),
+        ints(&[1])
+    );
+    assert_eq!(
+        deadlines(&mut e, "h"),
+        want,
+        "the source keeps its deadline"
+    );
+    assert_eq!(run(&mut e, &["COPY", "h", "h", "DB", "1"]), Reply::Int(1));
+    run(&mut e, &["SELECT", "1"]);
+    assert_eq!(deadlines(&mut e, "h"), want);
+    run(&mut e, &["SELECT", "0"]);
+    let Reply::Bulk(payload) = run(&mut e, &["DUMP", "h"]) else {
+        panic!("DUMP")
+    };
+    let line = vec!["RESTORE".into(), "r".into(), "0".into(), payload];
+    assert_eq!(e.execute_args(1, line), Reply::ok());
+    assert_eq!(deadlines(&mut e, "r"), want);
+}
