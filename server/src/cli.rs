@@ -230,7 +230,7 @@ fn load(config: &mut Config, text: &str) -> Result<(), String> {
             return Err(err("wrong number of arguments"));
         }
         if matches!(p.kind, Kind::ReplicaOf) {
-            replica_of_line(values).map_err(|reason| err(reason))?;
+            replica_of_line(values).map_err(&err)?;
         }
         let mut value = values.join(" ");
         if matches!(p.kind, Kind::Save) {
