@@ -74,6 +74,11 @@ pub fn usage() -> String {
 pub fn parse(args: &[String], read_file: &dyn Fn(&str) -> Result<String, String>) -> Action {
     let mut config = Config {
         port: 6379,
+        // redis-server's own default: every address, protected mode refusing outside
+        // clients while no password is set (in-process servers keep to the loopback).
+        bind: "* -::*".into(),
+        // enable-debug-command rules DEBUG here, as in redis-server.
+        debug_command_open: false,
         ..Config::default()
     };
     let mut rest = args;
@@ -108,25 +113,53 @@ pub fn parse(args: &[String], read_file: &dyn Fn(&str) -> Result<String, String>
             rest = &rest[1..];
         }
     }
-    // Options become lines after the file, as redis-server does it.
-    let mut options = String::new();
-    for a in rest {
-        if let Some(name) = a.strip_prefix("--") {
-            if !options.is_empty() {
-                options.push('\n');
-            }
-            options.push_str(name);
-        } else {
-            options.push(' ');
-            options.push_str(&redlab_server::protocol::repr(a.as_bytes()));
-        }
-    }
     text.push('\n');
-    text.push_str(&options);
+    text.push_str(&options_text(rest));
     match load(&mut config, &text) {
         Ok(()) => Action::Run(Box::new(config)),
         Err(e) => Action::Fail(e),
     }
+}
+
+/// The command line's options as config lines, as redis-server 7.0.15 builds them: each
+/// `--name` starts a line and the arguments after it are appended quoted. An argument
+/// starting with `--` is taken as a value (not a new option) when the option before it has
+/// no value yet, so `--port --bla` reads `port "--bla"` and the error names the option a
+/// user wrote. `--save` with no value means `save ""` (scripts build it from an empty list).
+fn options_text(args: &[String]) -> String {
+    let mut options = String::new();
+    // Whether the last option has its value: only then does `--x` open a new line.
+    let mut has_value = true;
+    for (j, a) in args.iter().enumerate() {
+        let next_is_option = args.get(j + 1).is_some_and(|n| n.starts_with("--"));
+        let last = j + 1 == args.len();
+        match a.strip_prefix("--") {
+            Some(name) if has_value => {
+                if !options.is_empty() {
+                    options.push('\n');
+                }
+                options.push_str(name);
+                options.push(' ');
+                // "--port 6380" in one argument carries its own value.
+                let words = redlab_server::protocol::split_args(a.as_bytes());
+                has_value = words.is_none_or(|w| w.len() != 1);
+                if !has_value && a.eq_ignore_ascii_case("--save") && (last || next_is_option) {
+                    options.push_str("\"\"");
+                    has_value = true;
+                }
+                // `--sentinel` is a flag: the option after it is not its value.
+                if !has_value && a.eq_ignore_ascii_case("--sentinel") && next_is_option {
+                    has_value = true;
+                }
+            }
+            _ => {
+                options.push_str(&redlab_server::protocol::repr(a.as_bytes()));
+                options.push(' ');
+                has_value = true;
+            }
+        }
+    }
+    options
 }
 
 fn fatal(version: &str, lineno: usize, line: &str, reason: &str) -> String {
@@ -191,8 +224,13 @@ fn load(config: &mut Config, text: &str) -> Result<(), String> {
                 | Kind::Percentiles
                 | Kind::ReplicaOf
         );
-        if values.is_empty() || (!multi && values.len() != 1) {
+        // Redis checks the count of a single-value parameter; a multi-value one checks its
+        // own (none is valid for `save`, `bind`, ...; shutdown-on-sig* names its choices).
+        if !multi && values.len() != 1 {
             return Err(err("wrong number of arguments"));
+        }
+        if matches!(p.kind, Kind::ReplicaOf) {
+            replica_of_line(values).map_err(&err)?;
         }
         let mut value = values.join(" ");
         if matches!(p.kind, Kind::Save) {
@@ -216,10 +254,24 @@ fn load(config: &mut Config, text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// `replicaof <host> <port>` in a config file: redis-server 7.0.15's own checks, made
+/// before the value is stored.
+fn replica_of_line(values: &[String]) -> Result<(), &'static str> {
+    match values {
+        [a, b] if a.eq_ignore_ascii_case("no") && b.eq_ignore_ascii_case("one") => Ok(()),
+        [_, port] => match port.parse::<i64>() {
+            Ok(0..=65535) => Ok(()),
+            _ => Err("Invalid master port"),
+        },
+        _ => Err("wrong number of arguments"),
+    }
+}
+
 /// The address to listen on: redlab listens on one address, the first of `bind` ("*" is
 /// every IPv4 address; a leading "-" marks an optional address in Redis).
 pub fn listen_address(bind: &str) -> String {
-    let first = bind.split_whitespace().next().unwrap_or("127.0.0.1");
+    // No address (`--bind` alone) is Redis's default of every address.
+    let first = bind.split_whitespace().next().unwrap_or("*");
     match first.trim_start_matches('-') {
         "*" => "0.0.0.0".into(),
         "::*" => "::".into(),
@@ -299,6 +351,105 @@ mod tests {
         assert!(e.contains("at line 7\n"), "{}", e);
     }
 
+    fn failure(args: &[&str]) -> String {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        match parse(&args, &|_| Err("no file".into())) {
+            Action::Fail(e) => e,
+            other => panic!("{args:?} should fail: {other:?}"),
+        }
+    }
+
+    /// redis-server 7.0.15's output for each command line (its tests/unit/introspection.tcl
+    /// cases, and the `--save`/`--sentinel` flags), asked of the real server.
+    #[test]
+    fn option_values_may_start_with_dashes() {
+        let cases: &[(&[&str], &str, &str)] = &[
+            (&["--port"], "2\n>>> 'port'", "wrong number of arguments"),
+            (
+                &["--port", "6379", "6380"],
+                "2\n>>> 'port \"6379\" \"6380\"'",
+                "wrong number of arguments",
+            ),
+            (
+                &["--port", "--loglevel", "verbose"],
+                "2\n>>> 'port \"--loglevel\" \"verbose\"'",
+                "wrong number of arguments",
+            ),
+            (
+                &["--port", "--bla", "--loglevel", "verbose"],
+                "2\n>>> 'port \"--bla\"'",
+                "argument couldn't be parsed into an integer",
+            ),
+            (
+                &["--logfile", "--my--log--file", "--loglevel", "--bla"],
+                "3\n>>> 'loglevel \"--bla\"'",
+                "argument(s) must be one of the following: debug, verbose, notice, warning",
+            ),
+            (
+                &["--shutdown-on-sigint"],
+                "2\n>>> 'shutdown-on-sigint'",
+                "argument(s) must be one of the following: default, save, nosave, now, force",
+            ),
+            (
+                &["--shutdown-on-sigint", "now force", "--shutdown-on-sigterm"],
+                "3\n>>> 'shutdown-on-sigterm'",
+                "argument(s) must be one of the following: default, save, nosave, now, force",
+            ),
+            (
+                &["--replicaof", "127.0.0.1", "abc"],
+                "2\n>>> 'replicaof \"127.0.0.1\" \"abc\"'",
+                "Invalid master port",
+            ),
+            (
+                &["--replicaof", "--127.0.0.1", "abc"],
+                "2\n>>> 'replicaof \"--127.0.0.1\" \"abc\"'",
+                "Invalid master port",
+            ),
+            (
+                &["--replicaof", "--127.0.0.1", "--abc"],
+                "2\n>>> 'replicaof \"--127.0.0.1\"'",
+                "wrong number of arguments",
+            ),
+            (
+                &["--oom-score-adj-values"],
+                "2\n>>> 'oom-score-adj-values'",
+                "wrong number of arguments",
+            ),
+            (
+                &["--save", "--port", "x"],
+                "3\n>>> 'port \"x\"'",
+                "argument couldn't be parsed into an integer",
+            ),
+        ];
+        for (args, at, reason) in cases {
+            let e = failure(args);
+            assert!(
+                e.ends_with(&format!("at line {at}\n{reason}\n")),
+                "{args:?}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn multi_value_options_may_be_empty() {
+        let Action::Run(c) = run(&["x.conf", "--save", "--port", "7002", "--bind"]) else {
+            panic!("--save and --bind without values run")
+        };
+        assert_eq!(
+            (c.get_by_name("save").unwrap().as_str(), c.port),
+            ("", 7002)
+        );
+        assert_eq!(listen_address(&c.bind), "0.0.0.0");
+        let Action::Run(c) = run(&["x.conf", "--port", "7003", "--save"]) else {
+            panic!("a last --save runs")
+        };
+        assert_eq!(c.get_by_name("save").unwrap(), "");
+        let Action::Run(c) = run(&["--replicaof", "no", "one", "--port 7004"]) else {
+            panic!("replicaof no one runs")
+        };
+        assert_eq!(c.port, 7004);
+    }
+
     /// redis-server 7.0.15's answers to `--user foo --user foo` (no file: the options are
     /// lines 2 and 3 of the text Redis reads, "at line 3") and a bad rule.
     #[test]
@@ -332,7 +483,8 @@ mod tests {
         let Action::Run(c) = parse(&[], &|_| Err("none".into())) else {
             panic!()
         };
-        assert_eq!((c.bind.as_str(), c.port), ("127.0.0.1", 6379));
+        assert_eq!((c.bind.as_str(), c.port), ("* -::*", 6379));
+        assert!(!c.debug_command_open);
         assert_eq!(listen_address("* -::*"), "0.0.0.0");
     }
 }

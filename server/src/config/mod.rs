@@ -8,6 +8,7 @@ pub mod client_limits;
 pub(crate) mod derived;
 pub mod fd_limit;
 pub mod params;
+pub mod protected;
 
 use std::collections::BTreeMap;
 
@@ -53,6 +54,10 @@ pub struct Config {
     pub strict_keys: bool,
     /// Protected mode, as Redis: refuse non-loopback clients when no password is set.
     pub protected_mode: bool,
+    /// DEBUG runs whatever `enable-debug-command` says: true for in-process servers, whose
+    /// tests use DEBUG as Redis's test suite does; the redlab-server binary sets it false
+    /// so the option rules as in redis-server (see DIFFERENCES.md, `protected`).
+    pub debug_command_open: bool,
     /// `client-output-buffer-limit`, per client class.
     pub client_output_buffer_limit: OutputLimits,
     /// `client-query-buffer-limit`: a client whose unprocessed input grows past this is
@@ -102,6 +107,7 @@ impl Default for Config {
             lua_memory_limit: 1 << 30,
             strict_keys: false,
             protected_mode: true,
+            debug_command_open: true,
             client_output_buffer_limit: OutputLimits::default(),
             client_query_buffer_limit: 1 << 30,
             maxmemory_clients: "0".into(),

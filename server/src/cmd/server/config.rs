@@ -62,7 +62,12 @@ fn set(e: &mut Engine, call: &mut Call) -> CmdResult {
             )));
         }
         if p.is_protected()
-            && e.config.get_by_name("enable-protected-configs").as_deref() != Some("yes")
+            && !crate::config::protected::allows(
+                &e.config
+                    .get_by_name("enable-protected-configs")
+                    .unwrap_or_default(),
+                e.sessions.get(&call.conn).map_or("", |s| s.addr.as_str()),
+            )
         {
             return Err(Reply::err(errors::config_set_failed(
                 &name,
