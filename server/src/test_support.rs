@@ -30,6 +30,25 @@ pub fn run(e: &mut Engine, args: &[&str]) -> Reply {
     e.execute(1, args)
 }
 
+/// The value under `key` in a map reply.
+pub fn map_field<'a>(map: &'a Reply, key: &str) -> Option<&'a Reply> {
+    match map {
+        Reply::Map(pairs) => pairs
+            .iter()
+            .find(|(k, _)| *k == Reply::bulk(key))
+            .map(|(_, v)| v),
+        other => panic!("not a map: {other:?}"),
+    }
+}
+
+/// COMMAND DOCS of one command under `profile`: its entry.
+pub fn command_docs(profile: crate::compat::Profile, name: &str) -> Reply {
+    match run(&mut engine_as(profile).0, &["COMMAND", "DOCS", name]) {
+        Reply::Map(mut pairs) if !pairs.is_empty() => pairs.remove(0).1,
+        other => panic!("{other:?}"),
+    }
+}
+
 /// Stores a one-element list at `key` (for WRONGTYPE cases).
 pub fn put_list(e: &mut Engine, key: &str) {
     let mut l = ListValue::new();

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::test_support::{engine_as, put_list, run};
+use crate::test_support::{command_docs as docs, engine_as, map_field as field, put_list, run};
 use crate::{Engine, Reply};
 
 fn engine(p: Profile) -> Engine {
@@ -457,24 +457,6 @@ fn command_info_of_the_82_and_84_commands() {
         ),
         Reply::Array(vec![Reply::Nil])
     );
-}
-
-/// COMMAND DOCS `name`'s entry under `p`.
-fn docs(p: Profile, name: &str) -> Reply {
-    match run(&mut engine(p), &["COMMAND", "DOCS", name]) {
-        Reply::Map(mut pairs) if !pairs.is_empty() => pairs.remove(0).1,
-        other => panic!("{other:?}"),
-    }
-}
-
-fn field<'a>(map: &'a Reply, key: &str) -> Option<&'a Reply> {
-    match map {
-        Reply::Map(pairs) => pairs
-            .iter()
-            .find(|(k, _)| *k == Reply::bulk(key))
-            .map(|(_, v)| v),
-        other => panic!("not a map: {other:?}"),
-    }
 }
 
 /// BITOP's operations as COMMAND DOCS lists them, (token, since) each; None where the

@@ -5,29 +5,11 @@
 use std::time::Duration;
 
 use super::*;
-use crate::test_support::{engine_as, run};
+use crate::test_support::{command_docs as docs, engine_as, map_field as field, run};
 use crate::{Engine, Reply};
 
 fn engine(p: Profile) -> Engine {
     engine_as(p).0
-}
-
-/// The value under `key` in a map reply.
-fn field<'a>(map: &'a Reply, key: &str) -> Option<&'a Reply> {
-    match map {
-        Reply::Map(pairs) => pairs
-            .iter()
-            .find(|(k, _)| *k == Reply::bulk(key))
-            .map(|(_, v)| v),
-        other => panic!("not a map: {other:?}"),
-    }
-}
-
-/// COMMAND DOCS `name`'s entry under `p`.
-fn docs(p: Profile, name: &str) -> Reply {
-    let mut e = engine(p);
-    let reply = run(&mut e, &["COMMAND", "DOCS", name]);
-    field(&reply, name).cloned().expect("an entry")
 }
 
 #[test]

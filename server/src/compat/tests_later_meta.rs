@@ -6,7 +6,7 @@
 //! HEXPIRE.
 
 use super::*;
-use crate::test_support::{engine_as, run};
+use crate::test_support::{command_docs as docs, engine_as, map_field as field, run};
 use crate::{Engine, Reply};
 
 fn engine(p: Profile) -> Engine {
@@ -32,23 +32,6 @@ fn info(p: Profile, name: &str) -> Option<Vec<Reply>> {
         },
         other => panic!("{other:?}"),
     }
-}
-
-/// The value under `key` in a map reply.
-fn field<'a>(map: &'a Reply, key: &str) -> Option<&'a Reply> {
-    match map {
-        Reply::Map(pairs) => pairs
-            .iter()
-            .find(|(k, _)| *k == Reply::bulk(key))
-            .map(|(_, v)| v),
-        other => panic!("not a map: {other:?}"),
-    }
-}
-
-/// COMMAND DOCS `name`'s entry under `p`.
-fn docs(p: Profile, name: &str) -> Reply {
-    let reply = run(&mut engine(p), &["COMMAND", "DOCS", name]);
-    field(&reply, name).cloned().expect("an entry")
 }
 
 const HFE: [&str; 9] = [
