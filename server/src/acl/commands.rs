@@ -2,10 +2,12 @@
 //! Redis 7.0.15 gives each (from the table's metadata; a later command's from its release's
 //! reference, server/data/commands-later.json), built once from the command table.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::cmd::table;
+use crate::compat::{since, Profile};
 
 /// Redis's categories, in the order ACL CAT lists them.
 pub const CATEGORIES: &[&str] = &[
@@ -117,4 +119,23 @@ pub fn in_category(cat: &str) -> &'static [&'static str] {
         .get(cat)
         .map(Vec::as_slice)
         .unwrap_or(&[])
+}
+
+/// The commands of a category (without `@`) as `profile`'s server has it: `in_category`'s,
+/// plus the commands a later release put in it (`since::CATEGORIES_ADDED`: WAIT in
+/// @blocking from Redis 7.2), in table order.
+pub fn in_category_in(profile: Profile, cat: &str) -> Cow<'static, [&'static str]> {
+    let base = in_category(cat);
+    let joins = |name: &str| since::categories_added(profile, name).any(|c| c == cat);
+    if !since::CATEGORIES_ADDED
+        .iter()
+        .any(|&(name, c, _)| c == cat && joins(name))
+    {
+        return Cow::Borrowed(base);
+    }
+    Cow::Owned(
+        all_names()
+            .filter(|n| base.contains(n) || joins(n))
+            .collect(),
+    )
 }

@@ -18,6 +18,7 @@
 
 use super::commands::{self, CATEGORIES};
 use super::model::Selector;
+use crate::compat::Profile;
 
 pub(super) fn command_rules(sel: &Selector) -> String {
     let additive = !sel.future;
@@ -51,8 +52,9 @@ pub(super) fn command_rules(sel: &Selector) -> String {
             }
         }
         let Some(j) = best else { break };
-        fake.set_category(CATEGORIES[j], additive);
-        rest.set_category(CATEGORIES[j], !additive);
+        // Working rules out is Redis 7.0's way (7.2 prints them as given): 7.0's categories.
+        fake.set_category(CATEGORIES[j], additive, Profile::Redis70);
+        rest.set_category(CATEGORIES[j], !additive, Profile::Redis70);
         rules.push(format!("{sign}@{}", CATEGORIES[j]));
         applied[j] = true;
     }

@@ -13,6 +13,7 @@ use std::sync::{Arc, LazyLock};
 
 use super::commands::{self, CATEGORIES};
 use super::sha256;
+use crate::compat::Profile;
 
 /// The set of every command's full name, built once per process and shared by every
 /// selector given `+@all` until one of them changes its copy.
@@ -151,11 +152,12 @@ impl Selector {
             .push(format!("{}{rule}", if allow { '+' } else { '-' }));
     }
 
-    /// Allows or denies every command of a category (without `@`). A container in the
-    /// category takes its subcommands with it, whatever their own categories: `+@slow`
-    /// allows `client|id`, as in Redis 7.0.15.
-    pub(super) fn set_category(&mut self, cat: &str, allow: bool) {
-        for name in commands::in_category(cat) {
+    /// Allows or denies every command of a category (without `@`) as `profile`'s server
+    /// has it (`commands::in_category_in`: `+@blocking` reaches WAIT from Redis 7.2). A
+    /// container in the category takes its subcommands with it, whatever their own
+    /// categories: `+@slow` allows `client|id`, as in Redis 7.0.15.
+    pub(super) fn set_category(&mut self, cat: &str, allow: bool, profile: Profile) {
+        for name in commands::in_category_in(profile, cat).iter() {
             self.change_perm(name, allow);
         }
     }
@@ -180,8 +182,14 @@ impl Selector {
         }
     }
 
-    /// Applies one selector rule (keys, channels, commands).
+    /// Applies one selector rule (keys, channels, commands) as Redis 7.0 reads it.
     pub fn apply(&mut self, op: &str) -> Result<(), RuleError> {
+        self.apply_in(op, Profile::Redis70)
+    }
+
+    /// Applies one selector rule as `profile`'s server reads it (a category's commands are
+    /// that version's).
+    pub fn apply_in(&mut self, op: &str, profile: Profile) -> Result<(), RuleError> {
         let lower = op.to_ascii_lowercase();
         let bytes = op.as_bytes();
         match lower.as_str() {
@@ -232,7 +240,7 @@ impl Selector {
                 if !CATEGORIES.contains(&cat) {
                     return Err(RuleError::Unknown);
                 }
-                self.set_category(cat, sign == b'+');
+                self.set_category(cat, sign == b'+', profile);
                 self.note_rule(&lower[1..], sign == b'+');
                 Ok(())
             }
@@ -456,8 +464,13 @@ impl User {
         self.nopass = false;
     }
 
-    /// Applies one rule of ACL SETUSER (a selector `(...)` included).
+    /// Applies one rule of ACL SETUSER (a selector `(...)` included) as Redis 7.0 reads it.
     pub fn apply(&mut self, op: &str) -> Result<(), RuleError> {
+        self.apply_in(op, Profile::Redis70)
+    }
+
+    /// Applies one rule as `profile`'s server reads it (`Selector::apply_in`).
+    pub fn apply_in(&mut self, op: &str, profile: Profile) -> Result<(), RuleError> {
         let lower = op.to_ascii_lowercase();
         match lower.as_str() {
             "on" => self.enabled = true,
@@ -478,12 +491,12 @@ impl User {
                 *self = User::new(&name);
                 self.sanitize = Some(true);
             }
-            _ => return self.apply_other(op),
+            _ => return self.apply_other(op, profile),
         }
         Ok(())
     }
 
-    fn apply_other(&mut self, op: &str) -> Result<(), RuleError> {
+    fn apply_other(&mut self, op: &str, profile: Profile) -> Result<(), RuleError> {
         let b = op.as_bytes();
         match b.first() {
             Some(b'>') => {
@@ -522,12 +535,12 @@ impl User {
             Some(b'(') if b.last() == Some(&b')') && b.len() >= 2 => {
                 let mut sel = Selector::default();
                 for part in op[1..op.len() - 1].split_ascii_whitespace() {
-                    sel.apply(part)?;
+                    sel.apply_in(part, profile)?;
                 }
                 self.selectors.push(sel);
                 Ok(())
             }
-            _ => self.root.apply(op),
+            _ => self.root.apply_in(op, profile),
         }
     }
 

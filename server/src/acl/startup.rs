@@ -31,7 +31,8 @@ pub fn check_declaration(words: &[String], earlier: &[Vec<String>]) -> Result<()
     })?;
     let mut user = new_user(name, false);
     for (j, rule) in rules.iter().enumerate() {
-        match apply_rule(&mut user, rule, false) {
+        // Which commands a category holds does not change whether a rule is valid.
+        match apply_rule(&mut user, rule, false, crate::compat::Profile::Redis70) {
             Ok(()) | Err(model::RuleError::Unknown) => {}
             Err(e) => return Err(errors::user_declaration(at(j), e.text())),
         }
@@ -62,7 +63,8 @@ pub fn load(acl: &mut Acl, config: &Config) -> Result<(), Vec<String>> {
         let mut user = match acl.user(name) {
             Some(existing) => {
                 let mut u = existing.clone();
-                apply_rule(&mut u, "reset", all_channels).expect("reset is a valid rule");
+                apply_rule(&mut u, "reset", all_channels, config.compat)
+                    .expect("reset is a valid rule");
                 u
             }
             None => new_user(name, all_channels),
@@ -71,7 +73,7 @@ pub fn load(acl: &mut Acl, config: &Config) -> Result<(), Vec<String>> {
             failed(errors::config_user_rule(&start, name, errors::RULE_UNKNOWN))
         })?;
         for rule in &rules {
-            apply_rule(&mut user, rule, all_channels)
+            apply_rule(&mut user, rule, all_channels, config.compat)
                 .map_err(|e| failed(errors::config_user_rule(rule, name, e.text())))?;
         }
         acl.users.insert(name.clone(), user);

@@ -6,6 +6,7 @@ use bytes::Bytes;
 
 use super::table::{flags::*, resolve, Command};
 use crate::acl::{self, Denied, DeniedKind, LogEntry, User};
+use crate::compat::Profile;
 use crate::engine::{Call, Engine};
 use crate::errors;
 use crate::numfmt;
@@ -318,7 +319,7 @@ fn setuser(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
         .cloned()
         .unwrap_or_else(|| new_user(&name, all_channels));
     for r in &rules {
-        apply_rule(&mut user, r, all_channels)
+        apply_rule(&mut user, r, all_channels, e.profile())
             .map_err(|err| Reply::err(errors::setuser_modifier(r, err.text())))?;
     }
     e.acl.users.insert(name, user);
@@ -346,8 +347,9 @@ pub(crate) fn apply_rule(
     user: &mut User,
     rule: &str,
     all_channels: bool,
+    profile: Profile,
 ) -> Result<(), acl::model::RuleError> {
-    user.apply(rule)?;
+    user.apply_in(rule, profile)?;
     if all_channels && rule.eq_ignore_ascii_case("reset") {
         user.apply("allchannels")?;
     }
@@ -444,7 +446,7 @@ fn cat(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
         return Err(Reply::err(errors::unknown_category(call.arg(2))));
     }
     Ok(Reply::Array(
-        acl::commands::in_category(&name)
+        acl::commands::in_category_in(e.profile(), &name)
             .iter()
             // Only the commands the profile has (XDELEX is @stream from Redis 8.2 on).
             .filter(|n| e.profile().has(crate::compat::since::of(n)))
@@ -611,7 +613,7 @@ pub(crate) fn load_at_start(acl: &mut acl::Acl, config: &crate::Config) -> Resul
     let body = std::fs::read_to_string(&path)
         .map_err(|err| format!("Error loading ACLs opening file '{path}': {err}"))?;
     let all = config.get_by_name("acl-pubsub-default").as_deref() == Some("allchannels");
-    let loaded = parse_acl_file(&body, all)?;
+    let loaded = parse_acl_file(&body, all, config.compat)?;
     let mut users = std::collections::BTreeMap::new();
     users.insert("default".to_string(), User::default_user());
     for u in loaded {
@@ -633,7 +635,11 @@ fn save(e: &mut Engine, _: &mut Call) -> Result<Reply, Reply> {
 }
 
 /// Reads an ACL file into users; the whole file or nothing, as Redis loads it.
-pub(crate) fn parse_acl_file(text: &str, all_channels: bool) -> Result<Vec<User>, String> {
+pub(crate) fn parse_acl_file(
+    text: &str,
+    all_channels: bool,
+    profile: Profile,
+) -> Result<Vec<User>, String> {
     let mut users: Vec<User> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -648,7 +654,7 @@ pub(crate) fn parse_acl_file(text: &str, all_channels: bool) -> Result<Vec<User>
         let rules = acl::model::split_rules(&words[2..])
             .map_err(|s| errors::aclfile_unmatched(i + 1, &s))?;
         for r in &rules {
-            apply_rule(&mut u, r, all_channels)
+            apply_rule(&mut u, r, all_channels, profile)
                 .map_err(|err| errors::aclfile_rule(i + 1, r, err.text()))?;
         }
         if users.iter().any(|x| x.name == u.name) {
@@ -663,7 +669,7 @@ fn load(e: &mut Engine, call: &mut Call) -> Result<Reply, Reply> {
     let path = aclfile(e)?;
     let body = std::fs::read_to_string(&path)
         .map_err(|err| Reply::err(errors::aclfile_open(&path, &err)))?;
-    let loaded = parse_acl_file(&body, pubsub_default_all(e))
+    let loaded = parse_acl_file(&body, pubsub_default_all(e), e.profile())
         .map_err(|m| Reply::err(errors::aclfile_load(&m)))?;
     let mut users = std::collections::BTreeMap::new();
     users.insert("default".to_string(), User::default_user());

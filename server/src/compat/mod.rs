@@ -207,6 +207,8 @@ mod tests_72_replies;
 #[cfg(test)]
 mod tests_82;
 #[cfg(test)]
+mod tests_categories;
+#[cfg(test)]
 mod tests_later;
 #[cfg(test)]
 mod tests_later_meta;

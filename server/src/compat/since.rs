@@ -117,6 +117,42 @@ pub const FLAGS_DROPPED: &[(&str, &str, Since)] = &[
     ("hpexpireat", "denyoom", R80),
 ];
 
+/// Flags a later release put on a command, with that release: Redis 7.2 made WAIT a
+/// `blocking` command, as WAITAOF is from its start (valkey-server 8.1, which has Redis
+/// 7.2's table, prints it; so does the published reference). The table keeps 7.0's flags;
+/// COMMAND INFO asks `flags_added`.
+pub const FLAGS_ADDED: &[(&str, &str, Since)] = &[("wait", "blocking", R72)];
+
+/// The flags `profile`'s server adds to the command `full` (`FLAGS_ADDED`).
+pub fn flags_added(
+    profile: crate::compat::Profile,
+    full: &str,
+) -> impl Iterator<Item = &'static str> + '_ {
+    FLAGS_ADDED
+        .iter()
+        .filter(move |&&(n, _, since)| n == full && profile.has(since))
+        .map(|&(_, f, _)| f)
+}
+
+/// ACL categories a later release put a command in, with that release (without `@`): with
+/// its `blocking` flag WAIT joined @blocking in Redis 7.2, as Redis gives every blocking
+/// command that category (valkey-server 8.1's `ACL CAT blocking` lists it; no other
+/// command of Redis 7.0 changed category up to Valkey 8.1, comparing `ACL CAT` of each
+/// category there with redis-server 7.0.15). `ACL CAT`, the `+@cat` / `-@cat` rules and
+/// COMMAND INFO / COMMAND LIST FILTERBY ACLCAT ask `categories_added`.
+pub const CATEGORIES_ADDED: &[(&str, &str, Since)] = &[("wait", "blocking", R72)];
+
+/// The categories (without `@`) `profile`'s server adds to the command `full`.
+pub fn categories_added(
+    profile: crate::compat::Profile,
+    full: &str,
+) -> impl Iterator<Item = &'static str> + '_ {
+    CATEGORIES_ADDED
+        .iter()
+        .filter(move |&&(n, _, since)| n == full && profile.has(since))
+        .map(|&(_, c, _)| c)
+}
+
 /// Whether `profile`'s server has taken `flag` off the command `full` (`FLAGS_DROPPED`).
 pub fn flag_dropped(profile: crate::compat::Profile, full: &str, flag: &str) -> bool {
     FLAGS_DROPPED

@@ -157,7 +157,9 @@ fn list(e: &mut Engine, call: &mut Call) -> CmdResult {
             let keep = match &filter {
                 Filter::None => true,
                 Filter::Module => false,
-                Filter::AclCat(cat) => acl_categories(cmd).iter().any(|c| c[1..] == *cat),
+                Filter::AclCat(cat) => acl_categories(profile, cmd, &name)
+                    .iter()
+                    .any(|c| c[1..] == *cat),
                 Filter::Pattern(p) => crate::glob::matches(p, name.as_bytes(), true),
             };
             if keep {
@@ -213,11 +215,17 @@ fn subs_in(profile: Profile, c: &'static Command) -> impl Iterator<Item = &'stat
     c.subcommands.iter().filter(move |s| profile.has(s.since))
 }
 
-/// The ACL categories: Redis's own list for its commands; for redlab's, the implicit ones
-/// from the flags plus the group's, in Redis's category order.
-fn acl_categories(c: &Command) -> Vec<&'static str> {
-    if let Some(m) = c.meta {
-        return m.acl_categories().collect();
+/// The ACL categories as `p`'s server gives them (with `@`, in Redis's category order):
+/// the captured list for Redis's commands, with the categories a later release added
+/// (`since::CATEGORIES_ADDED`); for redlab's own, the implicit ones from the flags plus the
+/// group's.
+fn acl_categories(p: Profile, c: &Command, full: &str) -> Vec<&'static str> {
+    let shown = match c.meta {
+        Some(m) => Some(meta::shown_in(p, &m.name).unwrap_or(m)),
+        None => meta::shown_in(p, full),
+    };
+    if let Some(m) = shown {
+        return with_added_categories(p, &m.name, m.acl_categories().collect());
     }
     let group_cat = match c.group {
         "generic" | "keys" => Some("@keyspace"),
@@ -284,7 +292,12 @@ fn info_of(p: Profile, c: &'static Command, parent: Option<&Command>) -> Reply {
             Reply::Int(m.first_key as i64),
             Reply::Int(m.last_key as i64),
             Reply::Int(m.step as i64),
-            m.acl_categories_reply(),
+            Reply::Set(
+                with_added_categories(p, &m.name, m.acl_categories().collect())
+                    .into_iter()
+                    .map(Reply::status)
+                    .collect(),
+            ),
             m.tips_reply(),
             m.key_specs_reply(),
             subcommands_reply(p, c),
@@ -299,7 +312,10 @@ fn info_of(p: Profile, c: &'static Command, parent: Option<&Command>) -> Reply {
     if c.keys_fn.is_some() {
         flag_names.push(Reply::status("movablekeys"));
     }
-    let cats = acl_categories(c).into_iter().map(Reply::status).collect();
+    let cats = acl_categories(p, c, &c.full_name(parent))
+        .into_iter()
+        .map(Reply::status)
+        .collect();
     let specs = if c.first_key > 0 || c.keys_fn.is_some() {
         vec![key_spec(c)]
     } else {
@@ -319,22 +335,76 @@ fn info_of(p: Profile, c: &'static Command, parent: Option<&Command>) -> Reply {
     ])
 }
 
+/// `cats` (a captured list, with `@`) with the categories `p`'s server added to `full`
+/// later, each at its place in ACL CAT's order (the order Redis prints them in).
+fn with_added_categories(p: Profile, full: &str, mut cats: Vec<&'static str>) -> Vec<&'static str> {
+    use crate::acl::commands::CATEGORIES;
+    let added: Vec<&'static str> = crate::compat::since::categories_added(p, full)
+        .filter_map(|c| ALL_AT.iter().find(|k| k[1..] == *c).copied())
+        .filter(|c| !cats.contains(c))
+        .collect();
+    if added.is_empty() {
+        return cats;
+    }
+    cats.extend(added);
+    let rank = |c: &str| {
+        CATEGORIES
+            .iter()
+            .position(|k| *k == &c[1..])
+            .unwrap_or(usize::MAX)
+    };
+    cats.sort_by_key(|c| rank(c));
+    cats
+}
+
+/// Every category with its `@`, in ACL CAT's order (static names for `with_added_categories`).
+const ALL_AT: [&str; 21] = [
+    "@keyspace",
+    "@read",
+    "@write",
+    "@set",
+    "@sortedset",
+    "@list",
+    "@hash",
+    "@string",
+    "@bitmap",
+    "@hyperloglog",
+    "@geo",
+    "@stream",
+    "@pubsub",
+    "@admin",
+    "@fast",
+    "@slow",
+    "@blocking",
+    "@dangerous",
+    "@connection",
+    "@transaction",
+    "@scripting",
+];
+
 /// A command's flags as `p`'s server prints them: from Redis 7.2 the blocking commands a
 /// script may run (`since::SCRIPTABLE_BLOCKING`) no longer say `noscript`, as
-/// valkey-server 8.1's COMMAND INFO shows; from Redis 8.0 HEXPIRE and its kin no longer say
-/// `denyoom` (`since::FLAGS_DROPPED`).
+/// valkey-server 8.1's COMMAND INFO shows, and WAIT says `blocking` (`since::FLAGS_ADDED`,
+/// last: its only flag then); from Redis 8.0 HEXPIRE and its kin no longer say `denyoom`
+/// (`since::FLAGS_DROPPED`).
 fn flags_in(p: Profile, name: &str, flags: Reply) -> Reply {
     use crate::compat::since;
     let scriptable =
         p.has(since::BLOCKING_IN_SCRIPTS) && since::SCRIPTABLE_BLOCKING.contains(&name);
     let dropped = |f: &str| (scriptable && f == "noscript") || since::flag_dropped(p, name, f);
     match flags {
-        Reply::Set(items) => Reply::Set(
-            items
+        Reply::Set(items) => {
+            let mut kept: Vec<Reply> = items
                 .into_iter()
                 .filter(|f| !matches!(f, Reply::Status(s) if dropped(s)))
-                .collect(),
-        ),
+                .collect();
+            for f in since::flags_added(p, name) {
+                if !kept.iter().any(|k| matches!(k, Reply::Status(s) if s == f)) {
+                    kept.push(Reply::status(f));
+                }
+            }
+            Reply::Set(kept)
+        }
         other => other,
     }
 }

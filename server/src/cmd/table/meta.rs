@@ -135,10 +135,6 @@ impl Meta {
         to_reply(&self.raw["flags"], "flags")
     }
 
-    pub fn acl_categories_reply(&self) -> Reply {
-        to_reply(&self.raw["acl_categories"], "acl_categories")
-    }
-
     /// The docs map without subcommands, as pairs (the caller adds implemented ones).
     pub fn docs_pairs(&self) -> Vec<(Reply, Reply)> {
         match &self.raw["docs"] {
