@@ -211,4 +211,6 @@ mod tests_categories;
 #[cfg(test)]
 mod tests_later;
 #[cfg(test)]
+mod tests_later_docs;
+#[cfg(test)]
 mod tests_later_meta;

@@ -163,20 +163,28 @@ pub fn flag_dropped(profile: crate::compat::Profile, full: &str, flag: &str) -> 
 /// ZRANK / ZREVRANK ... WITHSCORE: Redis 7.2 and Valkey 7.2.
 pub const ZRANK_WITHSCORE: Since = R72;
 
-/// Commands whose COMMAND DOCS entry changed after Redis 7.0, with the release that changed
-/// it. A profile that has the change shows the later entry: BITOP's 8.2 one (its four new
-/// operations) and XREADGROUP's 8.4 one (CLAIM) from server/data/commands-later.json, written
-/// from those releases' reference;
-/// otherwise the entry valkey-server 8.1 prints
-/// (server/data/commands-valkey-8.1.8.json): Valkey kept these entries as Redis 7.2 wrote
-/// them (ZRANK's WITHSCORE argument and its "7.2.0" history line, each argument with the
-/// `display_text` Redis 7.2 added), so they are also the Redis 7.2+ profiles' text. The
-/// rest of the table keeps 7.0's docs under the Redis profiles (DIFFERENCES.md).
+/// Commands whose COMMAND DOCS entry changed after Redis 7.0 (an argument or a history line
+/// added), with the release that changed it. A Redis profile that has the change shows the
+/// later entry: the hand-written one in server/data/commands-later.json when there is one,
+/// written from that release's published reference (BITOP 8.2, XREADGROUP 8.4, CLIENT KILL
+/// 7.4, SET 8.4, XADD and XTRIM 8.2), else the entry valkey-server 8.1 prints
+/// (server/data/commands-valkey-8.1.8.json), where Valkey kept it as Redis wrote it: ZRANK's
+/// WITHSCORE argument and its "7.2.0" history line, ACL LOG's 7.2 history line, HSCAN's
+/// NOVALUES (7.4; Valkey ported it unchanged in 8.0). Either way the entry is in the 7.2 shape
+/// (its summary, each argument's `display_text`). The valkey-8.1 profile shows valkey-server
+/// 8.1's own entries throughout (`meta::docs_in`). The rest of the table keeps 7.0's docs
+/// under the Redis profiles (DIFFERENCES.md).
 pub const LATER_DOCS: &[(&str, Since)] = &[
     ("zrank", ZRANK_WITHSCORE),
     ("zrevrank", ZRANK_WITHSCORE),
+    ("acl|log", ACL_LOG_ENTRY_IDS),
+    ("hscan", HSCAN_NOVALUES),
+    ("client|kill", CLIENT_KILL_MAXAGE),
     ("bitop", BITOP_82),
+    ("xadd", STREAM_REF_OPTIONS),
+    ("xtrim", STREAM_REF_OPTIONS),
     ("xreadgroup", XREADGROUP_CLAIM),
+    ("set", SET_DIGEST_CONDITIONS),
 ];
 
 /// The release from which the COMMAND DOCS entry of `full` is the later one (`LATER_DOCS`).

@@ -305,12 +305,17 @@ pub fn shown_in(profile: crate::compat::Profile, name: &str) -> Option<&'static 
 
 /// What `profile`'s server prints for `name` in COMMAND DOCS: `shown_in`'s entry, except
 /// that a command whose docs changed in a release the profile has (`since::LATER_DOCS`:
-/// ZRANK and ZREVRANK from 7.2) shows the later entry, which valkey-server 8.1's capture
-/// holds as Redis 7.2 wrote it.
+/// ZRANK from 7.2, HSCAN from 7.4, SET from 8.4...) shows the later entry. Under Valkey 8.1
+/// it is valkey-server 8.1's own capture throughout: its entries already carry Valkey's
+/// later arguments, in Valkey's words (CLIENT KILL's MAXAGE "since 8.0.0").
 pub fn docs_in(profile: crate::compat::Profile, name: &str) -> Option<&'static Meta> {
+    if profile.has(crate::compat::since::VALKEY_COMMAND_TABLE) {
+        return shown_in(profile, name);
+    }
     let later = crate::compat::since::later_docs(name).is_some_and(|s| profile.has(s));
     if later {
-        // BITOP's 8.2 entry is written by hand; ZRANK's 7.2 one is valkey-server 8.1's.
+        // The hand-written entries (BITOP 8.2, SET 8.4...) first; ZRANK's 7.2 one and
+        // HSCAN's 7.4 one are valkey-server 8.1's.
         if let Some(m) = later_data().commands.get(name) {
             return Some(m);
         }
