@@ -132,16 +132,18 @@ fn ceil_millis(secs: LongDouble) -> Option<i64> {
     })
 }
 
-/// A scan's options (what follows the cursor) under the server's profile: NOVALUES is an
-/// option only where the version has it (asked, and recorded in the profile's report, when
-/// a scan meets it).
+/// A scan's options (what follows the cursor) under the server's profile: NOVALUES and
+/// NOSCORES are options only where the version has them (asked, and recorded in the
+/// profile's report, when a scan meets one).
 pub fn scan_options(
     e: &Engine,
     rest: &[bytes::Bytes],
     scanned: crate::db::scan::Scanned,
 ) -> Result<crate::db::scan::ScanOptions, Reply> {
-    crate::db::scan::parse_options(rest, scanned, || {
-        e.has_option(crate::compat::since::HSCAN_NOVALUES, "hscan NOVALUES")
+    use crate::compat::since;
+    crate::db::scan::parse_options(rest, scanned, |option| match option {
+        "novalues" => e.has_option(since::HSCAN_NOVALUES, "hscan NOVALUES"),
+        _ => e.has_option(since::ZSCAN_NOSCORES, "zscan NOSCORES"),
     })
 }
 

@@ -231,6 +231,8 @@ pub const SET_IFEQ: Since = Since::both(84, 81);
 pub const SET_DIGEST_CONDITIONS: Since = R84;
 /// HSCAN ... NOVALUES: Redis 7.4, Valkey 8.0.
 pub const HSCAN_NOVALUES: Since = Since::both(74, 80);
+/// ZSCAN ... NOSCORES: Valkey 8.0 only (Redis's reference has no such option up to 8.4).
+pub const ZSCAN_NOSCORES: Since = Since::both(Since::NEVER, 80);
 /// Listpack sets, with set-max-listpack-entries and -value: Redis 7.2 and Valkey 7.2.
 pub const SET_LISTPACK: Since = R72;
 /// Clients read into one buffer shared between them and hold one of their own only for

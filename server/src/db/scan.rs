@@ -155,6 +155,8 @@ pub struct ScanOptions {
     pub type_name: Option<Vec<u8>>,
     /// HSCAN NOVALUES: fields only.
     pub novalues: bool,
+    /// ZSCAN NOSCORES (Valkey 8.0): members only.
+    pub noscores: bool,
 }
 
 impl ScanOptions {
@@ -166,13 +168,14 @@ impl ScanOptions {
 }
 
 /// Parses `rest` (what follows the cursor) with Redis's errors, for one of the four scans.
-/// `novalues_known` is asked when NOVALUES stands where an option goes: whether the server's
-/// version has it (Redis 7.4, Valkey 8.0). A version without it answers a syntax error, one
-/// with it refuses it outside HSCAN.
+/// `known` is asked when NOVALUES or NOSCORES (lower case) stands where an option goes:
+/// whether the server's version has it (NOVALUES: Redis 7.4, Valkey 8.0; NOSCORES: Valkey
+/// 8.0). A version without it answers a syntax error, one with it refuses it outside HSCAN
+/// (ZSCAN).
 pub fn parse_options(
     rest: &[bytes::Bytes],
     scanned: Scanned,
-    novalues_known: impl Fn() -> bool,
+    known: impl Fn(&str) -> bool,
 ) -> Result<ScanOptions, Reply> {
     let mut o = ScanOptions {
         count: 10,
@@ -199,11 +202,18 @@ pub fn parse_options(
             };
         } else if a.eq_ignore_ascii_case(b"type") && scanned == Scanned::Keys && more {
             o.type_name = Some(rest[i + 1].to_vec());
-        } else if a.eq_ignore_ascii_case(b"novalues") && novalues_known() {
+        } else if a.eq_ignore_ascii_case(b"novalues") && known("novalues") {
             if scanned != Scanned::Hash {
                 return Err(Reply::err(errors::NOVALUES_ONLY_HSCAN));
             }
             o.novalues = true;
+            i += 1;
+            continue;
+        } else if a.eq_ignore_ascii_case(b"noscores") && known("noscores") {
+            if scanned != Scanned::ZSet {
+                return Err(Reply::err(errors::NOSCORES_ONLY_ZSCAN));
+            }
+            o.noscores = true;
             i += 1;
             continue;
         } else {

@@ -107,6 +107,8 @@ pub const LPOS_MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
 pub const INVALID_CURSOR: &str = "ERR invalid cursor";
 /// SCAN, SSCAN or ZSCAN given NOVALUES, in the versions that have it (Redis 7.4, Valkey 8.0).
 pub const NOVALUES_ONLY_HSCAN: &str = "ERR NOVALUES option can only be used in HSCAN";
+/// SCAN, SSCAN or HSCAN given NOSCORES, in the versions that have it (Valkey 8.0).
+pub const NOSCORES_ONLY_ZSCAN: &str = "ERR NOSCORES option can only be used in ZSCAN";
 pub const INVALID_TTL: &str = "ERR Invalid TTL value, must be >= 0";
 pub const INVALID_IDLETIME: &str = "ERR Invalid IDLETIME value, must be >= 0";
 pub const INVALID_FREQ: &str = "ERR Invalid FREQ value, must be >= 0 and <= 255";

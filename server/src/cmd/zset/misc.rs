@@ -108,7 +108,9 @@ pub fn zscan(e: &mut Engine, call: &mut Call) -> CmdResult {
         for (m, s) in z.iter() {
             if matches(m) {
                 items.push(Reply::bulk(m));
-                items.push(Reply::bulk(numfmt::format_double(s)));
+                if !opts.noscores {
+                    items.push(Reply::bulk(numfmt::format_double(s)));
+                }
             }
         }
     } else {
@@ -122,7 +124,9 @@ pub fn zscan(e: &mut Engine, call: &mut Call) -> CmdResult {
         for (m, s) in found {
             if matches(m) {
                 items.push(Reply::bulk(m));
-                items.push(Reply::bulk(numfmt::format_double(s)));
+                if !opts.noscores {
+                    items.push(Reply::bulk(numfmt::format_double(s)));
+                }
             }
         }
     }
