@@ -14,6 +14,12 @@ impl Engine {
         } else {
             EXPIRE_SLICE_PER_TICK
         });
+        // XREADGROUP ... CLAIM readers whose pending entries became idle enough are served
+        // before the timeouts are answered.
+        if crate::cmd::stream::wake_idle_claims(self) {
+            self.serve_ready_keys();
+            self.drain_expired();
+        }
         self.expire_blocked();
         // Clients over maxmemory-clients first, as Redis's beforeSleep does, so the eviction
         // timer below never takes keys for memory the clients' eviction frees.

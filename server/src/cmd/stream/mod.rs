@@ -17,7 +17,7 @@ mod range;
 mod read;
 mod read_claim;
 
-pub(crate) use read::unblock_lost_groups;
+pub(crate) use read::{unblock_lost_groups, wake_idle_claims};
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

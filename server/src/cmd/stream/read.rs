@@ -488,12 +488,17 @@ fn serve_blocked(e: &mut Engine, call: &Call, a: &ReadArgs, key: &[u8]) -> CmdRe
                 ));
             };
             let last = g.last_id;
-            if s.last_id <= last {
+            // With CLAIM, a pending entry idle long enough serves it too (`wake_idle_claims`
+            // wakes it for that on the clock).
+            let idle = a
+                .claim
+                .is_some_and(|ms| read_claim::has_idle(s, group, ms, now));
+            if s.last_id <= last && !idle {
                 return Ok(Reply::None);
             }
             // A fresh call finds nothing past the group's last ID when the new entries were
             // deleted again, and blocks on.
-            if rerun && (s.is_empty() || s.last_valid_id() <= last) {
+            if rerun && (s.is_empty() || s.last_valid_id() <= last) && !idle {
                 return Ok(Reply::None);
             }
             let created = touch_consumer(s, group, consumer, now);
@@ -524,6 +529,69 @@ fn serve_blocked(e: &mut Engine, call: &Call, a: &ReadArgs, key: &[u8]) -> CmdRe
         }
     };
     Ok(keyed_reply(call.resp, vec![(Reply::bulk(key), reply)]))
+}
+
+/// Wakes XREADGROUP ... CLAIM clients blocked on a stream where a pending entry of their
+/// group has now been idle for their min-idle-time (Redis 8.4: a blocked claiming reader is
+/// served once there is something to claim, not only when an XADD comes). Called on the
+/// engine's clock (`Engine::tick`); signals the stream ready, so the reader is served as an
+/// XADD would have it served. Returns whether it signalled any. Costs nothing while no
+/// client is blocked.
+pub(crate) fn wake_idle_claims(e: &mut Engine) -> bool {
+    if e.blocking_keys.is_empty() {
+        return false;
+    }
+    let now = e.now_ms;
+    let mut waiting = Vec::new();
+    for s in e.sessions.values() {
+        let Some(b) = &s.blocked else { continue };
+        if !b.args[0].eq_ignore_ascii_case(b"xreadgroup") {
+            continue;
+        }
+        if let Some((group, ms)) = claim_of(&b.args) {
+            for k in &b.keys {
+                waiting.push((b.db, k.clone(), group.clone(), ms));
+            }
+        }
+    }
+    let mut woke = false;
+    for (db, key, group, ms) in waiting {
+        let ready = match e.db(db).get_shared(&key).map(|en| &en.value) {
+            Some(crate::db::Value::Stream(s)) => {
+                s.groups.contains_key(&group[..]) && read_claim::has_idle(s, &group, ms, now)
+            }
+            _ => false,
+        };
+        if ready {
+            e.signal_ready(db, &key);
+            woke = true;
+        }
+    }
+    woke
+}
+
+/// The group and CLAIM min-idle-time of a blocked XREADGROUP's arguments (it parsed them
+/// when it blocked, so they are well formed), or None without CLAIM.
+fn claim_of(args: &[Bytes]) -> Option<(Bytes, i64)> {
+    let (mut group, mut claim) = (None, None);
+    let mut i = 1;
+    while i < args.len() && !args::is(&args[i], "streams") {
+        if args::is(&args[i], "group") {
+            group = args.get(i + 1).cloned();
+            i += 3;
+        } else if args::is(&args[i], "noack") {
+            i += 1;
+        } else {
+            if args::is(&args[i], "claim") {
+                claim = args
+                    .get(i + 1)
+                    .and_then(|v| crate::numfmt::parse_i64(v))
+                    .map(|ms| ms.max(0));
+            }
+            i += 2;
+        }
+    }
+    Some((group?, claim?))
 }
 
 /// Wakes XREADGROUP clients whose stream was deleted or replaced, or whose group is gone,

@@ -222,6 +222,63 @@ fn a_blocked_claiming_reader_woken_by_xadd_gets_idle_entries_first() {
     );
 }
 
+/// A reader blocked with CLAIM and BLOCK `block` ms, after `c1` drained 3-0 (so only the
+/// pending 1-0 (t0), 2-0 (t0+100) and 3-0 (t0+300) can serve it); the clock is at t0+300.
+fn blocked_claiming_reader(block: &str) -> (Engine, Clock, crate::session::ConnId) {
+    let (mut e, clock) = setup();
+    let reader = e.connect();
+    xreadgroup(&mut e, "c1", &[], ">");
+    let line = [
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c2",
+        "BLOCK",
+        block,
+        "CLAIM",
+        "1000",
+        "STREAMS",
+        "s",
+        ">",
+    ];
+    assert_eq!(e.execute(reader, &line), Reply::None);
+    (e, clock, reader)
+}
+
+#[test]
+fn a_blocked_claiming_reader_is_served_once_an_entry_is_idle_enough() {
+    let (mut e, clock, reader) = blocked_claiming_reader("0");
+    // 1-0 is 999 ms idle: nothing to claim yet.
+    clock.advance(Duration::from_millis(699));
+    e.tick();
+    assert_eq!(e.take_output(reader), Vec::<Reply>::new());
+    // 1-0 reaches 1000 ms on the clock alone, with no XADD: it is claimed, and only it.
+    clock.advance(Duration::from_millis(1));
+    e.tick();
+    assert_eq!(
+        e.take_output(reader),
+        vec![one_stream(vec![entry("1-0", "a", 1000, 1)])]
+    );
+    // It is now c2's, delivered again at this moment.
+    let pending = e.execute(1, &["XPENDING", "s", "g", "-", "+", "10", "c2"]);
+    let Reply::Array(rows) = pending else {
+        panic!("XPENDING answers an array: {pending:?}")
+    };
+    assert_eq!(rows.len(), 1);
+}
+
+#[test]
+fn a_claiming_reader_whose_block_ends_first_gets_the_timeout_reply() {
+    // BLOCK 500: the deadline (t0+800) passes before 1-0 is 1000 ms idle (t0+1000).
+    let (mut e, clock, reader) = blocked_claiming_reader("500");
+    clock.advance(Duration::from_millis(501));
+    e.tick();
+    assert_eq!(e.take_output(reader), vec![Reply::NilArray]);
+    clock.advance(Duration::from_millis(500));
+    e.tick();
+    assert_eq!(e.take_output(reader), Vec::<Reply>::new());
+}
+
 /// The tokens of XREADGROUP's arguments in COMMAND DOCS under `p`.
 fn doc_tokens(p: Profile) -> Vec<Reply> {
     let (mut e, _clock) = engine_as(p);
