@@ -231,6 +231,11 @@ pub const SET_IFEQ: Since = Since::both(84, 81);
 pub const SET_DIGEST_CONDITIONS: Since = R84;
 /// HSCAN ... NOVALUES: Redis 7.4, Valkey 8.0.
 pub const HSCAN_NOVALUES: Since = Since::both(74, 80);
+/// XREAD's `+` ID, the stream's last entry (Redis 7.4; valkey-server 8.1 has it, Valkey 7.2
+/// has not: whether Valkey 8.0 has it does not matter to the profiles).
+pub const XREAD_LAST_ENTRY: Since = Since::both(74, 81);
+/// BGSAVE CANCEL: Valkey 8.1 only (in its COMMAND DOCS; Redis's reference has none up to 8.4).
+pub const BGSAVE_CANCEL: Since = Since::both(Since::NEVER, 81);
 /// ZSCAN ... NOSCORES: Valkey 8.0 only (Redis's reference has no such option up to 8.4).
 pub const ZSCAN_NOSCORES: Since = Since::both(Since::NEVER, 80);
 /// Listpack sets, with set-max-listpack-entries and -value: Redis 7.2 and Valkey 7.2.

@@ -216,3 +216,74 @@ fn bitop_diff_diff1_andor_one_from_82() {
         );
     }
 }
+
+#[test]
+fn bgsave_cancel_only_under_valkey_81() {
+    // No save is ever in progress: Valkey 8.1 answers so; every other profile has no CANCEL.
+    let mut e = engine(Profile::Valkey81);
+    assert_eq!(
+        run(&mut e, &["BGSAVE", "CANCEL"]),
+        Reply::err("ERR Background saving is currently not in progress or scheduled")
+    );
+    assert_eq!(
+        run(&mut e, &["BGSAVE", "CANCEL", "x"]),
+        Reply::err("ERR syntax error")
+    );
+    for p in [Profile::Redis84, Profile::Valkey72] {
+        let mut e = engine(p);
+        assert_eq!(
+            run(&mut e, &["BGSAVE", "CANCEL"]),
+            Reply::err("ERR syntax error"),
+            "{p}"
+        );
+        let refused: Vec<String> = e
+            .compat_report
+            .entries()
+            .into_iter()
+            .map(|r| r.what)
+            .collect();
+        assert_eq!(refused, ["bgsave CANCEL"], "{p}");
+    }
+}
+
+#[test]
+fn xread_plus_reads_the_last_entry_from_74() {
+    let entry = |id: &str, v: &str| {
+        Reply::Array(vec![
+            Reply::bulk(id),
+            Reply::Array(vec![Reply::bulk("f"), Reply::bulk(v)]),
+        ])
+    };
+    let mut e = engine(Profile::Redis74);
+    run(&mut e, &["XADD", "s", "1-0", "f", "a"]);
+    run(&mut e, &["XADD", "s", "2-0", "f", "b"]);
+    assert_eq!(
+        run(&mut e, &["XREAD", "COUNT", "5", "STREAMS", "s", "+"]),
+        Reply::Array(vec![Reply::Array(vec![
+            Reply::bulk("s"),
+            Reply::Array(vec![entry("2-0", "b")]),
+        ])])
+    );
+    run(&mut e, &["XGROUP", "CREATE", "s", "g", "0"]);
+    let meaningless = run(
+        &mut e,
+        &["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "+"],
+    );
+    assert!(
+        matches!(&meaningless, Reply::Error(t) if t.starts_with("ERR The + ID is meaningless")),
+        "{meaningless:?}"
+    );
+    let mut e = engine(Profile::Redis72);
+    run(&mut e, &["XADD", "s", "1-0", "f", "a"]);
+    assert_eq!(
+        run(&mut e, &["XREAD", "STREAMS", "s", "+"]),
+        Reply::err("ERR Invalid stream ID specified as stream command argument")
+    );
+    let refused: Vec<String> = e
+        .compat_report
+        .entries()
+        .into_iter()
+        .map(|r| r.what)
+        .collect();
+    assert_eq!(refused, ["xread + ID"]);
+}

@@ -6,6 +6,9 @@ use super::clip;
 pub const LFU_NOT_SELECTED: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 pub const LFU_SELECTED: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 pub const NO_SHUTDOWN_IN_PROGRESS: &str = "ERR No shutdown in progress.";
+/// BGSAVE CANCEL (Valkey 8.1) with no save running or scheduled: always, in redlab.
+pub const NO_BGSAVE_IN_PROGRESS: &str =
+    "ERR Background saving is currently not in progress or scheduled";
 pub const SWAPDB_FIRST: &str = "ERR invalid first DB index";
 pub const SWAPDB_SECOND: &str = "ERR invalid second DB index";
 pub const CONFIG_NO_FILE: &str = "ERR The server is running without a config file";

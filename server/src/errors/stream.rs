@@ -28,6 +28,10 @@ pub const INVALID_MIN_IDLE_TIME_XREADGROUP: &str =
     "ERR Invalid min-idle-time argument for XREADGROUP";
 pub const MISSING_GROUP_OPTION_FOR_XREADGROUP: &str = "ERR Missing GROUP option for XREADGROUP";
 pub const THE_ID_IS_MEANINGLESS_IN_THE: &str = "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.";
+/// XREADGROUP given the `+` ID, in the versions where XREAD takes it (Redis 7.4, Valkey 8.1).
+pub const THE_PLUS_ID_IS_MEANINGLESS: &str = "ERR The + ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The + ID would just return an empty result set.";
+/// XREAD ... + on a stream whose last ID is 0-0 (an empty stream made by XGROUP MKSTREAM).
+pub const STREAM_LAST_ID_IS_ZERO: &str = "ERR the stream last element ID is 0-0";
 pub const THE_ID_CAN_BE_SPECIFIED_ONLY: &str = "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.";
 pub const THE_STREAM_KEY_NO_LONGER_EXISTS: &str = "UNBLOCKED the stream key no longer exists";
 pub const THE_CONSUMER_GROUP_THIS_CLIENT_WAS: &str =

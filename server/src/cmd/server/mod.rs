@@ -103,6 +103,14 @@ fn save(e: &mut Engine, _call: &mut Call) -> CmdResult {
 }
 
 fn bgsave(e: &mut Engine, call: &mut Call) -> CmdResult {
+    // BGSAVE CANCEL (Valkey 8.1): a save here is done by the time BGSAVE answers, so there is
+    // never one running or scheduled to cancel.
+    if call.argc() == 2
+        && args::is(call.arg(1), "cancel")
+        && e.has_option(crate::compat::since::BGSAVE_CANCEL, "bgsave CANCEL")
+    {
+        return Err(Reply::err(errors::NO_BGSAVE_IN_PROGRESS));
+    }
     if call.argc() > 2 || (call.argc() == 2 && !args::is(call.arg(1), "schedule")) {
         return Err(Reply::err(errors::SYNTAX));
     }

@@ -16,6 +16,7 @@ use super::propagate::{self, Op};
 use super::{entry_reply, id_reply, parse_id, read_claim, IdForm};
 use crate::cmd::args;
 use crate::cmd::table::CmdResult;
+use crate::compat::since;
 use crate::db::stream::{Stream, StreamId};
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -156,6 +157,14 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
     for k in 0..a.nkeys {
         let key = call.args[a.keys_at + k].clone();
         let id_arg = call.args[a.keys_at + a.nkeys + k].clone();
+        // `+` is an ID from Redis 7.4 (XREAD's, recorded where the profile lacks it); before,
+        // an invalid one.
+        let plus = &id_arg[..] == b"+"
+            && if group_cmd {
+                e.profile().has(since::XREAD_LAST_ENTRY)
+            } else {
+                e.has_option(since::XREAD_LAST_ENTRY, "xread + ID")
+            };
         let s = lookup_mut::<Stream>(e, db, &key)?;
         if let Some((group, _)) = &a.group {
             if !s
@@ -170,6 +179,20 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
                 return Err(Reply::err(crate::errors::THE_ID_IS_MEANINGLESS_IN_THE));
             }
             s.map_or(StreamId::MIN, |s| s.last_id)
+        } else if plus {
+            // The last entry: read after the ID just before the stream's last ID (so COUNT
+            // does not matter, and a last entry deleted since leaves nothing to read, as in
+            // Redis 7.4 and valkey-server 8.1); a missing key reads from 0-0.
+            if group_cmd {
+                return Err(Reply::err(crate::errors::THE_PLUS_ID_IS_MEANINGLESS));
+            }
+            match s {
+                Some(s) => s
+                    .last_id
+                    .decr()
+                    .ok_or_else(|| Reply::err(crate::errors::STREAM_LAST_ID_IS_ZERO))?,
+                None => StreamId::MIN,
+            }
         } else if &id_arg[..] == b">" {
             if !group_cmd {
                 return Err(Reply::err(crate::errors::THE_ID_CAN_BE_SPECIFIED_ONLY));
@@ -272,10 +295,10 @@ fn read(e: &mut Engine, call: &mut Call, group_cmd: bool) -> CmdResult {
             if call.in_multi {
                 return Ok(Reply::NilArray);
             }
-            // Remember `$` as the last ID it stood for.
+            // Remember `$` (and `+`) as the ID it stood for.
             for (k, id) in ids.iter().enumerate() {
                 let idx = a.keys_at + a.nkeys + k;
-                if &call.args[idx][..] == b"$" {
+                if matches!(&call.args[idx][..], b"$" | b"+") {
                     call.args[idx] = Bytes::from(id.to_string());
                 }
             }
