@@ -27,8 +27,9 @@ use crate::session::ConnId;
 pub(crate) struct Shared {
     pub(crate) engine: RefCell<Engine>,
     pub(crate) registry: Rc<Registry>,
-    /// Engine connection id -> its I/O, to wake a connection that got output.
-    attached: RefCell<HashMap<ConnId, Rc<ConnIo>>>,
+    /// Engine connection id -> its I/O, to wake a connection that got output. Looked up for
+    /// each replicated write (the replica's connection), so with foldhash rather than SipHash.
+    attached: RefCell<HashMap<ConnId, Rc<ConnIo>, foldhash::fast::FixedState>>,
     /// Signalled when a client runs SHUTDOWN.
     pub(crate) shutdown: Notify,
     /// Writes the replies of a turn of the event loop together.
@@ -72,10 +73,7 @@ impl Shared {
         if !plain || st.write_pending || st.closing || st.wbuf.len() > SMALL_OUTPUT {
             return false;
         }
-        let resp = engine.resp(conn);
-        while let Some(r) = engine.pop_output(conn) {
-            r.encode(resp, &mut st.wbuf);
-        }
+        engine.encode_output(conn, &mut st.wbuf);
         st.meters.set_unsent(st.wbuf.len());
         if !st.queued {
             st.queued = true;
@@ -660,7 +658,7 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
         let shared = Rc::new(Shared {
             engine: RefCell::new(engine),
             registry: registry.clone(),
-            attached: RefCell::new(HashMap::new()),
+            attached: RefCell::new(HashMap::default()),
             shutdown: Notify::new(),
             flusher: Rc::new(Flusher::default()),
         });

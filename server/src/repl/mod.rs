@@ -76,8 +76,14 @@ pub(crate) struct Repl {
     pub(crate) second_offset: i64,
     /// The database the stream selected last; None sends SELECT before the next op.
     stream_db: Option<usize>,
-    /// The ops of the execution unit running now.
-    pending: Vec<(usize, Vec<Bytes>)>,
+    /// The ops of the execution unit running now: each op's database and where its encoding
+    /// ends in `pending_bytes`. Encoded as reported: holding them as argument lists cloned
+    /// every argument (a clone of a fresh `Bytes` allocates to share it) and allocated two
+    /// vectors, per replicated write.
+    pending: Vec<(usize, usize)>,
+    /// The encodings of `pending`'s ops, back to back (SELECT and MULTI/EXEC are put around
+    /// them when the unit is flushed).
+    pending_bytes: BytesMut,
     /// What the running handler asked to send instead of itself (`Engine::replicate_as`).
     own: Option<Vec<(usize, Vec<Bytes>)>>,
     /// Per database: how many keys of its `expired_log` went out as DEL already.
@@ -118,6 +124,7 @@ impl Default for Repl {
             second_offset: -1,
             stream_db: None,
             pending: Vec::new(),
+            pending_bytes: BytesMut::new(),
             own: None,
             expired_sent: Vec::new(),
             replicas: Vec::new(),
@@ -216,16 +223,17 @@ fn walks_keyspace(cmd: &Command) -> bool {
 /// with replicas comes through here, so the room is reserved once and the lengths are
 /// written with itoa: the formatter and the buffer's regrowth were a tenth of a primary's
 /// instructions per SET (callgrind, cluster_start's throughput loop).
-fn encode_op(out: &mut BytesMut, op: &[Bytes]) {
+fn encode_op<A: AsRef<[u8]>>(out: &mut BytesMut, op: &[A]) {
     use bytes::BufMut;
     // Each header is at most 1 + 20 digits + CRLF; each argument has its own CRLF.
-    let room = 23 * (op.len() + 1) + op.iter().map(|a| a.len() + 2).sum::<usize>();
+    let room = 23 * (op.len() + 1) + op.iter().map(|a| a.as_ref().len() + 2).sum::<usize>();
     out.reserve(room);
     let mut digits = itoa::Buffer::new();
     out.put_u8(b'*');
     out.put_slice(digits.format(op.len()).as_bytes());
     out.put_slice(b"\r\n");
     for a in op {
+        let a = a.as_ref();
         out.put_u8(b'$');
         out.put_slice(digits.format(a.len()).as_bytes());
         out.put_slice(b"\r\n");
@@ -234,7 +242,8 @@ fn encode_op(out: &mut BytesMut, op: &[Bytes]) {
     }
 }
 
-/// The largest unit whose buffer `Repl::encode_room` keeps for the next.
+/// The largest unit whose buffer `Repl::encode_room` (or `Repl::pending_bytes`) keeps for
+/// the next.
 const ENCODE_ROOM_KEPT: usize = 64 * 1024;
 
 impl Engine {
@@ -252,7 +261,9 @@ impl Engine {
             self.repl_take_expired();
         }
         if let Some(ops) = self.repl.own.take() {
-            self.repl.pending.extend(ops);
+            for (db, op) in &ops {
+                self.repl_push_op(*db, op);
+            }
             if call.reprocessing {
                 self.repl_flush();
             }
@@ -264,14 +275,25 @@ impl Engine {
         if self.dirty == dirty_before && !always_propagated(&call.args) {
             return;
         }
-        let ops = rewrite::rewrite(self, call.db, &call.args, reply);
-        self.repl
-            .pending
-            .extend(ops.into_iter().map(|op| (call.db, op)));
+        match rewrite::rewrite(self, call.db, &call.args, reply) {
+            None => self.repl_push_op(call.db, &call.args),
+            Some(ops) => {
+                for op in &ops {
+                    self.repl_push_op(call.db, op);
+                }
+            }
+        }
         if call.reprocessing {
             // A blocked client served after another's command: a unit of its own.
             self.repl_flush();
         }
+    }
+
+    /// One op of the running unit, encoded now (see `Repl::pending`).
+    fn repl_push_op<A: AsRef<[u8]>>(&mut self, db: usize, op: &[A]) {
+        encode_op(&mut self.repl.pending_bytes, op);
+        let end = self.repl.pending_bytes.len();
+        self.repl.pending.push((db, end));
     }
 
     /// A handler's own account of what it changed, sent instead of the command itself (what
@@ -294,29 +316,43 @@ impl Engine {
         if self.repl.pending.is_empty() {
             return;
         }
-        // Taken and given back emptied: the unit's list keeps its room for the next one.
+        // Taken and given back emptied: the unit's lists keep their room for the next one.
         let mut ops = std::mem::take(&mut self.repl.pending);
-        let wrap = ops.len() > 1;
-        let mut out = std::mem::take(&mut self.repl.encode_room);
-        if wrap {
-            self.select_into(ops[0].0, &mut out);
-            encode_op(&mut out, &[Bytes::from_static(b"MULTI")]);
-        }
-        for (db, op) in &ops {
-            self.select_into(*db, &mut out);
-            encode_op(&mut out, op);
-        }
-        if wrap {
-            encode_op(&mut out, &[Bytes::from_static(b"EXEC")]);
-        }
+        let mut encoded = std::mem::take(&mut self.repl.pending_bytes);
+        let unit = if ops.len() == 1 && self.repl.stream_db == Some(ops[0].0) {
+            // One op on the database the stream is on (most units): its encoding is the
+            // unit as it stands.
+            encoded.split().freeze()
+        } else {
+            let wrap = ops.len() > 1;
+            let mut out = std::mem::take(&mut self.repl.encode_room);
+            if wrap {
+                self.select_into(ops[0].0, &mut out);
+                encode_op(&mut out, &[b"MULTI"]);
+            }
+            let mut start = 0;
+            for &(db, end) in &ops {
+                self.select_into(db, &mut out);
+                out.extend_from_slice(&encoded[start..end]);
+                start = end;
+            }
+            if wrap {
+                encode_op(&mut out, &[b"EXEC"]);
+            }
+            let unit = out.split().freeze();
+            if unit.len() <= ENCODE_ROOM_KEPT {
+                self.repl.encode_room = out;
+            }
+            unit
+        };
         ops.clear();
+        encoded.clear();
         if self.repl.pending.is_empty() {
             self.repl.pending = ops;
-        }
-        let unit = out.split().freeze();
-        if unit.len() <= ENCODE_ROOM_KEPT {
             // (A big unit's buffer is let go with it, not kept for good.)
-            self.repl.encode_room = out;
+            if unit.len() <= ENCODE_ROOM_KEPT && encoded.capacity() <= ENCODE_ROOM_KEPT {
+                self.repl.pending_bytes = encoded;
+            }
         }
         self.repl_feed(unit);
     }
@@ -336,6 +372,9 @@ impl Engine {
     /// after the log was drained): this runs around every command, and looking at all
     /// sixteen databases each time was a tenth of a cluster primary's replication cost.
     fn repl_take_expired(&mut self) {
+        if !self.may_have_expired_keys() {
+            return;
+        }
         for idx in self.maybe_expiring_dbs() {
             let sent = self.repl.expired_sent.get(idx).copied().unwrap_or(0);
             let log_len = self.dbs[idx].expired_log.len();
@@ -343,8 +382,9 @@ impl Engine {
                 continue;
             }
             for key in &self.dbs[idx].expired_log[sent..] {
-                let del = vec![Bytes::from_static(b"DEL"), Bytes::copy_from_slice(key)];
-                self.repl.pending.push((idx, del));
+                encode_op(&mut self.repl.pending_bytes, &[&b"DEL"[..], key]);
+                let end = self.repl.pending_bytes.len();
+                self.repl.pending.push((idx, end));
             }
             if self.repl.expired_sent.len() <= idx {
                 self.repl.expired_sent.resize(idx + 1, 0);
@@ -356,6 +396,9 @@ impl Engine {
     /// Keys expiry removed since the last look, as DEL, before anything else.
     /// Looks only at the databases `maybe_expiring` names, as `repl_take_expired` does.
     fn repl_send_expired(&mut self) {
+        if !self.may_have_expired_keys() {
+            return;
+        }
         let mut out = BytesMut::new();
         for idx in self.maybe_expiring_dbs() {
             let sent = self.repl.expired_sent.get(idx).copied().unwrap_or(0);
@@ -376,6 +419,13 @@ impl Engine {
         if !out.is_empty() {
             self.repl_feed(out.freeze());
         }
+    }
+
+    /// Whether any database may have removed keys waiting to go out: false when
+    /// `maybe_expiring` is empty and names them all (no database touched since the last
+    /// look had deadlines), so the walk over its databases is skipped.
+    fn may_have_expired_keys(&self) -> bool {
+        self.maybe_expiring != 0 || self.dbs.len() > 64
     }
 
     /// A key the server deleted by itself (evicted for maxmemory, or in a slot a cluster

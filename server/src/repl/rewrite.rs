@@ -27,8 +27,9 @@ fn deadline(e: &Engine, db: usize, key: &[u8]) -> Option<Option<i64>> {
 }
 
 /// What to propagate for `args`, which ran in `db` and answered `reply`, having changed the
-/// dataset.
-pub(super) fn rewrite(e: &Engine, db: usize, args: &[Bytes], reply: &Reply) -> Vec<Op> {
+/// dataset: None when that is `args` as they came (most writes, a plain SET among them), so
+/// the caller encodes them without a copy of the list.
+pub(super) fn rewrite(e: &Engine, db: usize, args: &[Bytes], reply: &Reply) -> Option<Vec<Op>> {
     // Lower-cased on the stack: every write a primary with replicas runs comes through
     // here. A name longer than any below matches none of them and goes out as it came.
     let mut lower = [0u8; 16];
@@ -42,8 +43,8 @@ pub(super) fn rewrite(e: &Engine, db: usize, args: &[Bytes], reply: &Reply) -> V
     };
     let key = || args[1].clone();
     let del = || vec![vec![b("DEL"), args[1].clone()]];
-    match name {
-        b"set" => set(e, db, args),
+    let ops = match name {
+        b"set" => return set(e, db, args),
         b"setex" | b"psetex" => match deadline(e, db, &args[1]) {
             Some(Some(at)) => vec![vec![
                 b("SET"),
@@ -119,19 +120,21 @@ pub(super) fn rewrite(e: &Engine, db: usize, args: &[Bytes], reply: &Reply) -> V
             vec![out]
         }
         b"restore" => restore(e, db, args),
-        _ => vec![args.to_vec()],
-    }
+        _ => return None,
+    };
+    Some(ops)
 }
 
 /// SET: any deadline (EX, PX, EXAT, PXAT) becomes `SET key value PXAT ms`, as Redis writes
-/// it whatever the client typed; GET is dropped (the replica has no one to answer).
-fn set(e: &Engine, db: usize, args: &[Bytes]) -> Vec<Op> {
+/// it whatever the client typed; GET is dropped (the replica has no one to answer). None:
+/// as it came.
+fn set(e: &Engine, db: usize, args: &[Bytes]) -> Option<Vec<Op>> {
     let opts = &args[3.min(args.len())..];
     let relative = opts
         .iter()
         .any(|a| is(a, "ex") || is(a, "px") || is(a, "exat") || is(a, "pxat"));
     if relative {
-        return match deadline(e, db, &args[1]) {
+        return Some(match deadline(e, db, &args[1]) {
             Some(Some(at)) => vec![vec![
                 b("SET"),
                 args[1].clone(),
@@ -140,11 +143,14 @@ fn set(e: &Engine, db: usize, args: &[Bytes]) -> Vec<Op> {
                 b(&at.to_string()),
             ]],
             _ => vec![vec![b("DEL"), args[1].clone()]],
-        };
+        });
+    }
+    if !opts.iter().any(|a| is(a, "get")) {
+        return None;
     }
     let mut out: Op = args[..3].to_vec();
     out.extend(opts.iter().filter(|a| !is(a, "get")).cloned());
-    vec![out]
+    Some(vec![out])
 }
 
 /// SPOP key: `SREM key member`. SPOP key count: one SREM per member taken, or DEL when the
