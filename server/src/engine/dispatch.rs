@@ -28,7 +28,12 @@ impl Engine {
         reply
     }
 
-    pub(super) fn dispatch(&mut self, conn: ConnId, args: Vec<Bytes>) -> Reply {
+    pub(super) fn dispatch(&mut self, conn: ConnId, mut args: Vec<Bytes>) -> Reply {
+        // `rename-command`: from here on the line names the table's command.
+        if !self.config.renames.translate(&mut args) {
+            let err = Reply::err(crate::errors::unknown_command(&args[0], &args[1..]));
+            return self.reject(conn, &args[0].clone(), err);
+        }
         let session = self.sessions.get_mut(&conn).expect("session exists");
         session.last_interaction_ms = self.now_ms;
         let in_multi = session.multi.is_some();
