@@ -245,10 +245,7 @@ fn load(config: &mut Config, text: &str) -> Result<(), String> {
                 return Err(err("Bad directive or wrong number of arguments"));
             };
             let profile = config.compat;
-            config
-                .renames
-                .rename(profile, old, new)
-                .map_err(|reason| err(reason))?;
+            config.renames.rename(profile, old, new).map_err(&err)?;
             continue;
         }
         if IGNORED_DIRECTIVES.contains(&name.as_str()) {
