@@ -523,7 +523,19 @@ mod tests {
             e.execute(1, &["fetch"]),
             Reply::err("ERR wrong number of arguments for 'get' command")
         );
+        assert_eq!(
+            e.execute(1, &["CONFIG", "SET", "slowlog-log-slower-than", "0"]),
+            Reply::ok()
+        );
         assert_eq!(e.execute(1, &["Badger"]), Reply::ok());
+        // SLOWLOG shows the name the client typed.
+        let Reply::Array(log) = e.execute(1, &["SLOWLOG", "GET", "1"]) else {
+            panic!()
+        };
+        assert!(
+            matches!(&log[0], Reply::Array(f) if f[3] == Reply::Array(vec![Reply::bulk("Badger")])),
+            "{log:?}"
+        );
         assert_eq!(e.execute(1, &["DBSIZE"]), Reply::Int(0));
 
         // Inside MULTI and scripts.
