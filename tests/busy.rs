@@ -349,3 +349,30 @@ fn while_busy_commands_newer_than_the_profile_are_unknown() {
     assert_eq!(newer_commands_while_busy(newer.addr(), lines), [busy, busy]);
     assert!(newer.compat_report().is_empty());
 }
+
+/// `rename-command flushdb badger` while a script is busy: the new name gets -BUSY, the old
+/// one is an unknown command, as redis-server 7.0.15 answers (it looks the command up
+/// before -BUSY).
+#[test]
+fn while_busy_renamed_commands_answer_by_their_new_name() {
+    let lines: &[&[&str]] = &[&["BADGER"], &["FLUSHDB"]];
+    let mut config = redlab::Config::default();
+    let profile = config.compat;
+    config.renames.rename(profile, "flushdb", "badger").unwrap();
+    let server = redlab::Server::builder().config(config).start();
+    let ours = newer_commands_while_busy(server.addr(), lines);
+    assert_eq!(
+        ours,
+        [
+            "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
+            "-ERR unknown command 'FLUSHDB', with args beginning with:",
+        ]
+    );
+    if let Ok(real) = RealRedis::start_with(&["--rename-command", "flushdb", "badger"]) {
+        assert_eq!(
+            newer_commands_while_busy(real.addr(), lines),
+            ours,
+            "real Redis 7.0.15 answers the same"
+        );
+    }
+}

@@ -26,6 +26,9 @@ pub struct BusyScript {
     pub profile: crate::compat::Profile,
     /// Where such a refusal is recorded (the engine's report, shared).
     pub compat_report: crate::compat::Report,
+    /// `rename-command`: a command is looked up by the name clients call it, as the
+    /// dispatcher does.
+    pub renames: std::sync::Arc<crate::config::rename::Renames>,
 }
 
 /// What FUNCTION STATS reports about a running function and the libraries around it.

@@ -41,7 +41,10 @@ const USED: &[&str] = &[
 ];
 
 /// Directives of redis.conf that are not parameters; accepted and ignored.
-const IGNORED_DIRECTIVES: &[&str] = &["include", "rename-command", "loadmodule", "sentinel"];
+const IGNORED_DIRECTIVES: &[&str] = &["include", "loadmodule", "sentinel"];
+
+/// redis-server 7.0.15's save points when its configuration has no `save` line.
+pub const DEFAULT_SAVE: &str = "3600 1 300 100 60 10000";
 
 pub fn version_line(redis_version: &str) -> String {
     format!(
@@ -69,8 +72,11 @@ pub fn usage() -> String {
     lines.join("\n")
 }
 
-/// Parses the arguments after the program name. `read_file` loads a config file (a
-/// parameter so tests need no files).
+/// The name `read_file` is given for standard input.
+pub const STDIN: &str = "-";
+
+/// Parses the arguments after the program name. `read_file` loads a config file, or the
+/// configuration on standard input when given `STDIN` (a parameter so tests need no files).
 pub fn parse(args: &[String], read_file: &dyn Fn(&str) -> Result<String, String>) -> Action {
     let mut config = Config {
         port: 6379,
@@ -81,6 +87,11 @@ pub fn parse(args: &[String], read_file: &dyn Fn(&str) -> Result<String, String>
         debug_command_open: false,
         ..Config::default()
     };
+    // redis-server's save points when no `save` line says otherwise (the first one replaces
+    // them). In-process servers keep Config's "" (see DIFFERENCES.md).
+    config
+        .set_by_name("save", DEFAULT_SAVE)
+        .expect("Redis's default save points are valid");
     let mut rest = args;
     if let Some(first) = rest.first() {
         match first.as_str() {
@@ -90,8 +101,11 @@ pub fn parse(args: &[String], read_file: &dyn Fn(&str) -> Result<String, String>
         }
     }
     let mut text = String::new();
+    // redis-server reads its configuration from standard input when the first or the last
+    // argument is "-" (a "-" elsewhere is an option's value). That text follows the config
+    // file's and comes before the options.
     if let Some(first) = rest.first() {
-        if !first.starts_with("--") {
+        if !first.starts_with('-') {
             match read_file(first) {
                 Ok(t) => {
                     text = t;
@@ -113,8 +127,27 @@ pub fn parse(args: &[String], read_file: &dyn Fn(&str) -> Result<String, String>
             rest = &rest[1..];
         }
     }
+    let mut options: Vec<String> = rest.to_vec();
+    let stdin_at = if config.config_file.is_none() && options.first().is_some_and(|a| a == STDIN) {
+        Some(0)
+    } else {
+        options
+            .iter()
+            .rposition(|a| a == STDIN)
+            .filter(|&i| i + 1 == options.len())
+    };
+    if let Some(at) = stdin_at {
+        tracing::warn!("Reading config from stdin");
+        match read_file(STDIN) {
+            Ok(t) => text.push_str(&t),
+            Err(e) => {
+                return Action::Fail(format!("Fatal error, can't read config from stdin: {e}"))
+            }
+        }
+        options.remove(at);
+    }
     text.push('\n');
-    text.push_str(&options_text(rest));
+    text.push_str(&options_text(&options));
     match load(&mut config, &text) {
         Ok(()) => Action::Run(Box::new(config)),
         Err(e) => Action::Fail(e),
@@ -205,6 +238,14 @@ fn load(config: &mut Config, text: &str) -> Result<(), String> {
             redlab_server::users::check_declaration(&line, &config.users)
                 .map_err(|reason| err(&reason))?;
             config.users.push(values.to_vec());
+            continue;
+        }
+        if name == "rename-command" {
+            let [old, new] = values else {
+                return Err(err("Bad directive or wrong number of arguments"));
+            };
+            let profile = config.compat;
+            config.renames.rename(profile, old, new).map_err(&err)?;
             continue;
         }
         if IGNORED_DIRECTIVES.contains(&name.as_str()) {
@@ -474,6 +515,71 @@ mod tests {
         assert!(e.ends_with("at line 1\n>>> 'user bar on bogus'\nError in user declaration 'bar': Syntax error\n"), "{e}");
     }
 
+    /// redis-server 7.0.15 with "port N" on standard input: "-" first (no file) or last
+    /// reads it, after the file and before the options; a "-" elsewhere is a value.
+    #[test]
+    fn config_from_stdin() {
+        let read = |path: &str| -> Result<String, String> {
+            match path {
+                STDIN => Ok("port 7100\nmaxmemory 1mb\n".into()),
+                _ => Ok("maxmemory 10mb\nsave 1 1\n".into()),
+            }
+        };
+        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let config = |v: &[&str]| match parse(&args(v), &read) {
+            Action::Run(c) => c,
+            other => panic!("{v:?}: {other:?}"),
+        };
+        let c = config(&["-"]);
+        assert_eq!((c.port, c.maxmemory), (7100, 1 << 20));
+        assert_eq!(c.get_by_name("save").unwrap(), DEFAULT_SAVE);
+        assert_eq!(c.config_file, None);
+        let c = config(&["a.conf", "-"]);
+        assert_eq!((c.port, c.maxmemory), (7100, 1 << 20));
+        assert_eq!(c.get_by_name("save").unwrap(), "1 1");
+        let c = config(&["a.conf", "--maxmemory", "2mb", "-"]);
+        assert_eq!((c.port, c.maxmemory), (7100, 2 << 20));
+        let c = config(&["-", "--port", "7101"]);
+        assert_eq!(c.port, 7101);
+        let Action::Fail(e) = parse(&args(&["a.conf", "-", "--loglevel", "warning"]), &read) else {
+            panic!("a \"-\" in the middle is a value")
+        };
+        assert!(
+            e.ends_with("at line 4\n>>> '\"-\"'\nBad directive or wrong number of arguments\n"),
+            "{e}"
+        );
+    }
+
+    /// redis-server 7.0.15's checks of `rename-command` lines (asked of the real server).
+    #[test]
+    fn rename_command_lines() {
+        let Action::Run(c) = run(&["--rename-command", "flushdb", "badger"]) else {
+            panic!("a rename runs")
+        };
+        assert_eq!(
+            c.renames.table_name(b"badger").as_deref(),
+            Some(&b"flushdb"[..])
+        );
+        assert_eq!(c.renames.table_name(b"flushdb"), None);
+        for (args, reason) in [
+            (
+                &["--rename-command", "nosuch", "x"][..],
+                ">>> 'rename-command \"nosuch\" \"x\"'\nNo such command in rename-command\n",
+            ),
+            (
+                &["--rename-command", "get", "set"],
+                ">>> 'rename-command \"get\" \"set\"'\nTarget command name already exists\n",
+            ),
+            (
+                &["--rename-command", "get"],
+                ">>> 'rename-command \"get\"'\nBad directive or wrong number of arguments\n",
+            ),
+        ] {
+            let e = failure(args);
+            assert!(e.ends_with(reason), "{args:?}: {e}");
+        }
+    }
+
     #[test]
     fn version_and_defaults() {
         let Action::Print(v) = run(&["-v"]) else {
@@ -485,6 +591,9 @@ mod tests {
         };
         assert_eq!((c.bind.as_str(), c.port), ("* -::*", 6379));
         assert!(!c.debug_command_open);
+        // redis-server's save points; Config's own default (in-process servers) stays "".
+        assert_eq!(c.get_by_name("save").unwrap(), "3600 1 300 100 60 10000");
+        assert_eq!(Config::default().get_by_name("save").unwrap(), "");
         assert_eq!(listen_address("* -::*"), "0.0.0.0");
     }
 }

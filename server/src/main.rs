@@ -15,7 +15,20 @@ static GLOBAL: redlab_server::MiMalloc = redlab_server::MiMalloc;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let read = |path: &str| std::fs::read_to_string(path).map_err(|e| e.to_string());
+    // Standard input is read once: `cli::parse` runs twice (see below).
+    let stdin_text = std::cell::OnceCell::new();
+    let read = |path: &str| {
+        if path == cli::STDIN {
+            let text = stdin_text.get_or_init(|| {
+                let mut t = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut t)
+                    .map(|_| t)
+                    .map_err(|e| e.to_string())
+            });
+            return text.clone();
+        }
+        std::fs::read_to_string(path).map_err(|e| e.to_string())
+    };
     let mut config = match cli::parse(&args, &read) {
         cli::Action::Print(text) => {
             println!("{}", text);

@@ -170,3 +170,35 @@ fn shutdown_stops_an_embedded_server() {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// `redlab-server -` reads its configuration from standard input, as redis-server does; the
+/// binary starts with redis-server's save points; `rename-command` renames.
+#[test]
+fn config_from_stdin_with_rename_command() {
+    let port = free_port();
+    let mut child = support::Killed(
+        support::spawn_tied(
+            Command::new(BIN)
+                .args(["-", "--bind", "127.0.0.1"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+        )
+        .unwrap(),
+    );
+    let mut stdin = child.0.stdin.take().unwrap();
+    write!(stdin, "port {port}\nrename-command flushdb badger\n").unwrap();
+    drop(stdin);
+    let mut r = BufReader::new(connect(port));
+    assert_eq!(
+        call(&mut r, &["CONFIG", "GET", "save"]),
+        "save 3600 1 300 100 60 10000"
+    );
+    assert_eq!(call(&mut r, &["SET", "k", "v"]), "+OK");
+    assert_eq!(
+        call(&mut r, &["FLUSHDB"]),
+        "-ERR unknown command 'FLUSHDB', with args beginning with:"
+    );
+    assert_eq!(call(&mut r, &["BADGER"]), "+OK");
+    assert_eq!(call(&mut r, &["DBSIZE"]), ":0");
+}

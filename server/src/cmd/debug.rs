@@ -53,6 +53,11 @@ const HELP: &[&str] = &[
     "    Output a hex signature of the values of all the specified keys.",
     "OBJECT <key>",
     "    Show low level info about `key` and associated value.",
+    "POPULATE <count> [<prefix>] [<size>]",
+    "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+    "    it is used instead of the 'key' prefix. These are not propagated to",
+    "    replicas. Cluster slots are not respected so keys not belonging to the",
+    "    current node can be created in cluster mode.",
     "PROTOCOL <type>",
     "    Reply with a test value of the specified type. <type> can be: string,",
     "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
@@ -110,6 +115,7 @@ fn debug(e: &mut Engine, call: &mut Call) -> CmdResult {
                     .collect(),
             )
         }
+        ("populate", 3..=5) => super::debug_populate::populate(e, call)?,
         ("reload", _) => super::debug_reload::reload(e, &call.args[2..])?,
         ("loadaof", 2) => super::debug_reload::loadaof(e)?,
         ("jmap", 2) | ("change-repl-id", 2) => Reply::ok(),

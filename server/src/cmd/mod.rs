@@ -11,6 +11,7 @@ pub mod bitmap;
 pub mod cfloat;
 pub mod connection;
 pub mod debug;
+pub(crate) mod debug_populate;
 pub(crate) mod debug_reload;
 pub mod functions;
 pub mod geo;

@@ -9,6 +9,7 @@ pub(crate) mod derived;
 pub mod fd_limit;
 pub mod params;
 pub mod protected;
+pub mod rename;
 
 use std::collections::BTreeMap;
 
@@ -86,6 +87,8 @@ pub struct Config {
     /// The config file the server was started with, as an absolute path: CONFIG REWRITE
     /// writes it and INFO shows it.
     pub config_file: Option<String>,
+    /// `rename-command` lines of the config file and command line (`rename`).
+    pub renames: rename::Renames,
 }
 
 impl Default for Config {
@@ -116,6 +119,7 @@ impl Default for Config {
             extra: BTreeMap::new(),
             users: Vec::new(),
             config_file: None,
+            renames: rename::Renames::default(),
         }
     }
 }

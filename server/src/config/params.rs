@@ -341,6 +341,14 @@ pub static PARAMS: &[Param] = &[
         "0",
         HIDDEN,
     ),
+    // Hidden as in Redis; redlab loads no RDB file at start, so nothing reads it.
+    p(
+        "loading-process-events-interval-bytes",
+        None,
+        Int(1024, i32::MAX as i64),
+        "2097152",
+        HIDDEN,
+    ),
     p(
         "rdb-key-save-delay",
         None,

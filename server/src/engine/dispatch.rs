@@ -28,7 +28,14 @@ impl Engine {
         reply
     }
 
-    pub(super) fn dispatch(&mut self, conn: ConnId, args: Vec<Bytes>) -> Reply {
+    pub(super) fn dispatch(&mut self, conn: ConnId, mut args: Vec<Bytes>) -> Reply {
+        // `rename-command`: from here on the line names the table's command; SLOWLOG and
+        // MONITOR show the name the client typed, as Redis does.
+        let typed = (!self.config.renames.is_empty()).then(|| args[0].clone());
+        if !self.config.renames.translate(&mut args) {
+            let err = Reply::err(crate::errors::unknown_command(&args[0], &args[1..]));
+            return self.reject(conn, &args[0].clone(), err);
+        }
         let session = self.sessions.get_mut(&conn).expect("session exists");
         session.last_interaction_ms = self.now_ms;
         let in_multi = session.multi.is_some();
@@ -137,7 +144,14 @@ impl Engine {
             s.multi.as_mut().expect("in multi").queue.push(args);
             return Reply::Status("QUEUED".into());
         }
-        self.feed_monitors_first(conn, db, &args, cmd);
+        match &typed {
+            Some(t) if cmd.feeds_monitors_first() => {
+                let mut shown = args.clone();
+                shown[0] = t.clone();
+                self.feed_monitors_first(conn, db, &shown, cmd);
+            }
+            _ => self.feed_monitors_first(conn, db, &args, cmd),
+        }
         let fault = self.check_faults(conn, cmd, &name, &args);
         if let Some(early) = self.fault_before(conn, fault.as_ref()) {
             return early;
@@ -160,6 +174,9 @@ impl Engine {
         let reply = self.call(cmd, &mut call);
         self.call_started = None;
         let us = self.elapsed_us(started);
+        if let Some(t) = typed {
+            call.args[0] = t;
+        }
         self.note_slow(conn, cmd, &call.args, &reply, us);
         // After the command, as Redis: EXEC's line follows its commands', and SELECT's shows
         // the database it chose.

@@ -277,10 +277,16 @@ lua_cfn!(redis_pcall, redis_pcall_body);
 
 /// Runs one command for the script after Redis's script checks. `Err` is the error text
 /// (pushed with luaPushError rules); a command's own error comes back as `Ok(Reply::Error)`.
-fn script_call(c: &mut RunCtx, args: Vec<Bytes>) -> Result<Reply, String> {
+fn script_call(c: &mut RunCtx, mut args: Vec<Bytes>) -> Result<Reply, String> {
     // SAFETY: the engine outlives the script run that published this context, and no
     // other reference to it is used while redis.call runs.
     let e = unsafe { &mut *c.engine };
+    // `rename-command` holds inside scripts too (Redis looks names up in one dictionary).
+    if !e.config.renames.translate(&mut args) {
+        return Err(table::ScriptRefusal::Unknown
+            .text_for(e.profile())
+            .to_string());
+    }
     let (cmd, parent) =
         table::resolve_in_script(e.profile(), &args, c.read_only, e.disable_deny_scripts).map_err(
             |refusal| {

@@ -394,6 +394,7 @@ pub type BusyView = (
     std::sync::Arc<crate::acl::Users>,
     crate::compat::Profile,
     crate::compat::Report,
+    std::sync::Arc<crate::config::rename::Renames>,
 );
 
 #[cfg(test)]
@@ -491,7 +492,7 @@ unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut lua_Debug) {
             return HookAction::Continue;
         };
         let engine = c.engine;
-        let (users, profile, compat_report) = c
+        let (users, profile, compat_report, renames) = c
             .busy_view
             .get_or_insert_with(|| {
                 if engine.is_null() {
@@ -499,6 +500,7 @@ unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut lua_Debug) {
                         std::sync::Arc::new(crate::acl::Users::new()),
                         crate::compat::Profile::default(),
                         crate::compat::Report::default(),
+                        std::sync::Arc::default(),
                     )
                 } else {
                     // SAFETY: `engine` is the engine running this script, alive and not
@@ -510,6 +512,7 @@ unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut lua_Debug) {
                             std::sync::Arc::new((*engine).acl.users.clone()),
                             (*engine).config.compat,
                             (*engine).compat_report.clone(),
+                            std::sync::Arc::new((*engine).config.renames.clone()),
                         )
                     }
                 }
@@ -523,6 +526,7 @@ unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut lua_Debug) {
             users,
             profile,
             compat_report,
+            renames,
         };
         match h(&info) {
             BusyVerdict::Continue => return HookAction::Continue,

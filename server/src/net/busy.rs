@@ -261,7 +261,18 @@ fn run(
     let mut denied = None;
     // The profile's view of the table, as the dispatcher's: under redis-7.0 a HEXPIRE sent
     // while a script is busy is an unknown command (Redis looks it up before -BUSY).
-    let resolved = crate::cmd::table::resolve_for(script.profile, &args);
+    // `rename-command`: looked up by the table's name, as the dispatcher does; the line
+    // itself goes on unchanged (what reaches the engine later is translated there).
+    let resolved = if script.renames.is_empty() {
+        crate::cmd::table::resolve_for(script.profile, &args)
+    } else {
+        let mut table_line = args.clone();
+        if script.renames.translate(&mut table_line) {
+            crate::cmd::table::resolve_for(script.profile, &table_line)
+        } else {
+            Err(Reply::err(errors::unknown_command(&args[0], &args[1..])))
+        }
+    };
     if resolved.is_err() {
         if let Some((what, since)) = crate::compat::gate::lacking(script.profile, &args) {
             script.compat_report.record(&what, since);

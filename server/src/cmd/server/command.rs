@@ -20,25 +20,31 @@ use crate::reply::Reply;
 pub(super) fn command(e: &mut Engine, _call: &mut Call) -> CmdResult {
     let p = e.profile();
     Ok(Reply::Array(
-        table::all_in(p).map(|c| info_of(p, c, None)).collect(),
+        commands(e).map(|c| info_of(p, c, None)).collect(),
     ))
 }
 
+/// The commands a client can call: the profile's, less those renamed to ""
+/// (`rename-command`).
+fn commands(e: &Engine) -> impl Iterator<Item = &'static Command> + '_ {
+    table::all_in(e.profile()).filter(|c| e.config.renames.reachable(c.name))
+}
+
 fn count(e: &mut Engine, _call: &mut Call) -> CmdResult {
-    Ok(Reply::Int(table::all_in(e.profile()).count() as i64))
+    Ok(Reply::Int(commands(e).count() as i64))
 }
 
 fn info(e: &mut Engine, call: &mut Call) -> CmdResult {
     let p = e.profile();
     if call.argc() == 2 {
         return Ok(Reply::Array(
-            table::all_in(p).map(|c| info_of(p, c, None)).collect(),
+            commands(e).map(|c| info_of(p, c, None)).collect(),
         ));
     }
     Ok(Reply::Array(
         call.args[2..]
             .iter()
-            .map(|name| match find(p, name) {
+            .map(|name| match find(e, name) {
                 Some((c, parent)) => info_of(p, c, parent),
                 None => Reply::Nil,
             })
@@ -49,15 +55,14 @@ fn info(e: &mut Engine, call: &mut Call) -> CmdResult {
 fn docs(e: &mut Engine, call: &mut Call) -> CmdResult {
     let profile = e.profile();
     let entries: Vec<(Reply, Reply)> = if call.argc() == 2 {
-        table::all_in(profile)
+        commands(e)
             .map(|c| (Reply::bulk(c.name), docs_of(profile, c, None)))
             .collect()
     } else {
         call.args[2..]
             .iter()
             .filter_map(|name| {
-                find(profile, name)
-                    .map(|(c, p)| (Reply::bulk(c.full_name(p)), docs_of(profile, c, p)))
+                find(e, name).map(|(c, p)| (Reply::bulk(c.full_name(p)), docs_of(profile, c, p)))
             })
             .collect()
     };
@@ -66,9 +71,15 @@ fn docs(e: &mut Engine, call: &mut Call) -> CmdResult {
 
 /// COMMAND GETKEYS / GETKEYSANDFLAGS: the keys of a full command line, in Redis's order of
 /// checks (a known command, one that has keys, its arity, then keys found in this line).
-fn getkeys_common(p: Profile, call: &Call) -> Result<Vec<keyspec::KeyRef>, Reply> {
+fn getkeys_common(e: &Engine, call: &Call) -> Result<Vec<keyspec::KeyRef>, Reply> {
+    let p = e.profile();
     let line = &call.args[2..];
-    let Some(cmd) = table::lookup_in(p, &line[0]) else {
+    let Some(cmd) = e
+        .config
+        .renames
+        .table_name(&line[0])
+        .and_then(|name| table::lookup_in(p, &name))
+    else {
         return Err(Reply::err(errors::GETKEYS_INVALID_COMMAND));
     };
     let cmd = match (cmd.subcommands.is_empty(), line.get(1)) {
@@ -97,7 +108,7 @@ fn getkeys_common(p: Profile, call: &Call) -> Result<Vec<keyspec::KeyRef>, Reply
 }
 
 fn getkeys(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let keys = getkeys_common(e.profile(), call)?;
+    let keys = getkeys_common(e, call)?;
     Ok(Reply::Array(
         keys.into_iter()
             .map(|k| Reply::Bulk(call.args[2 + k.pos].clone()))
@@ -106,7 +117,7 @@ fn getkeys(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 fn getkeysandflags(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let keys = getkeys_common(e.profile(), call)?;
+    let keys = getkeys_common(e, call)?;
     Ok(Reply::Array(
         keys.into_iter()
             .map(|k| {
@@ -150,7 +161,7 @@ fn list(e: &mut Engine, call: &mut Call) -> CmdResult {
         _ => return Err(Reply::err(errors::SYNTAX)),
     };
     let mut names = Vec::new();
-    for c in table::all_in(profile) {
+    for c in commands(e) {
         let mut each = vec![(c, c.name.to_string())];
         each.extend(subs_in(profile, c).map(|s| (s, s.full_name(Some(c)))));
         for (cmd, name) in each {
@@ -197,16 +208,21 @@ fn help(e: &mut Engine, _call: &mut Call) -> CmdResult {
     ))
 }
 
-/// A command by name, or a subcommand by `container|sub`; with its parent.
-/// Only what `profile` has.
-fn find(profile: Profile, name: &[u8]) -> Option<(&'static Command, Option<&'static Command>)> {
+/// A command by the name clients call it (`rename-command`), or a subcommand by
+/// `container|sub`; with its parent. Only what the server's profile has.
+fn find(e: &Engine, name: &[u8]) -> Option<(&'static Command, Option<&'static Command>)> {
+    let profile = e.profile();
     let text = String::from_utf8_lossy(name);
+    let top = |n: &str| {
+        let t = e.config.renames.table_name(n.as_bytes())?;
+        table::lookup_in(profile, &t)
+    };
     match text.split_once('|') {
         Some((parent, sub)) => {
-            let p = table::lookup_in(profile, parent.as_bytes())?;
+            let p = top(parent)?;
             table::lookup_sub_in(profile, p, sub.as_bytes()).map(|s| (s, Some(p)))
         }
-        None => table::lookup_in(profile, name).map(|c| (c, None)),
+        None => top(&text).map(|c| (c, None)),
     }
 }
 
@@ -541,6 +557,99 @@ mod tests {
         );
         assert!(
             matches!(e.execute(1, &["COMMAND"]), Reply::Array(v) if v.len() == crate::cmd::table::all_in(Default::default()).count())
+        );
+    }
+
+    /// `rename-command flushdb badger` and `rename-command keys ""` as redis-server 7.0.15
+    /// answers them: the new name runs the command (from scripts and MULTI too), the old one
+    /// is unknown, COMMAND knows the command by the new name and shows its own name, ACL
+    /// rules keep the original name, and a command renamed to "" is gone from COMMAND.
+    #[test]
+    fn renamed_commands() {
+        let mut config = Config::default();
+        let p = config.compat;
+        config.renames.rename(p, "flushdb", "badger").unwrap();
+        config.renames.rename(p, "keys", "").unwrap();
+        config.renames.rename(p, "get", "fetch").unwrap();
+        let count = |e: &mut Engine| match e.execute(1, &["COMMAND", "COUNT"]) {
+            Reply::Int(n) => n,
+            other => panic!("{other:?}"),
+        };
+        let before = count(&mut Engine::new(Config::default()));
+        let mut e = Engine::new(config);
+        assert_eq!(count(&mut e), before - 1);
+        assert_eq!(e.execute(1, &["SET", "k", "v"]), Reply::ok());
+        assert_eq!(
+            e.execute(1, &["FLUSHDB"]),
+            Reply::err("ERR unknown command 'FLUSHDB', with args beginning with: ")
+        );
+        assert_eq!(
+            e.execute(1, &["keys", "*"]),
+            Reply::err("ERR unknown command 'keys', with args beginning with: '*' ")
+        );
+        assert_eq!(e.execute(1, &["DBSIZE"]), Reply::Int(1));
+        assert_eq!(e.execute(1, &["FETCH", "k"]), Reply::bulk("v"));
+        assert_eq!(
+            e.execute(1, &["fetch"]),
+            Reply::err("ERR wrong number of arguments for 'get' command")
+        );
+        assert_eq!(
+            e.execute(1, &["CONFIG", "SET", "slowlog-log-slower-than", "0"]),
+            Reply::ok()
+        );
+        assert_eq!(e.execute(1, &["Badger"]), Reply::ok());
+        // SLOWLOG shows the name the client typed.
+        let Reply::Array(log) = e.execute(1, &["SLOWLOG", "GET", "1"]) else {
+            panic!()
+        };
+        assert!(
+            matches!(&log[0], Reply::Array(f) if f[3] == Reply::Array(vec![Reply::bulk("Badger")])),
+            "{log:?}"
+        );
+        assert_eq!(e.execute(1, &["DBSIZE"]), Reply::Int(0));
+
+        // Inside MULTI and scripts.
+        e.execute(1, &["SET", "k", "v"]);
+        assert_eq!(e.execute(1, &["MULTI"]), Reply::ok());
+        assert_eq!(e.execute(1, &["badger"]), Reply::status("QUEUED"));
+        assert_eq!(e.execute(1, &["EXEC"]), Reply::Array(vec![Reply::ok()]));
+        e.execute(1, &["SET", "k", "v"]);
+        assert_eq!(
+            e.execute(1, &["EVAL", "return redis.call('badger')", "0"]),
+            Reply::ok()
+        );
+        assert_eq!(e.execute(1, &["DBSIZE"]), Reply::Int(0));
+        assert!(matches!(
+            e.execute(1, &["EVAL", "return redis.call('flushdb')", "0"]),
+            Reply::Error(m) if m.starts_with("ERR Unknown Redis command called from script")
+        ));
+        // COMMAND INFO / DOCS / LIST.
+        let Reply::Array(info) = e.execute(1, &["COMMAND", "INFO", "badger", "flushdb"]) else {
+            panic!()
+        };
+        assert!(matches!(&info[0], Reply::Array(f) if f[0] == Reply::bulk("flushdb")));
+        assert_eq!(info[1], Reply::Nil);
+        let Reply::Array(names) = e.execute(1, &["COMMAND", "LIST"]) else {
+            panic!()
+        };
+        assert!(names.contains(&Reply::bulk("flushdb")));
+        assert!(!names.contains(&Reply::bulk("badger")) && !names.contains(&Reply::bulk("keys")));
+        assert!(matches!(
+            e.execute(1, &["COMMAND", "DOCS", "badger"]),
+            Reply::Map(m) if m.len() == 1 && m[0].0 == Reply::bulk("flushdb")
+        ));
+        assert_eq!(
+            e.execute(1, &["COMMAND", "GETKEYS", "keys", "*"]),
+            Reply::err("ERR Invalid command specified")
+        );
+        // ACL rules name the command as the table does.
+        assert_eq!(
+            e.execute(1, &["ACL", "SETUSER", "u", "+flushdb"]),
+            Reply::ok()
+        );
+        assert_eq!(
+            e.execute(1, &["ACL", "SETUSER", "u", "+badger"]),
+            Reply::err("ERR Error in ACL SETUSER modifier '+badger': Unknown command or category name in ACL")
         );
     }
 }

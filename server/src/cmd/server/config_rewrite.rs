@@ -173,12 +173,15 @@ pub(crate) fn rewrite(e: &Engine, path: &str, force_all: bool) -> Result<(), std
             state.processed.insert(p.name.to_string());
         }
         // For a parameter written as several lines (`save`), each line is forced when the
-        // whole value differs from the default.
+        // whole value differs from the default. `save` is always written, `save ""` too:
+        // as in Redis, a file without it would start with redis-server's default save
+        // points, not with what the server had.
+        let always = matches!(p.kind, Kind::Save);
         for v in lines {
             state.write(
                 p.name,
                 format!("{} {v}", p.name),
-                force_all || value != default,
+                force_all || always || value != default,
             );
         }
     }
@@ -252,6 +255,22 @@ mod tests {
         assert!(tail.contains(&"maxmemory 10mb"), "{new}");
         assert!(tail.contains(&"user zed on #30c952fab122c3f9759f02a6d95c3758b246b4fee239957b2d4fee46e26170c4 ~a* resetchannels -@all +get"), "{new}");
         assert!(!tail.iter().any(|l| l.starts_with("port ")), "{new}");
+    }
+
+    /// Redis always writes `save`, `save ""` included, so the file does not start the
+    /// server again with redis-server's default save points.
+    #[test]
+    fn save_is_always_written() {
+        let e = Engine::new(Config::default());
+        assert_eq!(e.config.get_by_name("save").unwrap(), "");
+        let new = rewritten(&e, "port 7000\n");
+        assert!(new.lines().any(|l| l == "save \"\""), "{new}");
+        let mut config = Config::default();
+        config.set_by_name("save", "3600 1 300 100").unwrap();
+        let new = rewritten(&Engine::new(config), "save 1 1\n");
+        // The file's line is reused, the next is added at the end, as Redis does.
+        assert!(new.starts_with("save 3600 1\n"), "{new}");
+        assert!(new.lines().any(|l| l == "save 300 100"), "{new}");
     }
 
     #[test]
