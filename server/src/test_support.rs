@@ -84,3 +84,12 @@ pub fn events(e: &mut Engine) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// What the engine's strict profile refused and recorded (`REDLAB.COMPAT REPORT`), in order.
+pub fn compat_refused(e: &Engine) -> Vec<String> {
+    e.compat_report
+        .entries()
+        .into_iter()
+        .map(|r| r.what)
+        .collect()
+}

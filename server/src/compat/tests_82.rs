@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 use super::*;
-use crate::test_support::{command_docs as docs, engine_as, map_field as field, put_list, run};
+use crate::test_support::{
+    command_docs as docs, compat_refused as refused, engine_as, map_field as field, put_list, run,
+};
 use crate::{Engine, Reply};
 
 fn engine(p: Profile) -> Engine {
@@ -15,14 +17,6 @@ fn engine(p: Profile) -> Engine {
 
 fn ints(v: &[i64]) -> Reply {
     Reply::Array(v.iter().map(|&n| Reply::Int(n)).collect())
-}
-
-fn refused(e: &Engine) -> Vec<String> {
-    e.compat_report
-        .entries()
-        .into_iter()
-        .map(|r| r.what)
-        .collect()
 }
 
 /// `s` with entries 1-0 .. n-0 (field f, value v).

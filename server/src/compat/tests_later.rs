@@ -5,7 +5,9 @@
 use std::time::Duration;
 
 use super::*;
-use crate::test_support::{command_docs as docs, engine_as, map_field as field, run};
+use crate::test_support::{
+    command_docs as docs, compat_refused, engine_as, map_field as field, run,
+};
 use crate::{Engine, Reply};
 
 fn engine(p: Profile) -> Engine {
@@ -124,12 +126,7 @@ fn client_kill_maxage_from_74() {
         run(&mut e, &["CLIENT", "KILL", "MAXAGE", "10"]),
         Reply::err("ERR syntax error")
     );
-    let refused: Vec<String> = e
-        .compat_report
-        .entries()
-        .into_iter()
-        .map(|r| r.what)
-        .collect();
+    let refused = compat_refused(&e);
     assert_eq!(refused, ["client kill MAXAGE"]);
 }
 
@@ -203,12 +200,7 @@ fn bitop_diff_diff1_andor_one_from_82() {
                 "{p} {op}"
             );
         }
-        let refused: Vec<String> = e
-            .compat_report
-            .entries()
-            .into_iter()
-            .map(|r| r.what)
-            .collect();
+        let refused = compat_refused(&e);
         assert_eq!(
             refused,
             ["bitop DIFF", "bitop DIFF1", "bitop ANDOR", "bitop ONE"],
@@ -236,12 +228,7 @@ fn bgsave_cancel_only_under_valkey_81() {
             Reply::err("ERR syntax error"),
             "{p}"
         );
-        let refused: Vec<String> = e
-            .compat_report
-            .entries()
-            .into_iter()
-            .map(|r| r.what)
-            .collect();
+        let refused = compat_refused(&e);
         assert_eq!(refused, ["bgsave CANCEL"], "{p}");
     }
 }
@@ -279,11 +266,6 @@ fn xread_plus_reads_the_last_entry_from_74() {
         run(&mut e, &["XREAD", "STREAMS", "s", "+"]),
         Reply::err("ERR Invalid stream ID specified as stream command argument")
     );
-    let refused: Vec<String> = e
-        .compat_report
-        .entries()
-        .into_iter()
-        .map(|r| r.what)
-        .collect();
+    let refused = compat_refused(&e);
     assert_eq!(refused, ["xread + ID"]);
 }
