@@ -278,6 +278,11 @@ pub const TIME_FROZEN_IN_SCRIPTS: Since = R72;
 /// consumer group this client was blocked on no longer exists".
 pub const STREAM_GROUPS_72: Since = R72;
 
+/// Redis 7.2's consumer active time (Valkey inherited it): XINFO CONSUMERS adds `inactive`
+/// (ms since an entry was last delivered to or claimed by the consumer, -1 if never) after
+/// `idle`, and XINFO STREAM FULL adds `active-time` after `seen-time`.
+pub const CONSUMER_ACTIVE_TIME: Since = R72;
+
 /// The permission errors of Redis 7.2 (`getAclErrorMessage`, which Valkey inherited): a
 /// refused command names the user ("NOPERM User u has no permissions to run the 'del'
 /// command"), a refused key or channel says "No permissions to access a key" (ACL DRYRUN

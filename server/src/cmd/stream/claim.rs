@@ -150,6 +150,7 @@ pub(super) fn xclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
             }
             let g = s.groups.get_mut(&group[..]).expect("checked");
             g.deliver(id, &name, delivery);
+            g.mark_active(&name, now);
             let n = g.pel.get_mut(&id).expect("just added");
             n.delivery_count = match retry {
                 Some(r) if r >= 0 => r as u64,
@@ -173,6 +174,7 @@ pub(super) fn xclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
         }
         let g = s.groups.get_mut(&group[..]).expect("checked");
         g.reassign(id, &name);
+        g.mark_active(&name, now);
         let n: &mut Nack = g.pel.get_mut(&id).expect("pending");
         n.delivery_time = delivery;
         match retry {
@@ -297,6 +299,7 @@ pub(super) fn xautoclaim(e: &mut Engine, call: &mut Call) -> CmdResult {
             }
             let g = s.groups.get_mut(&group[..]).expect("checked");
             g.reassign(id, &name);
+            g.mark_active(&name, now);
             let n = g.pel.get_mut(&id).expect("pending");
             n.delivery_time = now;
             if !justid {

@@ -31,9 +31,16 @@ fn lag(s: &Stream, g: &Group) -> Reply {
     s.lag(g).map_or(Reply::Nil, Reply::Int)
 }
 
+/// Whether XINFO shows a consumer's active time (`since::CONSUMER_ACTIVE_TIME`): CONSUMERS'
+/// `inactive` and STREAM FULL's `active-time`.
+fn shows_active_time(e: &Engine) -> bool {
+    e.profile().has(crate::compat::since::CONSUMER_ACTIVE_TIME)
+}
+
 /// `XINFO CONSUMERS key group`
 pub(super) fn consumers(e: &mut Engine, call: &mut Call) -> CmdResult {
     let now = e.now_ms;
+    let active = shows_active_time(e);
     let s = stream_arg(e, call)?;
     let Some(g) = s.groups.get(call.arg(3)) else {
         return Err(Reply::err(errors::no_such_group(call.arg(3), call.arg(2))));
@@ -42,11 +49,19 @@ pub(super) fn consumers(e: &mut Engine, call: &mut Call) -> CmdResult {
         g.consumers
             .iter()
             .map(|(name, c)| {
-                Reply::Map(vec![
+                let mut m = vec![
                     field("name", Reply::bulk(name)),
                     field("pending", Reply::Int(c.pel.len() as i64)),
                     field("idle", Reply::Int((now - c.seen_time).max(0))),
-                ])
+                ];
+                if active {
+                    let inactive = match c.active_time {
+                        -1 => -1,
+                        t => (now - t).max(0),
+                    };
+                    m.push(field("inactive", Reply::Int(inactive)));
+                }
+                Reply::Map(m)
             })
             .collect(),
     ))
@@ -75,6 +90,7 @@ pub(super) fn groups(e: &mut Engine, call: &mut Call) -> CmdResult {
 /// `XINFO STREAM key [FULL [COUNT n]]`: COUNT (default 10, 0 for all) bounds the entries
 /// and each PEL listed.
 pub(super) fn stream(e: &mut Engine, call: &mut Call) -> CmdResult {
+    let active = shows_active_time(e);
     let s = stream_arg(e, call)?;
     let extra = call.argc() - 3;
     let mut count: i64 = 10;
@@ -156,12 +172,16 @@ pub(super) fn stream(e: &mut Engine, call: &mut Call) -> CmdResult {
                             ])
                         })
                         .collect();
-                    Reply::Map(vec![
+                    let mut m = vec![
                         field("name", Reply::bulk(cname)),
                         field("seen-time", Reply::Int(c.seen_time)),
-                        field("pel-count", Reply::Int(c.pel.len() as i64)),
-                        field("pending", Reply::Array(pel)),
-                    ])
+                    ];
+                    if active {
+                        m.push(field("active-time", Reply::Int(c.active_time)));
+                    }
+                    m.push(field("pel-count", Reply::Int(c.pel.len() as i64)));
+                    m.push(field("pending", Reply::Array(pel)));
+                    Reply::Map(m)
                 })
                 .collect();
             Reply::Map(vec![

@@ -21,6 +21,8 @@ pub(crate) use read::{unblock_lost_groups, wake_idle_claims};
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_active;
+#[cfg(test)]
 mod tests_claim;
 
 use bytes::Bytes;

@@ -57,6 +57,7 @@ pub(super) fn claim_idle(
         let fields = s.get(id).expect("still in the stream");
         let g = s.groups.get_mut(group).expect("checked");
         g.reassign(id, consumer);
+        g.mark_active(consumer, now);
         let n = g.pel.get_mut(&id).expect("pending");
         let before = n.delivery_count;
         n.delivery_time = now;

@@ -131,6 +131,10 @@ pub fn read(r: &mut Reader, t: u8) -> Option<Value> {
             if !g.create_consumer(&cname, seen) {
                 return None;
             }
+            g.consumers
+                .get_mut(&cname[..])
+                .expect("just created")
+                .active_time = seen;
             let n = r.len()?;
             for _ in 0..n {
                 let id = StreamId::from_be_bytes(r.take(16)?)?;

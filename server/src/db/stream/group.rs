@@ -22,6 +22,11 @@ pub struct Consumer {
     pub name: Arc<[u8]>,
     /// Last time the consumer read or claimed (Redis 7.0's seen-time).
     pub seen_time: i64,
+    /// Last time an entry entered its pending list by a delivery or a claim, -1 if never
+    /// (Redis 7.2's active-time, shown from that profile on). Reads that return nothing and
+    /// NOACK reads leave it, as valkey-server 8.1 shows; redlab's RDB (7.0's format) does
+    /// not keep it, so a loaded consumer gets its seen-time, as Redis 7.2 loading a 7.0 RDB.
+    pub active_time: i64,
     pub pel: BTreeSet<StreamId>,
 }
 
@@ -62,6 +67,7 @@ impl Group {
             Consumer {
                 name: Arc::from(name),
                 seen_time: now,
+                active_time: -1,
                 pel: BTreeSet::new(),
             },
         );
@@ -99,6 +105,13 @@ impl Group {
             .expect("checked")
             .pel
             .insert(id);
+    }
+
+    /// `consumer` (which must exist) was given an entry: a delivery or a claim.
+    pub fn mark_active(&mut self, consumer: &[u8], now: i64) {
+        if let Some(c) = self.consumers.get_mut(consumer) {
+            c.active_time = now;
+        }
     }
 
     /// Acknowledges `id`; true if it was pending.
