@@ -77,13 +77,19 @@ pub fn spawn_tied(cmd: &mut Command) -> std::io::Result<Child> {
 /// the kernel picked for `bind(:0)` and that was released again can be picked again for the
 /// next `bind(:0)` of an embedded server in a parallel test before the child binds it; the
 /// child then fails to listen and the test waits in vain. Ports here are never picked that way.
+/// The port 10000 above it, where a cluster node without `--cluster-port` puts its bus, is
+/// below that range too and free when the port is handed out.
 pub fn free_port() -> u16 {
     use std::sync::atomic::{AtomicU16, Ordering};
+    const LOW: u16 = 20_000;
+    const SPAN: u16 = 32_768 - 10_000 - LOW;
     static NEXT: AtomicU16 = AtomicU16::new(0);
-    let base = 20_000 + (std::process::id() % 600) as u16 * 20;
+    let base = std::process::id() % 600 * 20;
+    let bindable = |port: u16| std::net::TcpListener::bind(("127.0.0.1", port)).is_ok();
     loop {
-        let port = 20_000 + (base - 20_000 + NEXT.fetch_add(1, Ordering::Relaxed)) % 12_000;
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+        let step = u32::from(NEXT.fetch_add(1, Ordering::Relaxed));
+        let port = LOW + ((base + step) % u32::from(SPAN)) as u16;
+        if bindable(port) && bindable(port + 10_000) {
             return port;
         }
     }
