@@ -381,11 +381,14 @@ fn deliver_new(s: &mut Stream, to: &Delivery, mut ops: Option<(&[u8], &mut Vec<O
         }
         if !to.noack {
             g.deliver(id, to.consumer, to.now);
-            g.mark_active(to.consumer, to.now);
             if let Some((key, ops)) = ops.as_mut() {
                 ops.push(propagate::xclaim(key, to.group, id, &g.pel[&id], g.last_id));
             }
         }
+    }
+    if delivered && !to.noack {
+        let g = s.groups.get_mut(to.group).expect("checked");
+        g.mark_active(to.consumer, to.now);
     }
     if let Some((key, ops)) = ops.filter(|_| to.noack && delivered) {
         ops.push(propagate::setid(key, to.group, &s.groups[to.group]));
