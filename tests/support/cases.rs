@@ -33,7 +33,8 @@ const WAIT: Duration = Duration::from_secs(30);
 
 /// How long a command's reply may take. Some lines block with no reply on either server
 /// (BZPOPMIN on an empty key, say), so this is shorter than `WAIT`, and still far above
-/// any reply's time on a loaded machine.
+/// any reply's time on a loaded machine. A line marked `?slow` (a command slow on Redis
+/// itself: PFSELFTEST takes 2 s on an idle machine) waits `WAIT`.
 const REPLY: Duration = Duration::from_secs(5);
 
 /// How long `?idle` listens for a frame that should not come.
@@ -220,7 +221,8 @@ impl Target {
         if has("noreply") {
             return Vec::new();
         }
-        let mut out: Vec<Option<Vec<u8>>> = (0..replies).map(|_| conn.read_frame(REPLY)).collect();
+        let wait = if has("slow") { WAIT } else { REPLY };
+        let mut out: Vec<Option<Vec<u8>>> = (0..replies).map(|_| conn.read_frame(wait)).collect();
         if has("closed") {
             out.push(conn.read_frame(Duration::from_secs(2)));
         }
