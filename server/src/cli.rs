@@ -601,6 +601,8 @@ mod tests {
         };
         assert_eq!((c.bind.as_str(), c.port), ("* -::*", 6379));
         assert!(!c.debug_command_open);
+        // The binary keeps its RDB file on disk; in-process servers do not.
+        assert!(c.rdb_on_disk && !Config::default().rdb_on_disk);
         // redis-server's save points; Config's own default (in-process servers) stays "".
         assert_eq!(c.get_by_name("save").unwrap(), "3600 1 300 100 60 10000");
         assert_eq!(Config::default().get_by_name("save").unwrap(), "");

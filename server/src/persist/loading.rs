@@ -49,7 +49,8 @@ impl Engine {
     /// Starts loading `file`; the keys come in with `load_step`. Err (the lines to log) when
     /// it is not an RDB file redlab reads.
     pub(crate) fn begin_loading(&mut self, file: Vec<u8>) -> Result<(), LoadFailure> {
-        let cursor = Cursor::open(&file).map_err(|e| failure(e, 0))?;
+        let cursor =
+            Cursor::open(&file).map_err(|e| vec![failure_line(e, 0), TERMINATING.into()])?;
         self.load_counts = LoadCounts::default();
         self.loading = Some(Box::new(Loading {
             file,
@@ -76,9 +77,7 @@ impl Engine {
         loop {
             let item = {
                 let Loading { file, cursor, .. } = &mut *state;
-                cursor
-                    .next(file)
-                    .map_err(|e| failure(e, cursor.position()))?
+                cursor.next(file).map_err(|e| failure(e, cursor))?
             };
             match item {
                 None => {
@@ -212,7 +211,7 @@ fn key_delay(state: &mut Loading, delay: i64) {
             z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
             z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
             z ^= z >> 31;
-            u64::from(z % d.unsigned_abs() == 0)
+            u64::from(z.is_multiple_of(d.unsigned_abs()))
         }
     };
     if us > 0 {
@@ -220,19 +219,29 @@ fn key_delay(state: &mut Loading, delay: i64) {
     }
 }
 
+/// Redis's last line before it exits on a file it cannot load.
+const TERMINATING: &str = "Terminating server after rdb file reading failure.";
+
 /// The lines Redis logs for a file it cannot load, before it exits.
-fn failure(err: LoadError, offset: usize) -> LoadFailure {
-    let first = match err {
-        LoadError::Header => "Wrong signature trying to load DB from file".to_string(),
-        LoadError::Checksum => "Wrong RDB checksum. Aborting now.".to_string(),
-        LoadError::BadFormat => format!(
-            "Internal error in RDB reading offset {offset}: Short read or OOM loading DB. Unrecoverable error, aborting now."
-        ),
+fn failure(err: LoadError, cursor: &Cursor) -> LoadFailure {
+    let mut lines = Vec::new();
+    if let (LoadError::Checksum, Some((expected, got))) = (err, cursor.checksums()) {
+        lines.push(format!(
+            "Wrong RDB checksum expected: ({expected:x}) but got ({got:x}). Aborting now."
+        ));
+    }
+    lines.push(failure_line(err, cursor.position()));
+    lines.push(TERMINATING.into());
+    lines
+}
+
+fn failure_line(err: LoadError, offset: usize) -> String {
+    let reason = match err {
+        LoadError::Header => "Wrong signature trying to load DB from file",
+        LoadError::Checksum => "RDB CRC error",
+        LoadError::BadFormat => "Short read or OOM loading DB. Unrecoverable error",
     };
-    vec![
-        first,
-        "Terminating server after rdb file reading failure.".to_string(),
-    ]
+    format!("Internal error in RDB reading offset {offset} -> {reason}")
 }
 
 #[cfg(test)]
@@ -373,7 +382,11 @@ mod tests {
         let mut e = Engine::new(Config::default());
         e.begin_loading(file).unwrap();
         let lines = e.load_step().unwrap_err();
-        assert_eq!(lines[0], "Wrong RDB checksum. Aborting now.");
+        assert!(
+            lines[0].starts_with("Wrong RDB checksum expected: ("),
+            "{lines:?}"
+        );
+        assert!(lines[1].ends_with("-> RDB CRC error"), "{lines:?}");
         assert!(!e.is_loading());
         assert!(e.begin_loading(b"NOTRDB0000".to_vec()).is_err());
     }

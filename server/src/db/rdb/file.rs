@@ -116,7 +116,7 @@ pub struct Loaded {
 }
 
 /// Why a file could not be loaded.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LoadError {
     /// Not an RDB file, or a version newer than redlab reads.
     Header,
@@ -162,6 +162,8 @@ pub struct Cursor {
     /// CRC-64 of `file[..pos]`.
     crc: u64,
     done: bool,
+    /// After a checksum mismatch: (the sum of the bytes read, the sum the file carries).
+    mismatch: Option<(u64, u64)>,
 }
 
 impl Cursor {
@@ -185,12 +187,19 @@ impl Cursor {
             hint: Hint::None,
             crc: crc64::crc64(0, &file[..9]),
             done: false,
+            mismatch: None,
         })
     }
 
     /// Bytes read so far (the header included).
     pub fn position(&self) -> usize {
         self.pos
+    }
+
+    /// After `LoadError::Checksum`: the checksum expected from the bytes, and the one the
+    /// file carries (Redis logs both).
+    pub fn checksums(&self) -> Option<(u64, u64)> {
+        self.mismatch
     }
 
     /// The next item of `file` (the same bytes `open` saw), or None once the EOF opcode and
@@ -212,6 +221,8 @@ impl Cursor {
                 if self.version >= 5 {
                     let sum = r.take(8).ok_or(LoadError::BadFormat)?;
                     if sum != [0u8; 8] && sum != self.crc.to_le_bytes() {
+                        let got = u64::from_le_bytes(sum.try_into().unwrap_or_default());
+                        self.mismatch = Some((self.crc, got));
                         return Err(LoadError::Checksum);
                     }
                 }
