@@ -8,7 +8,7 @@
 //! while the engine is borrowed by the running script.
 //!
 //! The checks run in the order of Redis's `processCommand`: authentication, MULTI, ACL
-//! permissions, memory, the RESP2 pub/sub context, then the busy script. The permission check
+//! permissions, memory, the RESP2 pub/sub context, loading, then the busy script. The permission check
 //! needs the user and the arguments, which only the caller has: it comes in as `perm`
 //! (`acl::check` behind it) and runs only for a connection whose user is restricted, so the
 //! default user's connections pay one flag test. Unknown commands and wrong arity are found earlier,
@@ -58,6 +58,8 @@ pub struct BusyKind {
 }
 
 /// Allow, or the exact error Redis answers. `name` is the command's full name (`client|id`).
+/// `loading`: the RDB file is being loaded at start (`persist::loading`); only commands
+/// flagged `loading` run meanwhile.
 /// `over_memory`: memory is over maxmemory and Redis would refuse this command for it (the
 /// engine works that out; the busy loop never runs commands, so it passes false).
 /// `perm`: the ACL decision for this line, asked only when the user is restricted.
@@ -66,6 +68,7 @@ pub fn admit(
     name: &str,
     conn: &ConnView,
     busy: Option<BusyKind>,
+    loading: bool,
     over_memory: bool,
     perm: impl FnOnce() -> Result<(), Reply>,
 ) -> Result<(), Reply> {
@@ -83,6 +86,9 @@ pub fn admit(
     }
     if conn.resp == 2 && conn.subscribed && !cmd.policy(policy::SUBSCRIBED_OK) {
         return Err(Reply::err(errors::not_allowed_subscribed(name)));
+    }
+    if loading && !cmd.has(flags::LOADING) {
+        return Err(Reply::err(errors::LOADING));
     }
     if let Some(kind) = busy {
         if !cmd.has(flags::ALLOW_BUSY) {
@@ -138,17 +144,17 @@ mod tests {
             (sub("function", "kill"), "function|kill"),
         ] {
             assert_eq!(
-                err(admit(cmd, name, &anon, EVAL, false, ok)),
+                err(admit(cmd, name, &anon, EVAL, false, false, ok)),
                 errors::NOAUTH
             );
             assert_eq!(
-                err(admit(cmd, name, &anon, None, false, ok)),
+                err(admit(cmd, name, &anon, None, false, false, ok)),
                 errors::NOAUTH
             );
         }
         let shutdown = lookup(b"shutdown").unwrap();
         assert_eq!(
-            err(admit(shutdown, "shutdown", &anon, EVAL, false, ok)),
+            err(admit(shutdown, "shutdown", &anon, EVAL, false, false, ok)),
             errors::NOAUTH
         );
         for name in ["auth", "hello", "quit", "reset"] {
@@ -158,6 +164,7 @@ mod tests {
                     name,
                     &anon,
                     EVAL,
+                    false,
                     false,
                     ok
                 )
@@ -170,12 +177,30 @@ mod tests {
     #[test]
     fn busy_lets_through_only_allow_busy_commands() {
         let user = ConnView::fresh(true);
-        assert!(admit(sub("script", "kill"), "script|kill", &user, EVAL, false, ok).is_ok());
-        assert!(admit(lookup(b"multi").unwrap(), "multi", &user, EVAL, false, ok).is_ok());
+        assert!(admit(
+            sub("script", "kill"),
+            "script|kill",
+            &user,
+            EVAL,
+            false,
+            false,
+            ok
+        )
+        .is_ok());
+        assert!(admit(
+            lookup(b"multi").unwrap(),
+            "multi",
+            &user,
+            EVAL,
+            false,
+            false,
+            ok
+        )
+        .is_ok());
         let ping = lookup(b"ping").unwrap();
-        assert!(admit(ping, "ping", &user, None, false, ok).is_ok());
+        assert!(admit(ping, "ping", &user, None, false, false, ok).is_ok());
         assert_eq!(
-            err(admit(ping, "ping", &user, EVAL, false, ok)),
+            err(admit(ping, "ping", &user, EVAL, false, false, ok)),
             "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
         );
         assert!(err(admit(
@@ -187,9 +212,37 @@ mod tests {
                 title: "Redis",
             }),
             false,
+            false,
             ok
         ))
         .contains("FUNCTION KILL"));
+    }
+
+    #[test]
+    fn loading_lets_through_only_loading_commands_after_auth() {
+        let user = ConnView::fresh(true);
+        let ping = lookup(b"ping").unwrap();
+        assert_eq!(
+            err(admit(ping, "ping", &user, None, true, false, ok)),
+            "LOADING Redis is loading the dataset in memory"
+        );
+        for (cmd, name) in [
+            (lookup(b"info").unwrap(), "info"),
+            (lookup(b"select").unwrap(), "select"),
+            (sub("config", "set"), "config|set"),
+            (sub("config", "get"), "config|get"),
+        ] {
+            assert!(
+                admit(cmd, name, &user, None, true, false, ok).is_ok(),
+                "{name}"
+            );
+        }
+        // Authentication is asked first, as Redis's processCommand does.
+        let anon = ConnView::fresh(false);
+        assert_eq!(
+            err(admit(ping, "ping", &anon, None, true, false, ok)),
+            errors::NOAUTH
+        );
     }
 
     #[test]
@@ -199,7 +252,7 @@ mod tests {
             ..ConnView::fresh(true)
         };
         let get = lookup(b"get").unwrap();
-        assert!(err(admit(get, "get", &subscriber, None, false, ok))
+        assert!(err(admit(get, "get", &subscriber, None, false, false, ok))
             .starts_with("ERR Can't execute 'get'"));
         assert!(admit(
             get,
@@ -209,6 +262,7 @@ mod tests {
                 ..subscriber
             },
             None,
+            false,
             false,
             ok
         )
@@ -224,6 +278,7 @@ mod tests {
                 &in_multi,
                 None,
                 false,
+                false,
                 ok
             )),
             errors::NOT_ALLOWED_IN_MULTI
@@ -235,13 +290,13 @@ mod tests {
         let get = lookup(b"get").unwrap();
         let deny = || Err(Reply::err("NOPERM no"));
         let free = ConnView::fresh(true);
-        assert!(admit(get, "get", &free, None, false, deny).is_ok());
+        assert!(admit(get, "get", &free, None, false, false, deny).is_ok());
         let limited = ConnView {
             acl_free: false,
             ..free
         };
         assert_eq!(
-            err(admit(get, "get", &limited, None, false, deny)),
+            err(admit(get, "get", &limited, None, false, false, deny)),
             "NOPERM no"
         );
         // Authentication comes first, and permission before memory.
@@ -250,11 +305,11 @@ mod tests {
             ..limited
         };
         assert_eq!(
-            err(admit(get, "get", &anon, None, true, deny)),
+            err(admit(get, "get", &anon, None, false, true, deny)),
             errors::NOAUTH
         );
         assert_eq!(
-            err(admit(get, "get", &limited, None, true, deny)),
+            err(admit(get, "get", &limited, None, false, true, deny)),
             "NOPERM no"
         );
     }

@@ -38,6 +38,14 @@ const USED: &[&str] = &[
     "latency-monitor-threshold",
     "latency-tracking",
     "latency-tracking-info-percentiles",
+    // The RDB file on disk (`persist`).
+    "save",
+    "dir",
+    "dbfilename",
+    "key-load-delay",
+    "loading-process-events-interval-bytes",
+    "shutdown-on-sigterm",
+    "shutdown-on-sigint",
 ];
 
 /// Directives of redis.conf that are not parameters; accepted and ignored.
@@ -85,6 +93,8 @@ pub fn parse(args: &[String], read_file: &dyn Fn(&str) -> Result<String, String>
         bind: "* -::*".into(),
         // enable-debug-command rules DEBUG here, as in redis-server.
         debug_command_open: false,
+        // The RDB file is read at start and written on shutdown, as redis-server does.
+        rdb_on_disk: true,
         ..Config::default()
     };
     // redis-server's save points when no `save` line says otherwise (the first one replaces
@@ -591,6 +601,8 @@ mod tests {
         };
         assert_eq!((c.bind.as_str(), c.port), ("* -::*", 6379));
         assert!(!c.debug_command_open);
+        // The binary keeps its RDB file on disk; in-process servers do not.
+        assert!(c.rdb_on_disk && !Config::default().rdb_on_disk);
         // redis-server's save points; Config's own default (in-process servers) stays "".
         assert_eq!(c.get_by_name("save").unwrap(), "3600 1 300 100 60 10000");
         assert_eq!(Config::default().get_by_name("save").unwrap(), "");

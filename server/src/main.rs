@@ -116,19 +116,40 @@ fn main() {
     if !pidfile.is_empty() {
         process::write_pidfile(&pidfile);
     }
-    tracing::info!("Ready to accept connections");
-    if let Some(path) = server.unixsocket() {
-        tracing::info!("The server is now ready to accept connections at {}", path);
-    }
     let had_socket = server.unixsocket().is_some();
+    // Redis says it is ready once the RDB file is loaded (clients are served meanwhile, and
+    // get -LOADING for most commands).
+    let mut ready = false;
+    let mut signalled = false;
     // The server thread runs until a client sends SHUTDOWN or a signal asks for it.
     while server.is_running() {
-        if let Some(sig) = process::take_signal() {
-            tracing::warn!("Received {} scheduling shutdown...", sig);
-            tracing::warn!("User requested shutdown...");
-            break;
+        if !ready && !server.is_loading() {
+            if server.load_failed() {
+                std::process::exit(1);
+            }
+            ready = true;
+            tracing::info!("Ready to accept connections");
+            if let Some(path) = server.unixsocket() {
+                tracing::info!("The server is now ready to accept connections at {}", path);
+            }
         }
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        if let Some(sig) = process::take_signal() {
+            if signalled && sig == "SIGINT" {
+                // A second Ctrl+C: the user really wants out, without saving (Redis).
+                tracing::warn!("You insist... exiting now.");
+                std::process::exit(1);
+            }
+            if server.is_loading() {
+                tracing::warn!("Received shutdown signal during loading, scheduling shutdown.");
+            } else {
+                tracing::warn!("Received {} scheduling shutdown...", sig);
+            }
+            signalled = true;
+            // The server thread shuts down (saving the RDB file when it has to) and stops.
+            server.signal_shutdown(sig == "SIGINT");
+        }
+        let pause = if ready { 20 } else { 1 };
+        std::thread::sleep(std::time::Duration::from_millis(pause));
     }
     server.shutdown();
     if !pidfile.is_empty() {

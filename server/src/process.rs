@@ -25,9 +25,9 @@ pub fn catch_shutdown_signals() {
     }
 }
 
-/// The name of the shutdown signal received since start, if any.
+/// The name of the shutdown signal received since the last call, if any.
 pub fn take_signal() -> Option<&'static str> {
-    match SIGNALLED.load(Ordering::SeqCst) {
+    match SIGNALLED.swap(0, Ordering::SeqCst) {
         0 => None,
         libc::SIGINT => Some("SIGINT"),
         _ => Some("SIGTERM"),

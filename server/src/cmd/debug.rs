@@ -51,6 +51,8 @@ const HELP: &[&str] = &[
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
     "    Output a hex signature of the values of all the specified keys.",
+    "LOG <message>",
+    "    Write <message> to the server log.",
     "OBJECT <key>",
     "    Show low level info about `key` and associated value.",
     "POPULATE <count> [<prefix>] [<size>]",
@@ -119,6 +121,10 @@ fn debug(e: &mut Engine, call: &mut Call) -> CmdResult {
         ("reload", _) => super::debug_reload::reload(e, &call.args[2..])?,
         ("loadaof", 2) => super::debug_reload::loadaof(e)?,
         ("jmap", 2) | ("change-repl-id", 2) => Reply::ok(),
+        ("log", 3) => {
+            tracing::warn!("DEBUG LOG: {}", String::from_utf8_lossy(call.arg(2)));
+            Reply::ok()
+        }
         ("config-rewrite-force-all", 2) => rewrite_force_all(e)?,
         ("set-disable-deny-scripts", 3) => {
             e.disable_deny_scripts = call.arg(2) != b"0";

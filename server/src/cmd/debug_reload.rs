@@ -1,9 +1,10 @@
 //! DEBUG RELOAD and DEBUG LOADAOF: the dataset saved and loaded back, as Redis does through
 //! its RDB file.
 //!
-//! redlab writes no file to disk. "The RDB file" is kept in the engine: the same bytes a
-//! primary sends a replica, taken by SAVE, BGSAVE and DEBUG RELOAD (unless NOSAVE). Loading
-//! it goes through the same decoder as RESTORE, so what a reload changes in Redis changes
+//! "The RDB file" is kept in the engine: the same bytes a primary sends a replica, taken by
+//! SAVE, BGSAVE and DEBUG RELOAD (unless NOSAVE); the redlab-server binary also writes them
+//! to `dir`/`dbfilename` (`persist`), in-process servers write no file. Loading it goes
+//! through the same decoder as RESTORE, so what a reload changes in Redis changes
 //! here too: encodings are chosen afresh
 //! (a set emptied down to integers is an intset again), access records are kept as the RDB
 //! file keeps them (idle times under an LRU policy, counters under LFU), and keys past
@@ -23,8 +24,15 @@ use crate::errors;
 use crate::reply::Reply;
 
 /// SAVE / BGSAVE / DEBUG RELOAD: the dataset as it is now, written as the RDB file a full
-/// synchronisation sends (`repl::primary::snapshot`), becomes the file a reload reads.
-pub fn save(e: &mut Engine) {
+/// synchronisation sends (`repl::primary::snapshot`), becomes the file a reload reads, and
+/// the file on disk for the binary. Err when the file could not be written (logged).
+pub fn save(e: &mut Engine) -> Result<(), ()> {
+    take_image(e);
+    crate::persist::write_image(e)
+}
+
+/// The image alone, in memory (`save` without the disk).
+pub(crate) fn take_image(e: &mut Engine) {
     e.saved_image = Some(crate::repl::primary::snapshot(e, 0));
     e.dirty = 0;
     e.last_save_s = e.now_ms / 1000;
@@ -45,7 +53,8 @@ pub fn reload(e: &mut Engine, options: &[Bytes]) -> CmdResult {
         }
     }
     if save_first {
-        save(e);
+        // The image in memory is what is read back, written to disk or not.
+        let _ = save(e);
     }
     if flush {
         empty_data(e);
@@ -56,7 +65,7 @@ pub fn reload(e: &mut Engine, options: &[Bytes]) -> CmdResult {
 /// DEBUG LOADAOF. redlab keeps no append-only file: the dataset it would rebuild is the one
 /// in memory, so this is a save and a reload. (Redis with appendonly off exits here.)
 pub fn loadaof(e: &mut Engine) -> CmdResult {
-    save(e);
+    let _ = save(e);
     empty_data(e);
     load(e, false)
 }

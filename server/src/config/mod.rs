@@ -59,6 +59,11 @@ pub struct Config {
     /// tests use DEBUG as Redis's test suite does; the redlab-server binary sets it false
     /// so the option rules as in redis-server (see DIFFERENCES.md, `protected`).
     pub debug_command_open: bool,
+    /// The RDB file lives on disk at `dir`/`dbfilename` (`crate::persist`): loaded at start,
+    /// written by SAVE, BGSAVE, DEBUG RELOAD and a shutdown with save points. The
+    /// redlab-server binary sets it; in-process servers keep the file in memory only, so a
+    /// test never writes dump.rdb into its working directory (DIFFERENCES.md).
+    pub rdb_on_disk: bool,
     /// `client-output-buffer-limit`, per client class.
     pub client_output_buffer_limit: OutputLimits,
     /// `client-query-buffer-limit`: a client whose unprocessed input grows past this is
@@ -111,6 +116,7 @@ impl Default for Config {
             strict_keys: false,
             protected_mode: true,
             debug_command_open: true,
+            rdb_on_disk: false,
             client_output_buffer_limit: OutputLimits::default(),
             client_query_buffer_limit: 1 << 30,
             maxmemory_clients: "0".into(),

@@ -16,9 +16,13 @@ pub const PROTECTED: u8 = 2;
 /// matches (CONFIG GET *) so the listing stays Redis's.
 pub const REDLAB: u8 = 4;
 /// Redis's hidden debugging parameters (key-load-delay ...): answered by their exact name
-/// only, as Redis answers them. redlab loads and saves no RDB, so their delays have nothing
-/// to slow down; they are kept so scripts and suites that set them run unchanged.
+/// only, as Redis answers them. key-load-delay and loading-process-events-interval-bytes
+/// pace the binary's load at start (`persist::loading`); the others are kept so scripts
+/// and suites that set them run unchanged.
 pub const HIDDEN: u8 = 8;
+/// CONFIG SET refuses it with -LOADING while the RDB file loads (Redis's
+/// DENY_LOADING_CONFIG: dir, appendonly, repl-diskless-load).
+pub const DENY_LOADING: u8 = 16;
 
 #[derive(Clone, Copy, Debug)]
 pub enum Kind {
@@ -84,6 +88,10 @@ impl Param {
 
     pub fn is_protected(&self) -> bool {
         self.flags & PROTECTED != 0
+    }
+
+    pub fn denied_while_loading(&self) -> bool {
+        self.flags & DENY_LOADING != 0
     }
 
     /// Validates `value` and returns it in the form CONFIG GET prints; `current` is the
@@ -341,7 +349,7 @@ pub static PARAMS: &[Param] = &[
         "0",
         HIDDEN,
     ),
-    // Hidden as in Redis; redlab loads no RDB file at start, so nothing reads it.
+    // Hidden as in Redis; how often the binary's load at start serves clients.
     p(
         "loading-process-events-interval-bytes",
         None,
@@ -399,7 +407,7 @@ pub static PARAMS: &[Param] = &[
         "everysec",
         0,
     ),
-    p("appendonly", None, Bool, "no", 0),
+    p("appendonly", None, Bool, "no", DENY_LOADING),
     p(
         "auto-aof-rewrite-min-size",
         None,
@@ -488,7 +496,7 @@ pub static PARAMS: &[Param] = &[
     p("daemonize", None, Bool, "no", IMMUTABLE),
     p("databases", None, Int(1, 2147483647), "16", IMMUTABLE),
     p("dbfilename", None, Str, "dump.rdb", PROTECTED),
-    p("dir", None, Str, "", PROTECTED),
+    p("dir", None, Str, "", PROTECTED | DENY_LOADING),
     p("disable-thp", None, Bool, "yes", IMMUTABLE),
     p("dynamic-hz", None, Bool, "yes", 0),
     p(
@@ -654,7 +662,7 @@ pub static PARAMS: &[Param] = &[
         None,
         Enum(&["disabled", "on-empty-db", "swapdb"]),
         "disabled",
-        0,
+        DENY_LOADING,
     ),
     p("repl-diskless-sync", None, Bool, "yes", 0),
     p("repl-diskless-sync-delay", None, Int(0, 2147483647), "5", 0),

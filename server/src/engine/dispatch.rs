@@ -95,7 +95,8 @@ impl Engine {
             );
         }
         let mut denied = None;
-        let admitted = crate::admission::admit(cmd, &name, &view, None, oom, || {
+        let loading = self.loading.is_some();
+        let admitted = crate::admission::admit(cmd, &name, &view, None, loading, oom, || {
             crate::cmd::acl::permission(self, conn, cmd, &name, &args).map_err(|d| {
                 denied = Some(d);
                 crate::cmd::acl::noperm_for(self, conn, d, &name)

@@ -144,8 +144,13 @@ pub struct Engine {
     /// Changes since the last SAVE (INFO rdb_changes_since_last_save).
     pub(crate) dirty: u64,
     pub(crate) last_save_s: i64,
-    /// The RDB file SAVE and DEBUG RELOAD wrote (kept in memory; redlab writes no dump file).
+    /// The RDB file SAVE and DEBUG RELOAD wrote (kept in memory; the binary also writes it
+    /// to disk, see `persist`).
     pub(crate) saved_image: Option<Vec<u8>>,
+    /// The RDB file being loaded at start (`persist::loading`); None once loaded.
+    pub(crate) loading: Option<Box<crate::persist::loading::Loading>>,
+    /// Keys the last load loaded and dropped as expired (INFO rdb_last_load_keys_*).
+    pub(crate) load_counts: crate::persist::loading::LoadCounts,
     /// Databases that may hold keys with a deadline or an unsent `expired` notification:
     /// bit i for database i. Set by every access through `db()`, cleared once a database has
     /// no deadline left; databases past 64 are always looked at.
@@ -274,6 +279,8 @@ impl Engine {
             dirty: 0,
             last_save_s: now / 1000,
             saved_image: None,
+            loading: None,
+            load_counts: Default::default(),
             maybe_expiring: all_dbs_mask(dbs_len),
             any_no_touch: false,
             any_reply_mode: false,

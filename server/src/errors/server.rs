@@ -6,6 +6,11 @@ use super::clip;
 pub const LFU_NOT_SELECTED: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 pub const LFU_SELECTED: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 pub const NO_SHUTDOWN_IN_PROGRESS: &str = "ERR No shutdown in progress.";
+/// SHUTDOWN whose final save failed (without FORCE): the server keeps running.
+pub const SHUTDOWN_FAILED: &str = "ERR Errors trying to SHUTDOWN. Check logs.";
+/// A command without the `loading` flag, or CONFIG SET of a parameter Redis marks
+/// DENY_LOADING_CONFIG, while the RDB file is being loaded at start.
+pub const LOADING: &str = "LOADING Redis is loading the dataset in memory";
 /// BGSAVE CANCEL (Valkey 8.1) with no save running or scheduled: always, in redlab.
 pub const NO_BGSAVE_IN_PROGRESS: &str =
     "ERR Background saving is currently not in progress or scheduled";

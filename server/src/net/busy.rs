@@ -295,7 +295,7 @@ fn run(
                 crate::cmd::acl::noperm_as(script.profile, &st.user, d, &name)
             })
         };
-        admission::admit(cmd, &name, &st.view, Some(kind), false, perm).map(|()| (cmd, name))
+        admission::admit(cmd, &name, &st.view, Some(kind), false, false, perm).map(|()| (cmd, name))
     });
     let (cmd, name) = match admitted {
         Ok(found) => found,

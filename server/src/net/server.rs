@@ -34,7 +34,27 @@ pub(crate) struct Shared {
     pub(crate) shutdown: Notify,
     /// Writes the replies of a turn of the event loop together.
     pub(crate) flusher: Rc<Flusher>,
+    /// Shared with the `Server`: signals to act on, the load's progress.
+    control: Arc<Control>,
 }
+
+/// What the standalone binary's main thread and the server thread tell each other: a
+/// SIGTERM or SIGINT the process received (Redis's shutdown_asap, acted on by the server
+/// thread, which saves the RDB file), and how the RDB file's load at start stands.
+#[derive(Default)]
+struct Control {
+    /// `NO_SIGNAL`, `SIGTERM` or `SIGINT`.
+    signal: AtomicU8,
+    /// 0 (no file was loaded), `LOAD_RUNNING`, `LOAD_DONE` or `LOAD_FAILED`.
+    load: AtomicU8,
+}
+
+const NO_SIGNAL: u8 = 0;
+const SIGTERM: u8 = 1;
+const SIGINT: u8 = 2;
+const LOAD_RUNNING: u8 = 1;
+const LOAD_DONE: u8 = 2;
+const LOAD_FAILED: u8 = 3;
 
 impl Shared {
     pub(crate) fn attach(&self, conn: ConnId, io: Rc<ConnIo>) {
@@ -242,6 +262,7 @@ impl ServerBuilder {
         let compat_report = crate::compat::Report::default();
         let password = config.requirepass.clone();
         let (stop_tx, stop_rx) = oneshot::channel();
+        let control = Arc::new(Control::default());
         let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
         let done = Arc::new(Done::default());
         let dropped = Arc::new(AtomicU8::new(RUNNING));
@@ -252,6 +273,7 @@ impl ServerBuilder {
             let done = done.clone();
             let dropped = dropped.clone();
             let dropped_flag = dropped.clone();
+            let control = control.clone();
             Box::new(move |rt: &tokio::runtime::Runtime| {
                 let running = Running {
                     listener,
@@ -265,6 +287,7 @@ impl ServerBuilder {
                     stop: stop_rx,
                     ready: ready_tx,
                     dropped,
+                    control,
                 };
                 run(rt, running, DoneGuard(done));
                 dropped_flag.swap(FINISHED, Ordering::AcqRel) == STOP_REQUESTED
@@ -288,6 +311,7 @@ impl ServerBuilder {
             listening: Some(listening),
             dropped,
             done,
+            control,
         })
     }
 }
@@ -340,6 +364,7 @@ struct Running {
     /// Past `RUNNING` once the `Server` is dropped: a script running then is stopped as by
     /// SHUTDOWN NOSAVE once it passes busy-reply-threshold, so a dropped server never runs on.
     dropped: Arc<AtomicU8>,
+    control: Arc<Control>,
 }
 
 /// A request as a client sends it: an array of bulk strings.
@@ -377,6 +402,7 @@ pub struct Server {
     /// `RUNNING`, `STOP_REQUESTED` or `FINISHED`.
     dropped: Arc<AtomicU8>,
     done: Arc<Done>,
+    control: Arc<Control>,
 }
 
 /// The life of a server as `Server::stop` and its thread see it.
@@ -489,6 +515,27 @@ impl Server {
     /// Whether the server is still running (false after a client ran SHUTDOWN).
     pub fn is_running(&self) -> bool {
         !self.done.is_set()
+    }
+
+    /// For the standalone binary: the process received SIGTERM (or SIGINT, `sigint`). The
+    /// server shuts down as redis-server does, on its own thread: with the flags
+    /// `shutdown-on-sigterm` / `shutdown-on-sigint` give, saving the RDB file when save
+    /// points are set (nothing while loading). It keeps running if that save fails.
+    pub fn signal_shutdown(&self, sigint: bool) {
+        let sig = if sigint { SIGINT } else { SIGTERM };
+        self.control.signal.store(sig, Ordering::SeqCst);
+    }
+
+    /// Whether the RDB file read at start (a server with `Config::rdb_on_disk`) is still
+    /// loading: the binary logs "Ready to accept connections" once it is not.
+    pub fn is_loading(&self) -> bool {
+        self.control.load.load(Ordering::SeqCst) == LOAD_RUNNING
+    }
+
+    /// Whether that file could not be loaded (the reasons are logged): the binary exits, as
+    /// redis-server does.
+    pub fn load_failed(&self) -> bool {
+        self.control.load.load(Ordering::SeqCst) == LOAD_FAILED
     }
 
     /// Blocks until the server stops (a client sends SHUTDOWN). For the standalone binary.
@@ -606,6 +653,7 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
         mut stop,
         ready,
         dropped,
+        control,
     } = running;
     // cjson's settings belong to the server, and this thread may have served another.
     crate::lua::cjson::reset_config();
@@ -638,6 +686,9 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
             }
         }
         engine.compat_report = compat_report;
+        if engine.config().rdb_on_disk {
+            start_loading(&mut engine, &control);
+        }
         let engine_rejected = engine.rejected_connections.clone();
         let unix = match unix.map(UnixListener::from_std).transpose() {
             Ok(u) => u.map(Rc::new),
@@ -661,6 +712,7 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
             attached: RefCell::new(HashMap::default()),
             shutdown: Notify::new(),
             flusher: Rc::new(Flusher::default()),
+            control,
         });
         // The hook holds a weak reference: the engine owns the hook, and the shared state
         // owns the engine.
@@ -675,6 +727,9 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
         shared.engine.borrow_mut().set_busy_hook(hook);
         tokio::task::spawn_local(ticker(shared.clone()));
         tokio::task::spawn_local(shared.flusher.clone().run());
+        if shared.engine.borrow().is_loading() {
+            tokio::task::spawn_local(load_in_steps(shared.clone()));
+        }
         let _ = ready.send(Ok(()));
         loop {
             tokio::select! {
@@ -748,6 +803,11 @@ async fn ticker(shared: Rc<Shared>) {
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         interval.tick().await;
+        take_signal(&shared);
+        // Nothing periodic runs on a half-loaded dataset (Redis's whileBlockedCron).
+        if shared.engine.borrow().is_loading() {
+            continue;
+        }
         let woken = {
             let mut e = shared.engine.borrow_mut();
             e.tick();
@@ -755,5 +815,65 @@ async fn ticker(shared: Rc<Shared>) {
         };
         shared.wake_all(woken);
         crate::repl::link::poll(&shared);
+    }
+}
+
+/// Reads the RDB file (`persist::rdb_path`) into the engine to be loaded in steps once the
+/// server serves its port. No file is no load; a file that cannot be read or is not an RDB
+/// file is logged with Redis's lines and marked failed (the binary then exits).
+fn start_loading(engine: &mut Engine, control: &Control) {
+    let path = crate::persist::rdb_path(engine.config());
+    let failed = match std::fs::read(&path) {
+        Ok(file) => match engine.begin_loading(file) {
+            Ok(()) => {
+                control.load.store(LOAD_RUNNING, Ordering::SeqCst);
+                return;
+            }
+            Err(lines) => lines,
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return,
+        Err(e) => vec![format!("Fatal error loading the DB: {e}. Exiting.")],
+    };
+    for line in failed {
+        tracing::warn!("{}", line);
+    }
+    control.load.store(LOAD_FAILED, Ordering::SeqCst);
+}
+
+/// The load at start, one step at a time (`Engine::load_step`); between steps the other
+/// tasks (the connections, the listener, the ticker) run, as Redis processes events while
+/// it loads.
+async fn load_in_steps(shared: Rc<Shared>) {
+    loop {
+        let step = shared.engine.borrow_mut().load_step();
+        match step {
+            Ok(true) => {}
+            Ok(false) => {
+                shared.control.load.store(LOAD_DONE, Ordering::SeqCst);
+                return;
+            }
+            Err(lines) => {
+                for line in lines {
+                    tracing::warn!("{}", line);
+                }
+                shared.engine.borrow_mut().loading = None;
+                shared.control.load.store(LOAD_FAILED, Ordering::SeqCst);
+                return;
+            }
+        }
+        take_signal(&shared);
+        tokio::task::yield_now().await;
+    }
+}
+
+/// Acts on a SIGTERM/SIGINT the binary passed on (`Server::signal_shutdown`).
+fn take_signal(shared: &Shared) {
+    let sig = shared.control.signal.swap(NO_SIGNAL, Ordering::SeqCst);
+    if sig == NO_SIGNAL {
+        return;
+    }
+    let stop = crate::persist::shutdown::on_signal(&mut shared.engine.borrow_mut(), sig == SIGINT);
+    if stop {
+        shared.shutdown.notify_one();
     }
 }

@@ -42,7 +42,7 @@ fn get(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 /// CONFIG SET name value [name value ...]: all or nothing. Names are checked first
-/// (unknown, immutable, protected, repeated), then values are applied in order; a bad value
+/// (unknown, immutable, protected, refused while loading, repeated), then values are applied in order; a bad value
 /// restores what was applied before it.
 fn set(e: &mut Engine, call: &mut Call) -> CmdResult {
     if !call.argc().is_multiple_of(2) {
@@ -73,6 +73,11 @@ fn set(e: &mut Engine, call: &mut Call) -> CmdResult {
                 &name,
                 "can't set protected config",
             )));
+        }
+        // Before the duplicate check and any value's validation, as redis-server 7.0.15
+        // answers (`CONFIG SET dir x dir y` while loading is -LOADING).
+        if p.denied_while_loading() && e.is_loading() {
+            return Err(Reply::err(errors::LOADING));
         }
         if pairs.iter().any(|(n, _, _)| *n == name) {
             return Err(Reply::err(errors::config_set_failed(

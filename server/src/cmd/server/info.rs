@@ -237,7 +237,7 @@ fn section(e: &Engine, s: &str, out: &mut String) {
         }
         "persistence" => {
             let aof = c.get_by_name("appendonly").is_some_and(|v| v == "yes");
-            f("loading", &0);
+            f("loading", &u8::from(e.is_loading()));
             f("async_loading", &0);
             f("current_cow_peak", &0);
             f("current_cow_size", &0);
@@ -253,8 +253,8 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             f("rdb_current_bgsave_time_sec", &-1);
             f("rdb_saves", &0);
             f("rdb_last_cow_size", &0);
-            f("rdb_last_load_keys_expired", &0);
-            f("rdb_last_load_keys_loaded", &0);
+            f("rdb_last_load_keys_expired", &e.load_counts.expired);
+            f("rdb_last_load_keys_loaded", &e.load_counts.loaded);
             f("aof_enabled", &(aof as u8));
             f("aof_rewrite_in_progress", &0);
             f("aof_rewrite_scheduled", &0);
@@ -267,6 +267,9 @@ fn section(e: &Engine, s: &str, out: &mut String) {
             f("aof_last_cow_size", &0);
             f("module_fork_in_progress", &0);
             f("module_fork_last_cow_size", &0);
+            for (name, value) in e.loading_fields().unwrap_or_default() {
+                f(name, &value);
+            }
         }
         "stats" => {
             f("total_connections_received", &st.total_connections_received);

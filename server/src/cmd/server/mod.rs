@@ -91,14 +91,15 @@ fn lastsave(e: &mut Engine, _call: &mut Call) -> CmdResult {
     Ok(Reply::Int(e.last_save_s))
 }
 
-/// Nothing is written (redlab keeps no files); the save is recorded as done.
-/// SAVE and BGSAVE keep the dataset as DEBUG RELOAD NOSAVE reads it back.
-fn mark_saved(e: &mut Engine) {
-    crate::cmd::debug_reload::save(e);
+/// SAVE and BGSAVE keep the dataset as DEBUG RELOAD NOSAVE reads it back; the binary writes
+/// it to its RDB file too (`persist`), in-process servers write nothing.
+fn mark_saved(e: &mut Engine) -> Result<(), ()> {
+    crate::cmd::debug_reload::save(e)
 }
 
 fn save(e: &mut Engine, _call: &mut Call) -> CmdResult {
-    mark_saved(e);
+    // Redis answers a failed save with a bare "-ERR" (the reason is in the log).
+    mark_saved(e).map_err(|()| Reply::err("ERR"))?;
     Ok(Reply::ok())
 }
 
@@ -114,7 +115,8 @@ fn bgsave(e: &mut Engine, call: &mut Call) -> CmdResult {
     if call.argc() > 2 || (call.argc() == 2 && !args::is(call.arg(1), "schedule")) {
         return Err(Reply::err(errors::SYNTAX));
     }
-    mark_saved(e);
+    // A background save that fails says so only in the log, as Redis's child does.
+    let _ = mark_saved(e);
     Ok(Reply::status("Background saving started"))
 }
 
@@ -145,7 +147,15 @@ fn shutdown(e: &mut Engine, call: &mut Call) -> CmdResult {
     if abort {
         return Err(Reply::err(errors::NO_SHUTDOWN_IN_PROGRESS));
     }
-    tracing::warn!("User requested shutdown...");
+    let flags = crate::persist::shutdown::ShutdownFlags {
+        save,
+        nosave,
+        now: false,
+        force: call.args[1..].iter().any(|a| args::is(a, "force")),
+    };
+    if crate::persist::shutdown::prepare(e, flags).is_err() {
+        return Err(Reply::err(errors::SHUTDOWN_FAILED));
+    }
     e.shutdown_requested = true;
     if let Some(s) = e.sessions.get_mut(&call.conn) {
         s.close_requested = true;

@@ -116,7 +116,7 @@ pub struct Loaded {
 }
 
 /// Why a file could not be loaded.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LoadError {
     /// Not an RDB file, or a version newer than redlab reads.
     Header,
@@ -129,70 +129,159 @@ pub enum LoadError {
 /// Reads a whole RDB file. Keys past their deadline are kept: a replica waits for its
 /// primary's DEL, as Redis's replicas do.
 pub fn read_file(file: &[u8]) -> Result<Loaded, LoadError> {
-    if file.len() < 9 || &file[..5] != b"REDIS" {
-        return Err(LoadError::Header);
-    }
-    let version: u16 = std::str::from_utf8(&file[5..9])
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .ok_or(LoadError::Header)?;
-    if !(1..=RDB_VERSION).contains(&version) {
-        return Err(LoadError::Header);
-    }
-    let mut r = Reader::new(&file[9..]);
+    let mut cursor = Cursor::open(file)?;
     let mut out = Loaded::default();
-    let mut db = 0usize;
-    let mut expire_at: Option<i64> = None;
-    let mut hint = Hint::None;
-    loop {
-        let op = r.byte().ok_or(LoadError::BadFormat)?;
-        match op {
-            OPCODE_EOF => break,
-            OPCODE_SELECTDB => db = r.len().ok_or(LoadError::BadFormat)?,
-            OPCODE_RESIZEDB => {
-                r.u64_len().ok_or(LoadError::BadFormat)?;
-                r.u64_len().ok_or(LoadError::BadFormat)?;
-            }
-            OPCODE_AUX => {
-                let k = r.string().ok_or(LoadError::BadFormat)?;
-                let v = r.string().ok_or(LoadError::BadFormat)?;
-                out.aux.push((k, v));
-            }
-            OPCODE_EXPIRETIME_MS => {
-                let b = r.take(8).ok_or(LoadError::BadFormat)?;
-                let ms = i64::from_le_bytes(b.try_into().map_err(|_| LoadError::BadFormat)?);
-                expire_at = Some(ms);
-            }
-            OPCODE_EXPIRETIME => {
-                let b = r.take(4).ok_or(LoadError::BadFormat)?;
-                let s = i32::from_le_bytes(b.try_into().map_err(|_| LoadError::BadFormat)?);
-                expire_at = Some(i64::from(s) * 1000);
-            }
-            OPCODE_IDLE => {
-                let secs = r.u64_len().ok_or(LoadError::BadFormat)?;
-                hint = Hint::Idle(i64::try_from(secs).unwrap_or(i64::MAX));
-            }
-            OPCODE_FREQ => hint = Hint::Freq(r.byte().ok_or(LoadError::BadFormat)?),
-            OPCODE_FUNCTION2 => out.libraries.push(r.string().ok_or(LoadError::BadFormat)?),
-            OPCODE_FUNCTION_PRE_GA | OPCODE_MODULE_AUX => return Err(LoadError::BadFormat),
-            t => {
-                let key = r.string().ok_or(LoadError::BadFormat)?;
-                let value = read_object(&mut r, t).ok_or(LoadError::BadFormat)?;
-                out.keys.push((db, key, value, expire_at.take(), hint));
-                hint = Hint::None;
-            }
-        }
-    }
-    // Version 5 on carries a checksum; zero means the writer turned it off.
-    let consumed = file.len() - r.remaining();
-    if version >= 5 {
-        let sum = r.take(8).ok_or(LoadError::BadFormat)?;
-        let expected = crc64::crc64(0, &file[..consumed]);
-        if sum != [0u8; 8] && sum != expected.to_le_bytes() {
-            return Err(LoadError::Checksum);
+    while let Some(item) = cursor.next(file)? {
+        match item {
+            Item::Key(key) => out.keys.push(key),
+            Item::Library(code) => out.libraries.push(code),
+            Item::Aux(k, v) => out.aux.push((k, v)),
         }
     }
     Ok(out)
+}
+
+/// One thing read from a file: a key, a function library's code, or an auxiliary field.
+pub enum Item {
+    Key(LoadedKey),
+    Library(Vec<u8>),
+    Aux(Vec<u8>, Vec<u8>),
+}
+
+/// Where a read of a file stands, kept apart from the bytes so a load can stop after any
+/// item and go on later (the server serving clients in between, as Redis's loader does:
+/// `persist::loading`). The checksum is carried along as the bytes are read.
+#[derive(Debug)]
+pub struct Cursor {
+    /// The next byte to read.
+    pos: usize,
+    version: u16,
+    db: usize,
+    expire_at: Option<i64>,
+    hint: Hint,
+    /// CRC-64 of `file[..pos]`.
+    crc: u64,
+    done: bool,
+    /// After a checksum mismatch: (the sum of the bytes read, the sum the file carries).
+    mismatch: Option<(u64, u64)>,
+}
+
+impl Cursor {
+    /// Checks the header; the cursor stands after it.
+    pub fn open(file: &[u8]) -> Result<Cursor, LoadError> {
+        if file.len() < 9 || &file[..5] != b"REDIS" {
+            return Err(LoadError::Header);
+        }
+        let version: u16 = std::str::from_utf8(&file[5..9])
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .ok_or(LoadError::Header)?;
+        if !(1..=RDB_VERSION).contains(&version) {
+            return Err(LoadError::Header);
+        }
+        Ok(Cursor {
+            pos: 9,
+            version,
+            db: 0,
+            expire_at: None,
+            hint: Hint::None,
+            crc: crc64::crc64(0, &file[..9]),
+            done: false,
+            mismatch: None,
+        })
+    }
+
+    /// Bytes read so far (the header included).
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// After `LoadError::Checksum`: the checksum expected from the bytes, and the one the
+    /// file carries (Redis logs both).
+    pub fn checksums(&self) -> Option<(u64, u64)> {
+        self.mismatch
+    }
+
+    /// The next item of `file` (the same bytes `open` saw), or None once the EOF opcode and
+    /// the checksum after it have been read and checked.
+    pub fn next(&mut self, file: &[u8]) -> Result<Option<Item>, LoadError> {
+        if self.done {
+            return Ok(None);
+        }
+        let start = self.pos;
+        let mut r = Reader::new(file.get(start..).ok_or(LoadError::BadFormat)?);
+        let item = self.read_item(&mut r);
+        self.pos = file.len() - r.remaining();
+        self.crc = crc64::crc64(self.crc, &file[start..self.pos]);
+        match item? {
+            Some(item) => Ok(Some(item)),
+            None => {
+                self.done = true;
+                // Version 5 on carries a checksum; zero means the writer turned it off.
+                if self.version >= 5 {
+                    let sum = r.take(8).ok_or(LoadError::BadFormat)?;
+                    if sum != [0u8; 8] && sum != self.crc.to_le_bytes() {
+                        let got = u64::from_le_bytes(sum.try_into().unwrap_or_default());
+                        self.mismatch = Some((self.crc, got));
+                        return Err(LoadError::Checksum);
+                    }
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// Reads opcodes up to the next item; None at the EOF opcode.
+    fn read_item(&mut self, r: &mut Reader<'_>) -> Result<Option<Item>, LoadError> {
+        loop {
+            let op = r.byte().ok_or(LoadError::BadFormat)?;
+            match op {
+                OPCODE_EOF => return Ok(None),
+                OPCODE_SELECTDB => self.db = r.len().ok_or(LoadError::BadFormat)?,
+                OPCODE_RESIZEDB => {
+                    r.u64_len().ok_or(LoadError::BadFormat)?;
+                    r.u64_len().ok_or(LoadError::BadFormat)?;
+                }
+                OPCODE_AUX => {
+                    let k = r.string().ok_or(LoadError::BadFormat)?;
+                    let v = r.string().ok_or(LoadError::BadFormat)?;
+                    return Ok(Some(Item::Aux(k, v)));
+                }
+                OPCODE_EXPIRETIME_MS => {
+                    let b = r.take(8).ok_or(LoadError::BadFormat)?;
+                    let ms = i64::from_le_bytes(b.try_into().map_err(|_| LoadError::BadFormat)?);
+                    self.expire_at = Some(ms);
+                }
+                OPCODE_EXPIRETIME => {
+                    let b = r.take(4).ok_or(LoadError::BadFormat)?;
+                    let s = i32::from_le_bytes(b.try_into().map_err(|_| LoadError::BadFormat)?);
+                    self.expire_at = Some(i64::from(s) * 1000);
+                }
+                OPCODE_IDLE => {
+                    let secs = r.u64_len().ok_or(LoadError::BadFormat)?;
+                    self.hint = Hint::Idle(i64::try_from(secs).unwrap_or(i64::MAX));
+                }
+                OPCODE_FREQ => self.hint = Hint::Freq(r.byte().ok_or(LoadError::BadFormat)?),
+                OPCODE_FUNCTION2 => {
+                    let code = r.string().ok_or(LoadError::BadFormat)?;
+                    return Ok(Some(Item::Library(code)));
+                }
+                OPCODE_FUNCTION_PRE_GA | OPCODE_MODULE_AUX => return Err(LoadError::BadFormat),
+                t => {
+                    let key = r.string().ok_or(LoadError::BadFormat)?;
+                    let value = read_object(r, t).ok_or(LoadError::BadFormat)?;
+                    let hint = std::mem::replace(&mut self.hint, Hint::None);
+                    return Ok(Some(Item::Key((
+                        self.db,
+                        key,
+                        value,
+                        self.expire_at.take(),
+                        hint,
+                    ))));
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -27,6 +27,35 @@ fn idx(h: u32) -> usize {
     ((h >> (3 * 8 - HLOG)).wrapping_sub(h.wrapping_mul(5)) as usize) & (HSIZE - 1)
 }
 
+/// The compressor's hash table for one call: slots hold `base + position`; anything not
+/// above `base` was written by an earlier call and reads as 0, "empty".
+struct Slots<'a> {
+    table: &'a mut [u64],
+    base: u64,
+}
+
+impl Slots<'_> {
+    #[inline]
+    fn get(&self, slot: usize) -> usize {
+        let v = self.table[slot];
+        if v > self.base {
+            (v - self.base) as usize
+        } else {
+            0
+        }
+    }
+
+    #[inline]
+    fn set(&mut self, slot: usize, pos: usize) {
+        self.table[slot] = self.base + pos as u64;
+    }
+}
+
+thread_local! {
+    /// The table and the base the next call numbers its positions from.
+    static TABLE: std::cell::RefCell<(Vec<u64>, u64)> = const { std::cell::RefCell::new((Vec::new(), 0)) };
+}
+
 /// Compresses `input` into at most `out_len` bytes; None when it does not fit (Redis then
 /// stores the string verbatim).
 pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
@@ -34,8 +63,22 @@ pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
     if in_len < 3 || out_len == 0 {
         return None;
     }
+    TABLE.with(|t| {
+        let mut t = t.borrow_mut();
+        let (table, next_base) = &mut *t;
+        if table.is_empty() {
+            table.resize(HSIZE, 0);
+        }
+        let base = *next_base;
+        // Positions of this call are base+0 .. base+in_len; the next call starts above.
+        *next_base = base + in_len as u64 + 1;
+        compress_into(input, out_len, &mut Slots { table, base })
+    })
+}
+
+fn compress_into(input: &[u8], out_len: usize, htab: &mut Slots<'_>) -> Option<Vec<u8>> {
+    let in_len = input.len();
     // Slot value 0 means empty: position 0 can never be a reference (`ref > in_data`).
-    let mut htab = vec![0usize; HSIZE];
     let mut out = vec![0u8; out_len + 8];
     let in_end = in_len;
     let out_end = out_len;
@@ -47,8 +90,8 @@ pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
     while ip + 2 < in_end {
         hval = next(hval, input, ip);
         let slot = idx(hval);
-        let r = htab[slot];
-        htab[slot] = ip;
+        let r = htab.get(slot);
+        htab.set(slot, ip);
         if r > 0
             && r < ip
             && ip - r - 1 < MAX_OFF
@@ -105,10 +148,10 @@ pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
             ip -= 2;
             hval = first(input, ip);
             hval = next(hval, input, ip);
-            htab[idx(hval)] = ip;
+            htab.set(idx(hval), ip);
             ip += 1;
             hval = next(hval, input, ip);
-            htab[idx(hval)] = ip;
+            htab.set(idx(hval), ip);
             ip += 1;
         } else {
             if op >= out_end {
