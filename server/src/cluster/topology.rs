@@ -557,7 +557,11 @@ mod tests {
         assert_eq!(lock(&shared).nodes().len(), 1);
         assert_eq!(shared.generation.load(Ordering::Acquire), before);
         lock(&shared).set_owner(5, Some(0));
-        assert_eq!(view.topology().owner_index(5), None, "a copy until refreshed");
+        assert_eq!(
+            view.topology().owner_index(5),
+            None,
+            "a copy until refreshed"
+        );
         view.refresh(&shared);
         assert_eq!(view.topology().owner_index(5), Some(0));
     }
