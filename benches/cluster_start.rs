@@ -1,7 +1,8 @@
 //! A 3-primary, 3-replica cluster from nothing to a first reply of every node: redlab's
 //! `Cluster` in-process against six redis-server processes formed into a cluster (ADDSLOTSRANGE,
 //! MEET, REPLICATE, then waiting until every node says cluster_state:ok), in the same run.
-//! Then SET/GET through redis-rs's ClusterClient against both. `cargo bench --bench
+//! Then SET/GET through redis-rs's ClusterClient against both, in interleaved rounds
+//! (`compare_throughput` says why). `cargo bench --bench
 //! cluster_start`. `CLUSTER_START_ONLY=throughput` skips the start timings (one cluster of
 //! each kind, then the throughput rows); `CLUSTER_START_ONLY=redlab-throughput` loops SET+GET on
 //! redlab's alone, for `strace` or callgrind (`CLUSTER_START_OPS` pairs, 20,000 unless told).
@@ -237,21 +238,106 @@ fn load() -> String {
         .unwrap_or_default()
 }
 
+/// The throughput comparison's rounds and their length (`CLUSTER_ROUNDS`, `CLUSTER_ROUND_MS`
+/// override them).
+const ROUNDS: usize = 10;
+const ROUND_MS: u64 = 1000;
+
 /// SET+GET throughput through the cluster client, redlab's cluster against the real one.
+///
+/// Why rounds and a median of ratios: this machine is shared, and the load moves by the
+/// second (redis-server's own figure moved 18k -> 28k ops/s between two runs), so two
+/// figures taken one after the other compare the moments as much as the servers. Here the
+/// two sides alternate in `ROUNDS` short rounds, which side goes first alternating too, and
+/// each round gives one ratio of figures taken within a second or two of each other; the
+/// median of those ratios is the figure, the min-max spread says how far to trust it, and
+/// the median ops/s of each side are printed beside it.
+///
+/// Both sides get identical work: the same redis-rs sync `ClusterConnection` code (one
+/// connection per primary, opened before the first round; one command in flight, no
+/// pipelining, reads from primaries only), the same keys (`key:0`, `key:1`, ... from 0 in
+/// every round) and the same command sequence (SET then GET of each key). A round is
+/// bounded by time, not by count, so a slow moment cannot stretch the run: the whole
+/// comparison takes `2 * ROUNDS * ROUND_MS` plus a short warm-up of each side.
 fn compare_throughput(cluster: &redlab::Cluster, real: &RealCluster) {
-    let ops = 10_000;
-    let urls: Vec<String> = real.addrs.iter().map(|a| format!("redis://{a}/")).collect();
-    // Interleaved, best of three each: the machine's load moves between runs.
-    let (mut redlab_ops, mut redis_ops) = (0f64, 0f64);
-    for _ in 0..3 {
-        redlab_ops = redlab_ops.max(throughput(cluster.urls(), ops));
-        redis_ops = redis_ops.max(throughput(urls.clone(), ops));
+    let env = |name: &str, default: u64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let rounds = env("CLUSTER_ROUNDS", ROUNDS as u64) as usize;
+    let round_len = Duration::from_millis(env("CLUSTER_ROUND_MS", ROUND_MS));
+    let real_urls: Vec<String> = real.addrs.iter().map(|a| format!("redis://{a}/")).collect();
+    let mut redlab_con = connect(cluster.urls());
+    let mut redis_con = connect(real_urls);
+    // Warm-up: connections to every primary opened, slot maps and caches filled.
+    let warm = Duration::from_millis(200);
+    pairs_for(&mut redlab_con, warm);
+    pairs_for(&mut redis_con, warm);
+    let (mut ratios, mut redlab_ops, mut redis_ops) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let (a, b) = if round % 2 == 0 {
+            let a = pairs_for(&mut redlab_con, round_len);
+            (a, pairs_for(&mut redis_con, round_len))
+        } else {
+            let b = pairs_for(&mut redis_con, round_len);
+            (pairs_for(&mut redlab_con, round_len), b)
+        };
+        ratios.push(a / b);
+        redlab_ops.push(a);
+        redis_ops.push(b);
     }
-    println!("redlab  ClusterClient SET+GET: {redlab_ops:>10.0} ops/s (best of 3)");
-    println!("redis   ClusterClient SET+GET: {redis_ops:>10.0} ops/s (best of 3)");
+    let (lo, hi) = ratios
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(l, h), &r| (l.min(r), h.max(r)));
     println!(
-        "throughput: redlab / redis = {:.2} (load {})",
-        redlab_ops / redis_ops,
+        "redlab  ClusterClient SET+GET: {:>10.0} ops/s (median of {rounds} rounds of {:?})",
+        median_f64(redlab_ops),
+        round_len
+    );
+    println!(
+        "redis   ClusterClient SET+GET: {:>10.0} ops/s (median of {rounds} rounds of {:?})",
+        median_f64(redis_ops),
+        round_len
+    );
+    println!(
+        "throughput: redlab / redis = {:.2} median of per-round ratios, spread {lo:.2}-{hi:.2} (load {})",
+        median_f64(ratios),
         load()
     );
+}
+
+fn median_f64(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn connect(urls: Vec<String>) -> redis::cluster::ClusterConnection {
+    let client = redis::cluster::ClusterClient::new(urls).unwrap();
+    client.get_connection().unwrap()
+}
+
+/// SET then GET of `key:0`, `key:1`, ... for about `d`; operations per second.
+fn pairs_for(con: &mut redis::cluster::ClusterConnection, d: Duration) -> f64 {
+    use redis::Commands;
+    let t = Instant::now();
+    let mut i = 0usize;
+    loop {
+        // The clock is read once per 32 pairs, so reading it costs both sides next to nothing.
+        for _ in 0..32 {
+            let _: () = con.set(format!("key:{i}"), i).unwrap();
+            let _: i64 = con.get(format!("key:{i}")).unwrap();
+            i += 1;
+        }
+        let e = t.elapsed();
+        if e >= d {
+            return (2 * i) as f64 / e.as_secs_f64();
+        }
+    }
 }

@@ -59,6 +59,9 @@ pub struct NodeState {
     /// The routing check's list of key positions, kept between commands so that routing a
     /// command allocates nothing.
     key_scratch: Vec<crate::cmd::table::keyspec::KeyRef>,
+    /// This node's copy of `shared`, which routing reads instead of taking the lock shared
+    /// by every node (`topology::SharedTopology` says why).
+    pub(crate) view: topology::View,
 }
 
 /// What a server is handed to join a cluster (`ServerBuilder::cluster`).
@@ -78,6 +81,7 @@ impl NodeState {
             bus: None,
             me_hint: std::cell::Cell::new(0),
             key_scratch: Vec::new(),
+            view: topology::View::default(),
         }
     }
 
@@ -140,9 +144,11 @@ impl NodeState {
     }
 
     pub fn conn_flags(&self, conn: ConnId) -> route::ConnFlags {
+        // Asked before every routed command; most nodes have no ASKING or READONLY
+        // connection, and an empty set answers without hashing the id.
         route::ConnFlags {
-            asking: self.asking.contains(&conn),
-            readonly: self.readonly.contains(&conn),
+            asking: !self.asking.is_empty() && self.asking.contains(&conn),
+            readonly: !self.readonly.is_empty() && self.readonly.contains(&conn),
             reads_when_down: false,
         }
     }

@@ -9,7 +9,7 @@ use crate::errors;
 use bytes::Bytes;
 
 use super::slot::key_slot;
-use super::topology::{lock, Topology};
+use super::topology::Topology;
 use crate::cmd::table::keyspec::KeyRef;
 use crate::cmd::table::{flags, keyspec, Command};
 use crate::engine::Engine;
@@ -102,9 +102,9 @@ pub fn may_have_keys(cmd: &Command) -> bool {
 /// Ok(Some(slot)) when served here and keys were named; Ok(None) when no key was named.
 ///
 /// Every command a cluster node serves comes through here, so the common path allocates
-/// nothing and touches the shared topology once: the engine's fields are borrowed apart
-/// (no clone of the topology's `Arc` to get around the borrow), this node's index comes
-/// from a hint, and the key positions go into a list the node keeps.
+/// nothing and takes no lock: it reads the node's own copy of the topology (refreshed after
+/// a change, `topology::View`), the engine's fields are borrowed apart, this node's index
+/// comes from a hint, and the key positions go into a list the node keeps.
 pub fn decide(
     e: &mut Engine,
     commands: &[(&'static Command, &[Bytes])],
@@ -121,25 +121,25 @@ pub fn decide(
         return Ok(None);
     };
     let mut keys = std::mem::take(&mut node.key_scratch);
-    let topo = lock(&node.shared);
+    node.view.refresh(&node.shared);
+    let topo = node.view.topology();
     // Read only when it matters: the cluster is down.
     conn.reads_when_down = !topo.is_ok()
         && config
             .get_by_name("cluster-allow-reads-when-down")
             .is_some_and(|v| v == "yes");
-    let Some(me) = node.my_index(&topo) else {
+    let decided = match node.my_index(topo) {
         // Forgotten by the cluster (CLUSTER RESET elsewhere): serve as a lone node would.
-        drop(topo);
-        node.key_scratch = keys;
-        return Ok(None);
+        None => Ok(None),
+        Some(me) => {
+            let db = &mut dbs[0];
+            db.now = now;
+            let db = &*db;
+            decide_in(topo, me, commands, conn, &mut keys, |key| {
+                db.get_shared(key).is_some()
+            })
+        }
     };
-    let db = &mut dbs[0];
-    db.now = now;
-    let db = &*db;
-    let decided = decide_in(&topo, me, commands, conn, &mut keys, |key| {
-        db.get_shared(key).is_some()
-    });
-    drop(topo);
     node.key_scratch = keys;
     decided
 }
