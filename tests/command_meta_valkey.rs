@@ -31,7 +31,11 @@ fn ask(c: &mut RawConn, args: &[&str]) -> Vec<u8> {
 
 /// The text of a bulk-string frame.
 fn bulk_text(frame: &[u8]) -> String {
-    let start = frame.windows(2).position(|w| w == b"\r\n").expect("a header") + 2;
+    let start = frame
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .expect("a header")
+        + 2;
     String::from_utf8_lossy(&frame[start..frame.len() - 2]).into_owned()
 }
 

@@ -20,10 +20,8 @@ const R72: Since = Since::both(72, 72);
 /// "Run on every node, answer OK when all did": Redis 7.2 put it on the commands that change a
 /// node's own state (users, the config file, statistics, the connection name), so a cluster
 /// client sends them everywhere.
-const ALL_NODES_ALL_SUCCEEDED: &[&str] = &[
-    "request_policy:all_nodes",
-    "response_policy:all_succeeded",
-];
+const ALL_NODES_ALL_SUCCEEDED: &[&str] =
+    &["request_policy:all_nodes", "response_policy:all_succeeded"];
 
 /// Commands whose tips a later release changed: the whole list as that release prints it, in
 /// its order (COMMAND INFO's eighth field).

@@ -196,7 +196,11 @@ pub const ZRANK_WITHSCORE: Since = R72;
 /// repeats it. CLIENT LIST is hand-written from Redis 8.4's table: 7.4's history adds the
 /// `lib-name`/`lib-ver` (7.2.0) and `watch` (7.4.0) lines, 8.0's the `io-thread` one. The 7.2.0
 /// line is not in valkey-server 8.1's entry, so Redis 7.2.4 did not print it: it is taken to
-/// have come with 7.4's.
+/// have come with 7.4's. Redis 7.2 also corrected complexities: XREAD has none from 7.2,
+/// PUNSUBSCRIBE's is "O(N) where N is the number of patterns to unsubscribe.", CLUSTER
+/// GETKEYSINSLOT's O(N), CLUSTER REPLICAS' and SLAVES' "O(N) where N is the number of
+/// replicas." (the first three valkey-server 8.1's entries, equal to Redis 8.4's; the last two
+/// hand-written from Redis 8.4's, since Valkey 8 says "primary" where Redis says "master").
 pub const LATER_DOCS: &[(&str, Since)] = &[
     ("zrank", ZRANK_WITHSCORE),
     ("zrevrank", ZRANK_WITHSCORE),
@@ -206,6 +210,11 @@ pub const LATER_DOCS: &[(&str, Since)] = &[
     ("xinfo|stream", CONSUMER_ACTIVE_TIME),
     ("client|list", Since::redis(74)),
     ("client|list", Since::redis(80)),
+    ("xread", R72),
+    ("punsubscribe", R72),
+    ("cluster|getkeysinslot", R72),
+    ("cluster|replicas", R72),
+    ("cluster|slaves", R72),
     ("hscan", HSCAN_NOVALUES),
     ("client|kill", CLIENT_KILL_MAXAGE),
     ("bitop", BITOP_82),

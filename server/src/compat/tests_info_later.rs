@@ -101,7 +101,11 @@ fn changed_response_policies_from_7_2() {
 #[test]
 fn cluster_shards_and_slots_run_while_loading_from_7_2() {
     for name in ["cluster|shards", "cluster|slots"] {
-        assert_eq!(info(Profile::Redis70, name)[2], statuses(&["stale"]), "{name}");
+        assert_eq!(
+            info(Profile::Redis70, name)[2],
+            statuses(&["stale"]),
+            "{name}"
+        );
         for p in FROM_72 {
             // In Redis's order: loading before stale.
             assert_eq!(
@@ -112,7 +116,10 @@ fn cluster_shards_and_slots_run_while_loading_from_7_2() {
         }
     }
     // CLUSTER INFO's `loading` is Valkey 8's own: Redis 8.4 has none.
-    assert_eq!(info(Profile::Redis84, "cluster|info")[2], statuses(&["stale"]));
+    assert_eq!(
+        info(Profile::Redis84, "cluster|info")[2],
+        statuses(&["stale"])
+    );
     assert_eq!(
         info(Profile::Valkey81, "cluster|info")[2],
         statuses(&["loading", "stale"])
@@ -130,7 +137,10 @@ fn destination_flags(p: Profile) -> Reply {
 
 #[test]
 fn sinterstore_overwrites_its_destination_from_7_2() {
-    assert_eq!(destination_flags(Profile::Redis70), statuses(&["RW", "update"]));
+    assert_eq!(
+        destination_flags(Profile::Redis70),
+        statuses(&["RW", "update"])
+    );
     for p in FROM_72 {
         assert_eq!(destination_flags(p), statuses(&["OW", "update"]), "{p}");
     }
@@ -229,7 +239,10 @@ fn client_list_history_follows_the_release() {
     }
     // 7.2's summary and arguments from 7.4 on (the entry is in the 7.2 shape).
     let summary = |p| map_field(&command_docs(p, "client|list"), "summary").cloned();
-    assert_eq!(summary(Profile::Redis74), Some(Reply::bulk("Lists open connections.")));
+    assert_eq!(
+        summary(Profile::Redis74),
+        Some(Reply::bulk("Lists open connections."))
+    );
 }
 
 #[test]
@@ -270,4 +283,57 @@ fn quit_is_deprecated_from_7_2() {
         );
         assert_eq!(field(p, "doc_flags"), Some(statuses(&["deprecated"])));
     }
+}
+
+#[test]
+fn complexities_corrected_in_7_2() {
+    let field = |p, name, k| map_field(&command_docs(p, name), k).cloned();
+    // XREAD documents no complexity from 7.2.
+    assert!(field(Profile::Redis70, "xread", "complexity").is_some());
+    let cases = [
+        (
+            "punsubscribe",
+            "O(N) where N is the number of patterns to unsubscribe.",
+        ),
+        (
+            "cluster|getkeysinslot",
+            "O(N) where N is the number of requested keys",
+        ),
+        (
+            "cluster|replicas",
+            "O(N) where N is the number of replicas.",
+        ),
+        ("cluster|slaves", "O(N) where N is the number of replicas."),
+    ];
+    for (name, text) in cases {
+        assert_ne!(
+            field(Profile::Redis70, name, "complexity"),
+            Some(Reply::bulk(text)),
+            "{name}"
+        );
+    }
+    for p in FROM_72 {
+        assert_eq!(field(p, "xread", "complexity"), None, "{p}");
+        for (name, text) in cases {
+            assert_eq!(
+                field(p, name, "complexity"),
+                Some(Reply::bulk(text)),
+                "{name} under {p}"
+            );
+        }
+    }
+    // Redis keeps "master" where Valkey 8 says "primary".
+    let summary = |p| field(p, "cluster|replicas", "summary");
+    assert_eq!(
+        summary(Profile::Redis84),
+        Some(Reply::bulk("Lists the replica nodes of a master node."))
+    );
+    assert_eq!(
+        summary(Profile::Valkey81),
+        Some(Reply::bulk("Lists the replica nodes of a primary node."))
+    );
+    assert_eq!(
+        field(Profile::Redis72, "cluster|slaves", "deprecated_since"),
+        Some(Reply::bulk("5.0.0"))
+    );
 }
