@@ -12,6 +12,7 @@
 
 pub mod command;
 pub mod gate;
+pub mod info_later;
 pub mod report;
 pub mod since;
 
@@ -208,6 +209,8 @@ mod tests_72_replies;
 mod tests_82;
 #[cfg(test)]
 mod tests_categories;
+#[cfg(test)]
+mod tests_info_later;
 #[cfg(test)]
 mod tests_later;
 #[cfg(test)]

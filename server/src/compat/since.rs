@@ -100,9 +100,16 @@ pub fn of(full: &str) -> Since {
 /// from there they are -3 (`ZRANK k m WITHSCORE`), where 7.0's 3 makes a fourth word an
 /// arity error. The command table keeps 7.0's arity; the dispatcher, `redis.call`, COMMAND
 /// INFO and COMMAND GETKEYS ask `Command::arity_in`.
+///
+/// COMMAND GETKEYS and GETKEYSANDFLAGS are -3 from Redis 7.2 (7.0: -4), so a command name
+/// alone reaches their own checks ("Invalid number of arguments specified for command", "The
+/// command has no key arguments") instead of the arity error: valkey-server 8.1 answers so and
+/// Redis 8.4's command table has -3 (command.txt `getkeys errors in order`).
 pub const LATER_ARITY: &[(&str, i32, Since)] = &[
     ("zrank", -3, ZRANK_WITHSCORE),
     ("zrevrank", -3, ZRANK_WITHSCORE),
+    ("command|getkeys", -3, R72),
+    ("command|getkeysandflags", -3, R72),
 ];
 
 /// Flags a later release took off a command, with that release. Redis 8.0 took `denyoom` off
@@ -119,9 +126,15 @@ pub const FLAGS_DROPPED: &[(&str, &str, Since)] = &[
 
 /// Flags a later release put on a command, with that release: Redis 7.2 made WAIT a
 /// `blocking` command, as WAITAOF is from its start (valkey-server 8.1, which has Redis
-/// 7.2's table, prints it; so does the published reference). The table keeps 7.0's flags;
-/// COMMAND INFO asks `flags_added`.
-pub const FLAGS_ADDED: &[(&str, &str, Since)] = &[("wait", "blocking", R72)];
+/// 7.2's table, prints it; so does the published reference), and let CLUSTER SHARDS and
+/// CLUSTER SLOTS run while the dataset loads (`loading`: valkey-server 8.1 and Redis 8.4's
+/// command table both have it). The table keeps 7.0's flags; COMMAND INFO asks
+/// `flags_added` (and prints each in Redis's order, `info_later::FLAG_ORDER`).
+pub const FLAGS_ADDED: &[(&str, &str, Since)] = &[
+    ("wait", "blocking", R72),
+    ("cluster|shards", "loading", R72),
+    ("cluster|slots", "loading", R72),
+];
 
 /// The flags `profile`'s server adds to the command `full` (`FLAGS_ADDED`).
 pub fn flags_added(
@@ -174,10 +187,34 @@ pub const ZRANK_WITHSCORE: Since = R72;
 /// (its summary, each argument's `display_text`). The valkey-8.1 profile shows valkey-server
 /// 8.1's own entries throughout (`meta::docs_in`). The rest of the table keeps 7.0's docs
 /// under the Redis profiles (DIFFERENCES.md).
+///
+/// A command listed for several releases shows the entry of the latest one its profile has:
+/// the hand-written `name@<level>` entry (`client|list@80`) when there is one, else `name`'s.
+/// QUIT (deprecated in 7.2, `deprecated_since` 7.2.0 and "just closing the connection") and
+/// XINFO CONSUMERS / STREAM (their 7.2 `inactive` / `active-time` history lines) are
+/// valkey-server 8.1's entries, which kept Redis 7.2.4's text as Redis 8.4's command table
+/// repeats it. CLIENT LIST is hand-written from Redis 8.4's table: 7.4's history adds the
+/// `lib-name`/`lib-ver` (7.2.0) and `watch` (7.4.0) lines, 8.0's the `io-thread` one. The 7.2.0
+/// line is not in valkey-server 8.1's entry, so Redis 7.2.4 did not print it: it is taken to
+/// have come with 7.4's. Redis 7.2 also corrected complexities: XREAD has none from 7.2,
+/// PUNSUBSCRIBE's is "O(N) where N is the number of patterns to unsubscribe.", CLUSTER
+/// GETKEYSINSLOT's O(N), CLUSTER REPLICAS' and SLAVES' "O(N) where N is the number of
+/// replicas." (the first three valkey-server 8.1's entries, equal to Redis 8.4's; the last two
+/// hand-written from Redis 8.4's, since Valkey 8 says "primary" where Redis says "master").
 pub const LATER_DOCS: &[(&str, Since)] = &[
     ("zrank", ZRANK_WITHSCORE),
     ("zrevrank", ZRANK_WITHSCORE),
     ("acl|log", ACL_LOG_ENTRY_IDS),
+    ("quit", R72),
+    ("xinfo|consumers", CONSUMER_ACTIVE_TIME),
+    ("xinfo|stream", CONSUMER_ACTIVE_TIME),
+    ("client|list", Since::redis(74)),
+    ("client|list", Since::redis(80)),
+    ("xread", R72),
+    ("punsubscribe", R72),
+    ("cluster|getkeysinslot", R72),
+    ("cluster|replicas", R72),
+    ("cluster|slaves", R72),
     ("hscan", HSCAN_NOVALUES),
     ("client|kill", CLIENT_KILL_MAXAGE),
     ("bitop", BITOP_82),
@@ -187,12 +224,14 @@ pub const LATER_DOCS: &[(&str, Since)] = &[
     ("set", SET_DIGEST_CONDITIONS),
 ];
 
-/// The release from which the COMMAND DOCS entry of `full` is the later one (`LATER_DOCS`).
-pub fn later_docs(full: &str) -> Option<Since> {
+/// The latest release `profile` has whose COMMAND DOCS entry of `full` differs from 7.0's
+/// (`LATER_DOCS`), or None.
+pub fn later_docs(profile: crate::compat::Profile, full: &str) -> Option<Since> {
     LATER_DOCS
         .iter()
-        .find(|(name, _)| *name == full)
+        .filter(|&&(name, since)| name == full && profile.has(since))
         .map(|&(_, since)| since)
+        .max_by_key(|since| (since.redis, since.valkey))
 }
 
 /// The later arity of the command `full`, with the release that brought it (`LATER_ARITY`).

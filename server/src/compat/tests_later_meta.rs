@@ -70,8 +70,9 @@ fn hash_field_expiration_has_74s_categories_and_key_specs() {
             set(&["RO", "access"])
         };
         assert_eq!(field(&specs[0], "flags"), Some(&key_flags), "{name}");
-        // Only HPTTL carries a tip in the reference.
-        let expected = if name == "hpttl" {
+        // Only HTTL and HPTTL carry a tip (Redis's httl.json and hpttl.json, and Redis 8.4's
+        // command table).
+        let expected = if name == "hpttl" || name == "httl" {
             tips(&["nondeterministic_output"])
         } else {
             tips(&[])

@@ -99,7 +99,8 @@ fn getkeys_common(e: &Engine, call: &Call) -> Result<Vec<keyspec::KeyRef>, Reply
     let shown = cmd
         .meta
         .and_then(|m| meta::shown_in(p, &m.name))
-        .or(cmd.meta);
+        .or(cmd.meta)
+        .map(|m| meta::key_specs_in(p, &m.name, m));
     let keys = keyspec::find_as(cmd, shown, line);
     if keys.is_empty() && !cmd.has(NO_MANDATORY_KEYS) {
         return Err(Reply::err(errors::GETKEYS_BAD_ARGS));
@@ -314,8 +315,8 @@ fn info_of(p: Profile, c: &'static Command, parent: Option<&Command>) -> Reply {
                     .map(Reply::status)
                     .collect(),
             ),
-            m.tips_reply(),
-            m.key_specs_reply(),
+            tips_in(p, m),
+            meta::key_specs_in(p, &m.name, m).key_specs_reply(),
             subcommands_reply(p, c),
         ]);
     }
@@ -398,11 +399,20 @@ const ALL_AT: [&str; 21] = [
     "@scripting",
 ];
 
+/// A command's tips as `p`'s server prints them: the captured list, or the one a later
+/// release gave it (`info_later::TIPS`).
+fn tips_in(p: Profile, m: &meta::Meta) -> Reply {
+    match crate::compat::info_later::tips_in(p, &m.name) {
+        Some(tips) => Reply::Set(tips.iter().map(|t| Reply::bulk(*t)).collect()),
+        None => m.tips_reply(),
+    }
+}
+
 /// A command's flags as `p`'s server prints them: from Redis 7.2 the blocking commands a
 /// script may run (`since::SCRIPTABLE_BLOCKING`) no longer say `noscript`, as
-/// valkey-server 8.1's COMMAND INFO shows, and WAIT says `blocking` (`since::FLAGS_ADDED`,
-/// last: its only flag then); from Redis 8.0 HEXPIRE and its kin no longer say `denyoom`
-/// (`since::FLAGS_DROPPED`).
+/// valkey-server 8.1's COMMAND INFO shows, WAIT says `blocking` and CLUSTER SHARDS and SLOTS
+/// `loading` (`since::FLAGS_ADDED`, each at its place in Redis's order); from Redis 8.0
+/// HEXPIRE and its kin no longer say `denyoom` (`since::FLAGS_DROPPED`).
 fn flags_in(p: Profile, name: &str, flags: Reply) -> Reply {
     use crate::compat::since;
     let scriptable =
@@ -414,10 +424,20 @@ fn flags_in(p: Profile, name: &str, flags: Reply) -> Reply {
                 .into_iter()
                 .filter(|f| !matches!(f, Reply::Status(s) if dropped(s)))
                 .collect();
+            let mut added = false;
             for f in since::flags_added(p, name) {
                 if !kept.iter().any(|k| matches!(k, Reply::Status(s) if s == f)) {
                     kept.push(Reply::status(f));
+                    added = true;
                 }
+            }
+            if added {
+                // In Redis's order (CLUSTER SLOTS: loading, stale); a stable sort keeps the
+                // captured order of anything the order does not name.
+                kept.sort_by_key(|f| match f {
+                    Reply::Status(s) => crate::compat::info_later::flag_rank(s),
+                    _ => usize::MAX,
+                });
             }
             Reply::Set(kept)
         }

@@ -312,10 +312,17 @@ pub fn docs_in(profile: crate::compat::Profile, name: &str) -> Option<&'static M
     if profile.has(crate::compat::since::VALKEY_COMMAND_TABLE) {
         return shown_in(profile, name);
     }
-    let later = crate::compat::since::later_docs(name).is_some_and(|s| profile.has(s));
-    if later {
-        // The hand-written entries (BITOP 8.2, SET 8.4...) first; ZRANK's 7.2 one and
-        // HSCAN's 7.4 one are valkey-server 8.1's.
+    if let Some(since) = crate::compat::since::later_docs(profile, name) {
+        // The hand-written entries (BITOP 8.2, SET 8.4, CLIENT LIST's 8.0 one as
+        // `client|list@80`...) first; ZRANK's 7.2 one and HSCAN's 7.4 one are
+        // valkey-server 8.1's.
+        let level = match profile.family() {
+            crate::compat::Family::Redis => since.redis,
+            crate::compat::Family::Valkey => since.valkey,
+        };
+        if let Some(m) = later_data().commands.get(&format!("{name}@{level}")) {
+            return Some(m);
+        }
         if let Some(m) = later_data().commands.get(name) {
             return Some(m);
         }
@@ -324,6 +331,23 @@ pub fn docs_in(profile: crate::compat::Profile, name: &str) -> Option<&'static M
         }
     }
     shown_in(profile, name)
+}
+
+/// The description whose key specs `profile`'s server prints for `name` (COMMAND INFO,
+/// GETKEYSANDFLAGS), given the one it shows otherwise: valkey-server 8.1's captured specs for
+/// a command whose specs changed in a release the profile has (`info_later::KEY_SPECS`, where
+/// Valkey kept Redis 7.2's), else `shown`.
+pub fn key_specs_in(
+    profile: crate::compat::Profile,
+    name: &str,
+    shown: &'static Meta,
+) -> &'static Meta {
+    if crate::compat::info_later::later_key_specs(profile, name) {
+        if let Some(m) = valkey_data().commands.get(name) {
+            return m;
+        }
+    }
+    shown
 }
 
 /// The Redis version the data was captured from.
