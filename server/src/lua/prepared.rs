@@ -11,8 +11,9 @@
 //!   script takes it (`set_enabled`, off by default). The spare is built on the thread that
 //!   will run it, so its memory comes from that thread's allocator heap, as a state built at
 //!   first use would: tests/memory_returns.rs checks a server gives memory back.
-//! - **Any other thread** (an in-process `Engine` on a test's thread, the explorer) takes a
-//!   state from a small process-wide pool (`set_pool_enabled`, on by default). A background
+//! - **Every engine** (a server's, an in-process `Engine` on a test's thread, the explorer)
+//!   takes a state from a small process-wide pool (`set_pool_enabled`, on by default),
+//!   after its server thread's spare if it has one. A background
 //!   thread refills the pool after each take and exits once nothing was taken for
 //!   `BUILDER_IDLE`, so a process that stops making engines goes back to its own threads.
 //!   Lua's allocator is mimalloc, which frees a block from any thread and allocates what a
@@ -24,10 +25,13 @@
 //!   engine's first EVAL was slower than building inline). When it cannot run, the pool is
 //!   empty and engines build their own states, as without it.
 //!
-//! Server threads do not take from the pool: in `cargo bench --bench per_test` (load 17) a
-//! server's first EVAL was slower with a pooled state (141 us against 121), and a server's
-//! memory is checked to return to the system (tests/memory_returns.rs) with states built in
-//! its own thread's heap.
+//! Server threads take from the pool too. Built at the first EVAL, the state was most of a
+//! server-per-test's first script: ~180k of the server thread's ~360k instructions per test
+//! (callgrind, `PER_TEST_ONLY=c cargo bench --bench per_test`), on the test's path between
+//! its request and its reply. (An earlier measurement at load 17 found a pooled state slower
+//! there, 141 us against 121; at that load the idle-class builder hardly runs and the figures
+//! are the scheduler's.) What a script allocates after the take comes from the server
+//! thread's own heap, so a server's memory still returns (tests/memory_returns.rs).
 //!
 //! A state from either place has never run anything: it is the state `Runtime::new` would
 //! build at first use, with every sandbox property, and it is used by one engine and dropped
@@ -193,8 +197,8 @@ fn fresh_spare() -> Box<Runtime> {
     rt
 }
 
-/// An EVAL state with this memory limit: on a server thread its spare when it has one, on any
-/// other thread one from the pool; else built here.
+/// An EVAL state with this memory limit: on a server thread its spare when it has one, else
+/// one from the pool; else built here.
 pub(crate) fn eval_runtime(memory_limit: usize) -> Box<Runtime> {
     if SERVER_THREAD.with(Cell::get) {
         WANTED.with(|w| w.set(true));
@@ -204,7 +208,8 @@ pub(crate) fn eval_runtime(memory_limit: usize) -> Box<Runtime> {
                 return rt;
             }
         }
-    } else if POOL_ENABLED.load(Ordering::Relaxed) {
+    }
+    if POOL_ENABLED.load(Ordering::Relaxed) {
         if let Some(mut rt) = take_pooled() {
             rt.set_memory_limit(memory_limit);
             return rt;
