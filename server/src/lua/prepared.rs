@@ -67,6 +67,8 @@ thread_local! {
     static WANTED: Cell<bool> = const { Cell::new(false) };
     /// This thread serves servers (`net::workers`): it may keep a spare of its own.
     static SERVER_THREAD: Cell<bool> = const { Cell::new(false) };
+    /// The last server this thread served ran a script: see `take_used_last`.
+    static USED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Whether engines take their state from the pool.
@@ -216,6 +218,19 @@ pub(crate) fn eval_runtime(memory_limit: usize) -> Box<Runtime> {
         }
     }
     Box::new(Runtime::new(Kind::Eval, memory_limit))
+}
+
+/// Whether the last server on this thread ran a script (and forgets it, for the server
+/// starting now). A suite runs tests alike: a server whose predecessor ran a script takes its
+/// state while it waits for its first connection (`net::server`), not at its first script.
+pub(crate) fn take_used_last() -> bool {
+    USED.with(|u| u.replace(false))
+}
+
+/// Called by a server thread as its server ends: whether that server ran a script (its
+/// script cache is not empty), for `take_used_last`.
+pub(crate) fn set_used_last(used: bool) {
+    USED.with(|u| u.set(used));
 }
 
 /// Whether `prepare_here` would build a spare now: a state was wanted on this thread since

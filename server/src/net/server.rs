@@ -677,6 +677,14 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
         tokio::task::spawn_local(ticker(shared.clone()));
         tokio::task::spawn_local(shared.flusher.clone().run());
         let _ = ready.send(Ok(()));
+        if crate::lua::prepared::take_used_last() {
+            // The last server here ran a script, so this one likely will: its state is
+            // taken now, while the test is still connecting, not between its first EVAL
+            // and the reply (the take wakes the pool's builder, a system call).
+            let mut engine = shared.engine.borrow_mut();
+            let limit = engine.config().lua_memory_limit;
+            engine.scripting.eval_runtime(limit);
+        }
         loop {
             tokio::select! {
                 _ = swap.changed.notified() => {
@@ -725,7 +733,11 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
             let _ = socket2::SockRef::from(&**listener).shutdown(std::net::Shutdown::Read);
         }
         // Only freeing is left: a small dataset's thread takes the next server meanwhile.
-        let keys: usize = shared.engine.borrow().dbs.iter().map(|d| d.len()).sum();
+        let keys: usize = {
+            let engine = shared.engine.borrow();
+            crate::lua::prepared::set_used_last(!engine.scripting.cache.scripts.is_empty());
+            engine.dbs.iter().map(|d| d.len()).sum()
+        };
         super::workers::finishing(&dropped_at_end, keys <= LIGHT_KEYS);
     }).await });
     if let Err(e) = served {
