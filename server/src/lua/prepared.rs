@@ -31,7 +31,10 @@
 //! its request and its reply. (An earlier measurement at load 17 found a pooled state slower
 //! there, 141 us against 121; at that load the idle-class builder hardly runs and the figures
 //! are the scheduler's.) What a script allocates after the take comes from the server
-//! thread's own heap, so a server's memory still returns (tests/memory_returns.rs).
+//! thread's own heap. Where a state was built does not decide whether a memory bomb's
+//! memory returns: mimalloc purges freed pages only a second later, whichever thread freed
+//! them, so a script that hits the limit forces a collection (`runtime::run`), and
+//! tests/memory_returns.rs checks each bomb's memory is back at once.
 //!
 //! A state from either place has never run anything: it is the state `Runtime::new` would
 //! build at first use, with every sandbox property, and it is used by one engine and dropped
