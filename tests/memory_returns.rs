@@ -69,6 +69,13 @@ fn memory_bombs_fail_as_script_errors_and_memory_returns() {
             "{name}: {got}"
         );
         assert!(got.contains("not enough memory"), "{name}: {got}");
+        // Given back at once, not a second later when the allocator next looks: a server
+        // nobody talks to after a bomb would otherwise keep it.
+        let now = rss();
+        assert!(
+            now < base_rss + (64 << 20),
+            "RSS {base_rss} -> {now} right after {name}: its memory was not given back"
+        );
         assert_eq!(
             cmd(&mut bystander, &["PING"]),
             "+PONG\\r\\n",
@@ -80,6 +87,19 @@ fn memory_bombs_fail_as_script_errors_and_memory_returns() {
             "after {name}, scripts no longer run"
         );
     }
+    // A bomb the script catches: the script succeeds, and the memory goes back all the same.
+    assert_eq!(
+        eval(
+            &mut c,
+            "local ok = pcall(string.rep, 'x', 1e9) return ok and 0 or 1"
+        ),
+        ":1\\r\\n"
+    );
+    let now = rss();
+    assert!(
+        now < base_rss + (64 << 20),
+        "RSS {base_rss} -> {now} right after a caught bomb: its memory was not given back"
+    );
     let used = used_memory(&mut c);
     assert!(
         used < base_used + (8 << 20),

@@ -138,6 +138,51 @@ fn a_dropped_server_stops_a_runaway_script() {
     settles_to("a runaway script's server", base);
 }
 
+/// A server started right after dropping one whose thread is still held by a script (it is
+/// stopped only once the script passes busy-reply-threshold) is served by another thread, not
+/// queued behind that script: its PONG comes while the script's connection is still open.
+fn a_new_server_does_not_wait_for_a_thread_held_by_a_script() {
+    let base = (threads(), fds());
+    let held = Server::builder()
+        .busy_reply_threshold(Duration::from_secs(5))
+        .start();
+    let mut c = connect(held.addr());
+    c.write_all(b"*3\r\n$4\r\nEVAL\r\n$17\r\nwhile true do end\r\n$1\r\n0\r\n")
+        .unwrap();
+    // The script is running once the server no longer answers another client's PING
+    // (below the threshold a busy server answers nothing).
+    let mut probe = connect(held.addr());
+    probe
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    loop {
+        probe.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
+        let mut b = [0u8; 7];
+        if probe.read_exact(&mut b).is_err() {
+            break;
+        }
+    }
+    drop(held);
+    // The next servers go to other threads than the held one.
+    for _ in 0..3 {
+        let next = Server::start();
+        let mut n = connect(next.addr());
+        assert_eq!(send(&mut n, &["PING"]), "+PONG\r\n");
+    }
+    c.set_nonblocking(true).unwrap();
+    let mut b = [0u8; 1];
+    assert!(
+        matches!(c.read(&mut b), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the held server's script ended before the next servers answered"
+    );
+    // The held thread stops its script at the threshold, then everything is given back.
+    c.set_nonblocking(false).unwrap();
+    let mut rest = Vec::new();
+    let _ = c.read_to_end(&mut rest);
+    drop((c, probe));
+    settles_to("a server held by a script, and the next ones", base);
+}
+
 /// The port of a dropped server refuses connections and can be bound again at once.
 fn a_dropped_servers_port_is_free_at_once() {
     let server = Server::start();
@@ -183,10 +228,14 @@ fn process_wide_state_opened_once() {
 
 fn main() {
     process_wide_state_opened_once();
-    let checks: [(&str, fn()); 4] = [
+    let checks: [(&str, fn()); 5] = [
         (
             "ten_thousand_servers_leave_no_thread_or_fd",
             ten_thousand_servers_leave_no_thread_or_fd,
+        ),
+        (
+            "a_new_server_does_not_wait_for_a_thread_held_by_a_script",
+            a_new_server_does_not_wait_for_a_thread_held_by_a_script,
         ),
         (
             "a_dropped_server_stops_a_runaway_script",

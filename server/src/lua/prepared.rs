@@ -11,8 +11,9 @@
 //!   script takes it (`set_enabled`, off by default). The spare is built on the thread that
 //!   will run it, so its memory comes from that thread's allocator heap, as a state built at
 //!   first use would: tests/memory_returns.rs checks a server gives memory back.
-//! - **Any other thread** (an in-process `Engine` on a test's thread, the explorer) takes a
-//!   state from a small process-wide pool (`set_pool_enabled`, on by default). A background
+//! - **Every engine** (a server's, an in-process `Engine` on a test's thread, the explorer)
+//!   takes a state from a small process-wide pool (`set_pool_enabled`, on by default),
+//!   after its server thread's spare if it has one. A background
 //!   thread refills the pool after each take and exits once nothing was taken for
 //!   `BUILDER_IDLE`, so a process that stops making engines goes back to its own threads.
 //!   Lua's allocator is mimalloc, which frees a block from any thread and allocates what a
@@ -24,10 +25,16 @@
 //!   engine's first EVAL was slower than building inline). When it cannot run, the pool is
 //!   empty and engines build their own states, as without it.
 //!
-//! Server threads do not take from the pool: in `cargo bench --bench per_test` (load 17) a
-//! server's first EVAL was slower with a pooled state (141 us against 121), and a server's
-//! memory is checked to return to the system (tests/memory_returns.rs) with states built in
-//! its own thread's heap.
+//! Server threads take from the pool too. Built at the first EVAL, the state was most of a
+//! server-per-test's first script: ~180k of the server thread's ~360k instructions per test
+//! (callgrind, `PER_TEST_ONLY=c cargo bench --bench per_test`), on the test's path between
+//! its request and its reply. (An earlier measurement at load 17 found a pooled state slower
+//! there, 141 us against 121; at that load the idle-class builder hardly runs and the figures
+//! are the scheduler's.) What a script allocates after the take comes from the server
+//! thread's own heap. Where a state was built does not decide whether a memory bomb's
+//! memory returns: mimalloc purges freed pages only a second later, whichever thread freed
+//! them, so a script that hits the limit forces a collection (`runtime::run`), and
+//! tests/memory_returns.rs checks each bomb's memory is back at once.
 //!
 //! A state from either place has never run anything: it is the state `Runtime::new` would
 //! build at first use, with every sandbox property, and it is used by one engine and dropped
@@ -63,6 +70,8 @@ thread_local! {
     static WANTED: Cell<bool> = const { Cell::new(false) };
     /// This thread serves servers (`net::workers`): it may keep a spare of its own.
     static SERVER_THREAD: Cell<bool> = const { Cell::new(false) };
+    /// The last server this thread served ran a script: see `take_used_last`.
+    static USED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Whether engines take their state from the pool.
@@ -193,8 +202,8 @@ fn fresh_spare() -> Box<Runtime> {
     rt
 }
 
-/// An EVAL state with this memory limit: on a server thread its spare when it has one, on any
-/// other thread one from the pool; else built here.
+/// An EVAL state with this memory limit: on a server thread its spare when it has one, else
+/// one from the pool; else built here.
 pub(crate) fn eval_runtime(memory_limit: usize) -> Box<Runtime> {
     if SERVER_THREAD.with(Cell::get) {
         WANTED.with(|w| w.set(true));
@@ -204,13 +213,27 @@ pub(crate) fn eval_runtime(memory_limit: usize) -> Box<Runtime> {
                 return rt;
             }
         }
-    } else if POOL_ENABLED.load(Ordering::Relaxed) {
+    }
+    if POOL_ENABLED.load(Ordering::Relaxed) {
         if let Some(mut rt) = take_pooled() {
             rt.set_memory_limit(memory_limit);
             return rt;
         }
     }
     Box::new(Runtime::new(Kind::Eval, memory_limit))
+}
+
+/// Whether the last server on this thread ran a script (and forgets it, for the server
+/// starting now). A suite runs tests alike: a server whose predecessor ran a script takes its
+/// state while it waits for its first connection (`net::server`), not at its first script.
+pub(crate) fn take_used_last() -> bool {
+    USED.with(|u| u.replace(false))
+}
+
+/// Called by a server thread as its server ends: whether that server ran a script (its
+/// script cache is not empty), for `take_used_last`.
+pub(crate) fn set_used_last(used: bool) {
+    USED.with(|u| u.set(used));
 }
 
 /// Whether `prepare_here` would build a spare now: a state was wanted on this thread since

@@ -226,9 +226,11 @@ impl ServerBuilder {
             .expect("redlab: could not start the server")
     }
 
-    /// Binds, hands the server to a server thread (a parked one when the process has one, see
-    /// `workers`) and returns once that thread serves the port: the first request on a new
-    /// connection costs what later ones cost.
+    /// Binds, registers the port with a server thread's runtime (a parked or finishing thread
+    /// when the process has one, see `workers`), hands the server to that thread and returns
+    /// without waiting for it: the port accepts from here on, and a connection made at once
+    /// is served as soon as the thread has set the engine up. A cluster-enabled server with
+    /// its own bus waits until the bus listens, to report why it cannot.
     pub fn try_start(self) -> io::Result<Server> {
         let listener = std::net::TcpListener::bind((self.config.bind.as_str(), self.config.port))?;
         listener.set_nonblocking(true)?;
@@ -258,6 +260,14 @@ impl ServerBuilder {
             crate::cluster::Membership { shared, me }
         });
         let cluster_id = membership.as_ref().map(|m| m.me.clone());
+        let worker = super::workers::take()?;
+        // Registered from here, so a failure is this call's error, not the thread's.
+        let (listener, unix) = {
+            let _runtime = worker.handle().enter();
+            let tcp = TcpListener::from_std(listener)?;
+            (tcp, unix.map(UnixListener::from_std).transpose()?)
+        };
+        let wait_ready = bus.is_some();
         let faults = Faults::default();
         let compat_report = crate::compat::Report::default();
         let password = config.requirepass.clone();
@@ -275,6 +285,7 @@ impl ServerBuilder {
             let dropped_flag = dropped.clone();
             let control = control.clone();
             Box::new(move |rt: &tokio::runtime::Runtime| {
+                let dropped_at_end = dropped.clone();
                 let running = Running {
                     listener,
                     bus,
@@ -288,16 +299,21 @@ impl ServerBuilder {
                     ready: ready_tx,
                     dropped,
                     control,
+                    dropped_at_end,
                 };
                 run(rt, running, DoneGuard(done));
-                dropped_flag.swap(FINISHED, Ordering::AcqRel) == STOP_REQUESTED
+                // When the server ended before its loop (the bus could not start), or
+                // panicked: marked finished all the same.
+                super::workers::finishing(&dropped_flag, false);
             })
         };
-        super::workers::run(job)?;
-        match ready_rx.recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(e),
-            Err(_) => return Err(io::Error::other("redlab: the server thread stopped")),
+        worker.run(job)?;
+        if wait_ready {
+            match ready_rx.recv() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(e),
+                Err(_) => return Err(io::Error::other("redlab: the server thread stopped")),
+            }
         }
         Ok(Server {
             cluster_id,
@@ -348,23 +364,28 @@ impl Drop for DoneGuard {
 
 /// What a server thread is handed to run one server.
 struct Running {
-    listener: std::net::TcpListener,
+    /// Registered with the thread's runtime by `try_start`.
+    listener: TcpListener,
     /// The cluster bus port's listener, for a `cluster-enabled yes` server of its own.
     bus: Option<std::net::TcpListener>,
     /// The `unixsocket` listener, when one is configured.
-    unix: Option<std::os::unix::net::UnixListener>,
+    unix: Option<UnixListener>,
     membership: Option<crate::cluster::Membership>,
     config: Config,
     clock: Clock,
     faults: Faults,
     compat_report: crate::compat::Report,
     stop: oneshot::Receiver<()>,
-    /// Answered once the thread serves the port (or why it cannot).
+    /// Answered once the thread serves the port (or why it cannot); awaited only for a
+    /// server with its own cluster bus.
     ready: std::sync::mpsc::SyncSender<io::Result<()>>,
     /// Past `RUNNING` once the `Server` is dropped: a script running then is stopped as by
     /// SHUTDOWN NOSAVE once it passes busy-reply-threshold, so a dropped server never runs on.
     dropped: Arc<AtomicU8>,
     control: Arc<Control>,
+    /// The same flag, for `workers::finishing` once the loop ends (`dropped` goes to the busy
+    /// hook).
+    dropped_at_end: Arc<AtomicU8>,
 }
 
 /// A request as a client sends it: an array of bulk strings.
@@ -552,16 +573,8 @@ impl Server {
 
     /// Tells the server thread to stop and stops listening; does not wait.
     fn stop(&mut self) {
-        let asked = self.dropped.compare_exchange(
-            RUNNING,
-            STOP_REQUESTED,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        );
-        if asked.is_ok() {
-            // The next server started may wait for this one's thread rather than start one.
-            super::workers::stopping();
-        }
+        // The next server started may wait for this one's thread rather than start one.
+        super::workers::request_stop(&self.dropped);
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -654,6 +667,7 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
         ready,
         dropped,
         control,
+        dropped_at_end,
     } = running;
     // cjson's settings belong to the server, and this thread may have served another.
     crate::lua::cjson::reset_config();
@@ -663,13 +677,6 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
     // task of the set, and a select over five sources polled once per request was ~1k
     // instructions of every request (callgrind, cluster_start's throughput loop).
     let served = local.block_on(rt, async move { tokio::task::spawn_local(async move {
-        let listener = match TcpListener::from_std(listener) {
-            Ok(l) => l,
-            Err(e) => {
-                let _ = ready.send(Err(e));
-                return;
-            }
-        };
         let net_config = super::io::NetConfig::of(&config);
         let mut engine = Engine::with_clock(config, clock);
         engine.faults = faults;
@@ -690,13 +697,7 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
             start_loading(&mut engine, &control);
         }
         let engine_rejected = engine.rejected_connections.clone();
-        let unix = match unix.map(UnixListener::from_std).transpose() {
-            Ok(u) => u.map(Rc::new),
-            Err(e) => {
-                tracing::error!("redlab: cannot listen on the unix socket: {}", e);
-                return;
-            }
-        };
+        let unix = unix.map(Rc::new);
         let unix_path = unix.as_deref().map(super::busy::unix_path);
         let mut listener = Some(Rc::new(listener));
         let swap = Rc::new(super::listen::Swap::default());
@@ -731,6 +732,14 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
             tokio::task::spawn_local(load_in_steps(shared.clone()));
         }
         let _ = ready.send(Ok(()));
+        if crate::lua::prepared::take_used_last() {
+            // The last server here ran a script, so this one likely will: its state is
+            // taken now, while the test is still connecting, not between its first EVAL
+            // and the reply (the take wakes the pool's builder, a system call).
+            let mut engine = shared.engine.borrow_mut();
+            let limit = engine.config().lua_memory_limit;
+            engine.scripting.eval_runtime(limit);
+        }
         loop {
             tokio::select! {
                 _ = swap.changed.notified() => {
@@ -778,6 +787,13 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
         if let Some(listener) = &listener {
             let _ = socket2::SockRef::from(&**listener).shutdown(std::net::Shutdown::Read);
         }
+        // Only freeing is left: a small dataset's thread takes the next server meanwhile.
+        let keys: usize = {
+            let engine = shared.engine.borrow();
+            crate::lua::prepared::set_used_last(!engine.scripting.cache.scripts.is_empty());
+            engine.dbs.iter().map(|d| d.len()).sum()
+        };
+        super::workers::finishing(&dropped_at_end, keys <= LIGHT_KEYS);
     }).await });
     if let Err(e) = served {
         if e.is_panic() {
@@ -788,6 +804,11 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
     drop(local);
     drop(done);
 }
+
+/// A stopped server with at most this many keys is freed quickly enough for the next server
+/// to be handed to its thread meanwhile (`workers::finishing`); a larger dataset may take
+/// milliseconds to free, and the next server then gets another thread.
+const LIGHT_KEYS: usize = 10_000;
 
 /// The next client on the Unix socket; never resolves when there is none.
 async fn accept_unix(listener: Option<&UnixListener>) -> io::Result<tokio::net::UnixStream> {
