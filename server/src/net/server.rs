@@ -267,7 +267,9 @@ impl ServerBuilder {
             let tcp = TcpListener::from_std(listener)?;
             (tcp, unix.map(UnixListener::from_std).transpose()?)
         };
-        let wait_ready = bus.is_some();
+        // A cluster bus must be listening, and a load from disk must have begun (the binary
+        // says "Ready" once `is_loading` is false), before `start` returns.
+        let wait_ready = bus.is_some() || config.rdb_on_disk;
         let faults = Faults::default();
         let compat_report = crate::compat::Report::default();
         let password = config.requirepass.clone();
