@@ -9,16 +9,11 @@ use super::Profile;
 use crate::reply::Reply;
 use crate::test_support::{command_docs, engine_as, map_field, run};
 
-/// Every profile that has Redis 7.2's command table (Valkey 7.2 is Redis 7.2.4 renamed).
-const FROM_72: [Profile; 7] = [
-    Profile::Redis72,
-    Profile::Redis74,
-    Profile::Redis80,
-    Profile::Redis82,
-    Profile::Redis84,
-    Profile::Valkey72,
-    Profile::Valkey81,
-];
+/// Every profile that has Redis 7.2's command table: all but redis-7.0 (Valkey 7.2 is
+/// Redis 7.2.4 renamed).
+fn from_72() -> impl Iterator<Item = Profile> {
+    Profile::ALL.into_iter().filter(|p| *p != Profile::Redis70)
+}
 
 /// COMMAND INFO `name`'s ten fields under `p`.
 fn info(p: Profile, name: &str) -> Vec<Reply> {
@@ -52,7 +47,7 @@ fn node_local_commands_run_on_all_nodes_from_7_2() {
         "config|rewrite",
     ] {
         assert_eq!(info(Profile::Redis70, name)[7], bulks(&[]), "{name}");
-        for p in FROM_72 {
+        for p in from_72() {
             assert_eq!(info(p, name)[7], bulks(&ALL_NODES), "{name} under {p}");
         }
     }
@@ -92,7 +87,7 @@ fn changed_response_policies_from_7_2() {
     ];
     for (name, before, after) in cases {
         assert_eq!(info(Profile::Redis70, name)[7], bulks(before), "{name}");
-        for p in FROM_72 {
+        for p in from_72() {
             assert_eq!(info(p, name)[7], bulks(after), "{name} under {p}");
         }
     }
@@ -106,7 +101,7 @@ fn cluster_shards_and_slots_run_while_loading_from_7_2() {
             statuses(&["stale"]),
             "{name}"
         );
-        for p in FROM_72 {
+        for p in from_72() {
             // In Redis's order: loading before stale.
             assert_eq!(
                 info(p, name)[2],
@@ -141,7 +136,7 @@ fn sinterstore_overwrites_its_destination_from_7_2() {
         destination_flags(Profile::Redis70),
         statuses(&["RW", "update"])
     );
-    for p in FROM_72 {
+    for p in from_72() {
         assert_eq!(destination_flags(p), statuses(&["OW", "update"]), "{p}");
     }
     // GETKEYSANDFLAGS reads the same specs.
@@ -166,7 +161,7 @@ fn sinterstore_overwrites_its_destination_from_7_2() {
 fn getkeys_takes_a_command_name_alone_from_7_2() {
     for name in ["command|getkeys", "command|getkeysandflags"] {
         assert_eq!(info(Profile::Redis70, name)[1], Reply::Int(-4), "{name}");
-        for p in FROM_72 {
+        for p in from_72() {
             assert_eq!(info(p, name)[1], Reply::Int(-3), "{name} under {p}");
         }
     }
@@ -179,7 +174,7 @@ fn getkeys_takes_a_command_name_alone_from_7_2() {
         getkeys(Profile::Redis70, &["get"]),
         Reply::err("ERR wrong number of arguments for 'command|getkeys' command")
     );
-    for p in FROM_72 {
+    for p in from_72() {
         assert_eq!(
             getkeys(p, &["get"]),
             Reply::err("ERR Invalid number of arguments specified for command"),
@@ -260,7 +255,7 @@ fn xinfo_documents_the_active_time_from_7_2() {
     for (name, text) in cases {
         let has = |p| history(&command_docs(p, name)).contains(&line("7.2.0", text));
         assert!(!has(Profile::Redis70), "{name}");
-        for p in FROM_72 {
+        for p in from_72() {
             assert!(has(p), "{name} under {p}");
         }
     }
@@ -271,7 +266,7 @@ fn quit_is_deprecated_from_7_2() {
     let field = |p, k| map_field(&command_docs(p, "quit"), k).cloned();
     assert_eq!(field(Profile::Redis70, "deprecated_since"), None);
     assert_eq!(field(Profile::Redis70, "doc_flags"), None);
-    for p in FROM_72 {
+    for p in from_72() {
         assert_eq!(
             field(p, "deprecated_since"),
             Some(Reply::bulk("7.2.0")),
@@ -312,7 +307,7 @@ fn complexities_corrected_in_7_2() {
             "{name}"
         );
     }
-    for p in FROM_72 {
+    for p in from_72() {
         assert_eq!(field(p, "xread", "complexity"), None, "{p}");
         for (name, text) in cases {
             assert_eq!(
