@@ -29,6 +29,10 @@ pub struct MultiState {
     pub queue: Vec<Vec<Bytes>>,
     /// A queued command was refused (unknown, wrong arity, ...): EXEC answers EXECABORT.
     pub aborted: bool,
+    /// Under `rename-command`, the name the client typed for each queued command, by its
+    /// position in `queue` (empty without renames): EXEC's MONITOR and SLOWLOG lines show
+    /// it, as Redis's do.
+    pub typed: Vec<(usize, Bytes)>,
 }
 
 /// A command waiting for data (BLPOP and friends).
@@ -48,6 +52,19 @@ pub struct Blocked {
     /// serves the client (or to nothing, on a timeout) in INFO commandstats and
     /// latency-tracking (`updateStatsOnUnblock`).
     pub first_us: u64,
+    /// Under `rename-command`, the name the client typed (`args` names the table's
+    /// command): the SLOWLOG entry of the call that serves it shows it, as Redis's does.
+    pub typed: Option<Bytes>,
+}
+
+impl Blocked {
+    /// Puts back the name the client typed (`rename-command`) once the command is resolved:
+    /// what SLOWLOG shows of it from here on.
+    pub fn show_as_typed(&mut self) {
+        if let Some(t) = self.typed.take() {
+            self.args[0] = t;
+        }
+    }
 }
 
 #[derive(Debug)]

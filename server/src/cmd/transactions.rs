@@ -75,7 +75,9 @@ fn exec(e: &mut Engine, call: &mut Call) -> CmdResult {
     let was_frozen = e.time_frozen;
     e.time_frozen = true;
     let mut replies = Vec::with_capacity(state.queue.len());
-    for args in state.queue {
+    let mut typed = state.typed.into_iter().peekable();
+    for (i, args) in state.queue.into_iter().enumerate() {
+        let shown = typed.next_if(|(at, _)| *at == i).map(|(_, name)| name);
         // SELECT and HELLO inside the transaction affect the commands after them.
         let Some((db, resp)) = e.sessions.get(&conn).map(|s| (s.db, s.resp)) else {
             break;
@@ -89,7 +91,7 @@ fn exec(e: &mut Engine, call: &mut Call) -> CmdResult {
             in_multi: true,
             reprocessing: false,
         };
-        replies.push(e.run_nested(&mut nested));
+        replies.push(e.run_queued(&mut nested, shown));
     }
     e.time_frozen = was_frozen;
     if !was_frozen {

@@ -48,6 +48,7 @@ impl Engine {
                 timeout_reply,
                 postponed: false,
                 first_us: 0,
+                typed: None,
             });
         }
         Reply::None
@@ -144,7 +145,13 @@ impl Engine {
                     let us = self.elapsed_us(started);
                     self.serving_key = None;
                     if reply != Reply::None {
-                        let first = self.unblock(conn).map_or(0, |b| b.first_us);
+                        let (first, typed) = self
+                            .unblock(conn)
+                            .map_or((0, None), |b| (b.first_us, b.typed));
+                        // SLOWLOG shows the name the client typed (`rename-command`).
+                        if let Some(t) = typed {
+                            call.args[0] = t;
+                        }
                         self.finish_blocked(
                             conn,
                             cmd,
@@ -200,8 +207,9 @@ impl Engine {
             .collect();
         due.sort_unstable();
         for (_, conn) in due {
-            if let Some(b) = self.unblock(conn) {
+            if let Some(mut b) = self.unblock(conn) {
                 if let Ok((cmd, name)) = resolve(&b.args) {
+                    b.show_as_typed();
                     // Redis 7.0 leaves a timed-out command out of SLOWLOG; from 7.2 it is logged.
                     let logged = self.profile().has(since::UNBLOCKED_LOGGED_AS_SENT);
                     let args = logged.then_some(&b.args[..]);
@@ -216,13 +224,15 @@ impl Engine {
     /// Ends a blocked command early (CLIENT UNBLOCK): with the timeout reply, or an error.
     pub(crate) fn unblock_with(&mut self, conn: ConnId, error: bool) -> bool {
         match self.unblock(conn) {
-            Some(b) => {
+            Some(mut b) => {
+                let resolved = resolve(&b.args);
+                b.show_as_typed();
                 let reply = if error {
                     Reply::err(crate::errors::CLIENT_UNBLOCKED_VIA_CLIENT_UNBLOCK)
                 } else {
                     b.timeout_reply
                 };
-                if let Ok((cmd, name)) = resolve(&b.args) {
+                if let Ok((cmd, name)) = resolved {
                     // Redis 7.0 logs a command ended by CLIENT UNBLOCK with no arguments (its
                     // argument vector is gone by then); from 7.2 as it was sent.
                     let args: &[Bytes] = if self.profile().has(since::UNBLOCKED_LOGGED_AS_SENT) {

@@ -137,18 +137,21 @@ impl Engine {
                 return self.reject(conn, &args[0], refused);
             }
         }
-        if self.postpone_if_paused(conn, cmd, &args) {
+        if self.postpone_if_paused(conn, cmd, &args, typed.as_ref()) {
             return Reply::None;
         }
         if in_multi && !cmd.policy(policy::NOT_QUEUED) {
             let s = self.sessions.get_mut(&conn).expect("session exists");
-            s.multi.as_mut().expect("in multi").queue.push(args);
+            let m = s.multi.as_mut().expect("in multi");
+            if let Some(t) = typed {
+                m.typed.push((m.queue.len(), t));
+            }
+            m.queue.push(args);
             return Reply::Status("QUEUED".into());
         }
         match &typed {
             Some(t) if cmd.feeds_monitors_first() => {
-                let mut shown = args.clone();
-                shown[0] = t.clone();
+                let shown = shown_as_typed(&args, t);
                 self.feed_monitors_first(conn, db, &shown, cmd);
             }
             _ => self.feed_monitors_first(conn, db, &args, cmd),
@@ -175,8 +178,8 @@ impl Engine {
         let reply = self.call(cmd, &mut call);
         self.call_started = None;
         let us = self.elapsed_us(started);
-        if let Some(t) = typed {
-            call.args[0] = t;
+        if let Some(t) = &typed {
+            call.args[0] = t.clone();
         }
         self.note_slow(conn, cmd, &call.args, &reply, us);
         // After the command, as Redis: EXEC's line follows its commands', and SELECT's shows
@@ -192,6 +195,9 @@ impl Engine {
                 match s.blocked.as_mut() {
                     Some(b) if reply == Reply::None => {
                         b.first_us = us;
+                        if !b.postponed {
+                            b.typed = typed;
+                        }
                         true
                     }
                     _ => false,
@@ -273,7 +279,13 @@ impl Engine {
     /// Runs a command on behalf of a script or EXEC: resolves it and checks arity, then calls
     /// it with the given context. Returns the command too, so callers can check its flags.
     pub(crate) fn run_nested(&mut self, call: &mut Call) -> Reply {
-        let reply = self.run_nested_unit(call);
+        self.run_queued(call, None)
+    }
+
+    /// `run_nested` for one of EXEC's commands; `typed`: under `rename-command`, the name
+    /// the client typed, which its MONITOR and SLOWLOG lines show.
+    pub(crate) fn run_queued(&mut self, call: &mut Call, typed: Option<Bytes>) -> Reply {
+        let reply = self.run_nested_unit(call, typed);
         // Each error among EXEC's replies is an error reply Redis counts (errorstats,
         // total_error_replies) as it writes it; a script's are counted where redis.call
         // returns them.
@@ -285,7 +297,7 @@ impl Engine {
         reply
     }
 
-    fn run_nested_unit(&mut self, call: &mut Call) -> Reply {
+    fn run_nested_unit(&mut self, call: &mut Call, typed: Option<Bytes>) -> Reply {
         match resolve(&call.args) {
             Ok((cmd, name)) => {
                 // EXEC asks again: the user's permissions may have changed since queueing.
@@ -300,11 +312,20 @@ impl Engine {
                 // EXEC's commands are logged one by one (a script's are not), as in Redis;
                 // both count in latency-tracking.
                 let started = crate::clock::monotonic_us();
-                self.feed_monitors_first(call.conn, call.db, &call.args, cmd);
+                match &typed {
+                    Some(t) if cmd.feeds_monitors_first() => {
+                        let shown = shown_as_typed(&call.args, t);
+                        self.feed_monitors_first(call.conn, call.db, &shown, cmd);
+                    }
+                    _ => self.feed_monitors_first(call.conn, call.db, &call.args, cmd),
+                }
                 self.call_started = Some(started);
                 let reply = self.call(cmd, call);
                 self.call_started = None;
                 let us = self.elapsed_us(started);
+                if let Some(t) = typed {
+                    call.args[0] = t;
+                }
                 if call.in_multi && !call.in_script {
                     self.note_slow(call.conn, cmd, &call.args, &reply, us);
                 }
@@ -384,4 +405,11 @@ impl Engine {
             s.commands_run += 1;
         }
     }
+}
+
+/// A command line as MONITOR shows it under `rename-command`: with the name the client typed.
+fn shown_as_typed(args: &[Bytes], typed: &Bytes) -> Vec<Bytes> {
+    let mut shown = args.to_vec();
+    shown[0] = typed.clone();
+    shown
 }

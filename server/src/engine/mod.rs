@@ -37,6 +37,8 @@ mod field_ttl;
 #[cfg(test)]
 mod memory_tests;
 pub(crate) mod pause;
+#[cfg(test)]
+mod rename_tests;
 pub(crate) mod tracking;
 mod watch;
 

@@ -79,11 +79,15 @@ impl Engine {
 
     /// At dispatch: postpones the command if the pause covers it. Returns true when it did
     /// (the client gets its reply once the command runs after the pause).
+    /// `typed`: under `rename-command`, the name the client typed; the command is held as
+    /// typed, since it goes through the dispatcher again (which translates it again: the
+    /// table's own name may be renamed away).
     pub(super) fn postpone_if_paused(
         &mut self,
         conn: ConnId,
         cmd: &'static Command,
         args: &[Bytes],
+        typed: Option<&Bytes>,
     ) -> bool {
         let held = match self.pause_in_effect() {
             PauseKind::Off => false,
@@ -96,14 +100,19 @@ impl Engine {
         let Some(s) = self.sessions.get_mut(&conn) else {
             return false;
         };
+        let mut held = args.to_vec();
+        if let Some(t) = typed {
+            held[0] = t.clone();
+        }
         s.blocked = Some(Blocked {
             db: s.db,
             keys: Vec::new(),
             deadline: None,
-            args: args.to_vec(),
+            args: held,
             timeout_reply: Reply::None,
             postponed: true,
             first_us: 0,
+            typed: None,
         });
         self.stats.blocked_clients += 1;
         self.pause.postponed.push_back(conn);
