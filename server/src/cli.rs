@@ -386,6 +386,24 @@ mod tests {
         assert_eq!(c.get_by_name("save").unwrap(), "900 1 300 10");
     }
 
+    /// redis-server 7.0.15 chdir()s into `dir`: a missing one stops the start with the
+    /// OS's reason, and CONFIG GET answers the absolute path.
+    #[test]
+    fn dir_is_resolved_as_redis_server_changes_into_it() {
+        let Action::Fail(e) = run(&["--dir", "/nonexistent-redlab-dir"]) else {
+            panic!()
+        };
+        assert!(
+            e.ends_with(">>> 'dir \"/nonexistent-redlab-dir\"'\nNo such file or directory\n"),
+            "{e}"
+        );
+        let Action::Run(c) = run(&["--dir", "/tmp/../tmp"]) else {
+            panic!()
+        };
+        let tmp = std::fs::canonicalize("/tmp").unwrap();
+        assert_eq!(c.get_by_name("dir").unwrap(), tmp.display().to_string());
+    }
+
     #[test]
     fn errors_read_like_redis() {
         let Action::Fail(e) = run(&["--foo", "bar"]) else {

@@ -6,6 +6,7 @@
 
 pub mod client_limits;
 pub(crate) mod derived;
+mod dir;
 pub mod fd_limit;
 pub mod params;
 pub mod protected;
@@ -206,6 +207,9 @@ impl Config {
         if p.name == "hz" {
             // Redis clamps hz to [1, 500].
             v = v.parse::<i64>().map_or(10, |n| n.clamp(1, 500)).to_string();
+        }
+        if p.name == "dir" {
+            v = dir::resolve(self.extra.get("dir").map(String::as_str), &v)?;
         }
         let num = || v.parse::<u64>().unwrap_or(0);
         self.changed();

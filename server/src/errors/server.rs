@@ -41,7 +41,7 @@ pub fn unable_to_listen(err: &std::io::Error) -> String {
 }
 
 /// The OS's text for an I/O error, without Rust's " (os error N)", as C's strerror gives it.
-fn strerror(err: &std::io::Error) -> String {
+pub(crate) fn strerror(err: &std::io::Error) -> String {
     let text = err.to_string();
     match text.rfind(" (os error ") {
         Some(at) => text[..at].to_string(),

@@ -61,7 +61,7 @@ pub(crate) fn write_image(e: &Engine) -> Result<(), ()> {
             "Failed opening the temp RDB file {} (in server root dir {}) for saving: {}",
             temp_name,
             root(),
-            os_error(&err)
+            crate::errors::strerror(&err)
         );
         let _ = std::fs::remove_file(&temp);
         return Err(());
@@ -72,21 +72,11 @@ pub(crate) fn write_image(e: &Engine) -> Result<(), ()> {
             temp_name,
             path.file_name().unwrap_or_default().to_string_lossy(),
             root(),
-            os_error(&err)
+            crate::errors::strerror(&err)
         );
         let _ = std::fs::remove_file(&temp);
         return Err(());
     }
     tracing::info!("DB saved on disk");
     Ok(())
-}
-
-/// The operating system's text for an I/O error, as strerror gives it (without Rust's
-/// " (os error N)").
-fn os_error(err: &std::io::Error) -> String {
-    let text = err.to_string();
-    match text.find(" (os error") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    }
 }
