@@ -95,6 +95,8 @@ pub fn parse(args: &[String], read_file: &dyn Fn(&str) -> Result<String, String>
         debug_command_open: false,
         // The RDB file is read at start and written on shutdown, as redis-server does.
         rdb_on_disk: true,
+        // The process's OOM score follows oom-score-adj, as redis-server's does.
+        manages_process: true,
         ..Config::default()
     };
     // redis-server's save points when no `save` line says otherwise (the first one replaces
@@ -621,6 +623,7 @@ mod tests {
         assert!(!c.debug_command_open);
         // The binary keeps its RDB file on disk; in-process servers do not.
         assert!(c.rdb_on_disk && !Config::default().rdb_on_disk);
+        assert!(c.manages_process && !Config::default().manages_process);
         // redis-server's save points; Config's own default (in-process servers) stays "".
         assert_eq!(c.get_by_name("save").unwrap(), "3600 1 300 100 60 10000");
         assert_eq!(Config::default().get_by_name("save").unwrap(), "");

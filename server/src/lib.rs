@@ -38,6 +38,7 @@ pub(crate) mod net;
 pub(crate) mod notify;
 pub(crate) mod numfmt;
 mod observe;
+pub mod oom_score;
 pub(crate) mod persist;
 pub(crate) mod repl;
 pub mod reply;

@@ -73,6 +73,14 @@ fn main() {
         pidfile = process::DEFAULT_PIDFILE.to_string();
     }
     fit_open_files(&mut config);
+    // redis-server sets its OOM score once its configuration is read (a `replicaof` line
+    // makes it a replica from the start).
+    let replica = config
+        .get_by_name("replicaof")
+        .is_some_and(|r| !r.trim().is_empty());
+    if let Err(line) = redlab_server::oom_score::apply(&config, replica) {
+        tracing::warn!("{}", line);
+    }
     // Users from `user` lines or the aclfile: a server that cannot set them up does not
     // start, as redis-server exits here.
     if let Err(lines) = redlab_server::users::check_at_start(&config) {

@@ -65,6 +65,10 @@ pub struct Config {
     /// redlab-server binary sets it; in-process servers keep the file in memory only, so a
     /// test never writes dump.rdb into its working directory (DIFFERENCES.md).
     pub rdb_on_disk: bool,
+    /// The server is its own process (the redlab-server binary): it sets the process's Linux
+    /// OOM score from `oom-score-adj` as redis-server does (`crate::oom_score`). An
+    /// in-process server leaves its test process's score alone.
+    pub manages_process: bool,
     /// `client-output-buffer-limit`, per client class.
     pub client_output_buffer_limit: OutputLimits,
     /// `client-query-buffer-limit`: a client whose unprocessed input grows past this is
@@ -118,6 +122,7 @@ impl Default for Config {
             protected_mode: true,
             debug_command_open: true,
             rdb_on_disk: false,
+            manages_process: false,
             client_output_buffer_limit: OutputLimits::default(),
             client_query_buffer_limit: 1 << 30,
             maxmemory_clients: "0".into(),

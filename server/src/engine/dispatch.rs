@@ -276,14 +276,9 @@ impl Engine {
         reply
     }
 
-    /// Runs a command on behalf of a script or EXEC: resolves it and checks arity, then calls
-    /// it with the given context. Returns the command too, so callers can check its flags.
-    pub(crate) fn run_nested(&mut self, call: &mut Call) -> Reply {
-        self.run_queued(call, None)
-    }
-
-    /// `run_nested` for one of EXEC's commands; `typed`: under `rename-command`, the name
-    /// the client typed, which its MONITOR and SLOWLOG lines show.
+    /// Runs one of EXEC's commands: resolves it, asks ACL again, then calls it with the
+    /// given context. `typed`: under `rename-command`, the name the client typed, which its
+    /// MONITOR and SLOWLOG lines show.
     pub(crate) fn run_queued(&mut self, call: &mut Call, typed: Option<Bytes>) -> Reply {
         let reply = self.run_nested_unit(call, typed);
         // Each error among EXEC's replies is an error reply Redis counts (errorstats,

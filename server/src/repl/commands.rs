@@ -105,6 +105,14 @@ pub(crate) fn follow(e: &mut Engine, host: &str, port: u16) {
         last_io_ms: now,
     });
     e.repl.link_wanted = Some(generation);
+    follow_oom_score(e);
+}
+
+/// A replica's OOM score class differs from a primary's (`crate::oom_score`).
+fn follow_oom_score(e: &Engine) {
+    if let Err(line) = crate::oom_score::apply(&e.config, e.repl.following.is_some()) {
+        tracing::warn!("{}", line);
+    }
 }
 
 /// REPLICAOF NO ONE: this server becomes a primary with a new history; the old one stays
@@ -119,6 +127,7 @@ pub(crate) fn promote(e: &mut Engine) {
     e.repl.replid2 = std::mem::replace(&mut e.repl.replid, super::new_replid());
     e.repl.second_offset = offset + 1;
     disconnect_replicas(e);
+    follow_oom_score(e);
 }
 
 fn drop_link(e: &mut Engine) {

@@ -123,6 +123,24 @@ fn set(e: &mut Engine, call: &mut Call) -> CmdResult {
             )));
         }
     }
+    if let Some((name, _, _)) = pairs
+        .iter()
+        .find(|(_, p, _)| matches!(p.name, "oom-score-adj" | "oom-score-adj-values"))
+    {
+        // As Redis: a score that cannot be set undoes everything set here, and the score
+        // follows the restored values.
+        let replica = e.repl.following.is_some();
+        if let Err(line) = crate::oom_score::apply(&e.config, replica) {
+            tracing::warn!("{}", line);
+            let name = name.clone();
+            e.config = before;
+            let _ = crate::oom_score::apply(&e.config, replica);
+            return Err(Reply::err(errors::config_set_failed(
+                &name,
+                errors::OOM_SCORE_NOT_SET,
+            )));
+        }
+    }
     if pairs.iter().any(|(_, p, _)| p.name == "requirepass") {
         // requirepass is the password of the ACL user `default`.
         let pass = e.config.requirepass.clone();
