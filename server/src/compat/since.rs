@@ -176,45 +176,33 @@ pub fn flag_dropped(profile: crate::compat::Profile, full: &str, flag: &str) -> 
 /// ZRANK / ZREVRANK ... WITHSCORE: Redis 7.2 and Valkey 7.2.
 pub const ZRANK_WITHSCORE: Since = R72;
 
-/// Commands whose COMMAND DOCS entry changed after Redis 7.0 (an argument or a history line
-/// added), with the release that changed it. A Redis profile that has the change shows the
-/// later entry: the hand-written one in server/data/commands-later.json when there is one,
-/// written from that release's published reference (BITOP 8.2, XREADGROUP 8.4, CLIENT KILL
-/// 7.4, SET 8.4, XADD and XTRIM 8.2), else the entry valkey-server 8.1 prints
-/// (server/data/commands-valkey-8.1.8.json), where Valkey kept it as Redis wrote it: ZRANK's
-/// WITHSCORE argument and its "7.2.0" history line, ACL LOG's 7.2 history line, HSCAN's
-/// NOVALUES (7.4; Valkey ported it unchanged in 8.0). Either way the entry is in the 7.2 shape
-/// (its summary, each argument's `display_text`). The valkey-8.1 profile shows valkey-server
-/// 8.1's own entries throughout (`meta::docs_in`). The rest of the table keeps 7.0's docs
-/// under the Redis profiles (DIFFERENCES.md).
+/// Redis 7.2's COMMAND DOCS: its rewritten summaries ("Sets the string value of a key,
+/// ignoring its type. ..."), `display_text` on every argument, its corrected complexities
+/// and 7.2 history lines. The Redis profiles from 7.2 on print Redis 7.2's table
+/// (server/data/commands-docs-7.2.json, written by scripts/gen_docs_72.py from redis-doc's
+/// table for 7.2), as later releases changed it (`meta::docs_in`). Valkey 7.2, Redis 7.2.4
+/// renamed, kept that table; Valkey 8.1 prints its own (`VALKEY_COMMAND_TABLE`).
+pub const DOCS_72: Since = R72;
+
+/// Commands whose COMMAND DOCS entry a release after 7.2 rewrote (an argument or a history
+/// line added), with that release, where the entry is written by hand in
+/// server/data/commands-later.json from that release's published reference (BITOP 8.2,
+/// XREADGROUP 8.4, CLIENT KILL 7.4, SET 8.4, XADD and XTRIM 8.2) or is the one
+/// valkey-server 8.1 prints (server/data/commands-valkey-8.1.8.json), where Valkey kept it as
+/// Redis wrote it: HSCAN's NOVALUES (7.4; Valkey ported it unchanged in 8.0). Either way the
+/// entry is in the 7.2 shape. A Redis profile that has the release shows that entry, unless
+/// the 7.2 table's file carries a more recent one for it (`meta::docs_in`); smaller changes
+/// of later releases are entries of that file (`name@74`...), written by its script.
 ///
 /// A command listed for several releases shows the entry of the latest one its profile has:
 /// the hand-written `name@<level>` entry (`client|list@80`) when there is one, else `name`'s.
-/// QUIT (deprecated in 7.2, `deprecated_since` 7.2.0 and "just closing the connection") and
-/// XINFO CONSUMERS / STREAM (their 7.2 `inactive` / `active-time` history lines) are
-/// valkey-server 8.1's entries, which kept Redis 7.2.4's text as Redis 8.4's command table
-/// repeats it. CLIENT LIST is hand-written from Redis 8.4's table: 7.4's history adds the
+/// CLIENT LIST is hand-written from Redis 8.4's table: 7.4's history adds the
 /// `lib-name`/`lib-ver` (7.2.0) and `watch` (7.4.0) lines, 8.0's the `io-thread` one. The 7.2.0
-/// line is not in valkey-server 8.1's entry, so Redis 7.2.4 did not print it: it is taken to
-/// have come with 7.4's. Redis 7.2 also corrected complexities: XREAD has none from 7.2,
-/// PUNSUBSCRIBE's is "O(N) where N is the number of patterns to unsubscribe.", CLUSTER
-/// GETKEYSINSLOT's O(N), CLUSTER REPLICAS' and SLAVES' "O(N) where N is the number of
-/// replicas." (the first three valkey-server 8.1's entries, equal to Redis 8.4's; the last two
-/// hand-written from Redis 8.4's, since Valkey 8 says "primary" where Redis says "master").
+/// line is not in Redis 7.2's table (nor in valkey-server 8.1's entry), so Redis 7.2 did not
+/// print it: it is taken to have come with 7.4's.
 pub const LATER_DOCS: &[(&str, Since)] = &[
-    ("zrank", ZRANK_WITHSCORE),
-    ("zrevrank", ZRANK_WITHSCORE),
-    ("acl|log", ACL_LOG_ENTRY_IDS),
-    ("quit", R72),
-    ("xinfo|consumers", CONSUMER_ACTIVE_TIME),
-    ("xinfo|stream", CONSUMER_ACTIVE_TIME),
     ("client|list", Since::redis(74)),
     ("client|list", Since::redis(80)),
-    ("xread", R72),
-    ("punsubscribe", R72),
-    ("cluster|getkeysinslot", R72),
-    ("cluster|replicas", R72),
-    ("cluster|slaves", R72),
     ("hscan", HSCAN_NOVALUES),
     ("client|kill", CLIENT_KILL_MAXAGE),
     ("bitop", BITOP_82),
