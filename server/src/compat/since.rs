@@ -124,14 +124,15 @@ pub const FLAGS_DROPPED: &[(&str, &str, Since)] = &[
     ("hpexpireat", "denyoom", R80),
 ];
 
-/// Flags a later release put on a command, with that release: Redis 7.2 made WAIT a
-/// `blocking` command, as WAITAOF is from its start (valkey-server 8.1, which has Redis
-/// 7.2's table, prints it; so does the published reference), and let CLUSTER SHARDS and
-/// CLUSTER SLOTS run while the dataset loads (`loading`: valkey-server 8.1 and Redis 8.4's
-/// command table both have it). The table keeps 7.0's flags; COMMAND INFO asks
-/// `flags_added` (and prints each in Redis's order, `info_later::FLAG_ORDER`).
+/// Flags a later release put on a command, with that release: Redis 7.4 made WAIT a
+/// `blocking` command (redis/redis#12977, January 2024, after 7.2.4: Redis 7.2's table has
+/// WAIT without flags; valkey-server 8.1, which took Redis's development branch of March
+/// 2024, and Redis 8.4's table print it), and Redis 7.2 let CLUSTER SHARDS and CLUSTER SLOTS
+/// run while the dataset loads (`loading`: Redis 7.2's table, valkey-server 8.1 and Redis
+/// 8.4's all have it). The table keeps 7.0's flags; COMMAND INFO asks `flags_added` (and
+/// prints each in Redis's order, `info_later::FLAG_ORDER`).
 pub const FLAGS_ADDED: &[(&str, &str, Since)] = &[
-    ("wait", "blocking", R72),
+    ("wait", "blocking", WAIT_BLOCKING),
     ("cluster|shards", "loading", R72),
     ("cluster|slots", "loading", R72),
 ];
@@ -148,12 +149,17 @@ pub fn flags_added(
 }
 
 /// ACL categories a later release put a command in, with that release (without `@`): with
-/// its `blocking` flag WAIT joined @blocking in Redis 7.2, as Redis gives every blocking
-/// command that category (valkey-server 8.1's `ACL CAT blocking` lists it; no other
-/// command of Redis 7.0 changed category up to Valkey 8.1, comparing `ACL CAT` of each
-/// category there with redis-server 7.0.15). `ACL CAT`, the `+@cat` / `-@cat` rules and
-/// COMMAND INFO / COMMAND LIST FILTERBY ACLCAT ask `categories_added`.
-pub const CATEGORIES_ADDED: &[(&str, &str, Since)] = &[("wait", "blocking", R72)];
+/// its `blocking` flag WAIT joined @blocking in Redis 7.4, as Redis gives every blocking
+/// command that category (valkey-server 8.1's `ACL CAT blocking` lists it, Redis 7.2's table
+/// gives WAIT @slow @connection only; no other command of Redis 7.0 changed category up to
+/// Valkey 8.1, comparing `ACL CAT` of each category there with redis-server 7.0.15). `ACL
+/// CAT`, the `+@cat` / `-@cat` rules and COMMAND INFO / COMMAND LIST FILTERBY ACLCAT ask
+/// `categories_added`.
+pub const CATEGORIES_ADDED: &[(&str, &str, Since)] = &[("wait", "blocking", WAIT_BLOCKING)];
+
+/// WAIT is a `blocking` command in @blocking (redis/redis#12977): Redis 7.4, and Valkey 8.0,
+/// which forked from Redis's development branch after the change.
+pub const WAIT_BLOCKING: Since = Since::both(74, 80);
 
 /// The categories (without `@`) `profile`'s server adds to the command `full`.
 pub fn categories_added(
