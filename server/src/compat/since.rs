@@ -112,12 +112,14 @@ pub const LATER_ARITY: &[(&str, i32, Since)] = &[
     ("command|getkeysandflags", -3, R72),
 ];
 
-/// Flags a later release took off a command, with that release. Redis 8.0 took `denyoom` off
+/// Flags a later release took off a command, with that release. Redis 7.4 took `noscript` off
+/// WAITAOF (`WAIT_BLOCKING`). Redis 8.0 took `denyoom` off
 /// HEXPIRE, HPEXPIRE, HEXPIREAT and HPEXPIREAT (redis/redis#13800: like EXPIRE, they allocate
 /// little), so Redis 7.4 refuses them over maxmemory and lists the flag in COMMAND INFO, and
 /// 8.0 on does neither. The table (server/data/commands-later.json) keeps 7.4's flags;
 /// `Command::denies_oom_in` and COMMAND INFO ask `flag_dropped`.
 pub const FLAGS_DROPPED: &[(&str, &str, Since)] = &[
+    ("waitaof", "noscript", WAIT_BLOCKING),
     ("hexpire", "denyoom", R80),
     ("hpexpire", "denyoom", R80),
     ("hexpireat", "denyoom", R80),
@@ -133,6 +135,7 @@ pub const FLAGS_DROPPED: &[(&str, &str, Since)] = &[
 /// prints each in Redis's order, `info_later::FLAG_ORDER`).
 pub const FLAGS_ADDED: &[(&str, &str, Since)] = &[
     ("wait", "blocking", WAIT_BLOCKING),
+    ("waitaof", "blocking", WAIT_BLOCKING),
     ("cluster|shards", "loading", R72),
     ("cluster|slots", "loading", R72),
 ];
@@ -155,11 +158,29 @@ pub fn flags_added(
 /// Valkey 8.1, comparing `ACL CAT` of each category there with redis-server 7.0.15). `ACL
 /// CAT`, the `+@cat` / `-@cat` rules and COMMAND INFO / COMMAND LIST FILTERBY ACLCAT ask
 /// `categories_added`.
-pub const CATEGORIES_ADDED: &[(&str, &str, Since)] = &[("wait", "blocking", WAIT_BLOCKING)];
+pub const CATEGORIES_ADDED: &[(&str, &str, Since)] = &[
+    ("wait", "blocking", WAIT_BLOCKING),
+    ("waitaof", "blocking", WAIT_BLOCKING),
+];
 
-/// WAIT is a `blocking` command in @blocking (redis/redis#12977): Redis 7.4, and Valkey 8.0,
-/// which forked from Redis's development branch after the change.
+/// WAIT and WAITAOF are `blocking` commands in @blocking, and WAITAOF loses `noscript`, so a
+/// script runs it as WAIT (at once, as a non-blocking command) where 7.2 refuses it
+/// (redis/redis#12977: Redis 7.4, and Valkey 8.0, which forked from Redis's development
+/// branch after the change; Redis 7.2's table has WAITAOF `noscript` in @slow @connection).
 pub const WAIT_BLOCKING: Since = Since::both(74, 80);
+
+/// Commands a later release let scripts run, with that release (the table flags them
+/// `noscript`, as the release that brought them did): `resolve::for_script` asks
+/// `scriptable_later`.
+pub const SCRIPTABLE_LATER: &[(&str, Since)] = &[("waitaof", WAIT_BLOCKING)];
+
+/// Whether `profile`'s scripts may run `name` though its table entry says `noscript`
+/// (`SCRIPTABLE_LATER`).
+pub fn scriptable_later(profile: crate::compat::Profile, name: &str) -> bool {
+    SCRIPTABLE_LATER
+        .iter()
+        .any(|&(n, since)| n == name && profile.has(since))
+}
 
 /// The categories (without `@`) `profile`'s server adds to the command `full`.
 pub fn categories_added(
