@@ -1,12 +1,12 @@
 //! COMMAND INFO of Redis 7.0's commands as later releases print it: the command tips and key
 //! specs that changed after 7.0.15, per release.
 //!
-//! No server newer than 7.0 but valkey-server 8.1 runs here, so each entry rests on two
-//! published facts that agree: valkey-server 8.1 prints it (Valkey forked from Redis 7.2.4
-//! and could take no Redis code after it), and Redis's own command table of 8.4 (the
-//! generated `commands_core.json` of the redis/docs repository) has it too. What both carry
-//! and 7.0.15 lacks came in Redis 7.2, so it belongs to redis-7.2 and later and to both Valkey
-//! profiles. What valkey-server 8.1 prints and Redis 8.4 does not (MULTI's and WATCH's
+//! No server newer than 7.0 but valkey-server 8.1 runs here, so each entry rests on
+//! published facts that agree: valkey-server 8.1 prints it, Redis's own command table of 8.4
+//! (the generated `commands_core.json` of the redis/docs repository) has it too, and Redis
+//! 7.2's table (server/data/commands-docs-7.2.json's source, which keeps COMMAND INFO's fields
+//! too) says whether 7.2 had it. Valkey 8 forked from Redis's development branch of March
+//! 2024, after 7.2.4: what 7.2's table lacks came in 7.4 (and Valkey 8.0). What valkey-server 8.1 prints and Redis 8.4 does not (MULTI's and WATCH's
 //! `no_multi`, `loading` on CLUSTER INFO/MYID/NODES and MEMORY MALLOC-STATS/PURGE, EXEC's
 //! `skip_commandlog`) is Valkey's own: the valkey-8.1 profile shows it from its capture, and no
 //! entry here gives it to another profile. The flags and arities that changed are in
@@ -71,9 +71,11 @@ pub fn tips_in(profile: Profile, full: &str) -> Option<&'static [&'static str]> 
 
 /// Commands whose key specs a later release changed, with that release. Their later specs
 /// are valkey-server 8.1's captured ones, which Redis 8.4's table repeats: SINTERSTORE's
-/// destination is `OW update` from 7.2 (7.0: `RW update`), as SUNIONSTORE's and SDIFFSTORE's
-/// already were, since the command replaces whatever the key held.
-pub const KEY_SPECS: &[(&str, Since)] = &[("sinterstore", R72)];
+/// destination is `OW update` from 7.4 (7.0 and 7.2: `RW update`, as Redis 7.2's table has
+/// it), as SUNIONSTORE's and SDIFFSTORE's already were, since the command replaces whatever
+/// the key held (redis/redis#12917, January 2024; Valkey has it from 8.0, its fork of Redis's
+/// development branch).
+pub const KEY_SPECS: &[(&str, Since)] = &[("sinterstore", Since::both(74, 80))];
 
 /// Whether `profile`'s server describes the keys of `full` with the later specs (`KEY_SPECS`).
 pub fn later_key_specs(profile: Profile, full: &str) -> bool {

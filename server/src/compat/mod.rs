@@ -210,6 +210,8 @@ mod tests_82;
 #[cfg(test)]
 mod tests_categories;
 #[cfg(test)]
+mod tests_docs_72;
+#[cfg(test)]
 mod tests_info_later;
 #[cfg(test)]
 mod tests_later;

@@ -112,26 +112,30 @@ pub const LATER_ARITY: &[(&str, i32, Since)] = &[
     ("command|getkeysandflags", -3, R72),
 ];
 
-/// Flags a later release took off a command, with that release. Redis 8.0 took `denyoom` off
+/// Flags a later release took off a command, with that release. Redis 7.4 took `noscript` off
+/// WAITAOF (`WAIT_BLOCKING`). Redis 8.0 took `denyoom` off
 /// HEXPIRE, HPEXPIRE, HEXPIREAT and HPEXPIREAT (redis/redis#13800: like EXPIRE, they allocate
 /// little), so Redis 7.4 refuses them over maxmemory and lists the flag in COMMAND INFO, and
 /// 8.0 on does neither. The table (server/data/commands-later.json) keeps 7.4's flags;
 /// `Command::denies_oom_in` and COMMAND INFO ask `flag_dropped`.
 pub const FLAGS_DROPPED: &[(&str, &str, Since)] = &[
+    ("waitaof", "noscript", WAIT_BLOCKING),
     ("hexpire", "denyoom", R80),
     ("hpexpire", "denyoom", R80),
     ("hexpireat", "denyoom", R80),
     ("hpexpireat", "denyoom", R80),
 ];
 
-/// Flags a later release put on a command, with that release: Redis 7.2 made WAIT a
-/// `blocking` command, as WAITAOF is from its start (valkey-server 8.1, which has Redis
-/// 7.2's table, prints it; so does the published reference), and let CLUSTER SHARDS and
-/// CLUSTER SLOTS run while the dataset loads (`loading`: valkey-server 8.1 and Redis 8.4's
-/// command table both have it). The table keeps 7.0's flags; COMMAND INFO asks
-/// `flags_added` (and prints each in Redis's order, `info_later::FLAG_ORDER`).
+/// Flags a later release put on a command, with that release: Redis 7.4 made WAIT a
+/// `blocking` command (redis/redis#12977, January 2024, after 7.2.4: Redis 7.2's table has
+/// WAIT without flags; valkey-server 8.1, which took Redis's development branch of March
+/// 2024, and Redis 8.4's table print it), and Redis 7.2 let CLUSTER SHARDS and CLUSTER SLOTS
+/// run while the dataset loads (`loading`: Redis 7.2's table, valkey-server 8.1 and Redis
+/// 8.4's all have it). The table keeps 7.0's flags; COMMAND INFO asks `flags_added` (and
+/// prints each in Redis's order, `info_later::FLAG_ORDER`).
 pub const FLAGS_ADDED: &[(&str, &str, Since)] = &[
-    ("wait", "blocking", R72),
+    ("wait", "blocking", WAIT_BLOCKING),
+    ("waitaof", "blocking", WAIT_BLOCKING),
     ("cluster|shards", "loading", R72),
     ("cluster|slots", "loading", R72),
 ];
@@ -148,12 +152,35 @@ pub fn flags_added(
 }
 
 /// ACL categories a later release put a command in, with that release (without `@`): with
-/// its `blocking` flag WAIT joined @blocking in Redis 7.2, as Redis gives every blocking
-/// command that category (valkey-server 8.1's `ACL CAT blocking` lists it; no other
-/// command of Redis 7.0 changed category up to Valkey 8.1, comparing `ACL CAT` of each
-/// category there with redis-server 7.0.15). `ACL CAT`, the `+@cat` / `-@cat` rules and
-/// COMMAND INFO / COMMAND LIST FILTERBY ACLCAT ask `categories_added`.
-pub const CATEGORIES_ADDED: &[(&str, &str, Since)] = &[("wait", "blocking", R72)];
+/// its `blocking` flag WAIT joined @blocking in Redis 7.4, as Redis gives every blocking
+/// command that category (valkey-server 8.1's `ACL CAT blocking` lists it, Redis 7.2's table
+/// gives WAIT @slow @connection only; no other command of Redis 7.0 changed category up to
+/// Valkey 8.1, comparing `ACL CAT` of each category there with redis-server 7.0.15). `ACL
+/// CAT`, the `+@cat` / `-@cat` rules and COMMAND INFO / COMMAND LIST FILTERBY ACLCAT ask
+/// `categories_added`.
+pub const CATEGORIES_ADDED: &[(&str, &str, Since)] = &[
+    ("wait", "blocking", WAIT_BLOCKING),
+    ("waitaof", "blocking", WAIT_BLOCKING),
+];
+
+/// WAIT and WAITAOF are `blocking` commands in @blocking, and WAITAOF loses `noscript`, so a
+/// script runs it as WAIT (at once, as a non-blocking command) where 7.2 refuses it
+/// (redis/redis#12977: Redis 7.4, and Valkey 8.0, which forked from Redis's development
+/// branch after the change; Redis 7.2's table has WAITAOF `noscript` in @slow @connection).
+pub const WAIT_BLOCKING: Since = Since::both(74, 80);
+
+/// Commands a later release let scripts run, with that release (the table flags them
+/// `noscript`, as the release that brought them did): `resolve::for_script` asks
+/// `scriptable_later`.
+pub const SCRIPTABLE_LATER: &[(&str, Since)] = &[("waitaof", WAIT_BLOCKING)];
+
+/// Whether `profile`'s scripts may run `name` though its table entry says `noscript`
+/// (`SCRIPTABLE_LATER`).
+pub fn scriptable_later(profile: crate::compat::Profile, name: &str) -> bool {
+    SCRIPTABLE_LATER
+        .iter()
+        .any(|&(n, since)| n == name && profile.has(since))
+}
 
 /// The categories (without `@`) `profile`'s server adds to the command `full`.
 pub fn categories_added(
@@ -176,45 +203,33 @@ pub fn flag_dropped(profile: crate::compat::Profile, full: &str, flag: &str) -> 
 /// ZRANK / ZREVRANK ... WITHSCORE: Redis 7.2 and Valkey 7.2.
 pub const ZRANK_WITHSCORE: Since = R72;
 
-/// Commands whose COMMAND DOCS entry changed after Redis 7.0 (an argument or a history line
-/// added), with the release that changed it. A Redis profile that has the change shows the
-/// later entry: the hand-written one in server/data/commands-later.json when there is one,
-/// written from that release's published reference (BITOP 8.2, XREADGROUP 8.4, CLIENT KILL
-/// 7.4, SET 8.4, XADD and XTRIM 8.2), else the entry valkey-server 8.1 prints
-/// (server/data/commands-valkey-8.1.8.json), where Valkey kept it as Redis wrote it: ZRANK's
-/// WITHSCORE argument and its "7.2.0" history line, ACL LOG's 7.2 history line, HSCAN's
-/// NOVALUES (7.4; Valkey ported it unchanged in 8.0). Either way the entry is in the 7.2 shape
-/// (its summary, each argument's `display_text`). The valkey-8.1 profile shows valkey-server
-/// 8.1's own entries throughout (`meta::docs_in`). The rest of the table keeps 7.0's docs
-/// under the Redis profiles (DIFFERENCES.md).
+/// Redis 7.2's COMMAND DOCS: its rewritten summaries ("Sets the string value of a key,
+/// ignoring its type. ..."), `display_text` on every argument, its corrected complexities
+/// and 7.2 history lines. The Redis profiles from 7.2 on print Redis 7.2's table
+/// (server/data/commands-docs-7.2.json, written by scripts/gen_docs_72.py from redis-doc's
+/// table for 7.2), as later releases changed it (`meta::docs_in`). Valkey 7.2, Redis 7.2.4
+/// renamed, kept that table; Valkey 8.1 prints its own (`VALKEY_COMMAND_TABLE`).
+pub const DOCS_72: Since = R72;
+
+/// Commands whose COMMAND DOCS entry a release after 7.2 rewrote (an argument or a history
+/// line added), with that release, where the entry is written by hand in
+/// server/data/commands-later.json from that release's published reference (BITOP 8.2,
+/// XREADGROUP 8.4, CLIENT KILL 7.4, SET 8.4, XADD and XTRIM 8.2) or is the one
+/// valkey-server 8.1 prints (server/data/commands-valkey-8.1.8.json), where Valkey kept it as
+/// Redis wrote it: HSCAN's NOVALUES (7.4; Valkey ported it unchanged in 8.0). Either way the
+/// entry is in the 7.2 shape. A Redis profile that has the release shows that entry, unless
+/// the 7.2 table's file carries a more recent one for it (`meta::docs_in`); smaller changes
+/// of later releases are entries of that file (`name@74`...), written by its script.
 ///
 /// A command listed for several releases shows the entry of the latest one its profile has:
 /// the hand-written `name@<level>` entry (`client|list@80`) when there is one, else `name`'s.
-/// QUIT (deprecated in 7.2, `deprecated_since` 7.2.0 and "just closing the connection") and
-/// XINFO CONSUMERS / STREAM (their 7.2 `inactive` / `active-time` history lines) are
-/// valkey-server 8.1's entries, which kept Redis 7.2.4's text as Redis 8.4's command table
-/// repeats it. CLIENT LIST is hand-written from Redis 8.4's table: 7.4's history adds the
+/// CLIENT LIST is hand-written from Redis 8.4's table: 7.4's history adds the
 /// `lib-name`/`lib-ver` (7.2.0) and `watch` (7.4.0) lines, 8.0's the `io-thread` one. The 7.2.0
-/// line is not in valkey-server 8.1's entry, so Redis 7.2.4 did not print it: it is taken to
-/// have come with 7.4's. Redis 7.2 also corrected complexities: XREAD has none from 7.2,
-/// PUNSUBSCRIBE's is "O(N) where N is the number of patterns to unsubscribe.", CLUSTER
-/// GETKEYSINSLOT's O(N), CLUSTER REPLICAS' and SLAVES' "O(N) where N is the number of
-/// replicas." (the first three valkey-server 8.1's entries, equal to Redis 8.4's; the last two
-/// hand-written from Redis 8.4's, since Valkey 8 says "primary" where Redis says "master").
+/// line is not in Redis 7.2's table (nor in valkey-server 8.1's entry), so Redis 7.2 did not
+/// print it: it is taken to have come with 7.4's.
 pub const LATER_DOCS: &[(&str, Since)] = &[
-    ("zrank", ZRANK_WITHSCORE),
-    ("zrevrank", ZRANK_WITHSCORE),
-    ("acl|log", ACL_LOG_ENTRY_IDS),
-    ("quit", R72),
-    ("xinfo|consumers", CONSUMER_ACTIVE_TIME),
-    ("xinfo|stream", CONSUMER_ACTIVE_TIME),
     ("client|list", Since::redis(74)),
     ("client|list", Since::redis(80)),
-    ("xread", R72),
-    ("punsubscribe", R72),
-    ("cluster|getkeysinslot", R72),
-    ("cluster|replicas", R72),
-    ("cluster|slaves", R72),
     ("hscan", HSCAN_NOVALUES),
     ("client|kill", CLIENT_KILL_MAXAGE),
     ("bitop", BITOP_82),

@@ -1,19 +1,17 @@
-//! ACL categories per profile (`since::CATEGORIES_ADDED`): Redis 7.2 made WAIT a `blocking`
+//! ACL categories per profile (`since::CATEGORIES_ADDED`): Redis 7.4 made WAIT a `blocking`
 //! command, so @blocking holds it from there (valkey-server 8.1 shows it; acl.txt compares
-//! the valkey-8.1 profile with it). Here the Redis profiles, which no reference server here
-//! runs: ACL CAT, the rules that name the category, COMMAND INFO and COMMAND LIST FILTERBY.
+//! the valkey-8.1 profile with it; Redis 7.2's table does not have it). Here the Redis
+//! profiles, which no reference server here runs: ACL CAT, the rules that name the
+//! category, COMMAND INFO and COMMAND LIST FILTERBY.
 
 use super::Profile;
 use crate::reply::Reply;
 use crate::test_support::{engine_as, run};
 
-const LATER: [Profile; 5] = [
-    Profile::Redis72,
-    Profile::Redis74,
-    Profile::Redis84,
-    Profile::Valkey72,
-    Profile::Valkey81,
-];
+const LATER: [Profile; 3] = [Profile::Redis74, Profile::Redis84, Profile::Valkey81];
+
+/// The profiles without WAIT in @blocking: Redis 7.0 and 7.2, and Valkey 7.2.
+const EARLIER: [Profile; 3] = [Profile::Redis70, Profile::Redis72, Profile::Valkey72];
 
 fn names(r: Reply) -> Vec<String> {
     match r {
@@ -34,8 +32,10 @@ fn blocking_has_wait(p: Profile) -> bool {
 }
 
 #[test]
-fn acl_cat_blocking_lists_wait_from_7_2() {
-    assert!(!blocking_has_wait(Profile::Redis70));
+fn acl_cat_blocking_lists_wait_from_7_4() {
+    for p in EARLIER {
+        assert!(!blocking_has_wait(p), "{p}");
+    }
     for p in LATER {
         assert!(blocking_has_wait(p), "{p}");
     }
@@ -55,16 +55,18 @@ fn may_wait(p: Profile, rules: &[&str]) -> bool {
 }
 
 #[test]
-fn the_blocking_rules_reach_wait_from_7_2() {
-    assert!(!may_wait(Profile::Redis70, &["-@all", "+@blocking"]));
-    assert!(may_wait(Profile::Redis70, &["+@all", "-@blocking"]));
+fn the_blocking_rules_reach_wait_from_7_4() {
+    for p in EARLIER {
+        assert!(!may_wait(p, &["-@all", "+@blocking"]), "{p}");
+        assert!(may_wait(p, &["+@all", "-@blocking"]), "{p}");
+    }
     for p in LATER {
         assert!(may_wait(p, &["-@all", "+@blocking"]), "{p}");
         assert!(!may_wait(p, &["+@all", "-@blocking"]), "{p}");
     }
     // A selector reads its rules as the profile does too.
-    assert!(may_wait(Profile::Redis72, &["-@all", "(+@blocking)"]));
-    assert!(!may_wait(Profile::Redis70, &["-@all", "(+@blocking)"]));
+    assert!(may_wait(Profile::Redis74, &["-@all", "(+@blocking)"]));
+    assert!(!may_wait(Profile::Redis72, &["-@all", "(+@blocking)"]));
 }
 
 /// COMMAND INFO wait's flags and ACL categories under `p`.
@@ -84,13 +86,21 @@ fn statuses(items: &[&str]) -> Reply {
 }
 
 #[test]
-fn command_info_shows_wait_blocking_from_7_2() {
+fn command_info_shows_wait_blocking_from_7_4() {
     assert_eq!(
         wait_info(Profile::Redis70),
         (statuses(&["noscript"]), statuses(&["@slow", "@connection"]))
     );
-    // valkey-server 8.1 prints exactly this (command.txt).
-    for p in [Profile::Redis72, Profile::Redis84, Profile::Valkey72] {
+    // Redis 7.2's table: no flags (scripts may run it), no @blocking.
+    for p in [Profile::Redis72, Profile::Valkey72] {
+        assert_eq!(
+            wait_info(p),
+            (statuses(&[]), statuses(&["@slow", "@connection"])),
+            "{p}"
+        );
+    }
+    // valkey-server 8.1 prints exactly this (command.txt), as Redis 8.4's table does.
+    for p in [Profile::Redis74, Profile::Redis84] {
         assert_eq!(
             wait_info(p),
             (
@@ -113,6 +123,7 @@ fn command_list_filterby_aclcat_follows_the_profile() {
         .contains(&"wait".to_string())
     };
     assert!(!listed(Profile::Redis70));
-    assert!(listed(Profile::Redis72));
+    assert!(!listed(Profile::Redis72));
+    assert!(listed(Profile::Redis74));
     assert!(listed(Profile::Valkey81));
 }

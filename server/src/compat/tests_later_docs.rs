@@ -110,8 +110,8 @@ fn xadd_and_xtrim_document_the_reference_options_from_8_2() {
         assert_eq!(refs(Profile::Redis80), [false; 3], "{name}");
         assert_eq!(refs(Profile::Redis82), [true; 3], "{name}");
     }
-    // XADD lists them after NOMKSTREAM, XTRIM after its trim block, as the reference's
-    // syntax has them.
+    // XADD lists them after NOMKSTREAM, XTRIM as the last argument of its trim block, as
+    // Redis's published table (redis/docs commands_core.json) has them.
     let xadd = tokens(&command_docs(Profile::Redis82, "xadd"));
     assert_eq!(&xadd[..2], &["NOMKSTREAM", "KEEPREF"]);
     let xtrim = tokens(&command_docs(Profile::Redis82, "xtrim"));

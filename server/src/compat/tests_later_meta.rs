@@ -179,12 +179,34 @@ fn docs_come_from_the_reference() {
 
 #[test]
 fn waitaof_and_client_setinfo_say_what_72_says() {
-    let w = info(Profile::Redis72, "waitaof").expect("waitaof");
-    assert_eq!(w[6], set(&["@slow", "@blocking", "@connection"]));
-    assert_eq!(
-        w[7],
-        tips(&["request_policy:all_shards", "response_policy:agg_min"])
-    );
+    // Redis 7.2's table: `noscript`, @slow @connection; from 7.4 (redis/redis#12977)
+    // `blocking` in @blocking, as valkey-server 8.1 prints it.
+    for (p, flags, cats) in [
+        (
+            Profile::Redis72,
+            ["noscript"],
+            &["@slow", "@connection"][..],
+        ),
+        (
+            Profile::Valkey72,
+            ["noscript"],
+            &["@slow", "@connection"][..],
+        ),
+        (
+            Profile::Redis74,
+            ["blocking"],
+            &["@slow", "@blocking", "@connection"][..],
+        ),
+    ] {
+        let w = info(p, "waitaof").expect("waitaof");
+        assert_eq!(w[2], set(&flags), "{p}");
+        assert_eq!(w[6], set(cats), "{p}");
+        assert_eq!(
+            w[7],
+            tips(&["request_policy:all_shards", "response_policy:agg_min"]),
+            "{p}"
+        );
+    }
     let s = info(Profile::Redis72, "client|setinfo").expect("setinfo");
     assert_eq!(s[6], set(&["@slow", "@connection"]));
     // Redis says "master" where valkey-server 8.1 (its captured entry) says "primary".

@@ -410,9 +410,10 @@ fn tips_in(p: Profile, m: &meta::Meta) -> Reply {
 
 /// A command's flags as `p`'s server prints them: from Redis 7.2 the blocking commands a
 /// script may run (`since::SCRIPTABLE_BLOCKING`) no longer say `noscript`, as
-/// valkey-server 8.1's COMMAND INFO shows, WAIT says `blocking` and CLUSTER SHARDS and SLOTS
-/// `loading` (`since::FLAGS_ADDED`, each at its place in Redis's order); from Redis 8.0
-/// HEXPIRE and its kin no longer say `denyoom` (`since::FLAGS_DROPPED`).
+/// valkey-server 8.1's COMMAND INFO shows, and CLUSTER SHARDS and SLOTS say `loading`; from
+/// 7.4 WAIT and WAITAOF say `blocking` (`since::FLAGS_ADDED`, each at its place in Redis's
+/// order) and WAITAOF no longer `noscript`; from Redis 8.0 HEXPIRE and its kin no longer say
+/// `denyoom` (`since::FLAGS_DROPPED`).
 fn flags_in(p: Profile, name: &str, flags: Reply) -> Reply {
     use crate::compat::since;
     let scriptable =

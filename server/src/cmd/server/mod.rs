@@ -215,7 +215,8 @@ pub static COMMANDS: &[Command] = &[
     Command::new("slowlog", -2, 0, "server", container).subcommands(slowlog::SUBCOMMANDS),
     Command::new("latency", -2, 0, "server", container).subcommands(latency::SUBCOMMANDS),
     Command::new("wait", 3, NOSCRIPT, "generic", standalone::wait),
-    Command::new("waitaof", 4, BLOCKING, "generic", standalone::waitaof),
+    // Redis 7.2's flags; 7.4 made it `blocking` and scriptable (`since::WAIT_BLOCKING`).
+    Command::new("waitaof", 4, NOSCRIPT, "generic", standalone::waitaof),
     Command::new(
         "failover",
         -1,

@@ -27,6 +27,10 @@ const DATA_VALKEY: &str = include_str!("../../../data/commands-valkey-8.1.8.json
 /// XDELEX, XACKDEL and CLUSTER SLOT-STATS, 8.4's MSETEX), and BITOP's 8.2 docs: written by
 /// hand in the captured files' format from the published command reference (`later`).
 const DATA_LATER: &str = include_str!("../../../data/commands-later.json");
+/// Redis 7.2's COMMAND DOCS (its rewritten summaries, arguments with `display_text`), from
+/// redis-doc's table by `scripts/gen_docs_72.py`, with the entries of later releases that
+/// changed one (`name@74`...): what the Redis profiles from 7.2 on print (`docs_in`).
+const DATA_DOCS_72: &str = include_str!("../../../data/commands-docs-7.2.json");
 
 /// Key-spec flags, as Redis names them, in the order Redis prints them.
 pub mod key_flags {
@@ -303,23 +307,37 @@ pub fn shown_in(profile: crate::compat::Profile, name: &str) -> Option<&'static 
     get(name)
 }
 
-/// What `profile`'s server prints for `name` in COMMAND DOCS: `shown_in`'s entry, except
-/// that a command whose docs changed in a release the profile has (`since::LATER_DOCS`:
-/// ZRANK from 7.2, HSCAN from 7.4, SET from 8.4...) shows the later entry. Under Valkey 8.1
-/// it is valkey-server 8.1's own capture throughout: its entries already carry Valkey's
-/// later arguments, in Valkey's words (CLIENT KILL's MAXAGE "since 8.0.0").
+/// What `profile`'s server prints for `name` in COMMAND DOCS.
+///
+/// Under Valkey 8.1 it is valkey-server 8.1's own capture throughout: its entries already
+/// carry Valkey's later arguments, in Valkey's words (CLIENT KILL's MAXAGE "since 8.0.0").
+/// Under Redis 7.0 it is 7.0.15's capture. From Redis 7.2 on (and under Valkey 7.2, which is
+/// Redis 7.2.4 renamed and kept its command table) it is Redis 7.2's table
+/// (server/data/commands-docs-7.2.json), as the latest release the profile has changed it
+/// (`name@74`, `name@80`... in that file); except that a command whose entry a later release
+/// rewrote in a way written by hand (`since::LATER_DOCS`: BITOP 8.2, SET 8.4, CLIENT LIST
+/// 8.0...) shows that entry when it is the more recent. A command neither has falls back
+/// to `shown_in` (None for one newer than 7.0, such as HEXPIRE, whose entry is then its own
+/// `meta`, from `later`). Valkey 7.2's release notes list renamed binaries and INFO fields,
+/// no change to the command table; no valkey-server 7.2 here confirms its docs.
 pub fn docs_in(profile: crate::compat::Profile, name: &str) -> Option<&'static Meta> {
     if profile.has(crate::compat::since::VALKEY_COMMAND_TABLE) {
         return shown_in(profile, name);
     }
+    let family_level = |since: crate::compat::Since| match profile.family() {
+        crate::compat::Family::Redis => since.redis,
+        crate::compat::Family::Valkey => since.valkey,
+    };
+    let table = docs_72_in(profile, name);
     if let Some(since) = crate::compat::since::later_docs(profile, name) {
+        let level = family_level(since);
+        if let Some((table_level, m)) = table {
+            if table_level > level {
+                return Some(m);
+            }
+        }
         // The hand-written entries (BITOP 8.2, SET 8.4, CLIENT LIST's 8.0 one as
-        // `client|list@80`...) first; ZRANK's 7.2 one and HSCAN's 7.4 one are
-        // valkey-server 8.1's.
-        let level = match profile.family() {
-            crate::compat::Family::Redis => since.redis,
-            crate::compat::Family::Valkey => since.valkey,
-        };
+        // `client|list@80`...) first; HSCAN's 7.4 one is valkey-server 8.1's.
         if let Some(m) = later_data().commands.get(&format!("{name}@{level}")) {
             return Some(m);
         }
@@ -330,7 +348,38 @@ pub fn docs_in(profile: crate::compat::Profile, name: &str) -> Option<&'static M
             return Some(m);
         }
     }
+    if let Some((_, m)) = table {
+        return Some(m);
+    }
     shown_in(profile, name)
+}
+
+fn docs_72_data() -> &'static Data {
+    static DATA_CELL: OnceLock<Data> = OnceLock::new();
+    DATA_CELL.get_or_init(|| load(DATA_DOCS_72, "server/data/commands-docs-7.2.json"))
+}
+
+/// The releases after 7.2 whose changes the 7.2 table's file carries as `name@<level>`.
+const DOCS_LATER_LEVELS: [u16; 4] = [84, 82, 80, 74];
+
+/// `name`'s entry in Redis 7.2's table as the latest release `profile` has left it, with
+/// that release's level (72 for 7.2's own entry); None before 7.2 or for a command the
+/// table has not.
+fn docs_72_in(profile: crate::compat::Profile, name: &str) -> Option<(u16, &'static Meta)> {
+    if !profile.has(crate::compat::since::DOCS_72) {
+        return None;
+    }
+    let data = docs_72_data();
+    if profile.family() == crate::compat::Family::Redis {
+        for level in DOCS_LATER_LEVELS {
+            if profile.level() >= level {
+                if let Some(m) = data.commands.get(&format!("{name}@{level}")) {
+                    return Some((level, m));
+                }
+            }
+        }
+    }
+    data.commands.get(name).map(|m| (72, m))
 }
 
 /// The description whose key specs `profile`'s server prints for `name` (COMMAND INFO,

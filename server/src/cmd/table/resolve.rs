@@ -141,8 +141,9 @@ pub fn resolve_in_script(
 }
 
 /// A blocking command that `profile`'s scripts may run (as a non-blocking one), though the
-/// table, which is Redis 7.0's, flags it noscript.
+/// table, which is Redis 7.0's (7.2's for WAITAOF), flags it noscript.
 fn scriptable_in(profile: Profile, cmd: &Command) -> bool {
-    use crate::compat::since::{BLOCKING_IN_SCRIPTS, SCRIPTABLE_BLOCKING};
-    profile.has(BLOCKING_IN_SCRIPTS) && SCRIPTABLE_BLOCKING.contains(&cmd.name)
+    use crate::compat::since::{scriptable_later, BLOCKING_IN_SCRIPTS, SCRIPTABLE_BLOCKING};
+    (profile.has(BLOCKING_IN_SCRIPTS) && SCRIPTABLE_BLOCKING.contains(&cmd.name))
+        || scriptable_later(profile, cmd.name)
 }
