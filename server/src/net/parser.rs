@@ -678,25 +678,27 @@ mod tests {
         assert_eq!(args[n - 1], (n - 1).to_string().into_bytes());
     }
 
+    /// Small arguments are copied (a command's vector comes back through the pool), large
+    /// ones are slices of the read buffer. (Whether a freed small argument's memory is
+    /// handed out again is the allocator's business: an earlier version of this test
+    /// asserted it and failed now and then under a parallel test run.)
     #[test]
-    fn small_arguments_reuse_pool_buffers_and_large_ones_share_the_read_buffer() {
+    fn small_arguments_reuse_the_pooled_vector_and_large_ones_share_the_read_buffer() {
         let mut p = RequestParser::new();
         let mut pool = ArgBuffer::default();
         let mut buf = BytesMut::from(&b"*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n"[..]);
         let Ok(Parsed::Command(first)) = p.next_pooled(&mut buf, 1 << 29, true, &mut pool) else {
             panic!("a command");
         };
-        let mut before: Vec<_> = first.iter().map(|a| a.as_ptr()).collect();
+        assert_eq!(first, ["GET", "key"]);
+        let vector = first.as_ptr();
         pool.recycle(first);
         buf.extend_from_slice(b"*2\r\n$3\r\nSET\r\n$3\r\nabc\r\n");
         let Ok(Parsed::Command(second)) = p.next_pooled(&mut buf, 1 << 29, true, &mut pool) else {
             panic!("a command");
         };
         assert_eq!(second, ["SET", "abc"]);
-        let mut after: Vec<_> = second.iter().map(|a| a.as_ptr()).collect();
-        before.sort();
-        after.sort();
-        assert_eq!(before, after, "the same two buffers, filled again");
+        assert_eq!(second.as_ptr(), vector, "the recycled vector, filled again");
 
         let big = vec![b'v'; 1000];
         let mut buf = BytesMut::new();
