@@ -31,10 +31,13 @@
 //!   session (~8 us: two address texts, the buffers, the session), runs the engine's first
 //!   command (~6 us, against ~1 us for the second PING: per-engine first-use tables) and
 //!   writes. With the other core busy, the thread woken at the hand-off ran only once the
-//!   test blocked in its first read: all of that lands on the first PING. `start` now wakes
-//!   the thread before it binds the port (`net::workers`), which takes that wait off the
-//!   first PING when a core is free; under load it does not, and the first PING still costs
-//!   the thread's setup.
+//!   test blocked in its first read: all of that landed on the first PING. `start` now wakes
+//!   the thread before it binds the port (`net::workers`) and the waiting connection is
+//!   accepted directly. Full runs alternated with the previous build (`PER_TEST_SCALE=0.3`,
+//!   load 7.5, the quieter pairs): start 7.2-7.5 us (was 17.7-21.6), first PONG 39.0-39.2
+//!   (was 40.8-55.9), but first PING 24 us against 6.1 for the second (was 15.9-22.9 against
+//!   6.4-10.3): the engine's set-up, the connection's and the engine's first command still
+//!   run after the test's PING arrives.
 //!
 //! The machine's load average is printed before and after: on a shared machine the medians
 //! move with it, while the ratios of figures taken in the same run move much less.
