@@ -17,10 +17,11 @@
 //! `take` wakes a parked thread as soon as it is chosen, before `start` binds the port, and
 //! the woken thread spins (up to `SPIN_FOR`) until its server is handed over. Waking a thread
 //! that has slept a while costs more than a request: its core may be halted (a virtual
-//! machine's idle vCPU) or busy with another process. Woken only at the hand-off, that
-//! latency (21-27 us at load 3-10 on the 2-core test machine, `PER_TEST_ONLY=b`) landed on
-//! the test's first request; woken at `take`, it overlaps the binding of the port, and the
-//! hand-off finds the thread running.
+//! machine's idle vCPU) or busy with another process. Woken only at the hand-off, the
+//! thread started 21-27 us after it (load 3-10 on the 2-core test machine, `PER_TEST_ONLY=b`
+//! with a timestamp probe), after the test had connected and sent its first request; woken
+//! at `take`, the wake-up overlaps the binding of the port. When both cores are busy the
+//! woken thread may still run only once the test thread blocks: then it does not help.
 //!
 //! A suite drops a server and starts the next at once. The dropped server's thread is
 //! `finishing` once it has left its loop and only frees what it held (connections, a small
