@@ -18,6 +18,27 @@
 //! thread (`redlab_server::pool_lua_states`, the default) and without it, alternating in
 //! blocks, so the difference is measured on the same machine at the same time.
 //!
+//! Where the time goes (session 17, 2-core VM shared with other builds, load 3-10):
+//!
+//! - (a), with a pooled state: about 30k instructions on the test's thread (callgrind,
+//!   `PER_TEST_ONLY=a`): `Engine::new` ~8k, the EVAL ~22k (SHA1 and loading the compiled
+//!   chunk ~11k, KEYS/ARGV and the SET through redis.call ~11k). A state built inline instead
+//!   (pool empty) is ~180k more. Wall medians 17-39 us moved with the load in the same hour.
+//! - (b), timestamps inside the server thread (a throwaway probe), medians after `start`
+//!   handed the server over: the test connects in 15-18 us and writes its PING; the server
+//!   thread then sets the runtime's task set up (~5 us), builds the engine (~4-5 us), accepts
+//!   (8 us through a runtime turn, now taken directly), admits the connection and makes its
+//!   session (~8 us: two address texts, the buffers, the session), runs the engine's first
+//!   command (~6 us, against ~1 us for the second PING: per-engine first-use tables) and
+//!   writes. With the other core busy, the thread woken at the hand-off ran only once the
+//!   test blocked in its first read: all of that landed on the first PING. `start` now wakes
+//!   the thread before it binds the port (`net::workers`) and the waiting connection is
+//!   accepted directly. Full runs alternated with the previous build (`PER_TEST_SCALE=0.3`,
+//!   load 7.5, the quieter pairs): start 7.2-7.5 us (was 17.7-21.6), first PONG 39.0-39.2
+//!   (was 40.8-55.9), but first PING 24 us against 6.1 for the second (was 15.9-22.9 against
+//!   6.4-10.3): the engine's set-up, the connection's and the engine's first command still
+//!   run after the test's PING arrives.
+//!
 //! The machine's load average is printed before and after: on a shared machine the medians
 //! move with it, while the ratios of figures taken in the same run move much less.
 //!
@@ -25,6 +46,7 @@
 //! fewer of them are taken; the ratio column is redis-server's time over redlab's.
 //! `PER_TEST_SCALE=0.2` runs a fifth of the iterations (a quick look). `PER_TEST_ONLY=a`
 //! runs only row (a), with the pool, for a profiler (`perf record`, `valgrind --tool=callgrind`);
+//! `PER_TEST_ONLY=b` only row (b) with its split (first PING beside the second);
 //! `PER_TEST_ONLY=c` only row (c) with its split. `PER_TEST_ONLY=rt` only the round-trip rows
 //! (PING and SET+GET on an open connection, connection open), redlab and redis-server
 //! interleaved; `PER_TEST_ONLY=rt-redlab` loops redlab's alone, for `strace` or callgrind.
@@ -478,6 +500,26 @@ fn only_a() {
     );
 }
 
+/// Row (b) alone, with its split: where the first PONG's time goes, and the first PING on a
+/// new connection beside the second.
+fn only_b() {
+    for _ in 0..50 {
+        server_raw_ping();
+    }
+    let n = scale(1000);
+    let runs: Vec<RawSplit> = (0..n).map(|_| server_raw_ping()).collect();
+    let m = |f: &dyn Fn(&RawSplit) -> Duration| us(median(runs.iter().map(f).collect()));
+    println!("load average: {}", load_average());
+    println!(
+        "(b) medians of {n}: first PONG {:.1} us = start {:.1} + connect {:.1} + first PING {:.1}; second PING {:.1}",
+        m(&|r| r.total),
+        m(&|r| r.start),
+        m(&|r| r.connect),
+        m(&|r| r.first_ping),
+        m(&|r| r.second_ping),
+    );
+}
+
 /// Row (c) alone, with its split and context switches: for a profiler, or to compare two
 /// builds quickly.
 fn only_c() {
@@ -503,6 +545,7 @@ fn only_c() {
 fn main() {
     match std::env::var("PER_TEST_ONLY").as_deref() {
         Ok("a") => return only_a(),
+        Ok("b") => return only_b(),
         Ok("c") => return only_c(),
         Ok("rt") => return only_round_trips(true),
         Ok("rt-redlab") => return only_round_trips(false),

@@ -66,3 +66,21 @@ pub(crate) async fn accept(
         None => std::future::pending().await,
     }
 }
+
+/// A client already waiting in the listener's backlog, accepted at once; `None` when there is
+/// none (or it could not be set up, and the accept loop meets it again).
+///
+/// A test connects as soon as `Server::start` returns, usually before the server thread has
+/// set the server up. Through tokio, such a connection waits for a turn of the runtime to
+/// learn that the listener is readable (an `epoll_wait` and a pass over the tasks) before it
+/// is accepted, all of it on the test's first request; taken here, it is served in the same
+/// turn that set the server up.
+pub(crate) fn accept_waiting(
+    listener: Option<&TcpListener>,
+) -> Option<(tokio::net::TcpStream, std::net::SocketAddr)> {
+    let (socket, peer) = socket2::SockRef::from(listener?).accept().ok()?;
+    socket.set_nonblocking(true).ok()?;
+    let peer = peer.as_socket()?;
+    let stream = tokio::net::TcpStream::from_std(std::net::TcpStream::from(socket)).ok()?;
+    Some((stream, peer))
+}

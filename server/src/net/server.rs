@@ -226,12 +226,16 @@ impl ServerBuilder {
             .expect("redlab: could not start the server")
     }
 
-    /// Binds, registers the port with a server thread's runtime (a parked or finishing thread
-    /// when the process has one, see `workers`), hands the server to that thread and returns
-    /// without waiting for it: the port accepts from here on, and a connection made at once
-    /// is served as soon as the thread has set the engine up. A cluster-enabled server with
-    /// its own bus waits until the bus listens, to report why it cannot.
+    /// Chooses a server thread (a parked or finishing thread when the process has one, woken
+    /// at once, see `workers`), binds, registers the port with that thread's runtime, hands
+    /// the server to the thread and returns without waiting for it: the port accepts from
+    /// here on, and a connection made at once is served as soon as the thread has set the
+    /// engine up. A cluster-enabled server with its own bus waits until the bus listens, to
+    /// report why it cannot.
     pub fn try_start(self) -> io::Result<Server> {
+        // Chosen first: a parked thread is woken now and runs by the time the server is
+        // handed to it (`workers`), the port bound meanwhile.
+        let worker = super::workers::take()?;
         let listener = std::net::TcpListener::bind((self.config.bind.as_str(), self.config.port))?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
@@ -260,7 +264,6 @@ impl ServerBuilder {
             crate::cluster::Membership { shared, me }
         });
         let cluster_id = membership.as_ref().map(|m| m.me.clone());
-        let worker = super::workers::take()?;
         // Registered from here, so a failure is this call's error, not the thread's.
         let (listener, unix) = {
             let _runtime = worker.handle().enter();
@@ -742,6 +745,16 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
             let limit = engine.config().lua_memory_limit;
             engine.scripting.eval_runtime(limit);
         }
+        // Connections made while the thread was being handed the server.
+        for _ in 0..ACCEPT_AT_ONCE {
+            let Some((stream, peer)) = super::listen::accept_waiting(listener.as_deref()) else {
+                break;
+            };
+            super::conn::refresh_net_config(&shared.engine.borrow(), &registry);
+            if let Some((id, io)) = registry.admit(NetStream::Tcp(stream, Some(peer))) {
+                tokio::task::spawn_local(super::conn::serve(shared.clone(), id, io));
+            }
+        }
         loop {
             tokio::select! {
                 _ = swap.changed.notified() => {
@@ -806,6 +819,10 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
     drop(local);
     drop(done);
 }
+
+/// At most this many connections waiting when a server starts are accepted before its loop
+/// (`listen::accept_waiting`); the rest, if any, through the loop as usual.
+const ACCEPT_AT_ONCE: usize = 16;
 
 /// A stopped server with at most this many keys is freed quickly enough for the next server
 /// to be handed to its thread meanwhile (`workers::finishing`); a larger dataset may take

@@ -11,8 +11,17 @@
 //! `Server::start` picks the thread first (`take`), registers the server's listener with that
 //! thread's runtime from the caller, then hands the server over (`Worker::run`) and returns
 //! without waiting for the thread: a connection made at once waits in the listener's backlog
-//! while the thread wakes, and the test's own work (connecting, its client's handshake)
-//! overlaps the thread's.
+//! while the thread sets the server up, and the test's own work (connecting, its client's
+//! handshake) overlaps the thread's.
+//!
+//! `take` wakes a parked thread as soon as it is chosen, before `start` binds the port, and
+//! the woken thread spins (up to `SPIN_FOR`) until its server is handed over. Waking a thread
+//! that has slept a while costs more than a request: its core may be halted (a virtual
+//! machine's idle vCPU) or busy with another process. Woken only at the hand-off, the
+//! thread started 21-27 us after it (load 3-10 on the 2-core test machine, `PER_TEST_ONLY=b`
+//! with a timestamp probe), after the test had connected and sent its first request; woken
+//! at `take`, the wake-up overlaps the binding of the port. When both cores are busy the
+//! woken thread may still run only once the test thread blocks: then it does not help.
 //!
 //! A suite drops a server and starts the next at once. The dropped server's thread is
 //! `finishing` once it has left its loop and only frees what it held (connections, a small
@@ -27,7 +36,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::io;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
@@ -49,9 +58,15 @@ const PREPARE_AFTER: Duration = Duration::from_micros(50);
 /// How long `take` waits for the thread of a server being stopped before it starts a thread.
 const WAIT_FOR_STOPPING: Duration = Duration::from_millis(2);
 
+/// How long a thread woken by `take` spins for the server it was chosen for before it parks
+/// again: `start` binds its port between the two, some 10-20 us.
+const SPIN_FOR: Duration = Duration::from_micros(200);
+
 /// A server thread and the place its next job is left.
 struct Slot {
     job: Mutex<Option<Job>>,
+    /// Chosen by `take`: a job is on its way, the thread spins for it rather than parks.
+    expecting: AtomicBool,
     thread: Thread,
     /// The thread's runtime, to register a new server's listener with from `Server::start`.
     handle: Handle,
@@ -206,6 +221,9 @@ pub(crate) fn take() -> io::Result<Worker> {
         }
     };
     if let Some(slot) = chosen {
+        // Woken now, the thread is running by the time `start` hands it the server.
+        slot.expecting.store(true, Ordering::Release);
+        slot.thread.unpark();
         return Ok(Worker {
             slot: Some(slot),
             fresh: None,
@@ -226,6 +244,7 @@ fn worker(rt: Runtime, handle: Handle, first: Job) {
     crate::lua::prepared::mark_server_thread();
     let slot = Arc::new(Slot {
         job: Mutex::new(None),
+        expecting: AtomicBool::new(false),
         thread: std::thread::current(),
         handle,
     });
@@ -247,10 +266,28 @@ fn worker(rt: Runtime, handle: Handle, first: Job) {
 /// Waits for the job a `take` that chose this thread leaves in its slot.
 fn handed_job(slot: &Slot) -> Job {
     loop {
-        if let Some(job) = lock(&slot.job).take() {
+        if let Some(job) = job_now(slot) {
             return job;
         }
         std::thread::park();
+    }
+}
+
+/// The job left in the slot, if any; while the thread is expected to get one soon (chosen by
+/// `take`), it spins for it up to `SPIN_FOR` first.
+fn job_now(slot: &Slot) -> Option<Job> {
+    let give_up = Instant::now() + SPIN_FOR;
+    loop {
+        if let Some(job) = lock(&slot.job).take() {
+            slot.expecting.store(false, Ordering::Release);
+            return Some(job);
+        }
+        if !slot.expecting.load(Ordering::Acquire) || Instant::now() >= give_up {
+            return None;
+        }
+        for _ in 0..64 {
+            std::hint::spin_loop();
+        }
     }
 }
 
@@ -281,13 +318,13 @@ fn next_job(slot: &Arc<Slot>) -> Option<Job> {
     // free instead, and that server builds its state at its first script, as without a spare.
     if crate::lua::prepared::wanted_here() {
         std::thread::park_timeout(PREPARE_AFTER);
-        if lock(&slot.job).is_none() {
+        if lock(&slot.job).is_none() && !slot.expecting.load(Ordering::Acquire) {
             crate::lua::prepared::prepare_here();
         }
     }
     let deadline = Instant::now() + IDLE_FOR;
     loop {
-        if let Some(job) = lock(&slot.job).take() {
+        if let Some(job) = job_now(slot) {
             return Some(job);
         }
         let now = Instant::now();
