@@ -8,6 +8,7 @@
 //! `notify` (`wake::LocalNotify`).
 
 use std::rc::Rc;
+use std::task::Poll;
 use std::time::Duration;
 
 use super::io::{ConnIo, ConnState, NetConfig, Registry};
@@ -123,9 +124,16 @@ pub(crate) async fn serve(shared: Rc<Shared>, io_id: u64, io: Rc<ConnIo>) {
             }
             continue;
         }
-        tokio::select! {
-            r = io.stream.readable() => if r.is_err() { break },
-            _ = io.notify.notified() => {}
+        // The socket or a notification, whichever comes first. A `select!` over
+        // `readable()` linked a waiter into the socket's list and unlinked it again on every
+        // request; the reader slot and the notification's waker stay where they are.
+        let woke = std::future::poll_fn(|cx| match io.stream.poll_read_ready(cx) {
+            Poll::Ready(r) => Poll::Ready(r),
+            Poll::Pending => io.notify.poll_notified(cx).map(Ok),
+        })
+        .await;
+        if woke.is_err() {
+            break;
         }
     }
     shared.engine.borrow_mut().disconnect(conn);

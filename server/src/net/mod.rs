@@ -10,5 +10,6 @@ mod listen;
 pub mod parser;
 pub mod server;
 pub(crate) mod stream;
+pub(crate) mod timers;
 mod wake;
 mod workers;

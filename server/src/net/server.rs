@@ -680,8 +680,13 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
     // The server's own loop is a task like the connections', and `block_on` only awaits
     // it: the future given to `LocalSet::block_on` is polled again on every wake of any
     // task of the set, and a select over five sources polled once per request was ~1k
-    // instructions of every request (callgrind, cluster_start's throughput loop).
-    let served = local.block_on(rt, async move { tokio::task::spawn_local(async move {
+    // instructions of every request (callgrind, cluster_start's throughput loop). Even the
+    // task's `JoinHandle`, polled there, was ~200 more: `block_on` waits for `ended`
+    // (a flag) and looks at the handle only once the task is over, panicked or not.
+    let ended = Rc::new(super::wake::LocalNotify::new());
+    let ended_guard = NotifyOnDrop(ended.clone());
+    let served = local.spawn_local(async move {
+        let _ended = ended_guard;
         let net_config = super::io::NetConfig::of(&config);
         let mut engine = Engine::with_clock(config, clock);
         engine.faults = faults;
@@ -775,7 +780,7 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
                     Err(_) if !matches!(stop.try_recv(), Err(oneshot::error::TryRecvError::Empty)) => break,
                     Err(e) => {
                         tracing::warn!("redlab: accept failed: {}", e);
-                        tokio::time::sleep(Duration::from_millis(5)).await;
+                        super::timers::sleep(Duration::from_millis(5)).await;
                     }
                 },
                 accepted = accept_unix(unix.as_deref()) => match accepted {
@@ -788,7 +793,7 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
                     }
                     Err(e) => {
                         tracing::warn!("redlab: accept failed on the unix socket: {}", e);
-                        tokio::time::sleep(Duration::from_millis(5)).await;
+                        super::timers::sleep(Duration::from_millis(5)).await;
                     }
                 },
                 _ = &mut stop => break,
@@ -809,7 +814,11 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
             engine.dbs.iter().map(|d| d.len()).sum()
         };
         super::workers::finishing(&dropped_at_end, keys <= LIGHT_KEYS);
-    }).await });
+    });
+    let served = local.block_on(rt, async move {
+        ended.notified().await;
+        served.await
+    });
     if let Err(e) = served {
         if e.is_panic() {
             std::panic::resume_unwind(e.into_panic());
@@ -823,6 +832,15 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
 /// At most this many connections waiting when a server starts are accepted before its loop
 /// (`listen::accept_waiting`); the rest, if any, through the loop as usual.
 const ACCEPT_AT_ONCE: usize = 16;
+
+/// Notifies when dropped: at the end of the server's task, however it ends.
+struct NotifyOnDrop(Rc<super::wake::LocalNotify>);
+
+impl Drop for NotifyOnDrop {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
+}
 
 /// A stopped server with at most this many keys is freed quickly enough for the next server
 /// to be handed to its thread meanwhile (`workers::finishing`); a larger dataset may take
@@ -839,7 +857,7 @@ async fn accept_unix(listener: Option<&UnixListener>) -> io::Result<tokio::net::
 
 /// Redis's serverCron, for what time drives: blocked-command timeouts and active expiry.
 async fn ticker(shared: Rc<Shared>) {
-    let mut interval = tokio::time::interval(Duration::from_millis(10));
+    let mut interval = super::timers::interval(Duration::from_millis(10));
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         interval.tick().await;

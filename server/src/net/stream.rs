@@ -6,6 +6,7 @@
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, BorrowedFd};
+use std::task::{Context, Poll};
 
 use bytes::BytesMut;
 use tokio::io::Interest;
@@ -50,6 +51,16 @@ impl NetStream {
         match self {
             NetStream::Tcp(s, _) => s.readable().await,
             NetStream::Unix(s, _) => s.readable().await,
+        }
+    }
+
+    /// Read readiness through the socket's one reader waker slot (the connection's own task
+    /// is the only one that waits to read it): no waiter is linked into tokio's list and
+    /// unlinked again on every wait, as `readable()` does.
+    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self {
+            NetStream::Tcp(s, _) => s.poll_read_ready(cx),
+            NetStream::Unix(s, _) => s.poll_read_ready(cx),
         }
     }
 

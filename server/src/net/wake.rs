@@ -9,7 +9,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
-use std::task::{Poll, Waker};
+use std::task::{Context, Poll, Waker};
 
 #[derive(Default)]
 pub(crate) struct LocalNotify {
@@ -38,18 +38,20 @@ impl LocalNotify {
     /// before it returns, it leaves its waker behind: the next notification then polls the
     /// task once more than needed, which a task must bear anyway.
     pub(crate) async fn notified(&self) {
-        poll_fn(|cx| {
-            if self.permit.replace(false) {
-                return Poll::Ready(());
-            }
-            let mut waiter = self.waiter.borrow_mut();
-            match &*waiter {
-                Some(w) if w.will_wake(cx.waker()) => {}
-                _ => *waiter = Some(cx.waker().clone()),
-            }
-            Poll::Pending
-        })
-        .await
+        poll_fn(|cx| self.poll_notified(cx)).await
+    }
+
+    /// `notified` as a poll, to wait for it beside something else in one `poll_fn`.
+    pub(crate) fn poll_notified(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.permit.replace(false) {
+            return Poll::Ready(());
+        }
+        let mut waiter = self.waiter.borrow_mut();
+        match &*waiter {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => *waiter = Some(cx.waker().clone()),
+        }
+        Poll::Pending
     }
 }
 

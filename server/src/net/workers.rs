@@ -146,6 +146,8 @@ pub(crate) fn finishing(dropped: &AtomicU8, light: bool) {
 pub(crate) struct Worker {
     slot: Option<Arc<Slot>>,
     fresh: Option<FreshRuntime>,
+    /// A new thread's hold on the timer thread (`timers`), kept for the thread's life.
+    timers: Option<Arc<super::timers::Timers>>,
 }
 
 /// The runtime of a thread not spawned yet. Dropped on the caller's thread without being
@@ -181,10 +183,11 @@ impl Worker {
         let mut fresh = self.fresh.take().expect("a worker has a runtime");
         let rt = fresh.0.take().expect("a worker has a runtime");
         let handle = rt.handle().clone();
+        let timers = self.timers.take();
         let started = std::thread::Builder::new()
             .name("redlab-server".into())
             .stack_size(8 << 20) // as large as redis-server's main thread: scripts run here
-            .spawn(move || worker(rt, handle, job));
+            .spawn(move || worker(rt, handle, job, timers));
         started.map(drop)
     }
 }
@@ -227,21 +230,27 @@ pub(crate) fn take() -> io::Result<Worker> {
         return Ok(Worker {
             slot: Some(slot),
             fresh: None,
+            timers: None,
         });
     }
+    // No time driver: the thread parks straight on its I/O driver, and its timers are the
+    // timer thread's (`timers` says why).
+    let timers = super::timers::acquire()?;
     let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
+        .enable_io()
         .build()?;
     Ok(Worker {
         slot: None,
         fresh: Some(FreshRuntime(Some(rt))),
+        timers: Some(timers),
     })
 }
 
 /// A server thread: its runtime serves job after job.
-fn worker(rt: Runtime, handle: Handle, first: Job) {
+fn worker(rt: Runtime, handle: Handle, first: Job, timers: Option<Arc<super::timers::Timers>>) {
     // Its engines keep their Lua states in this thread's heap (`lua::prepared`).
     crate::lua::prepared::mark_server_thread();
+    super::timers::hold(timers);
     let slot = Arc::new(Slot {
         job: Mutex::new(None),
         expecting: AtomicBool::new(false),
@@ -257,6 +266,9 @@ fn worker(rt: Runtime, handle: Handle, first: Job) {
             None => {
                 CURRENT.with(|c| c.borrow_mut().take());
                 crate::lua::prepared::discard_here();
+                // The runtime first: nothing of it may outlive the timers it registered with.
+                drop(rt);
+                super::timers::hold(None);
                 return;
             }
         }

@@ -57,7 +57,7 @@ fn set_state(shared: &Shared, generation: u64, state: &'static str) {
 async fn run(shared: Rc<Shared>, generation: u64) {
     while let Some((host, port)) = current(&shared, generation) {
         if shared.engine.borrow().repl.faults.partitioned {
-            tokio::time::sleep(RETRY).await;
+            crate::net::timers::sleep(RETRY).await;
             continue;
         }
         set_state(&shared, generation, "connecting");
@@ -77,7 +77,7 @@ async fn run(shared: Rc<Shared>, generation: u64) {
             shared.engine.borrow_mut().disconnect(conn);
         }
         set_state(&shared, generation, "connect");
-        tokio::time::sleep(RETRY).await;
+        crate::net::timers::sleep(RETRY).await;
     }
 }
 
@@ -207,7 +207,7 @@ async fn apply_loop(
     // One timer re-armed after each acknowledgement, polled in place: an `Interval` built a
     // new tick future on every pass of the loop, that is on every command applied. The first
     // acknowledgement goes at once, as the interval's first tick did.
-    let ack = tokio::time::sleep(Duration::ZERO);
+    let ack = crate::net::timers::sleep(Duration::ZERO);
     tokio::pin!(ack);
     // Registered now, so that `is_elapsed` tells when it is due without a poll (below).
     ack.as_mut().reset(tokio::time::Instant::now());
@@ -243,7 +243,7 @@ async fn apply_loop(
             }
             // In an async block: select! builds every branch's future, disabled or not, and
             // `sleep` reads the clock and sets up a timer entry, on every command applied.
-            _ = async { tokio::time::sleep(HELD_CHECK).await }, if holding => {}
+            _ = async { crate::net::timers::sleep(HELD_CHECK).await }, if holding => {}
             _ = &mut ack => {
                 send_ack(shared, stream).await?;
                 ack.as_mut().reset(tokio::time::Instant::now() + ACK_EVERY);
