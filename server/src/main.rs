@@ -89,15 +89,12 @@ fn main() {
         }
         std::process::exit(1);
     }
-    let listen = cli::listen_address(&config.bind);
     if config.bind.split_whitespace().count() > 1 {
         tracing::warn!(
-            "bind '{}': redlab listens on the first address only, {}",
-            config.bind,
-            listen
+            "bind '{}': redlab listens on the first address it can bind only",
+            config.bind
         );
     }
-    config.bind = listen;
     let port = config.port;
     let server = match redlab_server::Server::builder().config(config).try_start() {
         Ok(s) => s,

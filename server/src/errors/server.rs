@@ -93,6 +93,8 @@ pub const CONFIG_EVENT_CLASS: &str = "Invalid event class character. Use 'Ag$lsh
 pub const CONFIG_TOO_MANY_BINDS: &str = "Too many bind addresses specified.";
 pub const CONFIG_OOM_SCORE_ADJ: &str =
     "Invalid oom-score-adj-values, elements must be between -2000 and 2000.";
+/// CONFIG SET bind when a required address cannot be bound.
+pub const FAILED_TO_BIND: &str = "Failed to bind to specified addresses.";
 /// CONFIG SET of oom-score-adj(-values) when the process's score could not be written.
 pub const OOM_SCORE_NOT_SET: &str = "Failed to set current oom_score_adj. Check server logs.";
 pub const CONFIG_PERCENTILES_INVALID: &str = "Invalid latency-tracking-info-percentiles parameters";

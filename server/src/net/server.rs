@@ -236,16 +236,24 @@ impl ServerBuilder {
         // Chosen first: a parked thread is woken now and runs by the time the server is
         // handed to it (`workers`), the port bound meanwhile.
         let worker = super::workers::take()?;
-        let listener = std::net::TcpListener::bind((self.config.bind.as_str(), self.config.port))?;
-        listener.set_nonblocking(true)?;
-        let addr = listener.local_addr()?;
+        // An empty `bind` listens on no TCP address (Redis 7.0): the Unix socket only.
+        let listener = super::listen::bind_addresses(&self.config.bind, self.config.port)?;
+        let addr = match &listener {
+            Some(l) => l.local_addr()?,
+            None => std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, self.config.port)),
+        };
         // Kept to stop listening from the test thread when the server is dropped.
-        let listening = listener.try_clone()?;
+        let listening = listener.as_ref().map(|l| l.try_clone()).transpose()?;
         let bus = match self.cluster {
             None => bind_bus(&self.config, addr)?,
             Some(_) => None,
         };
         let unix = bind_unix(&self.config)?;
+        if listener.is_none() && unix.is_none() {
+            return Err(io::Error::other(
+                "Configured to not listen anywhere, exiting.",
+            ));
+        }
         let unix_path = unix.as_ref().map(|(_, p)| p.clone());
         let unix = unix.map(|(l, _)| l);
         let clock = self.clock.unwrap_or_default();
@@ -267,7 +275,7 @@ impl ServerBuilder {
         // Registered from here, so a failure is this call's error, not the thread's.
         let (listener, unix) = {
             let _runtime = worker.handle().enter();
-            let tcp = TcpListener::from_std(listener)?;
+            let tcp = listener.map(TcpListener::from_std).transpose()?;
             (tcp, unix.map(UnixListener::from_std).transpose()?)
         };
         // A cluster bus must be listening, and a load from disk must have begun (the binary
@@ -329,7 +337,7 @@ impl ServerBuilder {
             compat_report,
             password,
             stop: Some(stop_tx),
-            listening: Some(listening),
+            listening,
             dropped,
             done,
             control,
@@ -370,7 +378,8 @@ impl Drop for DoneGuard {
 /// What a server thread is handed to run one server.
 struct Running {
     /// Registered with the thread's runtime by `try_start`.
-    listener: TcpListener,
+    /// None when `bind` is empty (the Unix socket only).
+    listener: Option<TcpListener>,
     /// The cluster bus port's listener, for a `cluster-enabled yes` server of its own.
     bus: Option<std::net::TcpListener>,
     /// The `unixsocket` listener, when one is configured.
@@ -709,7 +718,7 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
         let engine_rejected = engine.rejected_connections.clone();
         let unix = unix.map(Rc::new);
         let unix_path = unix.as_deref().map(super::busy::unix_path);
-        let mut listener = Some(Rc::new(listener));
+        let mut listener = listener.map(Rc::new);
         let swap = Rc::new(super::listen::Swap::default());
         engine.set_listen_hook(swap.hook());
         let registry = Rc::new(Registry::default());

@@ -81,6 +81,31 @@ async fn run(shared: Rc<Shared>, generation: u64) {
     }
 }
 
+/// Connects to the primary from `source` (`bind-source-addr`) when one is set: as Redis's
+/// best-effort bind, a source address that cannot be bound is left out rather than failing
+/// the link.
+async fn connect_from(host: &str, port: u16, source: &str) -> std::io::Result<TcpStream> {
+    if source.is_empty() {
+        return TcpStream::connect((host, port)).await;
+    }
+    let mut last = None;
+    for addr in tokio::net::lookup_host((host, port)).await? {
+        let socket = if addr.is_ipv6() {
+            tokio::net::TcpSocket::new_v6()?
+        } else {
+            tokio::net::TcpSocket::new_v4()?
+        };
+        if let Ok(from) = source.parse::<std::net::IpAddr>() {
+            let _ = socket.bind(std::net::SocketAddr::new(from, 0));
+        }
+        match socket.connect(addr).await {
+            Ok(stream) => return Ok(stream),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::from(std::io::ErrorKind::AddrNotAvailable)))
+}
+
 /// One connection to the primary, from handshake to the link's end.
 async fn session(
     shared: &Rc<Shared>,
@@ -90,7 +115,13 @@ async fn session(
 ) -> Result<(), String> {
     // What a lagging link held is asked for again by PSYNC (it is past our offset).
     shared.engine.borrow_mut().repl.faults.held.clear();
-    let mut stream = TcpStream::connect((host, port))
+    let source = shared
+        .engine
+        .borrow()
+        .config
+        .get_by_name("bind-source-addr")
+        .unwrap_or_default();
+    let mut stream = connect_from(host, port, &source)
         .await
         .map_err(|e| e.to_string())?;
     let mut buf: Vec<u8> = Vec::new();
@@ -520,6 +551,26 @@ mod tests {
     use bytes::{Bytes, BytesMut};
 
     use super::parse_command;
+
+    /// `bind-source-addr`: the link leaves from that address (Redis's unit/networking sees
+    /// the replica as 127.0.0.2), and one that cannot be bound is left out, not fatal.
+    #[tokio::test(flavor = "current_thread")]
+    async fn the_link_leaves_from_bind_source_addr_when_it_can() {
+        let primary = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = primary.local_addr().unwrap().port();
+        for (source, seen) in [
+            ("127.0.0.2", "127.0.0.2"),
+            ("", "127.0.0.1"),
+            ("10.255.255.254", "127.0.0.1"),
+        ] {
+            let (stream, accepted) = tokio::join!(
+                super::connect_from("127.0.0.1", port, source),
+                primary.accept()
+            );
+            stream.unwrap();
+            assert_eq!(accepted.unwrap().1.ip().to_string(), seen, "{source:?}");
+        }
+    }
 
     #[test]
     fn parses_commands_and_waits_for_the_rest() {

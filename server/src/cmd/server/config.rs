@@ -111,16 +111,18 @@ fn set(e: &mut Engine, call: &mut Call) -> CmdResult {
             )));
         }
     }
-    if e.config.port != before.port {
-        // As Redis: the new port is listened on before the old one is let go, and a port
-        // that cannot be listened on undoes everything set here.
+    if e.config.port != before.port || e.config.bind != before.bind {
+        // As Redis: the new port or addresses are listened on before the old ones are let
+        // go, and what cannot be listened on undoes everything set here.
         let (bind, port) = (e.config.bind.clone(), e.config.port);
         if let Some(Err(err)) = e.listen_hook.as_mut().map(|listen| listen(&bind, port)) {
+            let port_changed = e.config.port != before.port;
             e.config = before;
-            return Err(Reply::err(errors::config_set_failed(
-                "port",
-                &errors::unable_to_listen(&err),
-            )));
+            return Err(Reply::err(if port_changed {
+                errors::config_set_failed("port", &errors::unable_to_listen(&err))
+            } else {
+                errors::config_set_failed("bind", errors::FAILED_TO_BIND)
+            }));
         }
     }
     if let Some((name, _, _)) = pairs
