@@ -389,7 +389,7 @@ fn fcall_generic(e: &mut Engine, call: &mut Call, ro: bool) -> Reply {
         .as_ref()
         .expect("functions exist only in a runtime")
         .handles();
-    runtime::run(e, h, func, Args::Params { keys, argv }, &name, rc)
+    runtime::run(e, h, func, Args::Params { keys, argv }, name.as_bytes(), rc)
 }
 
 fn fcall(e: &mut Engine, call: &mut Call) -> CmdResult {

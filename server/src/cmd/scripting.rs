@@ -175,8 +175,7 @@ fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Repl
         .as_ref()
         .expect("runtime exists once a script is cached")
         .handles();
-    let name = std::str::from_utf8(&sha).unwrap_or_default();
-    runtime::run(e, h, func, Args::Globals { keys, argv }, name, rc)
+    runtime::run(e, h, func, Args::Globals { keys, argv }, &sha, rc)
 }
 
 fn eval(e: &mut Engine, call: &mut Call) -> CmdResult {

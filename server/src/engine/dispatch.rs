@@ -345,7 +345,7 @@ impl Engine {
         args: &[Bytes],
         cmd: &Command,
     ) {
-        if cmd.has(flags::SKIP_MONITOR) || cmd.has(flags::ADMIN) {
+        if self.monitors.is_empty() || cmd.has(flags::SKIP_MONITOR) || cmd.has(flags::ADMIN) {
             return;
         }
         self.send_monitor_line(conn, from, db, args);

@@ -10,7 +10,6 @@ use indexmap::IndexSet;
 
 use super::{reply_order, set_reply};
 use crate::cmd::args;
-use crate::db::encoding::Limits;
 use crate::db::{Db, Entry, SetValue, Value};
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -103,7 +102,7 @@ fn read_op(op: Op, e: &mut Engine, call: &Call) -> Reply {
     if let Err(r) = check_types(e, call.db, keys) {
         return r;
     }
-    let max = Limits::from_config(&e.config).set_max_intset_entries;
+    let max = e.encoding_limits().set_max_intset_entries;
     let sets = sources(e.db(call.db), keys);
     let mut members = compute(op, &sets);
     reply_order(&mut members, max);
@@ -118,7 +117,7 @@ fn store_op(op: Op, e: &mut Engine, call: &Call) -> Reply {
     if let Err(r) = check_types(e, call.db, keys) {
         return r;
     }
-    let l = Limits::from_config(&e.config);
+    let l = e.encoding_limits();
     // Built as Redis builds it, from an empty intset one member at a time, so it converts
     // where Redis's would.
     let result = {

@@ -84,7 +84,7 @@ pub(crate) fn set_reply(members: Vec<&[u8]>) -> Reply {
 }
 
 fn sadd(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let l = Limits::from_config(&e.config);
+    let l = e.encoding_limits();
     let first = (call.arg(2), call.argc() - 2);
     let s = set_or_create(e, call.db, call.arg(1), first, &l)?;
     let mut added = 0;
@@ -100,7 +100,7 @@ fn sadd(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 fn srem(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let l = Limits::from_config(&e.config);
+    let l = e.encoding_limits();
     let s = match lookup_mut::<SetValue>(e, call.db, call.arg(1))? {
         None => return Ok(Reply::Int(0)),
         Some(s) => s,
@@ -122,7 +122,7 @@ fn srem(e: &mut Engine, call: &mut Call) -> CmdResult {
 }
 
 fn smembers(e: &mut Engine, call: &mut Call) -> CmdResult {
-    let l = Limits::from_config(&e.config);
+    let l = e.encoding_limits();
     Ok(match lookup::<SetValue>(e, call.db, call.arg(1))? {
         None => Reply::Set(Vec::new()),
         Some(s) => set_reply(stored_order(s, &l)),
@@ -164,7 +164,7 @@ fn smove(e: &mut Engine, call: &mut Call) -> CmdResult {
         let has = matches!(lookup::<SetValue>(e, call.db, src), Ok(Some(s)) if s.contains(member));
         return Ok(Reply::Int(has as i64));
     }
-    let l = Limits::from_config(&e.config);
+    let l = e.encoding_limits();
     let removed = match lookup_mut::<SetValue>(e, call.db, src) {
         Ok(Some(s)) => s.remove(member, &l),
         _ => false,
@@ -188,7 +188,7 @@ fn sscan(e: &mut Engine, call: &mut Call) -> CmdResult {
     let cursor = scan::parse_cursor_in(e.profile(), call.arg(2))?;
     // Option errors come after the key's (as HSCAN's).
     let opts = crate::cmd::args::scan_options(e, &call.args[3..], scan::Scanned::Set);
-    let l = Limits::from_config(&e.config);
+    let l = e.encoding_limits();
     let s = match lookup::<SetValue>(e, call.db, call.arg(1))? {
         None => return Ok(scan::reply(0, Vec::new())),
         Some(s) => s,

@@ -4,7 +4,6 @@ use super::{delete_if_empty, set_reply, stored_order};
 use crate::cmd::lookup::{lookup, lookup_mut};
 use crate::cmd::random_picks::{parse_count, picks, Picks};
 use crate::cmd::table::CmdResult;
-use crate::db::encoding::Limits;
 use crate::db::SetValue;
 use crate::engine::{Call, Engine};
 use crate::errors;
@@ -33,7 +32,7 @@ fn spop_one(e: &mut Engine, call: &mut Call) -> Reply {
         Ok(Some(s)) => s.len(),
     };
     let i = e.rng.below(len);
-    let l = Limits::from_config(&e.config);
+    let l = e.encoding_limits();
     let Ok(Some(s)) = lookup_mut::<SetValue>(e, call.db, call.arg(1)) else {
         return Reply::Nil;
     };
@@ -50,7 +49,7 @@ fn spop_count(e: &mut Engine, call: &mut Call) -> Reply {
         Some(n) if n >= 0 => n as u64,
         _ => return Reply::err(errors::MUST_BE_POSITIVE),
     };
-    let l = Limits::from_config(&e.config);
+    let l = e.encoding_limits();
     let len = match lookup::<SetValue>(e, call.db, call.arg(1)) {
         Err(r) => return r,
         Ok(None) => return Reply::Set(Vec::new()),
@@ -111,7 +110,7 @@ pub(super) fn srandmember(e: &mut Engine, call: &mut Call) -> CmdResult {
         });
     }
     let count = parse_count(call.arg(2))?;
-    let l = Limits::from_config(&e.config);
+    let l = e.encoding_limits();
     let len = match lookup::<SetValue>(e, call.db, call.arg(1))? {
         None => return Ok(Reply::Array(Vec::new())),
         Some(s) => s.len(),

@@ -113,7 +113,7 @@ fn generic(e: &mut Engine, call: &mut Call, readonly: bool) -> CmdResult {
 
     let db = call.db;
     let key = call.args[1].clone();
-    let limits = crate::db::encoding::Limits::from_config(&e.config);
+    let limits = e.encoding_limits();
     let mut arena = Vec::new();
     let (mut items, is_set) = match e.db(db).get(&key).map(|en| &en.value) {
         None => (Vec::new(), false),
