@@ -259,10 +259,35 @@ impl crate::engine::Engine {
         reply: &Reply,
         us: u64,
     ) {
-        if cmd.has(crate::cmd::table::flags::SKIP_SLOWLOG)
-            || (*reply == Reply::None && self.is_blocked(conn))
-        {
+        if *reply == Reply::None && self.is_blocked(conn) {
             return;
+        }
+        // The session (for the client's address and name) only for a command that is logged.
+        if let Some(time_s) = self.slow_sample(cmd, us) {
+            self.slowlog_record(conn, args, us, time_s);
+        }
+    }
+
+    /// A command a script ran (redis.call/pcall): Redis 7.0 logs it too, after its run and
+    /// before the script's own entry, as its Lua client's, which has no address ("?:0")
+    /// and no name.
+    pub(crate) fn note_slow_in_script(
+        &mut self,
+        cmd: &crate::cmd::table::Command,
+        args: &[Bytes],
+        us: u64,
+    ) {
+        if let Some(time_s) = self.slow_sample(cmd, us) {
+            self.slowlog
+                .record(&self.config, args, us, time_s, "?:0", None);
+        }
+    }
+
+    /// The latency monitor's sample of a command that took `us`, and the second to log it
+    /// at when SLOWLOG takes it (None: not logged).
+    fn slow_sample(&mut self, cmd: &crate::cmd::table::Command, us: u64) -> Option<i64> {
+        if cmd.has(crate::cmd::table::flags::SKIP_SLOWLOG) {
+            return None;
         }
         let time_s = self.now_ms.div_euclid(1000);
         let event = if cmd.has(crate::cmd::table::flags::FAST) {
@@ -271,11 +296,7 @@ impl crate::engine::Engine {
             "command"
         };
         self.latency.record(&self.config, event, us / 1000, time_s);
-        // The session (for the client's address and name) only for a command that is logged.
-        if !self.slowlog.logs(&self.config, us) {
-            return;
-        }
-        self.slowlog_record(conn, args, us, time_s);
+        self.slowlog.logs(&self.config, us).then_some(time_s)
     }
 
     /// Logs a blocked command once it is answered (served, timed out or unblocked), as
@@ -400,5 +421,38 @@ mod tests {
         c.set_by_name("slowlog-log-slower-than", "0").unwrap();
         log.record(&c, &args(1), at(0), 0, "a:1", None);
         assert_eq!(log.newest(Some(1)).next().unwrap().id, 3);
+    }
+
+    /// redis-server 7.0.15 (`slowlog-log-slower-than 0`, then `EVAL "redis.call('SET','a',
+    /// '1'); return redis.call('SADD','s','x')" 0`): SET and SADD are logged as the Lua
+    /// client's ("?:0", no name), before the EVAL's own entry.
+    #[test]
+    fn commands_a_script_runs_are_logged_as_the_lua_clients() {
+        let mut e = crate::Engine::new(Config::default());
+        e.execute(1, &["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+        e.execute(1, &["SLOWLOG", "RESET"]);
+        let script = "redis.call('SET','a','1'); return redis.call('SADD','s','x')";
+        assert_eq!(e.execute(1, &["EVAL", script, "0"]), Reply::Int(1));
+        let Reply::Array(log) = e.execute(1, &["SLOWLOG", "GET", "4"]) else {
+            panic!("SLOWLOG GET")
+        };
+        let entries: Vec<(Reply, Reply, Reply)> = log
+            .iter()
+            .map(|entry| match entry {
+                Reply::Array(f) => match &f[3] {
+                    Reply::Array(argv) => (argv[0].clone(), f[4].clone(), f[5].clone()),
+                    other => panic!("{other:?}"),
+                },
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let lua = (Reply::bulk("?:0"), Reply::bulk(""));
+        assert_eq!(entries[0].0, Reply::bulk("EVAL"));
+        assert_eq!(
+            entries[1],
+            (Reply::bulk("SADD"), lua.0.clone(), lua.1.clone())
+        );
+        assert_eq!(entries[2], (Reply::bulk("SET"), lua.0, lua.1));
+        assert_eq!(entries[3].0, Reply::bulk("SLOWLOG"));
     }
 }

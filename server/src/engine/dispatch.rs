@@ -304,8 +304,8 @@ impl Engine {
                         return crate::cmd::acl::noperm_in_exec(d);
                     }
                 }
-                // EXEC's commands are logged one by one (a script's are not), as in Redis;
-                // both count in latency-tracking.
+                // EXEC's commands are logged one by one, as in Redis (a script's are logged by
+                // redis.call, `note_slow_in_script`); both count in latency-tracking.
                 let started = crate::clock::monotonic_us();
                 match &typed {
                     Some(t) if cmd.feeds_monitors_first() => {

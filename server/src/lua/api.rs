@@ -322,6 +322,7 @@ fn script_call(c: &mut RunCtx, mut args: Vec<Bytes>) -> Result<Reply, String> {
     let started = crate::clock::monotonic_us();
     let reply = e.call(cmd, &mut call);
     let us = e.elapsed_us(started);
+    e.note_slow_in_script(cmd, &call.args, us);
     e.feed_monitors(
         c.conn,
         crate::engine::MonitorFrom::Lua,
