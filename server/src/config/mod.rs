@@ -88,6 +88,9 @@ pub struct Config {
     /// SRANDMEMBER, math.random...). None picks a fresh one per engine; the engine then
     /// records the seed it picked here, so CONFIG GET redlab-seed always tells it.
     pub seed: Option<u64>,
+    /// `redlab-busy-poll-us` (redlab's own): how long a server thread that has just served
+    /// polls its sockets before it sleeps (`net::busy_poll` says why); 0 never.
+    pub busy_poll_us: u64,
     /// Every other parameter set by CONFIG SET or the command line, kept verbatim so
     /// CONFIG GET answers with what was set.
     pub extra: BTreeMap<String, String>,
@@ -128,6 +131,7 @@ impl Default for Config {
             maxmemory_clients: "0".into(),
             generation: 0,
             seed: None,
+            busy_poll_us: 100,
             extra: BTreeMap::new(),
             users: Vec::new(),
             config_file: None,
@@ -189,6 +193,7 @@ impl Config {
             "client-query-buffer-limit" => self.client_query_buffer_limit.to_string(),
             "maxmemory-clients" => self.maxmemory_clients.clone(),
             "redlab-seed" => self.seed.unwrap_or(0).to_string(),
+            "redlab-busy-poll-us" => self.busy_poll_us.to_string(),
             "dir" => match self.extra.get("dir") {
                 Some(d) => d.clone(),
                 // Redis reports its working directory.
@@ -237,6 +242,7 @@ impl Config {
             "client-query-buffer-limit" => self.client_query_buffer_limit = num(),
             "maxmemory-clients" => self.maxmemory_clients = v,
             "redlab-seed" => self.seed = Some(num()),
+            "redlab-busy-poll-us" => self.busy_poll_us = num(),
             name => {
                 self.extra.insert(name.to_string(), v);
             }

@@ -653,6 +653,13 @@ pub static PARAMS: &[Param] = &[
     p("rdb-save-incremental-fsync", None, Bool, "yes", 0),
     p("rdbchecksum", None, Bool, "yes", IMMUTABLE),
     p("rdbcompression", None, Bool, "yes", 0),
+    p(
+        "redlab-busy-poll-us",
+        None,
+        Int(0, 1_000_000),
+        "100",
+        REDLAB,
+    ),
     p("redlab-seed", None, Int(0, i64::MAX), "0", REDLAB),
     p("repl-backlog-size", None, Mem(1, i64::MAX), "1048576", 0),
     p("repl-backlog-ttl", None, Int(0, i64::MAX), "3600", 0),

@@ -174,6 +174,7 @@ fn handle_batch(shared: &Shared, conn: ConnId, st: &mut ConnState) -> BatchEnd {
     let mut engine = shared.engine.borrow_mut();
     let mut close = false;
     let mut delay: Option<Duration> = None;
+    super::busy_poll::arm(engine.config().busy_poll_us);
     engine.begin_batch();
     let resp = engine.resp(conn);
     drain_output(&mut engine, conn, resp, st);

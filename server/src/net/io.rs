@@ -8,6 +8,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, AsRawFd};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -318,13 +319,16 @@ impl Registry {
         let id = self.next_id.get() + 1;
         self.next_id.set(id);
         let authenticated = self.config.borrow().requirepass.is_none();
+        super::busy_poll::watch(stream.as_fd().as_raw_fd());
         let io = Rc::new(ConnIo::new(stream, authenticated));
         self.conns.borrow_mut().insert(id, io.clone());
         (id, io)
     }
 
     pub fn remove(&self, id: u64) {
-        self.conns.borrow_mut().remove(&id);
+        if let Some(io) = self.conns.borrow_mut().remove(&id) {
+            super::busy_poll::unwatch(io.stream.as_fd().as_raw_fd());
+        }
     }
 
     pub fn all(&self) -> Vec<Rc<ConnIo>> {

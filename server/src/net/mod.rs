@@ -3,6 +3,7 @@
 //! threads are parked and reused across the servers of a process (`workers`).
 
 pub mod busy;
+pub(crate) mod busy_poll;
 pub mod conn;
 pub mod flush;
 pub mod io;

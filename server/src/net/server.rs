@@ -4,6 +4,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -161,6 +162,14 @@ impl ServerBuilder {
     /// busy-reply-threshold: how long a script runs before others get -BUSY.
     pub fn busy_reply_threshold(mut self, d: Duration) -> Self {
         self.config.busy_reply_threshold_ms = d.as_millis() as u64;
+        self
+    }
+
+    /// `redlab-busy-poll-us`: how long the server's thread polls its sockets after serving
+    /// before it sleeps (100 us by default; zero never). It trades a little CPU for round
+    /// trips that do not wait for a sleeping core to wake (`net::busy_poll`).
+    pub fn busy_poll(mut self, d: Duration) -> Self {
+        self.config.busy_poll_us = d.as_micros().min(1_000_000) as u64;
         self
     }
 
@@ -759,6 +768,12 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
             let limit = engine.config().lua_memory_limit;
             engine.scripting.eval_runtime(limit);
         }
+        // The listeners are polled like the clients (`busy_poll`): a test connects right
+        // after `start`, so the thread polls for that first connection before it sleeps.
+        let mut listen_fd = listener.as_deref().map(AsRawFd::as_raw_fd);
+        let unix_fd = unix.as_deref().map(AsRawFd::as_raw_fd);
+        listen_fd.into_iter().chain(unix_fd).for_each(super::busy_poll::watch);
+        super::busy_poll::arm(shared.engine.borrow().config().busy_poll_us);
         // Connections made while the thread was being handed the server.
         for _ in 0..ACCEPT_AT_ONCE {
             let Some((stream, peer)) = super::listen::accept_waiting(listener.as_deref()) else {
@@ -774,6 +789,9 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
                 _ = swap.changed.notified() => {
                     // CONFIG SET port: accept on the new listener from now on.
                     if let Some(next) = swap.take(listener.as_deref()) {
+                        listen_fd.take().into_iter().for_each(super::busy_poll::unwatch);
+                        listen_fd = next.as_deref().map(AsRawFd::as_raw_fd);
+                        listen_fd.into_iter().for_each(super::busy_poll::watch);
                         listener = next;
                         registry.listener.borrow_mut().clone_from(&listener);
                     }
@@ -809,6 +827,7 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
                 _ = shared.shutdown.notified() => break,
             }
         }
+        listen_fd.into_iter().chain(unix_fd).for_each(super::busy_poll::unwatch);
         // Replies produced in the last turn (before a SHUTDOWN, say) still go out.
         shared.flusher.flush_queued(&mut Vec::new());
         // Stopped by SHUTDOWN, the port refuses connections now, though the `Server`

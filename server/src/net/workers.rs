@@ -238,6 +238,7 @@ pub(crate) fn take() -> io::Result<Worker> {
     let timers = super::timers::acquire()?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_io()
+        .on_thread_park(super::busy_poll::before_park)
         .build()?;
     Ok(Worker {
         slot: None,

@@ -1,0 +1,141 @@
+//! A server thread that has just served a request polls its sockets for a moment before it
+//! sleeps.
+//!
+//! A test talks to its server in quick succession: a request, the reply, the next request a
+//! few microseconds later. A thread that sleeps in `epoll_wait` between the two is woken by
+//! the kernel when the next request lands, and on a virtual machine (every CI runner) that
+//! wake-up is the dearest part of a round trip: a halted vCPU is woken through the
+//! hypervisor. On the 2-core test machine (KVM, cpuidle `haltpoll` with its guest polling
+//! off) a round trip to a thread that had slept took 60-70 us, to one that had not 6-7 us,
+//! whatever the server; which one a test got depended on its own pace.
+//!
+//! So, once a thread has served requests (`arm`), its runtime's park hook (`before_park`)
+//! polls the server's sockets, without blocking, for up to `redlab-busy-poll-us`
+//! (100 us unless configured) and yields the CPU between polls, so whatever else is runnable
+//! on that core runs first. The moment a socket is readable it stops and the runtime parks,
+//! which then returns at once with the event. It does not poll again until it has served
+//! again, so an idle server (woken only by its 100 ms tick) never spins. Wake-ups that do not
+//! come through a socket (a timer, another thread's notification) wait at most the budget.
+//! This is what Linux's `SO_BUSY_POLL` and the guest `haltpoll` driver do, kept to the
+//! server's own threads. `redlab-busy-poll-us 0` turns it off.
+
+use std::cell::{Cell, RefCell};
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+thread_local! {
+    /// The sockets of the server this thread runs: its listeners and its clients.
+    static WATCHED: RefCell<Vec<libc::pollfd>> = const { RefCell::new(Vec::new()) };
+    /// How long the next park may poll first; zero once used.
+    static ARMED: Cell<Duration> = const { Cell::new(Duration::ZERO) };
+}
+
+/// Polls `fd` for input before this thread parks.
+pub(crate) fn watch(fd: RawFd) {
+    WATCHED.with(|w| {
+        w.borrow_mut().push(libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+    });
+}
+
+/// Stops polling `fd` (closed, or its server ended).
+pub(crate) fn unwatch(fd: RawFd) {
+    WATCHED.with(|w| {
+        let mut w = w.borrow_mut();
+        if let Some(i) = w.iter().position(|p| p.fd == fd) {
+            w.swap_remove(i);
+        }
+    });
+}
+
+/// This thread has served: its next park polls for up to `budget_us` first.
+pub(crate) fn arm(budget_us: u64) {
+    ARMED.with(|a| a.set(Duration::from_micros(budget_us)));
+}
+
+/// How a park's polling ended.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Polled {
+    /// Nothing served since the last park, or nothing to watch: it parks at once.
+    NotArmed,
+    /// A socket became readable (or was closed under it): the park returns at once.
+    Ready,
+    /// The budget passed with no socket ready: the thread sleeps.
+    Quiet,
+}
+
+/// The runtime's park hook (`on_thread_park`).
+pub(crate) fn before_park() {
+    let _ = poll_before_park();
+}
+
+fn poll_before_park() -> Polled {
+    let budget = ARMED.with(|a| a.replace(Duration::ZERO));
+    if budget.is_zero() {
+        return Polled::NotArmed;
+    }
+    WATCHED.with(|w| {
+        let mut fds = w.borrow_mut();
+        if fds.is_empty() {
+            return Polled::NotArmed;
+        }
+        let until = Instant::now() + budget;
+        loop {
+            // SAFETY: `fds` is a live array of that many pollfd; a timeout of 0 never blocks.
+            // A descriptor closed meanwhile only answers POLLNVAL, which ends the polling.
+            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 0) };
+            if n != 0 {
+                return Polled::Ready;
+            }
+            if Instant::now() >= until {
+                return Polled::Quiet;
+            }
+            std::thread::yield_now();
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+
+    #[test]
+    fn a_park_polls_only_after_the_thread_served() {
+        let (a, _b) = UnixStream::pair().unwrap();
+        watch(a.as_raw_fd());
+        assert_eq!(poll_before_park(), Polled::NotArmed);
+        arm(0);
+        assert_eq!(poll_before_park(), Polled::NotArmed, "0 turns it off");
+        arm(200);
+        assert_eq!(poll_before_park(), Polled::Quiet, "nothing came");
+        assert_eq!(
+            poll_before_park(),
+            Polled::NotArmed,
+            "armed for one park only"
+        );
+        unwatch(a.as_raw_fd());
+    }
+
+    #[test]
+    fn a_readable_socket_ends_the_polling_at_once() {
+        let (a, mut b) = UnixStream::pair().unwrap();
+        watch(a.as_raw_fd());
+        b.write_all(b"PING\r\n").unwrap();
+        // An hour's budget: only the socket can end it.
+        arm(3_600_000_000);
+        assert_eq!(poll_before_park(), Polled::Ready);
+        unwatch(a.as_raw_fd());
+        arm(200);
+        assert_eq!(
+            poll_before_park(),
+            Polled::NotArmed,
+            "nothing watched any more"
+        );
+    }
+}
