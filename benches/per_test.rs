@@ -50,6 +50,7 @@
 //! `PER_TEST_ONLY=c` only row (c) with its split. `PER_TEST_ONLY=rt` only the round-trip rows
 //! (PING and SET+GET on an open connection, connection open), redlab and redis-server
 //! interleaved; `PER_TEST_ONLY=rt-redlab` loops redlab's alone, for `strace` or callgrind.
+//! `PER_TEST_BUSY_POLL_US=n` starts redlab's servers with `redlab-busy-poll-us` n (0: off).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -169,7 +170,7 @@ struct RawSplit {
 
 fn server_raw_ping() -> RawSplit {
     let t0 = Instant::now();
-    let server = Server::start();
+    let server = start_server();
     let t1 = Instant::now();
     let mut s = connect_raw(server.addr()).expect("connect");
     let t2 = Instant::now();
@@ -221,7 +222,7 @@ fn voluntary_switches() -> u64 {
 fn server_redis_rs_test() -> TestSplit {
     let switches = voluntary_switches();
     let t0 = Instant::now();
-    let server = Server::start();
+    let server = start_server();
     let t1 = Instant::now();
     let mut c = redis_rs(&server.url());
     let t2 = Instant::now();
@@ -247,7 +248,7 @@ fn server_redis_rs_test() -> TestSplit {
 fn thousand_tests() -> Duration {
     let t = Instant::now();
     for _ in 0..1000 {
-        let server = Server::start();
+        let server = start_server();
         let mut c = redis_rs(&server.url());
         first_eval(&mut c);
     }
@@ -336,6 +337,20 @@ fn start_redis(bin: &Path) -> Running {
     }
 }
 
+/// `Server::start()`, or with `PER_TEST_BUSY_POLL_US` set, a server polling that long after
+/// serving (`redlab-busy-poll-us`; 0 turns busy polling off, to compare).
+fn start_server() -> Server {
+    match std::env::var("PER_TEST_BUSY_POLL_US")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        Some(us) => redlab::ServerBuilder::new()
+            .busy_poll(Duration::from_micros(us))
+            .start(),
+        None => Server::start(),
+    }
+}
+
 // ---- round trips on a running server -----------------------------------------------------
 
 /// redis-rs PING on an open connection.
@@ -396,7 +411,7 @@ fn set_gets(url: &str, n: usize) -> Duration {
 fn only_round_trips(redis: bool) {
     let np = scale(2000);
     let no = scale(500);
-    let server = Server::start();
+    let server = start_server();
     let real = redis
         .then(redlab_client::real_redis::redis_server_bin)
         .flatten()
@@ -606,7 +621,7 @@ fn main() {
 
     let np = scale(2000);
     let no = scale(500);
-    let server = Server::start();
+    let server = start_server();
     let redlab_ping = pings(&server.url(), np);
     let redlab_open = opens(&server.url(), no);
     drop(server);

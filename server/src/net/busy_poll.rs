@@ -16,18 +16,37 @@
 //! which then returns at once with the event. It does not poll again until it has served
 //! again, so an idle server (woken only by its 100 ms tick) never spins. Wake-ups that do not
 //! come through a socket (a timer, another thread's notification) wait at most the budget.
+//! The one such wake-up that cannot wait is the server's own stop (a suite drops a server and
+//! starts the next at once, on this thread): the polling watches the server's stop flag too.
+//! Polling only pays while a core would otherwise halt. On a busy machine, where a yield hands
+//! the core to another thread for a while, it gives up and sleeps at once.
 //! This is what Linux's `SO_BUSY_POLL` and the guest `haltpoll` driver do, kept to the
 //! server's own threads. `redlab-busy-poll-us 0` turns it off.
 
 use std::cell::{Cell, RefCell};
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use super::server::RUNNING;
+
+/// A yield that kept this thread off the CPU longer than this gave the core to someone who
+/// needed it: the machine is busy, cores are not halting, and polling only competes.
+const CONTENDED: Duration = Duration::from_micros(20);
 
 thread_local! {
     /// The sockets of the server this thread runs: its listeners and its clients.
     static WATCHED: RefCell<Vec<libc::pollfd>> = const { RefCell::new(Vec::new()) };
     /// How long the next park may poll first; zero once used.
     static ARMED: Cell<Duration> = const { Cell::new(Duration::ZERO) };
+    /// The running server's stop flag (`RUNNING` until its `Server` is dropped).
+    static STOP: RefCell<Option<Arc<AtomicU8>>> = const { RefCell::new(None) };
+}
+
+/// The server this thread runs from now on, by its stop flag; `None` once it has ended.
+pub(crate) fn serving(stop: Option<Arc<AtomicU8>>) {
+    STOP.with(|s| *s.borrow_mut() = stop);
 }
 
 /// Polls `fd` for input before this thread parks.
@@ -65,6 +84,10 @@ pub(crate) enum Polled {
     Ready,
     /// The budget passed with no socket ready: the thread sleeps.
     Quiet,
+    /// The server was told to stop: the park returns at once with the news.
+    Stopping,
+    /// Another thread took the core during a yield: the thread sleeps.
+    Contended,
 }
 
 /// The runtime's park hook (`on_thread_park`).
@@ -77,6 +100,11 @@ fn poll_before_park() -> Polled {
     if budget.is_zero() {
         return Polled::NotArmed;
     }
+    let stop = STOP.with(|s| s.borrow().clone());
+    let stopping = || {
+        stop.as_ref()
+            .is_some_and(|f| f.load(Ordering::Acquire) != RUNNING)
+    };
     WATCHED.with(|w| {
         let mut fds = w.borrow_mut();
         if fds.is_empty() {
@@ -90,10 +118,17 @@ fn poll_before_park() -> Polled {
             if n != 0 {
                 return Polled::Ready;
             }
-            if Instant::now() >= until {
+            if stopping() {
+                return Polled::Stopping;
+            }
+            let before = Instant::now();
+            if before >= until {
                 return Polled::Quiet;
             }
             std::thread::yield_now();
+            if before.elapsed() > CONTENDED {
+                return Polled::Contended;
+            }
         }
     })
 }
@@ -113,12 +148,29 @@ mod tests {
         arm(0);
         assert_eq!(poll_before_park(), Polled::NotArmed, "0 turns it off");
         arm(200);
-        assert_eq!(poll_before_park(), Polled::Quiet, "nothing came");
+        let slept = poll_before_park();
+        assert!(
+            matches!(slept, Polled::Quiet | Polled::Contended),
+            "nothing came: {slept:?}"
+        );
         assert_eq!(
             poll_before_park(),
             Polled::NotArmed,
             "armed for one park only"
         );
+        unwatch(a.as_raw_fd());
+    }
+
+    #[test]
+    fn the_servers_stop_ends_the_polling_at_once() {
+        let (a, _b) = UnixStream::pair().unwrap();
+        watch(a.as_raw_fd());
+        let flag = Arc::new(AtomicU8::new(RUNNING));
+        serving(Some(flag.clone()));
+        flag.store(RUNNING + 1, Ordering::Release);
+        arm(3_600_000_000);
+        assert_eq!(poll_before_park(), Polled::Stopping);
+        serving(None);
         unwatch(a.as_raw_fd());
     }
 
