@@ -10,7 +10,7 @@ pub mod tools;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 /// A child process killed (and reaped) on drop.
@@ -27,6 +27,23 @@ impl Drop for Killed {
 pub struct Standalone {
     child: Killed,
     pub port: u16,
+    /// Where the process's stdout and stderr go: printed when the test fails, so a crash or
+    /// a refusal to start says why, then removed.
+    output: std::path::PathBuf,
+}
+
+impl Drop for Standalone {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.kill();
+            let text = std::fs::read_to_string(&self.output).unwrap_or_default();
+            eprintln!(
+                "---- redlab-server on port {}, its output ----\n{text}",
+                self.port
+            );
+        }
+        let _ = std::fs::remove_file(&self.output);
+    }
 }
 
 impl Standalone {
@@ -99,18 +116,22 @@ pub fn free_port() -> u16 {
 /// connections.
 pub fn start(extra: &[&str]) -> Standalone {
     let port = free_port();
+    let output =
+        std::env::temp_dir().join(format!("redlab-test-{}-{port}.log", std::process::id()));
+    let log = std::fs::File::create(&output).expect("create the server's output file");
     let child = spawn_tied(
         Command::new(env!("CARGO_BIN_EXE_redlab-server"))
             .args(["--port", &port.to_string()])
             .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null()),
+            .stdout(log.try_clone().expect("clone the output file"))
+            .stderr(log),
     )
     .expect("spawn redlab-server");
     // Owned before the wait: a start that times out still kills it.
     let server = Standalone {
         child: Killed(child),
         port,
+        output,
     };
     let t = Instant::now();
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
