@@ -6,6 +6,8 @@
 //! cluster_start`. `CLUSTER_START_ONLY=throughput` skips the start timings (one cluster of
 //! each kind, then the throughput rows); `CLUSTER_START_ONLY=redlab-throughput` loops SET+GET on
 //! redlab's alone, for `strace` or callgrind (`CLUSTER_START_OPS` pairs, 20,000 unless told).
+//! `CLUSTER_BUSY_POLL_US=n` starts redlab's nodes with `redlab-busy-poll-us` n (0: off), to
+//! compare.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -49,10 +51,16 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 fn redlab_once() -> (Duration, redlab::Cluster) {
     let t = Instant::now();
-    let cluster = redlab::Cluster::builder()
+    let mut builder = redlab::Cluster::builder()
         .primaries(3)
-        .replicas_per_primary(1)
-        .start();
+        .replicas_per_primary(1);
+    if let Some(us) = std::env::var("CLUSTER_BUSY_POLL_US")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        builder = builder.server(redlab::ServerBuilder::new().busy_poll(Duration::from_micros(us)));
+    }
+    let cluster = builder.start();
     for s in cluster.servers() {
         let info = call(&s.addr().to_string(), &["CLUSTER", "INFO"]);
         assert!(info.starts_with("cluster_state:ok"), "{info}");
