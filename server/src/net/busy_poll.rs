@@ -145,7 +145,8 @@ fn poll_for(budget: Duration) -> Polled {
                 return Polled::Contended;
             }
             polls += 1;
-            if polls % 16 == 0 && shared_core(start.elapsed(), thread_cpu() - cpu_at_start) {
+            if polls.is_multiple_of(16) && shared_core(start.elapsed(), thread_cpu() - cpu_at_start)
+            {
                 return Polled::Contended;
             }
         }
