@@ -227,7 +227,7 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
                 // thousands of them leaves the stack room for its reply.
                 lua_settop(l, 0);
                 match &*outcome {
-                    Ok(reply) => super::convert::push_reply(l, reply, resp),
+                    Ok(reply) => super::convert::push_call_reply(l, reply, resp),
                     Err(msg) => push_redis_error(l, msg),
                 }
                 with_ctx(|c| c.outcome = None);
