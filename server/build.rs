@@ -13,7 +13,7 @@
 //!   wrote for a chunk its parser compiled (`lua::chunks`);
 //! - `redlab_is_plain_array` tells whether a table is as a fresh array of n slots would be, so
 //!   EVAL's KEYS and ARGV tables can be refilled (`lua::runtime`), and `redlab_refill_field`
-//!   refills such a table in one call;
+//!   refills such a table in one call; `redlab_string_at` reads a string argument in one call;
 //! - the whole library is compiled with `-fwrapv`, so Lua's own signed-overflow checks cannot be
 //!   optimized away.
 //!
@@ -157,6 +157,14 @@ LUA_API int redlab_refill_field (lua_State *L, int g, int k, int n, const char *
     luaC_barriert(L, t, v);
   }
   return 1;
+}
+
+/* redlab: the bytes and length of the string at idx, or NULL (a number is not converted). */
+LUA_API const char *redlab_string_at (lua_State *L, int idx, size_t *len) {
+  StkId o = index2adr(L, idx);
+  if (!ttisstring(o)) return NULL;
+  *len = tsvalue(o)->len;
+  return svalue(o);
 }
 "#;
 

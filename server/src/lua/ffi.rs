@@ -58,6 +58,9 @@ extern "C-unwind" {
         s: *const *const c_char,
         len: *const usize,
     ) -> c_int;
+    /// The bytes of the string at `idx` (their length in `len`), or null when the value is
+    /// not a string (a number is not converted). Reads only; never raises.
+    pub fn redlab_string_at(l: *mut lua_State, idx: c_int, len: *mut usize) -> *const c_char;
 }
 
 /// The bytes of the string (or number, converted in place) at `idx`, if it is one. Converting a

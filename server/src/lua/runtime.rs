@@ -154,6 +154,9 @@ pub struct Runtime {
     /// Registry references of the strings "KEYS" and "ARGV", so each run sets those globals
     /// without hashing their names again.
     names_ref: [c_int; 2],
+    /// redis.call's recurring arguments in this state (boxed: `run` hands its address to
+    /// the script's context).
+    arg_cache: Box<super::arg_cache::ArgCache>,
 }
 
 /// What `run` needs of a runtime, copied out so the engine can be borrowed mutably.
@@ -163,6 +166,7 @@ pub struct Handles {
     handler_ref: c_int,
     globals_ref: c_int,
     names_ref: [c_int; 2],
+    arg_cache: *mut super::arg_cache::ArgCache,
 }
 
 impl Drop for Runtime {
@@ -208,6 +212,7 @@ impl Runtime {
                 push_str(l, name);
                 luaL_ref(l, LUA_REGISTRYINDEX)
             });
+            let arg_cache = Box::new(super::arg_cache::ArgCache::new(l));
             lua_sethook(l, Some(hook), LUA_MASKCOUNT, HOOK_EVERY);
             (*alloc_state).limit = (*alloc_state)
                 .used
@@ -218,16 +223,20 @@ impl Runtime {
                 handler_ref,
                 globals_ref,
                 names_ref,
+                arg_cache,
             }
         }
     }
 
-    pub fn handles(&self) -> Handles {
+    /// `&mut self`: the handles carry the address of this runtime's argument cache, which
+    /// the script running on them writes to.
+    pub fn handles(&mut self) -> Handles {
         Handles {
             l: self.l,
             handler_ref: self.handler_ref,
             globals_ref: self.globals_ref,
             names_ref: self.names_ref,
+            arg_cache: &mut *self.arg_cache,
         }
     }
 
@@ -424,6 +433,8 @@ pub struct RunCtx {
     pub stop: Option<Stop>,
     /// The outcome of the redis.call being converted to Lua (see `api::call_body`).
     pub outcome: Option<Result<Reply, String>>,
+    /// The running state's argument cache (set by `run`; null before).
+    pub arg_cache: *mut super::arg_cache::ArgCache,
 }
 
 /// What the busy-script loop needs of the engine, taken once when the script first passes
@@ -705,6 +716,7 @@ pub(crate) fn run(
     e.time_frozen = true;
     rc.busy_hook = e.busy_hook.take();
     rc.engine = e as *mut Engine;
+    rc.arg_cache = h.arg_cache;
     // SAFETY: `h` comes from `Runtime::handles` of a runtime the engine owns, which no command
     // run from the script can drop (SCRIPT FLUSH and FUNCTION FLUSH are refused in scripts),
     // so `l` is live; this is the engine's thread. The pushes before lua_pcall run with the
