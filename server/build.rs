@@ -14,6 +14,7 @@
 //! - `redlab_is_plain_array` tells whether a table is as a fresh array of n slots would be, so
 //!   EVAL's KEYS and ARGV tables can be refilled (`lua::runtime`), and `redlab_refill_field`
 //!   refills such a table in one call; `redlab_string_at` reads a string argument in one call;
+//!   `redlab_push_refs` pushes several registry values at once;
 //! - the whole library is compiled with `-fwrapv`, so Lua's own signed-overflow checks cannot be
 //!   optimized away.
 //!
@@ -157,6 +158,17 @@ LUA_API int redlab_refill_field (lua_State *L, int g, int k, int n, const char *
     luaC_barriert(L, t, v);
   }
   return 1;
+}
+
+/* redlab: pushes the registry's values at refs[0..n), as n lua_rawgeti would (the caller made
+   room on the stack for them). */
+LUA_API void redlab_push_refs (lua_State *L, int n, const int *refs) {
+  Table *reg = hvalue(registry(L));
+  int i;
+  for (i = 0; i < n; i++) {
+    setobj2s(L, L->top, luaH_getnum(reg, refs[i]));
+    api_incr_top(L);
+  }
 }
 
 /* redlab: the bytes and length of the string at idx, or NULL (a number is not converted). */

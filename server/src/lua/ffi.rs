@@ -61,6 +61,9 @@ extern "C-unwind" {
     /// The bytes of the string at `idx` (their length in `len`), or null when the value is
     /// not a string (a number is not converted). Reads only; never raises.
     pub fn redlab_string_at(l: *mut lua_State, idx: c_int, len: *mut usize) -> *const c_char;
+    /// Pushes the registry's values at the `n` references `refs`, as `n` lua_rawgeti would;
+    /// the caller made room on the stack. Never raises.
+    pub fn redlab_push_refs(l: *mut lua_State, n: c_int, refs: *const c_int);
 }
 
 /// The bytes of the string (or number, converted in place) at `idx`, if it is one. Converting a
