@@ -76,7 +76,8 @@ impl ArgCache {
             return Bytes::copy_from_slice(bytes);
         }
         let at = p as usize;
-        let i = ((at >> 3).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 59) as usize & (SLOTS - 1);
+        let i =
+            (((at as u64) >> 3).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 59) as usize & (SLOTS - 1);
         let slot = &mut self.slots[i];
         if slot.at == at {
             if let Some(kept) = &slot.kept {
