@@ -37,7 +37,8 @@ struct Slot {
 }
 
 pub struct ArgCache {
-    slots: Vec<Slot>,
+    /// An array, not a Vec: the masked index needs no bounds check.
+    slots: [Slot; SLOTS],
     /// Registry reference of the anchor table (an array of `SLOTS` slots).
     anchor_ref: c_int,
 }
@@ -55,7 +56,7 @@ impl ArgCache {
             luaL_ref(l, LUA_REGISTRYINDEX)
         };
         ArgCache {
-            slots: (0..SLOTS).map(|_| Slot::default()).collect(),
+            slots: std::array::from_fn(|_| Slot::default()),
             anchor_ref,
         }
     }
@@ -68,23 +69,43 @@ impl ArgCache {
     /// table was made with an array part of `SLOTS` slots, which only a new key in its hash
     /// part could shrink (it never gets one), so storing into it allocates nothing; and the
     /// two pushes fit in the LUA_MINSTACK slots a C function starts with.
+    #[inline]
     pub unsafe fn get(&mut self, l: *mut lua_State, idx: c_int, p: *const u8, len: usize) -> Bytes {
-        // SAFETY: `p` points at `len` bytes of a string on the stack (contract), alive for
-        // this call.
-        let bytes = unsafe { std::slice::from_raw_parts(p, len) };
-        if len > UP_TO {
-            return Bytes::copy_from_slice(bytes);
-        }
         let at = p as usize;
         let i =
             (((at as u64) >> 3).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 59) as usize & (SLOTS - 1);
-        let slot = &mut self.slots[i];
+        let slot = &self.slots[i];
         if slot.at == at {
             if let Some(kept) = &slot.kept {
                 return kept.clone();
             }
         }
-        let b = Bytes::copy_from_slice(bytes);
+        // SAFETY: as for this function.
+        unsafe { self.miss(l, idx, p, len, i) }
+    }
+
+    /// `get` of a string not remembered, whose slot is `i`: a copy, remembered when it is
+    /// the one last seen at that slot.
+    ///
+    /// # Safety
+    /// As `get`'s.
+    #[cold]
+    unsafe fn miss(
+        &mut self,
+        l: *mut lua_State,
+        idx: c_int,
+        p: *const u8,
+        len: usize,
+        i: usize,
+    ) -> Bytes {
+        // SAFETY: `p` points at `len` bytes of a string on the stack (contract), alive for
+        // this call.
+        let b = Bytes::copy_from_slice(unsafe { std::slice::from_raw_parts(p, len) });
+        let at = p as usize;
+        let slot = &mut self.slots[i];
+        if len > UP_TO {
+            return b;
+        }
         if slot.seen != at {
             slot.seen = at;
             return b;
