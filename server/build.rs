@@ -14,7 +14,8 @@
 //! - `redlab_is_plain_array` tells whether a table is as a fresh array of n slots would be, so
 //!   EVAL's KEYS and ARGV tables can be refilled (`lua::runtime`), and `redlab_refill_field`
 //!   refills such a table in one call; `redlab_string_at` reads a string argument in one call;
-//!   `redlab_push_refs` pushes several registry values at once;
+//!   `redlab_push_refs` pushes several registry values at once; `redlab_push_status` pushes
+//!   redis.call's `{ok = ...}` table in one call;
 //! - the whole library is compiled with `-fwrapv`, so Lua's own signed-overflow checks cannot be
 //!   optimized away.
 //!
@@ -169,6 +170,25 @@ LUA_API void redlab_push_refs (lua_State *L, int n, const int *refs) {
     setobj2s(L, L->top, luaH_getnum(reg, refs[i]));
     api_incr_top(L);
   }
+}
+
+/* redlab: pushes a status reply's table {ok = s} (s of len bytes), as lua_createtable(L, 0, 1),
+   lua_pushlstring and a raw set of the field "ok" would (the caller made room for two values).
+   The table is on the stack before the strings are made; no collector step runs between a
+   string's making and its storing. */
+LUA_API void redlab_push_status (lua_State *L, const char *s, size_t len) {
+  Table *t;
+  TValue k;
+  luaC_checkGC(L);
+  t = luaH_new(L, 0, 1);
+  sethvalue(L, L->top, t);
+  api_incr_top(L);
+  setsvalue(L, L->top, luaS_newlstr(L, s, len));
+  api_incr_top(L);
+  setsvalue(L, &k, luaS_newliteral(L, "ok"));
+  setobj2t(L, luaH_set(L, t, &k), L->top - 1);
+  luaC_barriert(L, t, L->top - 1);
+  L->top--;
 }
 
 /* redlab: the bytes and length of the string at idx, or NULL (a number is not converted). */

@@ -64,6 +64,10 @@ extern "C-unwind" {
     /// Pushes the registry's values at the `n` references `refs`, as `n` lua_rawgeti would;
     /// the caller made room on the stack. Never raises.
     pub fn redlab_push_refs(l: *mut lua_State, n: c_int, refs: *const c_int);
+    /// Pushes the table `{ok = s}` of a status reply (`len` bytes at `s`), made as
+    /// lua_createtable, lua_pushlstring and a raw set would make it; the caller made room for
+    /// two values. May raise "not enough memory".
+    pub fn redlab_push_status(l: *mut lua_State, s: *const c_char, len: usize);
 }
 
 /// The bytes of the string (or number, converted in place) at `idx`, if it is one. Converting a
