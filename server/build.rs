@@ -12,7 +12,10 @@
 //!   bytecode is `redlab_load_own_dump`, which only redlab calls, with what its own `lua_dump`
 //!   wrote for a chunk its parser compiled (`lua::chunks`);
 //! - `redlab_is_plain_array` tells whether a table is as a fresh array of n slots would be, so
-//!   EVAL's KEYS and ARGV tables can be refilled (`lua::runtime`);
+//!   EVAL's KEYS and ARGV tables can be refilled (`lua::runtime`), and `redlab_refill_field`
+//!   refills such a table in one call; `redlab_string_at` reads a string argument in one call;
+//!   `redlab_push_refs` pushes several registry values at once; `redlab_push_status` pushes
+//!   redis.call's `{ok = ...}` table in one call;
 //! - the whole library is compiled with `-fwrapv`, so Lua's own signed-overflow checks cannot be
 //!   optimized away.
 //!
@@ -127,6 +130,73 @@ LUA_API int redlab_is_plain_array (lua_State *L, int idx, int n) {
   t = hvalue(o);
   return t->metatable == NULL && n >= 0 && t->sizearray == n && t->lsizenode == 0 &&
          ttisnil(gkey(t->node)) && ttisnil(gval(t->node));
+}
+
+/* redlab: refills t[k] (t at g, k at k, both raw) with the n strings s[i] (len[i] bytes) when it
+   is such a plain array of n; a slot that already holds those bytes is left as it is. Returns 0,
+   touching nothing, when t[k] is not one. New strings are made as lua_pushlstring makes them (a
+   collector step first) and stored as lua_rawseti stores them (with the collector's barrier). */
+LUA_API int redlab_refill_field (lua_State *L, int g, int k, int n, const char *const *s,
+                                 const size_t *len) {
+  StkId go = index2adr(L, g);
+  StkId ko = index2adr(L, k);
+  const TValue *o;
+  Table *t;
+  int i;
+  if (!ttistable(go)) return 0;
+  o = luaH_get(hvalue(go), ko);
+  if (!ttistable(o)) return 0;
+  t = hvalue(o);
+  if (!(t->metatable == NULL && n >= 0 && t->sizearray == n && t->lsizenode == 0 &&
+        ttisnil(gkey(t->node)) && ttisnil(gval(t->node))))
+    return 0;
+  for (i = 0; i < n; i++) {
+    TValue *v = &t->array[i];
+    if (ttisstring(v) && tsvalue(v)->len == len[i] && memcmp(svalue(v), s[i], len[i]) == 0)
+      continue;
+    luaC_checkGC(L);
+    setsvalue(L, v, luaS_newlstr(L, s[i], len[i]));
+    luaC_barriert(L, t, v);
+  }
+  return 1;
+}
+
+/* redlab: pushes the registry's values at refs[0..n), as n lua_rawgeti would (the caller made
+   room on the stack for them). */
+LUA_API void redlab_push_refs (lua_State *L, int n, const int *refs) {
+  Table *reg = hvalue(registry(L));
+  int i;
+  for (i = 0; i < n; i++) {
+    setobj2s(L, L->top, luaH_getnum(reg, refs[i]));
+    api_incr_top(L);
+  }
+}
+
+/* redlab: pushes a status reply's table {ok = s} (s of len bytes), as lua_createtable(L, 0, 1),
+   lua_pushlstring and a raw set of the field "ok" would (the caller made room for two values).
+   The table is on the stack before the strings are made; no collector step runs between a
+   string's making and its storing. */
+LUA_API void redlab_push_status (lua_State *L, const char *s, size_t len) {
+  Table *t;
+  TValue k;
+  luaC_checkGC(L);
+  t = luaH_new(L, 0, 1);
+  sethvalue(L, L->top, t);
+  api_incr_top(L);
+  setsvalue(L, L->top, luaS_newlstr(L, s, len));
+  api_incr_top(L);
+  setsvalue(L, &k, luaS_newliteral(L, "ok"));
+  setobj2t(L, luaH_set(L, t, &k), L->top - 1);
+  luaC_barriert(L, t, L->top - 1);
+  L->top--;
+}
+
+/* redlab: the bytes and length of the string at idx, or NULL (a number is not converted). */
+LUA_API const char *redlab_string_at (lua_State *L, int idx, size_t *len) {
+  StkId o = index2adr(L, idx);
+  if (!ttisstring(o)) return NULL;
+  *len = tsvalue(o)->len;
+  return svalue(o);
 }
 "#;
 

@@ -386,7 +386,7 @@ fn fcall_generic(e: &mut Engine, call: &mut Call, ro: bool) -> Reply {
     let h = e
         .scripting
         .func_rt
-        .as_ref()
+        .as_mut()
         .expect("functions exist only in a runtime")
         .handles();
     runtime::run(e, h, func, Args::Params { keys, argv }, name.as_bytes(), rc)

@@ -122,6 +122,7 @@ pub(crate) fn new_ctx(
         busy_view: None,
         stop: None,
         outcome: None,
+        arg_cache: std::ptr::null_mut(),
     })
 }
 
@@ -172,7 +173,7 @@ fn eval_generic(e: &mut Engine, call: &mut Call, by_sha: bool, ro: bool) -> Repl
     let h = e
         .scripting
         .eval_rt
-        .as_ref()
+        .as_mut()
         .expect("runtime exists once a script is cached")
         .handles();
     runtime::run(e, h, func, Args::Globals { keys, argv }, &sha, rc)

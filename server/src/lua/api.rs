@@ -174,7 +174,7 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
         // SAFETY: reading the argument slots raises nothing (strings are read as they are,
         // numbers with lua_tonumber). The engine pointer is set by `run` to the engine running
         // the script, alive and otherwise unused while the script runs.
-        let args = unsafe { command_args(l, argc, &mut (*c.engine).arg_buffer) };
+        let args = unsafe { command_args(l, argc, &mut (*c.engine).arg_buffer, c.arg_cache) };
         let Some(args) = args else {
             return Called::BadArgs;
         };
@@ -227,7 +227,7 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
                 // thousands of them leaves the stack room for its reply.
                 lua_settop(l, 0);
                 match &*outcome {
-                    Ok(reply) => super::convert::push_reply(l, reply, resp),
+                    Ok(reply) => super::convert::push_call_reply(l, reply, resp),
                     Err(msg) => push_redis_error(l, msg),
                 }
                 with_ctx(|c| c.outcome = None);
@@ -242,18 +242,33 @@ unsafe fn call_body(l: *mut lua_State, raise: bool) -> CResult {
 }
 
 /// The arguments at stack slots 1..=argc as the command's arguments: strings as they are,
-/// numbers in %.17g; None when one is of another type.
-unsafe fn command_args(l: *mut lua_State, argc: c_int, out: &mut ArgBuffer) -> Option<Vec<Bytes>> {
-    // SAFETY: module contract (lua/ffi.rs); slots 1..=argc are read with lua_type, lua_tonumber and
-    // to_bytes on strings only, none of which allocates or raises.
+/// numbers in %.17g; None when one is of another type. Strings go through the running
+/// state's `cache` (`arg_cache`) when there is one (not null).
+unsafe fn command_args(
+    l: *mut lua_State,
+    argc: c_int,
+    out: &mut ArgBuffer,
+    cache: *mut super::arg_cache::ArgCache,
+) -> Option<Vec<Bytes>> {
+    // SAFETY: module contract (lua/ffi.rs); slots 1..=argc are read with redlab_string_at,
+    // lua_type and lua_tonumber, none of which allocates or raises, and `ArgCache::get` raises
+    // nothing either. A non-null `cache` is the running state's (`run` set it from the
+    // runtime's handles; the runtime outlives the script) and nothing else uses it meanwhile.
     unsafe {
         // A refused call leaves a partial vector behind, which the next `begin` drops.
         out.begin();
         for i in 1..=argc {
-            match lua_type(l, i) {
-                LUA_TSTRING => out.push(to_bytes(l, i).unwrap_or_default()),
-                LUA_TNUMBER => out.push(format_lua_number_arg(lua_tonumber(l, i)).as_bytes()),
-                _ => return None,
+            let mut len = 0usize;
+            let p = redlab_string_at(l, i, &mut len) as *const u8;
+            if !p.is_null() {
+                match cache.as_mut() {
+                    Some(cache) => out.push_bytes(cache.get(l, i, p, len)),
+                    None => out.push(std::slice::from_raw_parts(p, len)),
+                }
+            } else if lua_type(l, i) == LUA_TNUMBER {
+                out.push(format_lua_number_arg(lua_tonumber(l, i)).as_bytes());
+            } else {
+                return None;
             }
         }
         Some(out.finish())
@@ -610,7 +625,7 @@ unsafe fn acl_check_cmd_body(l: *mut lua_State) -> CResult {
         let verdict = with_ctx(|c| {
             // SAFETY: as in `call_body`: the engine outlives the run and is otherwise unused.
             let e = &mut *c.engine;
-            let Some(args) = command_args(l, argc, &mut e.arg_buffer) else {
+            let Some(args) = command_args(l, argc, &mut e.arg_buffer, c.arg_cache) else {
                 return Verdict::BadArgs;
             };
             match table::named_command(e.profile(), &args) {

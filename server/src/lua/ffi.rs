@@ -46,6 +46,28 @@ extern "C-unwind" {
     /// told from once its `n` slots are refilled: no metatable, exactly `n` array slots, no
     /// hash part in use. Reads only; never raises.
     pub fn redlab_is_plain_array(l: *mut lua_State, idx: c_int, n: c_int) -> c_int;
+    /// Refills `t[k]` (the table at `g`, the key at `k`, raw) with the `n` strings at `s`
+    /// (`len` bytes each) when it is a plain array of `n` (as `redlab_is_plain_array`), leaving
+    /// a slot that holds the same bytes; 0, touching nothing, otherwise. Allocates the new
+    /// strings, so it may raise "not enough memory".
+    pub fn redlab_refill_field(
+        l: *mut lua_State,
+        g: c_int,
+        k: c_int,
+        n: c_int,
+        s: *const *const c_char,
+        len: *const usize,
+    ) -> c_int;
+    /// The bytes of the string at `idx` (their length in `len`), or null when the value is
+    /// not a string (a number is not converted). Reads only; never raises.
+    pub fn redlab_string_at(l: *mut lua_State, idx: c_int, len: *mut usize) -> *const c_char;
+    /// Pushes the registry's values at the `n` references `refs`, as `n` lua_rawgeti would;
+    /// the caller made room on the stack. Never raises.
+    pub fn redlab_push_refs(l: *mut lua_State, n: c_int, refs: *const c_int);
+    /// Pushes the table `{ok = s}` of a status reply (`len` bytes at `s`), made as
+    /// lua_createtable, lua_pushlstring and a raw set would make it; the caller made room for
+    /// two values. May raise "not enough memory".
+    pub fn redlab_push_status(l: *mut lua_State, s: *const c_char, len: usize);
 }
 
 /// The bytes of the string (or number, converted in place) at `idx`, if it is one. Converting a

@@ -9,6 +9,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod api;
+pub mod arg_cache;
 pub mod bit;
 pub mod cache;
 pub mod chunks;

@@ -154,6 +154,9 @@ pub struct Runtime {
     /// Registry references of the strings "KEYS" and "ARGV", so each run sets those globals
     /// without hashing their names again.
     names_ref: [c_int; 2],
+    /// redis.call's recurring arguments in this state (boxed: `run` hands its address to
+    /// the script's context).
+    arg_cache: Box<super::arg_cache::ArgCache>,
 }
 
 /// What `run` needs of a runtime, copied out so the engine can be borrowed mutably.
@@ -163,6 +166,7 @@ pub struct Handles {
     handler_ref: c_int,
     globals_ref: c_int,
     names_ref: [c_int; 2],
+    arg_cache: *mut super::arg_cache::ArgCache,
 }
 
 impl Drop for Runtime {
@@ -208,6 +212,7 @@ impl Runtime {
                 push_str(l, name);
                 luaL_ref(l, LUA_REGISTRYINDEX)
             });
+            let arg_cache = Box::new(super::arg_cache::ArgCache::new(l));
             lua_sethook(l, Some(hook), LUA_MASKCOUNT, HOOK_EVERY);
             (*alloc_state).limit = (*alloc_state)
                 .used
@@ -218,16 +223,20 @@ impl Runtime {
                 handler_ref,
                 globals_ref,
                 names_ref,
+                arg_cache,
             }
         }
     }
 
-    pub fn handles(&self) -> Handles {
+    /// `&mut self`: the handles carry the address of this runtime's argument cache, which
+    /// the script running on them writes to.
+    pub fn handles(&mut self) -> Handles {
         Handles {
             l: self.l,
             handler_ref: self.handler_ref,
             globals_ref: self.globals_ref,
             names_ref: self.names_ref,
+            arg_cache: &mut *self.arg_cache,
         }
     }
 
@@ -424,6 +433,8 @@ pub struct RunCtx {
     pub stop: Option<Stop>,
     /// The outcome of the redis.call being converted to Lua (see `api::call_body`).
     pub outcome: Option<Result<Reply, String>>,
+    /// The running state's argument cache (set by `run`; null before).
+    pub arg_cache: *mut super::arg_cache::ArgCache,
 }
 
 /// What the busy-script loop needs of the engine, taken once when the script first passes
@@ -655,6 +666,29 @@ unsafe fn refill_array(l: *mut lua_State, items: &[Bytes]) -> bool {
     }
 }
 
+/// `refill_array` in one call into Lua (`redlab_refill_field`) for the usual few items: the
+/// table is `g[k]`, with the globals table at stack slot `g` and the name at `k`. False,
+/// touching nothing, when that table cannot be refilled or there are more than
+/// `REFILL_AT_ONCE` items (`refill_array` then decides). Reading the slots one by one through
+/// the C API cost about 300 instructions per EVALSHA of a one-key, one-argument script.
+unsafe fn refill_field(l: *mut lua_State, g: c_int, k: c_int, items: &[Bytes]) -> bool {
+    const REFILL_AT_ONCE: usize = 8;
+    if items.len() > REFILL_AT_ONCE {
+        return false;
+    }
+    let mut ptrs = [std::ptr::null::<std::ffi::c_char>(); REFILL_AT_ONCE];
+    let mut lens = [0usize; REFILL_AT_ONCE];
+    for (i, it) in items.iter().enumerate() {
+        ptrs[i] = it.as_ptr() as *const std::ffi::c_char;
+        lens[i] = it.len();
+    }
+    // SAFETY: module contract (lua/ffi.rs); slots `g` and `k` are the globals table and a
+    // string. The pointers are `items`' bytes, borrowed for the call, which copies what it
+    // stores; new strings may raise only a real out-of-memory here (outside protected mode,
+    // with the limit off), as `push_bytes` in `push_array` may.
+    unsafe { redlab_refill_field(l, g, k, items.len() as c_int, ptrs.as_ptr(), lens.as_ptr()) != 0 }
+}
+
 /// Runs the function at registry reference `fref` and converts its result. `name` is what
 /// error messages call the script (its SHA1, or the function's name): bytes, read as text
 /// only when a message needs it (checking that a SHA1 is UTF-8 cost about 77 instructions on
@@ -673,6 +707,7 @@ pub(crate) fn run(
     e.time_frozen = true;
     rc.busy_hook = e.busy_hook.take();
     rc.engine = e as *mut Engine;
+    rc.arg_cache = h.arg_cache;
     // SAFETY: `h` comes from `Runtime::handles` of a runtime the engine owns, which no command
     // run from the script can drop (SCRIPT FLUSH and FUNCTION FLUSH are refused in scripts),
     // so `l` is live; this is the engine's thread. The pushes before lua_pcall run with the
@@ -681,27 +716,39 @@ pub(crate) fn run(
     let reply = unsafe {
         let base = lua_gettop(l);
         lua_checkstack(l, 8);
-        lua_rawgeti_(l, LUA_REGISTRYINDEX, h.handler_ref);
-        lua_rawgeti_(l, LUA_REGISTRYINDEX, fref);
         let nargs = match args {
             Args::Globals { keys, argv } => {
-                lua_rawgeti_(l, LUA_REGISTRYINDEX, h.globals_ref);
-                for (name_ref, items) in h.names_ref.into_iter().zip([keys, argv]) {
-                    lua_rawgeti_(l, LUA_REGISTRYINDEX, name_ref);
-                    lua_pushvalue(l, -1);
-                    lua_rawget(l, -3);
-                    if refill_array(l, items) {
-                        lua_pop(l, 2);
-                    } else {
-                        lua_pop(l, 1);
+                // The handler and the function, then the globals and the names KEYS and ARGV,
+                // in one call (five lua_rawgeti cost about 120 instructions more).
+                let refs = [
+                    h.handler_ref,
+                    fref,
+                    h.globals_ref,
+                    h.names_ref[0],
+                    h.names_ref[1],
+                ];
+                redlab_push_refs(l, refs.len() as c_int, refs.as_ptr());
+                let g = base + 3;
+                for (k, items) in [(base + 4, keys), (base + 5, argv)] {
+                    if refill_field(l, g, k, items) {
+                        continue;
+                    }
+                    lua_pushvalue(l, k);
+                    lua_rawget(l, g);
+                    let refilled = refill_array(l, items);
+                    lua_pop(l, 1);
+                    if !refilled {
+                        lua_pushvalue(l, k);
                         push_array(l, items);
-                        lua_rawset(l, -3);
+                        lua_rawset(l, g);
                     }
                 }
-                lua_pop(l, 1);
+                lua_settop(l, base + 2);
                 0
             }
             Args::Params { keys, argv } => {
+                lua_rawgeti_(l, LUA_REGISTRYINDEX, h.handler_ref);
+                lua_rawgeti_(l, LUA_REGISTRYINDEX, fref);
                 push_array(l, keys);
                 push_array(l, argv);
                 2

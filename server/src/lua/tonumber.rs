@@ -45,15 +45,17 @@ pub unsafe extern "C-unwind" fn tonumber(l: *mut lua_State) -> c_int {
     // needs dropping.
     unsafe {
         if lua_gettop(l) == 1 {
-            match lua_type(l, 1) {
-                LUA_TNUMBER => return 1,
-                LUA_TSTRING => {
-                    if let Some(v) = to_bytes(l, 1).and_then(plain_decimal) {
-                        lua_pushnumber(l, v);
-                        return 1;
-                    }
+            // The string read in one call (`redlab_string_at`), not a type check and then
+            // lua_tolstring: about 30 of this path's 160 instructions (callgrind, eval bench).
+            let mut len = 0usize;
+            let p = redlab_string_at(l, 1, &mut len) as *const u8;
+            if !p.is_null() {
+                if let Some(v) = plain_decimal(std::slice::from_raw_parts(p, len)) {
+                    lua_pushnumber(l, v);
+                    return 1;
                 }
-                _ => {}
+            } else if lua_type(l, 1) == LUA_TNUMBER {
+                return 1;
             }
         }
         general(l)
