@@ -22,8 +22,7 @@
 //! Polling only pays while a core would otherwise halt. On a busy machine, where a yield hands
 //! the core to another thread for a while, or the thread gets less than half of its core
 //! while it polls (a build on the same core, or other servers' threads polling: an in-process
-//! cluster has six), it gives up and sleeps, and stops polling for a while (20 ms, doubling
-//! up to 1 s while the machine stays busy). Measured on the 2-core machine with
+//! cluster has six), it gives up and sleeps. Measured on the 2-core machine with
 //! `cargo bench --bench cluster_start` (`CLUSTER_BUSY_POLL_US` 0 against 100, redlab / redis
 //! per-round medians): with one core kept busy by a loop, 1.09-1.17 off and 1.07-1.28 on;
 //! without it, 0.89-0.99 off and 1.15-1.64 on.
@@ -50,17 +49,7 @@ thread_local! {
     static ARMED: Cell<Duration> = const { Cell::new(Duration::ZERO) };
     /// The running server's stop flag (`RUNNING` until its `Server` is dropped).
     static STOP: RefCell<Option<Arc<AtomicU8>>> = const { RefCell::new(None) };
-    /// Found the machine busy (`Contended`): no polling until the instant, and the pause
-    /// that led to it, doubled each time polling finds the machine busy again.
-    static BACKING_OFF: Cell<Option<(Instant, Duration)>> = const { Cell::new(None) };
 }
-
-/// The first pause after polling found the machine busy, and the longest. A yield on a busy
-/// core can hand it to another process for its whole time slice (milliseconds), where a
-/// sleeping thread would have been woken at once when its request came: each try costs up
-/// to that, so tries get rarer while the machine stays busy.
-const FIRST_PAUSE: Duration = Duration::from_millis(20);
-const MAX_PAUSE: Duration = Duration::from_secs(1);
 
 /// The server this thread runs from now on, by its stop flag; `None` once it has ended.
 pub(crate) fn serving(stop: Option<Arc<AtomicU8>>) {
@@ -105,10 +94,8 @@ pub(crate) enum Polled {
     /// The server was told to stop: the park returns at once with the news.
     Stopping,
     /// Another thread took the core during a yield, or has been taking turns with this one
-    /// (`shared_core`): the thread sleeps, and does not poll again for a while.
+    /// (`shared_core`): the thread sleeps.
     Contended,
-    /// Armed, but pausing after finding the machine busy: the thread sleeps at once.
-    BackingOff,
 }
 
 /// The runtime's park hook (`on_thread_park`).
@@ -121,28 +108,7 @@ fn poll_before_park() -> Polled {
     if budget.is_zero() {
         return Polled::NotArmed;
     }
-    let now = Instant::now();
-    if BACKING_OFF.with(|b| b.get().is_some_and(|(until, _)| now < until)) {
-        return Polled::BackingOff;
-    }
-    let polled = poll_for(budget);
-    BACKING_OFF.with(|b| match polled {
-        Polled::Contended => {
-            let pause = next_pause(b.get().map(|(_, pause)| pause));
-            b.set(Some((Instant::now() + pause, pause)));
-        }
-        // Polled to the end, or to a request, with the core to itself: the machine has room
-        // again.
-        Polled::Quiet | Polled::Ready => b.set(None),
-        _ => {}
-    });
-    polled
-}
-
-/// The pause after polling found the machine busy, given the one before (if the machine has
-/// not had room since).
-fn next_pause(last: Option<Duration>) -> Duration {
-    last.map_or(FIRST_PAUSE, |p| (p * 2).min(MAX_PAUSE))
+    poll_for(budget)
 }
 
 fn poll_for(budget: Duration) -> Polled {
@@ -229,21 +195,6 @@ mod tests {
             Polled::NotArmed,
             "armed for one park only"
         );
-        unwatch(a.as_raw_fd());
-    }
-
-    #[test]
-    fn a_busy_machine_pauses_the_polling_for_longer_and_longer() {
-        assert_eq!(next_pause(None), FIRST_PAUSE);
-        assert_eq!(next_pause(Some(FIRST_PAUSE)), FIRST_PAUSE * 2);
-        assert_eq!(next_pause(Some(MAX_PAUSE)), MAX_PAUSE);
-        let (a, _b) = UnixStream::pair().unwrap();
-        watch(a.as_raw_fd());
-        let hour = Duration::from_secs(3600);
-        BACKING_OFF.with(|b| b.set(Some((Instant::now() + hour, FIRST_PAUSE))));
-        arm(200);
-        assert_eq!(poll_before_park(), Polled::BackingOff);
-        BACKING_OFF.with(|b| b.set(None));
         unwatch(a.as_raw_fd());
     }
 
