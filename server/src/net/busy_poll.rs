@@ -24,8 +24,10 @@
 //! while it polls (a build on the same core, or other servers' threads polling: an in-process
 //! cluster has six), it gives up and sleeps. Measured on the 2-core machine with
 //! `cargo bench --bench cluster_start` (`CLUSTER_BUSY_POLL_US` 0 against 100, redlab / redis
-//! per-round medians): with one core kept busy by a loop, 1.09-1.17 off and 1.07-1.28 on;
-//! without it, 0.89-0.99 off and 1.15-1.64 on.
+//! per-round medians): idle, 0.92-1.07 off and 1.71-1.81 on; with one core kept busy by a
+//! loop, 1.09-1.17 off and 1.07-1.28 on. Pausing the polling for a while after a contended
+//! poll was tried and dropped: the cluster's own polling threads, yielding to each other and
+//! to the client, looked like a busy machine, and its throughput fell back to 0.99-1.05.
 //!
 //! This is what Linux's `SO_BUSY_POLL` and the guest `haltpoll` driver do, kept to the
 //! server's own threads. `redlab-busy-poll-us 0` turns it off.
@@ -52,8 +54,12 @@ thread_local! {
 }
 
 /// The server this thread runs from now on, by its stop flag; `None` once it has ended.
+/// Either way the sockets watched so far are forgotten: a server that ends with clients
+/// still connected drops them with its tasks, never through `unwatch`, and their descriptor
+/// numbers are soon another server's.
 pub(crate) fn serving(stop: Option<Arc<AtomicU8>>) {
     STOP.with(|s| *s.borrow_mut() = stop);
+    WATCHED.with(|w| w.borrow_mut().clear());
 }
 
 /// Polls `fd` for input before this thread parks.
@@ -209,14 +215,28 @@ mod tests {
     #[test]
     fn the_servers_stop_ends_the_polling_at_once() {
         let (a, _b) = UnixStream::pair().unwrap();
-        watch(a.as_raw_fd());
         let flag = Arc::new(AtomicU8::new(RUNNING));
         serving(Some(flag.clone()));
+        watch(a.as_raw_fd());
         flag.store(RUNNING + 1, Ordering::Release);
         arm(3_600_000_000);
         assert_eq!(poll_before_park(), Polled::Stopping);
         serving(None);
-        unwatch(a.as_raw_fd());
+    }
+
+    #[test]
+    fn a_server_that_ends_leaves_no_socket_watched() {
+        let (a, mut b) = UnixStream::pair().unwrap();
+        serving(Some(Arc::new(AtomicU8::new(RUNNING))));
+        watch(a.as_raw_fd());
+        serving(None);
+        b.write_all(b"PING\r\n").unwrap();
+        arm(200);
+        assert_eq!(
+            poll_before_park(),
+            Polled::NotArmed,
+            "its client is not watched"
+        );
     }
 
     #[test]

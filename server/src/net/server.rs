@@ -772,8 +772,8 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
         // after `start`, so the thread polls for that first connection before it sleeps.
         let mut listen_fd = listener.as_deref().map(AsRawFd::as_raw_fd);
         let unix_fd = unix.as_deref().map(AsRawFd::as_raw_fd);
-        listen_fd.into_iter().chain(unix_fd).for_each(super::busy_poll::watch);
         super::busy_poll::serving(Some(dropped_at_end.clone()));
+        listen_fd.into_iter().chain(unix_fd).for_each(super::busy_poll::watch);
         super::busy_poll::arm(shared.engine.borrow().config().busy_poll_us);
         // Connections made while the thread was being handed the server.
         for _ in 0..ACCEPT_AT_ONCE {
@@ -828,7 +828,8 @@ fn run(rt: &tokio::runtime::Runtime, running: Running, done: DoneGuard) {
                 _ = shared.shutdown.notified() => break,
             }
         }
-        listen_fd.into_iter().chain(unix_fd).for_each(super::busy_poll::unwatch);
+        // Its listeners and the connections still open (closed with the task set, without
+        // `Registry::remove`) are no longer this thread's to poll.
         super::busy_poll::serving(None);
         // Replies produced in the last turn (before a SHUTDOWN, say) still go out.
         shared.flusher.flush_queued(&mut Vec::new());
