@@ -44,6 +44,10 @@ use super::server::RUNNING;
 /// needed it: the machine is busy, cores are not halting, and polling only competes.
 const CONTENDED: Duration = Duration::from_micros(20);
 
+/// More sockets than this and the thread does not poll: `poll` costs time in proportion to
+/// them, and a server with that many clients is not a test waiting on one reply.
+const MAX_WATCHED: usize = 64;
+
 thread_local! {
     /// The sockets of the server this thread runs: its listeners and its clients.
     static WATCHED: RefCell<Vec<libc::pollfd>> = const { RefCell::new(Vec::new()) };
@@ -91,7 +95,7 @@ pub(crate) fn arm(budget_us: u64) {
 /// How a park's polling ended.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Polled {
-    /// Nothing served since the last park, or nothing to watch: it parks at once.
+    /// Nothing served since the last park, nothing to watch or too much: it parks at once.
     NotArmed,
     /// A socket became readable (or was closed under it): the park returns at once.
     Ready,
@@ -125,7 +129,7 @@ fn poll_for(budget: Duration) -> Polled {
     };
     WATCHED.with(|w| {
         let mut fds = w.borrow_mut();
-        if fds.is_empty() {
+        if fds.is_empty() || fds.len() > MAX_WATCHED {
             return Polled::NotArmed;
         }
         let start = Instant::now();
@@ -202,6 +206,19 @@ mod tests {
             "armed for one park only"
         );
         unwatch(a.as_raw_fd());
+    }
+
+    #[test]
+    fn a_server_with_many_clients_does_not_poll() {
+        let pairs: Vec<_> = (0..=MAX_WATCHED)
+            .map(|_| UnixStream::pair().unwrap())
+            .collect();
+        pairs.iter().for_each(|(a, _)| watch(a.as_raw_fd()));
+        // A request waiting: polling would find it (`Ready`); the thread must not poll.
+        (&pairs[0].1).write_all(b"PING\r\n").unwrap();
+        arm(3_600_000_000);
+        assert_eq!(poll_before_park(), Polled::NotArmed);
+        pairs.iter().for_each(|(a, _)| unwatch(a.as_raw_fd()));
     }
 
     #[test]
